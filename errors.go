@@ -1,0 +1,155 @@
+package interlude
+
+import (
+	"errors"
+	"strings"
+)
+
+// Code classifies an Error. Codes are stable strings that the HTTP API also uses.
+type Code string
+
+// The codes of Interlude's errors.
+const (
+	// CodeInvalidRequest: the call or its input is malformed.
+	CodeInvalidRequest Code = "invalid_request"
+	// CodeNotInRun: Interrupt was called outside a running task.
+	CodeNotInRun Code = "not_in_run"
+	// CodeThreadInterrupted: new input was sent to a thread waiting for answers.
+	CodeThreadInterrupted Code = "thread_interrupted"
+	// CodeNotInterrupted: an answer was sent to a thread that is not waiting for one.
+	CodeNotInterrupted Code = "not_interrupted"
+	// CodeUnknownInterrupt: the answer names an interrupt that is not pending.
+	CodeUnknownInterrupt Code = "unknown_interrupt"
+	// CodeAmbiguousResume: a bare answer was sent while several interrupts are pending.
+	CodeAmbiguousResume Code = "ambiguous_resume"
+	// CodeInvalidResponse: the answer does not match the interrupt's response schema.
+	CodeInvalidResponse Code = "invalid_response"
+	// CodeConflict: another writer changed the thread first.
+	CodeConflict Code = "conflict"
+	// CodeThreadBusy: another run holds the thread.
+	CodeThreadBusy Code = "thread_busy"
+	// CodeNotFound: the thread does not exist.
+	CodeNotFound Code = "not_found"
+	// CodeCancelled: the question was withdrawn.
+	CodeCancelled Code = "cancelled"
+	// CodeRecursionLimit: a run took more steps than allowed.
+	CodeRecursionLimit Code = "recursion_limit"
+	// CodeUnknownFormat: stored data has a format version this build cannot read.
+	CodeUnknownFormat Code = "unknown_format"
+	// CodeInvalidUpdate: a node wrote state that cannot be applied or stored.
+	CodeInvalidUpdate Code = "invalid_update"
+)
+
+// Error is an Interlude error: a Code to match, a message that says what to do, and
+// details where they help.
+type Error struct {
+	// Code classifies the error.
+	Code Code
+	// Message explains the error and what to do about it.
+	Message string
+	// Interrupts lists the interrupt ids concerned, such as the pending ones.
+	Interrupts []string
+	// Violations lists why an answer failed its response schema.
+	Violations []Violation
+	// Err is an underlying cause, if any.
+	Err error
+}
+
+// Violation is one way an answer fails its response schema.
+type Violation struct {
+	// Path is the JSON Pointer of the offending value ("" for the whole answer).
+	Path string `json:"path"`
+	// Message says what is wrong.
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("interlude: ")
+	b.WriteString(e.Message)
+	for i, v := range e.Violations {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		p := v.Path
+		if p == "" {
+			p = "(root)"
+		}
+		b.WriteString(p + ": " + v.Message)
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches any *Error with the same code, so errors.Is(err, ErrThreadInterrupted)
+// holds for every thread-interrupted error whatever its message.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Values to match with errors.Is.
+var (
+	ErrInvalidRequest    = &Error{Code: CodeInvalidRequest, Message: "invalid request"}
+	ErrNotInRun          = &Error{Code: CodeNotInRun, Message: "Interrupt was called outside a running graph task; call it from a node, a tool or an approval hook"}
+	ErrThreadInterrupted = &Error{Code: CodeThreadInterrupted, Message: "the thread is waiting for answers to its interrupts; resume, reject or cancel them first"}
+	ErrNotInterrupted    = &Error{Code: CodeNotInterrupted, Message: "the thread is not interrupted; send input instead of an answer"}
+	ErrUnknownInterrupt  = &Error{Code: CodeUnknownInterrupt, Message: "no pending interrupt has that id"}
+	ErrAmbiguousResume   = &Error{Code: CodeAmbiguousResume, Message: "several interrupts are pending; answer them by id"}
+	ErrInvalidResponse   = &Error{Code: CodeInvalidResponse, Message: "the answer does not match the response schema"}
+	ErrConflict          = &Error{Code: CodeConflict, Message: "the thread was changed by another writer; reload it and try again"}
+	ErrThreadBusy        = &Error{Code: CodeThreadBusy, Message: "another run holds the thread; try again when it finishes"}
+	ErrNotFound          = &Error{Code: CodeNotFound, Message: "no such thread"}
+	ErrCancelled         = &Error{Code: CodeCancelled, Message: "the question was cancelled"}
+	ErrRecursionLimit    = &Error{Code: CodeRecursionLimit, Message: "the run exceeded its step limit"}
+	ErrUnknownFormat     = &Error{Code: CodeUnknownFormat, Message: "stored data has an unknown format version"}
+	ErrInvalidUpdate     = &Error{Code: CodeInvalidUpdate, Message: "a node wrote an update that cannot be applied"}
+	errPausedSentinel    = errors.New("interlude: paused for a human answer")
+)
+
+// ErrPaused matches the error Interrupt returns when it pauses the task. Pass it up
+// unchanged; the runtime records the pause even if it is swallowed, but code after
+// the swallowing point would run on an answer it does not have.
+var ErrPaused = errPausedSentinel
+
+// PausedError is the error Interrupt returns when it pauses: the task must stop and
+// return it.
+type PausedError struct {
+	// Interrupt is the question that paused the task.
+	Interrupt Question
+}
+
+func (e *PausedError) Error() string {
+	return "interlude: paused for a human answer to interrupt " + e.Interrupt.ID + " (" + e.Interrupt.Message + "); return this error"
+}
+
+// Is matches ErrPaused.
+func (e *PausedError) Is(target error) bool { return target == ErrPaused }
+
+// RejectedError is what Interrupt returns in a node whose interrupt was rejected.
+type RejectedError struct {
+	// InterruptID is the rejected interrupt.
+	InterruptID string `json:"interrupt_id,omitempty"`
+	// Name classifies the rejection.
+	Name string `json:"name"`
+	// Message explains it; it may be empty.
+	Message string `json:"message"`
+	// Given reports whether the rejecting person gave a name or message at all.
+	Given bool `json:"-"`
+	// By names who rejected.
+	By string `json:"by,omitempty"`
+}
+
+func (e *RejectedError) Error() string {
+	switch {
+	case e.Message != "":
+		return "rejected: " + e.Message
+	case e.Name != "":
+		return "rejected: " + e.Name
+	}
+	return "rejected"
+}

@@ -1,0 +1,57 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidateReportsEveryViolationWithItsPath(t *testing.T) {
+	s, err := Compile([]byte(`{"type":"object","properties":{"approved":{"type":"boolean"},"amount":{"type":"number","maximum":100}},"required":["approved"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		doc   string
+		paths []string
+	}{
+		{"valid", `{"approved":true,"amount":5}`, nil},
+		{"missing required", `{}`, []string{""}},
+		{"wrong type and too large", `{"approved":"yes","amount":500}`, []string{"/amount", "/approved"}},
+		{"not json", `{`, []string{""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vs := s.Validate([]byte(c.doc))
+			if len(vs) != len(c.paths) {
+				t.Fatalf("violations = %v, want paths %v", vs, c.paths)
+			}
+			for i, v := range vs {
+				if v.Path != c.paths[i] || v.Message == "" {
+					t.Errorf("violation %d = %+v, want path %q", i, v, c.paths[i])
+				}
+			}
+		})
+	}
+}
+
+func TestCompileRefusesExternalReferences(t *testing.T) {
+	_, err := Compile([]byte(`{"$ref":"http://127.0.0.1:1/x.json"}`))
+	if err == nil || !strings.Contains(err.Error(), "external references") {
+		t.Fatalf("err = %v, want refusal of external reference", err)
+	}
+}
+
+func TestCompileRefusesInvalidSchema(t *testing.T) {
+	if _, err := Compile([]byte(`{"type":"nonsense"}`)); err == nil {
+		t.Fatal("want error for an invalid schema")
+	}
+}
+
+func TestCompileCachesByBytes(t *testing.T) {
+	a, _ := Compile([]byte(`{"type":"boolean"}`))
+	b, _ := Compile([]byte(`{"type":"boolean"}`))
+	if a != b {
+		t.Fatal("same document compiled twice")
+	}
+}

@@ -1,0 +1,287 @@
+// Package task holds the bookkeeping of one running task (a node, or a sub-task of a
+// node such as one tool call) that package interlude's Interrupt needs: deterministic
+// interrupt ids, the answers recorded for earlier attempts of the same task, the
+// interrupts raised by this attempt, and the ledger of finished sub-tasks.
+//
+// The runtime (package graph) creates a Scope per task and reads back what the task
+// raised; package interlude reads and writes the Scope found on the context. The types
+// here mirror interlude.Interrupt and interlude.Resolution field for field, so each
+// side converts with a plain type conversion.
+package task
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Interrupt mirrors interlude.Interrupt.
+type Interrupt struct {
+	ID         string
+	Name       string
+	Node       string
+	Path       []string
+	ToolCallID string
+	Message    string
+	Reason     string
+	Value      json.RawMessage
+	Schema     json.RawMessage
+	State      json.RawMessage
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
+}
+
+// Rejection mirrors interlude.RejectedError's fields as carried by a resolution.
+type Rejection struct {
+	Name    string
+	Message string
+}
+
+// Resolution mirrors interlude.Resolution.
+type Resolution struct {
+	Kind     string
+	Response json.RawMessage
+	Error    *Rejection
+	By       string
+	At       time.Time
+}
+
+// Exchange is one question and, once answered, its answer.
+type Exchange struct {
+	Interrupt  Interrupt
+	Resolution *Resolution
+}
+
+// Step is what every task of one step shares: the identity the interrupt ids derive
+// from, the exchanges recorded so far in this step, and the ledger of finished
+// sub-tasks. It is read-only while tasks run.
+type Step struct {
+	// IDBase identifies the thread incarnation and the checkpoint the step started from.
+	IDBase string
+	// Exchanges lists the interrupts raised in this step so far, in the order they were
+	// raised, with their resolutions where given.
+	Exchanges []Exchange
+	// Ledger holds the recorded results of finished sub-tasks by their full key.
+	Ledger map[string]json.RawMessage
+	// Now is the clock.
+	Now func() time.Time
+}
+
+// Collector gathers what the attempts of one task produce; sub-task scopes share
+// their root task's collector.
+type Collector struct {
+	mu     sync.Mutex
+	raised []Interrupt
+	ledger map[string]json.RawMessage
+}
+
+// Raised returns the interrupts raised by the task and its sub-tasks, in order.
+func (c *Collector) Raised() []Interrupt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Interrupt(nil), c.raised...)
+}
+
+// Ledger returns the sub-task results recorded during this attempt.
+func (c *Collector) Ledger() map[string]json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ledger
+}
+
+// Scope is one task or sub-task attempt.
+type Scope struct {
+	step       *Step
+	collector  *Collector
+	node       string
+	path       []string
+	toolCallID string
+
+	mu     sync.Mutex
+	pos    int
+	names  map[string]bool
+	paused bool
+}
+
+// New returns the scope of a top-level task running node.
+func New(step *Step, node string) *Scope {
+	return &Scope{step: step, collector: &Collector{}, node: node, path: []string{node}}
+}
+
+// Sub returns the scope of a sub-task of s identified by key.
+func (s *Scope) Sub(key, toolCallID string) *Scope {
+	p := make([]string, len(s.path)+1)
+	copy(p, s.path)
+	p[len(s.path)] = key
+	if toolCallID == "" {
+		toolCallID = s.toolCallID
+	}
+	return &Scope{step: s.step, collector: s.collector, node: s.node, path: p, toolCallID: toolCallID}
+}
+
+// Collector returns the collector shared by the task and its sub-tasks.
+func (s *Scope) Collector() *Collector { return s.collector }
+
+// Node returns the node the task belongs to.
+func (s *Scope) Node() string { return s.node }
+
+// Path returns the task path: the node, then sub-task keys.
+func (s *Scope) Path() []string { return s.path }
+
+// ToolCallID returns the tool call the task runs, or "".
+func (s *Scope) ToolCallID() string { return s.toolCallID }
+
+// Now returns the step's clock reading.
+func (s *Scope) Now() time.Time { return s.step.Now() }
+
+// Paused reports whether this scope has raised an interrupt in this attempt.
+func (s *Scope) Paused() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.paused
+}
+
+// ErrDuplicateName is returned by NextID when a name is used twice in one task.
+type ErrDuplicateName string
+
+func (e ErrDuplicateName) Error() string {
+	return "interrupt name " + strconv.Quote(string(e)) + " is used twice in the same task; give each Interrupt call its own name"
+}
+
+// NextID returns the id of the next Interrupt call of this attempt: by name when
+// name is set, else by position among the unnamed calls.
+func (s *Scope) NextID(name string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var slot string
+	if name != "" {
+		if s.names[name] {
+			return "", ErrDuplicateName(name)
+		}
+		if s.names == nil {
+			s.names = make(map[string]bool)
+		}
+		s.names[name] = true
+		slot = "name:" + name
+	} else {
+		slot = "pos:" + strconv.Itoa(s.pos)
+		s.pos++
+	}
+	return ID(s.step.IDBase, s.path, slot), nil
+}
+
+// ID derives an interrupt id from the step identity, the task path and the call's slot.
+func ID(base string, path []string, slot string) string {
+	h := sha256.New()
+	h.Write([]byte(base))
+	for _, p := range path {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	h.Write([]byte{1})
+	h.Write([]byte(slot))
+	return "int_" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// Lookup returns the exchange recorded for id in this step.
+func (s *Scope) Lookup(id string) (Exchange, bool) {
+	for _, x := range s.step.Exchanges {
+		if x.Interrupt.ID == id {
+			return x, true
+		}
+	}
+	return Exchange{}, false
+}
+
+// Raise records a new interrupt for this attempt and marks the scope paused. Only
+// the first interrupt of an attempt is kept: once a task has paused, later calls
+// report the same pause.
+func (s *Scope) Raise(in Interrupt) bool {
+	s.mu.Lock()
+	already := s.paused
+	s.paused = true
+	s.mu.Unlock()
+	if already {
+		return false
+	}
+	in.Node = s.node
+	in.Path = s.path
+	in.ToolCallID = s.toolCallID
+	s.collector.mu.Lock()
+	s.collector.raised = append(s.collector.raised, in)
+	s.collector.mu.Unlock()
+	return true
+}
+
+// Exchanges returns the exchanges of this exact task path in the order raised.
+func (s *Scope) Exchanges() []Exchange {
+	var out []Exchange
+	for _, x := range s.step.Exchanges {
+		if samePath(x.Interrupt.Path, s.path) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func samePath(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// LedgerKey is the ledger key of the sub-task key under this scope.
+func (s *Scope) LedgerKey(key string) string {
+	return strings.Join(append(append([]string(nil), s.path...), key), "\x1f")
+}
+
+// Recorded returns a sub-task result recorded by an earlier attempt of this step.
+func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
+	v, ok := s.step.Ledger[ledgerKey]
+	if !ok {
+		s.collector.mu.Lock()
+		v, ok = s.collector.ledger[ledgerKey]
+		s.collector.mu.Unlock()
+	}
+	return v, ok
+}
+
+// Record stores a finished sub-task's result in this attempt's ledger.
+func (s *Scope) Record(ledgerKey string, result json.RawMessage) {
+	s.collector.mu.Lock()
+	defer s.collector.mu.Unlock()
+	if s.collector.ledger == nil {
+		s.collector.ledger = make(map[string]json.RawMessage)
+	}
+	s.collector.ledger[ledgerKey] = result
+}
+
+type ctxKey struct{}
+
+// With returns ctx carrying s.
+func With(ctx context.Context, s *Scope) context.Context {
+	return context.WithValue(ctx, ctxKey{}, s)
+}
+
+// From returns the scope on ctx, or nil outside a running task.
+func From(ctx context.Context) *Scope {
+	s, _ := ctx.Value(ctxKey{}).(*Scope)
+	return s
+}
+
+// Without returns ctx with no task scope, for code (such as callbacks) that must not
+// be able to pause the task.
+func Without(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ctxKey{}, (*Scope)(nil))
+}

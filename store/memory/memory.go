@@ -1,0 +1,211 @@
+// Package memory is a Store that keeps threads in process memory. It is what a
+// graph compiled without a store uses; everything is lost when the process exits.
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/interludehq/interlude/store"
+)
+
+// Store keeps threads in memory. The zero value is not usable; call New.
+type Store struct {
+	mu      sync.RWMutex
+	threads map[string]*thread
+	closed  bool
+}
+
+type thread struct {
+	meta     store.Meta
+	records  []store.Record
+	snapshot *store.Snapshot
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store { return &Store{threads: make(map[string]*thread)} }
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, a store.Append) error {
+	if err := store.CheckAppend(a); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.threads[a.ThreadID]
+	var version int64
+	if t != nil {
+		version = t.meta.Version
+	}
+	if version != a.Expect {
+		return store.Conflict(a.ThreadID, a.Expect, version)
+	}
+	now := time.Now().UTC()
+	if t == nil {
+		t = &thread{}
+		t.meta.CreatedAt = now
+		s.threads[a.ThreadID] = t
+	}
+	created := t.meta.CreatedAt
+	t.meta = a.Meta
+	t.meta.Interrupts = slices.Clone(a.Meta.Interrupts)
+	t.meta.ThreadID = a.ThreadID
+	t.meta.CreatedAt = created
+	if t.meta.UpdatedAt.IsZero() {
+		t.meta.UpdatedAt = now
+	}
+	for _, r := range a.Records {
+		r.Data = slices.Clone(r.Data)
+		if r.CreatedAt.IsZero() {
+			r.CreatedAt = now
+		}
+		t.records = append(t.records, r)
+	}
+	t.meta.Version = a.Records[len(a.Records)-1].Version
+	if a.Snapshot != nil {
+		snap := *a.Snapshot
+		snap.Data = slices.Clone(snap.Data)
+		t.snapshot = &snap
+	}
+	return nil
+}
+
+func (s *Store) get(threadID string) (*thread, error) {
+	t := s.threads[threadID]
+	if t == nil {
+		return nil, store.NotFound(threadID)
+	}
+	return t, nil
+}
+
+// Load implements store.Store.
+func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, err := s.get(threadID)
+	if err != nil {
+		return nil, err
+	}
+	out := &store.Loaded{Meta: t.meta}
+	out.Meta.Interrupts = slices.Clone(t.meta.Interrupts)
+	var after int64
+	if t.snapshot != nil {
+		if err := store.CheckFormat(threadID, t.snapshot.Version, t.snapshot.Format); err != nil {
+			return nil, err
+		}
+		snap := *t.snapshot
+		out.Snapshot = &snap
+		after = snap.Version
+	}
+	out.Records, err = recordsBetween(threadID, t.records, after, 0, 0)
+	return out, err
+}
+
+func recordsBetween(threadID string, recs []store.Record, after, before int64, limit int) ([]store.Record, error) {
+	var out []store.Record
+	for _, r := range recs[min(int(after), len(recs)):] {
+		if before > 0 && r.Version >= before {
+			break
+		}
+		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Version implements store.Store.
+func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if t := s.threads[threadID]; t != nil {
+		return t.meta.Version, nil
+	}
+	return 0, nil
+}
+
+// Records implements store.Store.
+func (s *Store) Records(ctx context.Context, threadID string, after, before int64, limit int) ([]store.Record, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, err := s.get(threadID)
+	if err != nil {
+		return nil, err
+	}
+	return recordsBetween(threadID, t.records, max(after, 0), before, limit)
+}
+
+// Meta implements store.Store.
+func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, err := s.get(threadID)
+	if err != nil {
+		return nil, err
+	}
+	m := t.meta
+	m.Interrupts = slices.Clone(m.Interrupts)
+	return &m, nil
+}
+
+// List implements store.Store. It scans every thread, which is fine for the memory
+// store's purposes (tests, small embedded uses).
+func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
+	var after *store.Cursor
+	if q.Cursor != "" {
+		c, err := store.DecodeCursor(q.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		after = &c
+	}
+	s.mu.RLock()
+	var metas []store.Meta
+	for _, t := range s.threads {
+		m := t.meta
+		if (q.Status != "" && m.Status != q.Status) || (q.Graph != "" && m.Graph != q.Graph) {
+			continue
+		}
+		if after != nil && !store.Before(m.UpdatedAt, m.ThreadID, *after) {
+			continue
+		}
+		m.Interrupts = slices.Clone(m.Interrupts)
+		metas = append(metas, m)
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(metas, func(a, b store.Meta) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ThreadID, a.ThreadID)
+	})
+	limit := store.PageLimit(q)
+	page := &store.Page{}
+	if len(metas) > limit {
+		metas = metas[:limit]
+		last := metas[limit-1]
+		page.NextCursor = store.EncodeCursor(store.Cursor{UpdatedAt: last.UpdatedAt, ThreadID: last.ThreadID})
+	}
+	page.Threads = metas
+	return page, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, threadID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.threads, threadID)
+	return nil
+}
+
+// Close implements store.Store.
+func (s *Store) Close() error { return nil }

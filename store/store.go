@@ -1,0 +1,246 @@
+// Package store defines where threads are kept: an append-only log of step records
+// per thread, plus one snapshot of the latest state so loading never replays the
+// whole past.
+//
+// A Store knows nothing about graphs. It keeps opaque records, a snapshot, and the
+// few facts about each thread that listing needs (graph, status, pending
+// interrupts, times). Appends are compare-and-set on the thread's version, so two
+// writers can never both win.
+//
+// Implementations: store/memory (tests and ephemeral use), store/sqlite (the
+// embedded default) and store/postgres (many server replicas). All pass the same
+// conformance suite, store/storetest.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/interludehq/interlude"
+)
+
+// FormatVersion is the newest record format this build writes. Stores refuse to
+// return records or snapshots whose format is newer (or zero).
+const FormatVersion = 1
+
+// Status is a thread's state as the store indexes it.
+type Status string
+
+// Thread statuses.
+const (
+	// StatusIdle: nothing is running or waiting; new input may be sent.
+	StatusIdle Status = "idle"
+	// StatusRunning: a run holds the thread.
+	StatusRunning Status = "running"
+	// StatusInterrupted: the thread waits for answers or sits at a breakpoint.
+	StatusInterrupted Status = "interrupted"
+	// StatusFailed: the last step failed; continuing retries it.
+	StatusFailed Status = "failed"
+)
+
+// Record is one entry of a thread's log.
+type Record struct {
+	// Version is the thread version this record creates: 1 for the first record,
+	// then one more for each.
+	Version int64
+	// Format is the format version of Data.
+	Format int
+	// Kind names what happened ("step", "pause", "resolve", ...), for listings.
+	Kind string
+	// Data is the encoded delta.
+	Data []byte
+	// CreatedAt is when the record was appended.
+	CreatedAt time.Time
+}
+
+// Snapshot is the full state of a thread as of one version.
+type Snapshot struct {
+	// Version is the thread version the snapshot reflects.
+	Version int64
+	// Format is the format version of Data.
+	Format int
+	// Data is the encoded state.
+	Data []byte
+}
+
+// Meta is what a store indexes about a thread.
+type Meta struct {
+	// ThreadID names the thread.
+	ThreadID string `json:"thread_id"`
+	// Graph names the graph that runs it.
+	Graph string `json:"graph"`
+	// Status is its status.
+	Status Status `json:"status"`
+	// Interrupts are its pending questions, for the inbox listing.
+	Interrupts []interlude.Question `json:"interrupts"`
+	// Version is the thread's current version.
+	Version int64 `json:"version"`
+	// CreatedAt is when the thread's first record was appended.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when its last record was appended.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Append is one atomic change to a thread.
+type Append struct {
+	// ThreadID names the thread.
+	ThreadID string
+	// Expect is the version the thread must have now (0 for a new thread). If it has
+	// another, the append fails with an error matching interlude.ErrConflict.
+	Expect int64
+	// Meta replaces the indexed facts (ThreadID, Version and CreatedAt are set by the
+	// store).
+	Meta Meta
+	// Records are appended in order; their versions must be Expect+1, Expect+2, ...
+	Records []Record
+	// Snapshot, if set, replaces the thread's snapshot; its version must be that of
+	// the last record.
+	Snapshot *Snapshot
+}
+
+// Loaded is a thread as read for running it: its facts, its snapshot, and the
+// records after the snapshot.
+type Loaded struct {
+	// Meta is the thread's indexed facts.
+	Meta Meta
+	// Snapshot is the newest snapshot, or nil if none was written.
+	Snapshot *Snapshot
+	// Records are those after the snapshot, in version order.
+	Records []Record
+}
+
+// Query selects threads for a listing.
+type Query struct {
+	// Status keeps only threads with this status, if set.
+	Status Status
+	// Graph keeps only threads of this graph, if set.
+	Graph string
+	// Limit caps the page size; 0 means 50. Stores cap it at 1000.
+	Limit int
+	// Cursor continues a previous listing (Page.NextCursor).
+	Cursor string
+}
+
+// Page is one page of a listing, newest updated first.
+type Page struct {
+	// Threads are the threads on this page.
+	Threads []Meta
+	// NextCursor continues the listing, or "" at its end.
+	NextCursor string
+}
+
+// Store keeps threads. Implementations are safe for concurrent use.
+type Store interface {
+	// Append applies a to its thread atomically, if the thread is at a.Expect.
+	Append(ctx context.Context, a Append) error
+	// Load returns the thread's facts, snapshot and the records after it. An unknown
+	// thread is an error matching interlude.ErrNotFound.
+	Load(ctx context.Context, threadID string) (*Loaded, error)
+	// Version returns the thread's current version, or 0 for an unknown thread. It is
+	// cheap, so a runtime can check a cached copy before using it.
+	Version(ctx context.Context, threadID string) (int64, error)
+	// Records returns the thread's records with after < version <= before (before 0
+	// meaning no upper bound), oldest first, at most limit (0 meaning all).
+	Records(ctx context.Context, threadID string, after, before int64, limit int) ([]Record, error)
+	// Meta returns the thread's indexed facts.
+	Meta(ctx context.Context, threadID string) (*Meta, error)
+	// List returns a page of threads matching q, newest updated first.
+	List(ctx context.Context, q Query) (*Page, error)
+	// Delete forgets a thread; deleting an unknown thread is not an error.
+	Delete(ctx context.Context, threadID string) error
+	// Close releases the store's resources.
+	Close() error
+}
+
+// CheckFormat returns an error matching interlude.ErrUnknownFormat unless format is a
+// version this build reads. Stores call it on every record and snapshot they return.
+func CheckFormat(threadID string, version int64, format int) error {
+	if format >= 1 && format <= FormatVersion {
+		return nil
+	}
+	return &interlude.Error{
+		Code: interlude.CodeUnknownFormat,
+		Message: fmt.Sprintf("thread %q version %d has format %d, but this build reads formats 1 to %d; upgrade Interlude to read it",
+			threadID, version, format, FormatVersion),
+	}
+}
+
+// CheckAppend validates the shape of an append before a store applies it.
+func CheckAppend(a Append) error {
+	if a.ThreadID == "" {
+		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "append needs a thread id"}
+	}
+	if len(a.Records) == 0 {
+		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "append needs at least one record"}
+	}
+	for i, r := range a.Records {
+		if r.Version != a.Expect+int64(i)+1 {
+			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("record %d has version %d, want %d", i, r.Version, a.Expect+int64(i)+1)}
+		}
+		if err := CheckFormat(a.ThreadID, r.Version, r.Format); err != nil {
+			return err
+		}
+	}
+	if s := a.Snapshot; s != nil {
+		if s.Version != a.Records[len(a.Records)-1].Version {
+			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "snapshot version must be that of the last appended record"}
+		}
+		if err := CheckFormat(a.ThreadID, s.Version, s.Format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Conflict returns the error for a failed compare-and-set.
+func Conflict(threadID string, expect, actual int64) error {
+	return &interlude.Error{
+		Code:    interlude.CodeConflict,
+		Message: fmt.Sprintf("thread %q is at version %d, not %d: another writer changed it first; reload and try again", threadID, actual, expect),
+	}
+}
+
+// NotFound returns the error for an unknown thread.
+func NotFound(threadID string) error {
+	return &interlude.Error{Code: interlude.CodeNotFound, Message: fmt.Sprintf("thread %q does not exist", threadID)}
+}
+
+// Cursor is the position in a listing after which the next page starts.
+type Cursor struct {
+	// UpdatedAt and ThreadID of the last thread on the previous page.
+	UpdatedAt time.Time `json:"u"`
+	ThreadID  string    `json:"t"`
+}
+
+// EncodeCursor encodes c for Page.NextCursor.
+func EncodeCursor(c Cursor) string {
+	b, _ := json.Marshal(c)
+	return encoding.EncodeToString(b)
+}
+
+// DecodeCursor decodes a Query.Cursor; a malformed cursor is an error matching
+// interlude.ErrInvalidRequest.
+func DecodeCursor(s string) (Cursor, error) {
+	var c Cursor
+	b, err := encoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil {
+		return c, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the cursor is malformed; pass next_cursor from a previous page unchanged"}
+	}
+	return c, nil
+}
+
+// PageLimit returns q's limit with the default and cap applied.
+func PageLimit(q Query) int {
+	switch {
+	case q.Limit <= 0:
+		return 50
+	case q.Limit > 1000:
+		return 1000
+	}
+	return q.Limit
+}

@@ -1,0 +1,202 @@
+package interlude
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/interludehq/interlude/internal/task"
+)
+
+// Reasons commonly given for an interrupt. Any string is allowed.
+const (
+	// ReasonInputRequired is the default reason.
+	ReasonInputRequired = "input_required"
+	// ReasonToolApproval marks a question about whether a tool call may run.
+	ReasonToolApproval = "tool_approval"
+)
+
+// Request describes a question to ask a person.
+type Request struct {
+	// Name optionally identifies the call within its task. Named calls keep their id
+	// when code around them changes; two calls in one task may not share a name.
+	// Unnamed calls are identified by their position among the unnamed calls.
+	Name string
+	// Message is the question as a person reads it.
+	Message string
+	// Reason is a machine-readable reason for the pause; ReasonInputRequired if empty.
+	Reason string
+	// Value is data for the person answering: what to approve, what to choose from.
+	Value any
+	// Schema is the JSON Schema (2020-12) the answer must match: a json.RawMessage,
+	// []byte, string, or any value that encodes to a schema. Nil accepts any answer.
+	Schema any
+	// State is private state of the interrupting code, kept with the interrupt and
+	// handed back by Resumption when the task runs again.
+	State any
+	// TTL, when positive, is how long the question stays open; after that it may be
+	// resolved as expired.
+	TTL time.Duration
+}
+
+// Question is an interrupt: a question raised by Interrupt, as recorded in the thread.
+type Question struct {
+	// ID is stable: the same task re-running for a resume raises the same id.
+	ID string `json:"id"`
+	// Name is the Request's Name, if any.
+	Name string `json:"name,omitempty"`
+	// Node is the graph node whose task raised the interrupt.
+	Node string `json:"node"`
+	// Path is the task path: the node, then sub-task keys such as a tool call id.
+	Path []string `json:"path,omitempty"`
+	// ToolCallID is the tool call that raised the interrupt, or "".
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Message is the question.
+	Message string `json:"message"`
+	// Reason is the machine-readable reason.
+	Reason string `json:"reason"`
+	// Value is the data attached for the person answering, as JSON.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Schema is the JSON Schema the answer must match, or nil.
+	Schema json.RawMessage `json:"response_schema,omitempty"`
+	// State is the interrupting code's private state, as JSON.
+	State json.RawMessage `json:"state,omitempty"`
+	// CreatedAt is when the interrupt was raised.
+	CreatedAt time.Time `json:"created_at"`
+	// ExpiresAt is when the question stops being open, or nil.
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+var _ = task.Interrupt(Question{}) // the runtime converts between the two; keep them identical
+
+// ResolutionKind says how an interrupt was resolved.
+type ResolutionKind string
+
+// The ways an interrupt can be resolved.
+const (
+	// KindResolved answers with data.
+	KindResolved ResolutionKind = "resolved"
+	// KindRejected declines with an error.
+	KindRejected ResolutionKind = "rejected"
+	// KindCancelled withdraws the question; Interrupt reports a cancelled answer.
+	KindCancelled ResolutionKind = "cancelled"
+	// KindExpired is a cancellation made because the question's TTL passed.
+	KindExpired ResolutionKind = "expired"
+)
+
+// Resolution is the answer to one interrupt, with who gave it and when.
+type Resolution struct {
+	// Kind is how the interrupt was resolved.
+	Kind ResolutionKind `json:"status"`
+	// Response is the answer's data for KindResolved.
+	Response json.RawMessage `json:"response,omitempty"`
+	// Error is the rejection for KindRejected; nil means no reason was given.
+	Error *Rejection `json:"error,omitempty"`
+	// By names who answered (for example the API token's name).
+	By string `json:"by,omitempty"`
+	// At is when the resolution was committed.
+	At time.Time `json:"at"`
+
+	err error // an encoding failure in Resolve, reported when the resolution is used
+}
+
+// Rejection is the error a rejecting person gives.
+type Rejection struct {
+	// Name classifies the rejection, for example "Denied".
+	Name string `json:"name"`
+	// Message explains it; it may be empty.
+	Message string `json:"message"`
+}
+
+// Resolve returns a resolution answering with v, encoded as JSON.
+func Resolve(v any) Resolution {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return Resolution{Kind: KindResolved, err: fmt.Errorf("encode the answer as JSON: %w", err)}
+	}
+	return Resolution{Kind: KindResolved, Response: data}
+}
+
+// Reject returns a resolution declining the interrupt. A nil err gives no reason (the
+// agent then tells the model the call was not approved); a *RejectedError keeps its
+// name and message, even an empty message; any other error becomes a rejection
+// named "Rejected" with the error's text.
+func Reject(err error) Resolution {
+	r := Resolution{Kind: KindRejected}
+	switch e := err.(type) {
+	case nil:
+	case *RejectedError:
+		r.Error = &Rejection{Name: e.Name, Message: e.Message}
+	default:
+		r.Error = &Rejection{Name: "Rejected", Message: err.Error()}
+	}
+	return r
+}
+
+// Cancel returns a resolution that withdraws the question.
+func Cancel() Resolution { return Resolution{Kind: KindCancelled} }
+
+// Err reports a problem with the resolution itself, such as an answer that could not
+// be encoded as JSON.
+func (r Resolution) Err() error { return r.err }
+
+// Same reports whether r and o give the same answer, ignoring who gave it and when.
+// Sending the same answer again for an already resolved interrupt is an idempotent
+// replay, not a conflict.
+func (r Resolution) Same(o Resolution) bool {
+	if r.Kind != o.Kind {
+		return false
+	}
+	if (r.Error == nil) != (o.Error == nil) || (r.Error != nil && *r.Error != *o.Error) {
+		return false
+	}
+	return jsonEqual(r.Response, o.Response)
+}
+
+// Exchange is one question and, once answered, its resolution.
+type Exchange struct {
+	// Interrupt is the question.
+	Interrupt Question `json:"interrupt"`
+	// Resolution is its answer, or nil while it is pending.
+	Resolution *Resolution `json:"resolution,omitempty"`
+}
+
+// Answer is what Interrupt returns once a question is answered.
+type Answer struct {
+	// Data is the answer as JSON; nil when Cancelled.
+	Data json.RawMessage
+	// Cancelled reports that the question was withdrawn (cancelled or expired).
+	Cancelled bool
+	// By names who answered.
+	By string
+	// At is when the answer was committed.
+	At time.Time
+}
+
+// Decode decodes the answer's data into v. It returns ErrCancelled for a cancelled
+// answer.
+func (a Answer) Decode(v any) error {
+	if a.Cancelled {
+		return ErrCancelled
+	}
+	if err := json.Unmarshal(a.Data, v); err != nil {
+		return &Error{Code: CodeInvalidResponse, Message: "decode the answer: " + err.Error()}
+	}
+	return nil
+}
+
+// Resumed is the interrupt a task is being resumed from, as Resumption reports it.
+type Resumed struct {
+	// Interrupt is the question that was answered, with the private State attached.
+	Interrupt Question
+	// Resolution is its answer.
+	Resolution Resolution
+}
+
+// DecodeState decodes the private state attached to the interrupt into v.
+func (r Resumed) DecodeState(v any) error {
+	if len(r.Interrupt.State) == 0 {
+		return nil
+	}
+	return json.Unmarshal(r.Interrupt.State, v)
+}

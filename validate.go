@@ -1,0 +1,47 @@
+package interlude
+
+import (
+	"encoding/json"
+
+	"github.com/interludehq/interlude/internal/schema"
+)
+
+// Check validates a resolution for q: its data against q's response schema for a
+// resolved answer. It returns an error matching ErrInvalidResponse that lists every
+// violation, or ErrInvalidRequest when the resolution itself is malformed.
+// Runtimes call it before accepting an answer; it changes nothing.
+func (q Question) Check(r Resolution) error {
+	if r.err != nil {
+		return &Error{Code: CodeInvalidRequest, Message: r.err.Error(), Interrupts: []string{q.ID}, Err: r.err}
+	}
+	switch r.Kind {
+	case KindResolved:
+	case KindRejected, KindCancelled, KindExpired:
+		return nil
+	default:
+		return &Error{Code: CodeInvalidRequest, Message: "unknown resolution status " + string(r.Kind) + `; use "resolved", "rejected" or "cancelled"`, Interrupts: []string{q.ID}}
+	}
+	data := r.Response
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	if !json.Valid(data) {
+		return &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
+	}
+	if len(q.Schema) == 0 {
+		return nil
+	}
+	s, err := schema.Compile(q.Schema)
+	if err != nil {
+		return &Error{Code: CodeInvalidRequest, Message: "interrupt " + q.ID + " has an unusable response schema: " + err.Error(), Interrupts: []string{q.ID}}
+	}
+	vs := s.Validate(data)
+	if len(vs) == 0 {
+		return nil
+	}
+	out := &Error{Code: CodeInvalidResponse, Message: "the answer to " + q.ID + " does not match its response schema", Interrupts: []string{q.ID}}
+	for _, v := range vs {
+		out.Violations = append(out.Violations, Violation(v))
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"iter"
+)
+
+// Accumulator assembles streamed chunks into an assistant message and, at the
+// end, a [Response]. Providers feed it every chunk they yield, so assembly is
+// the same for all of them; callers can use one to watch an answer grow.
+//
+// Text pieces join the text block they continue; a tool call opens a new
+// tool_use block; blocks keep the order in which they first appeared.
+// The zero value is ready to use. An Accumulator is not safe for concurrent
+// use.
+type Accumulator struct {
+	blocks []Block
+	calls  map[int]int // tool call index -> position in blocks
+	done   *Response
+}
+
+// Add feeds one chunk. It fails if the chunk does not fit what came before:
+// a tool call opened twice, arguments for a call never opened, or any chunk
+// after the final one.
+func (a *Accumulator) Add(c Chunk) error {
+	if a.done != nil {
+		return fmt.Errorf("model: %s chunk after the final chunk", c.Type)
+	}
+	switch c.Type {
+	case ChunkText:
+		if c.Text == "" {
+			return nil
+		}
+		if n := len(a.blocks); n > 0 && a.blocks[n-1].Type == BlockText {
+			a.blocks[n-1].Text += c.Text
+		} else {
+			a.blocks = append(a.blocks, TextBlock(c.Text))
+		}
+	case ChunkToolStart:
+		if a.calls == nil {
+			a.calls = make(map[int]int)
+		}
+		if _, ok := a.calls[c.Index]; ok {
+			return fmt.Errorf("model: tool call %d started twice", c.Index)
+		}
+		a.calls[c.Index] = len(a.blocks)
+		a.blocks = append(a.blocks, Block{Type: BlockToolUse, ID: c.ID, Name: c.Name})
+	case ChunkToolDelta:
+		pos, ok := a.calls[c.Index]
+		if !ok {
+			return fmt.Errorf("model: arguments for tool call %d before its start", c.Index)
+		}
+		a.blocks[pos].Input = append(a.blocks[pos].Input, c.InputDelta...)
+	case ChunkDone:
+		if c.Response == nil {
+			return fmt.Errorf("model: final chunk without a response")
+		}
+		a.done = c.Response
+	default:
+		return fmt.Errorf("model: unknown chunk type %q", c.Type)
+	}
+	return nil
+}
+
+// Message returns a copy of the message assembled so far. Until the stream
+// ends, a tool call's Input may be an incomplete piece of JSON.
+func (a *Accumulator) Message() Message {
+	return Message{Role: RoleAssistant, Content: append([]Block(nil), a.blocks...)}.Clone()
+}
+
+// Final returns the response of the final chunk, or nil if it has not been
+// added.
+func (a *Accumulator) Final() *Response { return a.done }
+
+// Finish completes the message and returns the response. Every tool call's
+// arguments must form a JSON object (none at all counts as {}); otherwise
+// Finish returns an ErrBadResponse error naming provider. An empty stop
+// reason becomes StopToolUse when the message calls tools, else StopEndTurn.
+// Providers yield the result in a final chunk ([Done]).
+func (a *Accumulator) Finish(provider string, stop StopReason, usage Usage, modelName string) (*Response, error) {
+	msg := a.Message()
+	hasCalls := false
+	for i := range msg.Content {
+		b := &msg.Content[i]
+		if b.Type != BlockToolUse {
+			continue
+		}
+		hasCalls = true
+		in := bytes.TrimSpace(b.Input)
+		if len(in) == 0 {
+			b.Input = json.RawMessage(`{}`)
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(in, &obj); err != nil || obj == nil {
+			msg := fmt.Sprintf("arguments of tool call %q (%s) are not a JSON object: %.200q", b.ID, b.Name, in)
+			if stop == StopMaxTokens {
+				msg += " (the answer hit the token limit; raise MaxTokens)"
+			}
+			return nil, BadResponse(provider, msg, err)
+		}
+		b.Input = json.RawMessage(in)
+	}
+	if stop == "" {
+		stop = StopEndTurn
+		if hasCalls {
+			stop = StopToolUse
+		}
+	}
+	return &Response{Message: msg, Usage: usage, StopReason: stop, Model: modelName}, nil
+}
+
+// Collect drains a stream and returns the response of its final chunk, or the
+// stream's error. A stream that ends without a final chunk is an
+// ErrBadResponse error.
+func Collect(stream iter.Seq2[Chunk, error]) (*Response, error) {
+	var final *Response
+	for c, err := range stream {
+		if err != nil {
+			return nil, err
+		}
+		if c.Type == ChunkDone {
+			final = c.Response
+		}
+	}
+	if final == nil {
+		return nil, BadResponse("", "the stream ended without a final response", nil)
+	}
+	return final, nil
+}

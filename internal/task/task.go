@@ -96,6 +96,7 @@ func (c *Collector) Ledger() map[string]json.RawMessage {
 
 // Scope is one task or sub-task attempt.
 type Scope struct {
+	parent     *Scope
 	step       *Step
 	collector  *Collector
 	node       string
@@ -121,7 +122,7 @@ func (s *Scope) Sub(key, toolCallID string) *Scope {
 	if toolCallID == "" {
 		toolCallID = s.toolCallID
 	}
-	return &Scope{step: s.step, collector: s.collector, node: s.node, path: p, toolCallID: toolCallID}
+	return &Scope{parent: s, step: s.step, collector: s.collector, node: s.node, path: p, toolCallID: toolCallID}
 }
 
 // Collector returns the collector shared by the task and its sub-tasks.
@@ -139,7 +140,8 @@ func (s *Scope) ToolCallID() string { return s.toolCallID }
 // Now returns the step's clock reading.
 func (s *Scope) Now() time.Time { return s.step.Now() }
 
-// Paused reports whether this scope has raised an interrupt in this attempt.
+// Paused reports whether this scope, or a sub-task of it, has raised an interrupt in
+// this attempt.
 func (s *Scope) Paused() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -208,6 +210,11 @@ func (s *Scope) Raise(in Interrupt) bool {
 	s.mu.Unlock()
 	if already {
 		return false
+	}
+	for p := s.parent; p != nil; p = p.parent {
+		p.mu.Lock()
+		p.paused = true
+		p.mu.Unlock()
 	}
 	in.Node = s.node
 	in.Path = s.path

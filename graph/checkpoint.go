@@ -1,0 +1,322 @@
+package graph
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+)
+
+// The persisted format, version 1.
+//
+// A thread's log is a sequence of deltas (records); each holds only what its step
+// changed. A snapshot holds the whole state as of one version. Both are JSON; a
+// snapshot larger than compressAbove bytes is stored deflated, marked by a leading
+// 0x01 byte (JSON never starts with it).
+//
+// Every delta carries the small control state in full (status, next nodes, the
+// pending step's base checkpoint, breakpoint, error) and the large parts as
+// increments (writes, ledger entries, raised interrupts, resolutions).
+
+// Breakpoint is a pause at a node boundary (InterruptBefore or InterruptAfter).
+type Breakpoint struct {
+	// Node is the node the thread paused before or after.
+	Node string `json:"node"`
+	// When is "before" or "after".
+	When string `json:"when"`
+}
+
+// exchange is a raised interrupt with its resolution once given.
+type exchange struct {
+	Q interlude.Question    `json:"q"`
+	R *interlude.Resolution `json:"r,omitempty"`
+}
+
+// resolved is one resolution in a delta.
+type resolved struct {
+	ID string               `json:"id"`
+	R  interlude.Resolution `json:"r"`
+}
+
+// ledgerEntry is a finished task's writes, kept until its step completes.
+type ledgerEntry struct {
+	Node   string  `json:"n"`
+	Writes []write `json:"w,omitempty"`
+}
+
+// recent remembers a resolution after its step completed, so that sending the same
+// answer again is recognised as a replay.
+type recent struct {
+	ID string               `json:"id"`
+	R  interlude.Resolution `json:"r"`
+}
+
+const recentLimit = 64
+
+// delta is one record of a thread's log.
+type delta struct {
+	V    int       `json:"v"`
+	Kind string    `json:"k"`
+	At   time.Time `json:"at"`
+
+	Reset   *checkpoint                `json:"reset,omitempty"`
+	Resolve []resolved                 `json:"resolve,omitempty"`
+	Input   []write                    `json:"in,omitempty"`
+	Writes  []write                    `json:"w,omitempty"`
+	Ledger  []ledgerEntry              `json:"ledger,omitempty"`
+	Memo    map[string]json.RawMessage `json:"memo,omitempty"`
+	Raised  []interlude.Question       `json:"raised,omitempty"`
+
+	Status store.Status `json:"status"`
+	Next   []string     `json:"next,omitempty"`
+	Mid    bool         `json:"mid,omitempty"`
+	Base   int64        `json:"base,omitempty"`
+	Step   int          `json:"step"`
+	Break  *Breakpoint  `json:"break,omitempty"`
+	Error  string       `json:"error,omitempty"`
+}
+
+// Kinds of delta.
+const (
+	kindInput  = "input"
+	kindStep   = "step"
+	kindPause  = "pause"
+	kindBreak  = "breakpoint"
+	kindFail   = "fail"
+	kindAnswer = "resolve"
+	kindUpdate = "update"
+	kindFork   = "fork"
+)
+
+// checkpoint is the whole state of a thread as of one version, in stored form.
+type checkpoint struct {
+	V         int                        `json:"v"`
+	Nonce     string                     `json:"nonce"`
+	CreatedAt time.Time                  `json:"created_at"`
+	Values    json.RawMessage            `json:"values"`
+	Step      int                        `json:"step"`
+	Status    store.Status               `json:"status"`
+	Next      []string                   `json:"next,omitempty"`
+	Mid       bool                       `json:"mid,omitempty"`
+	Base      int64                      `json:"base,omitempty"`
+	Ledger    []ledgerEntry              `json:"ledger,omitempty"`
+	Memo      map[string]json.RawMessage `json:"memo,omitempty"`
+	Exchanges []exchange                 `json:"exchanges,omitempty"`
+	Recent    []recent                   `json:"recent,omitempty"`
+	Break     *Breakpoint                `json:"break,omitempty"`
+	Error     string                     `json:"error,omitempty"`
+}
+
+// state is a thread's state in memory, for a state type whose fields are fs.
+type state[S any] struct {
+	version   int64
+	nonce     string
+	createdAt time.Time
+	values    S
+	step      int
+	status    store.Status
+	next      []string
+	mid       bool  // a step is in progress (paused or failed part-way)
+	base      int64 // the checkpoint the step in progress started from
+	ledger    []ledgerEntry
+	memo      map[string]json.RawMessage
+	exchanges []exchange
+	recent    []recent
+	brk       *Breakpoint
+	err       string
+}
+
+func (st *state[S]) pending() []interlude.Question {
+	var out []interlude.Question
+	for _, x := range st.exchanges {
+		if x.R == nil {
+			out = append(out, x.Q)
+		}
+	}
+	return out
+}
+
+func (st *state[S]) exchange(id string) *exchange {
+	for i := range st.exchanges {
+		if st.exchanges[i].Q.ID == id {
+			return &st.exchanges[i]
+		}
+	}
+	return nil
+}
+
+func (st *state[S]) ledgerOf(node string) *ledgerEntry {
+	for i := range st.ledger {
+		if st.ledger[i].Node == node {
+			return &st.ledger[i]
+		}
+	}
+	return nil
+}
+
+// codec turns states and deltas into bytes and back for one state type.
+type codec[S any] struct {
+	fs *fields
+}
+
+// applyDelta applies d to st. When inputApplied is set, d.Input was already applied
+// to the values by the live run that produced d.
+func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
+	if d.Reset != nil {
+		if err := c.restore(st, d.Reset); err != nil {
+			return err
+		}
+	}
+	for _, r := range d.Resolve {
+		if x := st.exchange(r.ID); x != nil {
+			res := r.R
+			x.R = &res
+		}
+		st.recent = append(st.recent, recent(r))
+		if n := len(st.recent) - recentLimit; n > 0 {
+			st.recent = slices.Delete(st.recent, 0, n)
+		}
+	}
+	vals := reflect.ValueOf(&st.values).Elem()
+	if !inputApplied {
+		if err := c.fs.apply(vals, d.Input); err != nil {
+			return err
+		}
+	}
+	if err := c.fs.apply(vals, d.Writes); err != nil {
+		return err
+	}
+	if !d.Mid || !st.mid || d.Base != st.base {
+		st.ledger, st.memo, st.exchanges = nil, nil, nil
+	}
+	st.ledger = append(st.ledger, d.Ledger...)
+	for k, v := range d.Memo {
+		if st.memo == nil {
+			st.memo = make(map[string]json.RawMessage)
+		}
+		st.memo[k] = v
+	}
+	for _, q := range d.Raised {
+		if st.exchange(q.ID) == nil {
+			st.exchanges = append(st.exchanges, exchange{Q: q})
+		}
+	}
+	st.status, st.next, st.mid, st.base, st.step, st.brk, st.err = d.Status, d.Next, d.Mid, d.Base, d.Step, d.Break, d.Error
+	st.createdAt = firstTime(st.createdAt, d.At)
+	return nil
+}
+
+func firstTime(a, b time.Time) time.Time {
+	if a.IsZero() {
+		return b
+	}
+	return a
+}
+
+func (c codec[S]) restore(st *state[S], cp *checkpoint) error {
+	if cp.V < 1 || cp.V > store.FormatVersion {
+		return &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("checkpoint has format %d; this build reads 1 to %d", cp.V, store.FormatVersion)}
+	}
+	var vals S
+	if len(cp.Values) > 0 {
+		if err := json.Unmarshal(cp.Values, &vals); err != nil {
+			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "stored values do not fit the state type: " + err.Error(), Err: err}
+		}
+	}
+	*st = state[S]{
+		version: st.version, nonce: cp.Nonce, createdAt: cp.CreatedAt, values: vals, step: cp.Step,
+		status: cp.Status, next: cp.Next, mid: cp.Mid, base: cp.Base, ledger: cp.Ledger, memo: cp.Memo,
+		exchanges: cp.Exchanges, recent: cp.Recent, brk: cp.Break, err: cp.Error,
+	}
+	return nil
+}
+
+func (c codec[S]) capture(st *state[S]) (*checkpoint, error) {
+	vals, err := json.Marshal(st.values)
+	if err != nil {
+		return nil, err
+	}
+	return &checkpoint{
+		V: store.FormatVersion, Nonce: st.nonce, CreatedAt: st.createdAt, Values: vals, Step: st.step,
+		Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Ledger: st.ledger, Memo: st.memo,
+		Exchanges: st.exchanges, Recent: st.recent, Break: st.brk, Error: st.err,
+	}, nil
+}
+
+const compressAbove = 4096
+
+func encodeSnapshot(cp *checkpoint) ([]byte, error) {
+	data, err := json.Marshal(cp)
+	if err != nil || len(data) <= compressAbove {
+		return data, err
+	}
+	var b bytes.Buffer
+	b.WriteByte(1)
+	w, _ := flate.NewWriter(&b, flate.BestSpeed)
+	w.Write(data)
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func decodeSnapshot(data []byte) (*checkpoint, error) {
+	if len(data) > 0 && data[0] == 1 {
+		raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(data[1:])))
+		if err != nil {
+			return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: "snapshot is corrupt: " + err.Error(), Err: err}
+		}
+		data = raw
+	}
+	var cp checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: "snapshot is not readable: " + err.Error(), Err: err}
+	}
+	return &cp, nil
+}
+
+func decodeDelta(r store.Record) (*delta, error) {
+	var d delta
+	if err := json.Unmarshal(r.Data, &d); err != nil {
+		return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("record %d is not readable: %v", r.Version, err), Err: err}
+	}
+	if d.V < 1 || d.V > store.FormatVersion {
+		return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("record %d has format %d; this build reads 1 to %d", r.Version, d.V, store.FormatVersion)}
+	}
+	return &d, nil
+}
+
+// load rebuilds a thread's state from its snapshot and later records.
+func (c codec[S]) load(l *store.Loaded) (*state[S], int, error) {
+	st := &state[S]{}
+	if l.Snapshot != nil {
+		cp, err := decodeSnapshot(l.Snapshot.Data)
+		if err != nil {
+			return nil, 0, err
+		}
+		if err := c.restore(st, cp); err != nil {
+			return nil, 0, err
+		}
+		st.version = l.Snapshot.Version
+	}
+	since := 0
+	for _, r := range l.Records {
+		d, err := decodeDelta(r)
+		if err != nil {
+			return nil, 0, err
+		}
+		if err := c.applyDelta(st, d, false); err != nil {
+			return nil, 0, err
+		}
+		st.version = r.Version
+		since += len(r.Data)
+	}
+	return st, since, nil
+}

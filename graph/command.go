@@ -1,0 +1,159 @@
+package graph
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+)
+
+type commandKind int
+
+const (
+	cmdInput commandKind = iota + 1
+	cmdAnswer
+	cmdContinue
+)
+
+// Command is what an invocation does to a thread: start or continue it with input,
+// answer its interrupts, or continue past a breakpoint.
+type Command struct {
+	kind        commandKind
+	input       any
+	resolutions map[string]interlude.Resolution // "" names the single pending interrupt
+}
+
+// Input starts a run with input applied as an update (through the reducers) before
+// the nodes after Start run. The input is the state type S, a *S, or a JSON object
+// (json.RawMessage or []byte) whose keys are state fields. A thread waiting for
+// answers refuses input with ErrThreadInterrupted.
+func Input(v any) Command { return Command{kind: cmdInput, input: v} }
+
+// Resume answers the single pending interrupt with v. A nil v (or JSON null) cancels
+// it instead. With several interrupts pending it is refused with
+// interlude.ErrAmbiguousResume; use Respond.
+func Resume(v any) Command {
+	if v == nil {
+		return Cancel("")
+	}
+	if raw, ok := v.(json.RawMessage); ok && string(raw) == "null" {
+		return Cancel("")
+	}
+	return Respond(map[string]interlude.Resolution{"": interlude.Resolve(v)})
+}
+
+// Respond answers any subset of the pending interrupts, by id. The thread stays
+// interrupted until every pending interrupt is resolved; tasks whose interrupts are
+// all answered run again at once.
+func Respond(rs map[string]interlude.Resolution) Command {
+	return Command{kind: cmdAnswer, resolutions: rs}
+}
+
+// Reject declines the interrupt id ("" for the single pending one). For a plain
+// node, the node runs again and its Interrupt call returns a *RejectedError; for a
+// tool, the tool is not run again and err becomes the call's failed result.
+func Reject(id string, err error) Command {
+	return Respond(map[string]interlude.Resolution{id: interlude.Reject(err)})
+}
+
+// Cancel withdraws the interrupt id ("" for the single pending one): the task runs
+// again and its Interrupt call reports a cancelled answer.
+func Cancel(id string) Command {
+	return Respond(map[string]interlude.Resolution{id: interlude.Cancel()})
+}
+
+// Continue runs a thread on without input: past a breakpoint, or again after a
+// failed step.
+func Continue() Command { return Command{kind: cmdContinue} }
+
+// Status is how an invocation ended.
+type Status string
+
+// Invocation outcomes.
+const (
+	// Completed: the run reached the end; the thread is idle.
+	Completed Status = "completed"
+	// Interrupted: the thread waits for answers or sits at a breakpoint.
+	Interrupted Status = "interrupted"
+	// Failed: a step failed; Continue retries it.
+	Failed Status = "failed"
+)
+
+// Result is the outcome of an invocation.
+type Result[S any] struct {
+	// ThreadID is the thread.
+	ThreadID string
+	// Status is how the invocation ended.
+	Status Status
+	// Values is the thread's state. Treat it as read-only.
+	Values S
+	// Interrupts are the pending questions, when Status is Interrupted.
+	Interrupts []interlude.Question
+	// Breakpoint is set when the thread paused at a breakpoint.
+	Breakpoint *Breakpoint
+	// Next lists the nodes that run next.
+	Next []string
+	// Checkpoint is the thread's version after the invocation.
+	Checkpoint int64
+	// Error describes the failure when Status is Failed.
+	Error string
+}
+
+// EventType names a stream event.
+type EventType string
+
+// Stream event types.
+const (
+	// EventMetadata opens every stream.
+	EventMetadata EventType = "metadata"
+	// EventUpdate reports a node's writes when it finishes.
+	EventUpdate EventType = "updates"
+	// EventMessage carries output a node emits while it runs, such as model text.
+	EventMessage EventType = "messages"
+	// EventInterrupt reports a pending question when the run pauses.
+	EventInterrupt EventType = "interrupt"
+	// EventBreakpoint reports a pause at a breakpoint.
+	EventBreakpoint EventType = "breakpoint"
+	// EventCustom carries other data a node emits.
+	EventCustom EventType = "custom"
+	// EventEnd closes every stream that ran.
+	EventEnd EventType = "end"
+)
+
+// Event is one item of a run's stream.
+type Event struct {
+	// Type says what happened.
+	Type EventType
+	// ThreadID is the thread.
+	ThreadID string
+	// Node is the node concerned, if any.
+	Node string
+	// Step counts the thread's completed steps when the event happened.
+	Step int
+	// Update is a node's writes (EventUpdate) as a JSON object of fields.
+	Update json.RawMessage
+	// Interrupt is the question (EventInterrupt).
+	Interrupt *interlude.Question
+	// Breakpoint is the breakpoint (EventBreakpoint).
+	Breakpoint *Breakpoint
+	// Data is what a node emitted (EventMessage, EventCustom).
+	Data any
+	// Status is the outcome (EventEnd).
+	Status Status
+	// Checkpoint is the thread version (EventMetadata, EventEnd).
+	Checkpoint int64
+	// At is when the event happened.
+	At time.Time
+}
+
+// statusOf maps a thread's stored status to an invocation outcome.
+func statusOf(s store.Status) Status {
+	switch s {
+	case store.StatusInterrupted:
+		return Interrupted
+	case store.StatusFailed:
+		return Failed
+	}
+	return Completed
+}

@@ -1,0 +1,124 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/task"
+)
+
+// taskEnv is what a running task can reach through its context besides the
+// interrupt scope: the event stream and its kept writes.
+type taskEnv struct {
+	runner func(Event)
+	fs     *fields
+	node   string
+	step   int
+
+	mu   sync.Mutex
+	kept []write
+}
+
+type envKey struct{}
+
+func envFrom(ctx context.Context) *taskEnv {
+	e, _ := ctx.Value(envKey{}).(*taskEnv)
+	return e
+}
+
+func (e *taskEnv) writes() []write {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.kept
+}
+
+// Write applies an update on behalf of the running node right away, so that it is
+// kept even if the node then pauses: use it to record that something started (an
+// attempt counter with graph:"add", an audit entry with graph:"append"). A node's
+// returned update, by contrast, is applied only when the node finishes. Write
+// called again when the node re-runs after a resume writes again.
+func Write[S any](ctx context.Context, update S) error {
+	e := envFrom(ctx)
+	if e == nil {
+		return interlude.ErrNotInRun
+	}
+	if e.fs.typ != reflect.TypeFor[S]() {
+		return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("Write got a %s, but the graph's state type is %s", reflect.TypeFor[S](), e.fs.typ)}
+	}
+	ws, err := e.fs.writesOf(reflect.ValueOf(update), fmt.Sprintf("node %q", e.node))
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.kept = append(e.kept, ws...)
+	e.mu.Unlock()
+	return nil
+}
+
+// Emit sends data to the run's stream as an event of type typ (EventMessage for
+// model output, EventCustom otherwise) while the node runs. Invoke discards it.
+func Emit(ctx context.Context, typ EventType, data any) {
+	e := envFrom(ctx)
+	if e == nil || e.runner == nil {
+		return
+	}
+	e.runner(Event{Type: typ, Node: e.node, Step: e.step, Data: data})
+}
+
+// OnceOption configures Once.
+type OnceOption func(*onceConfig)
+
+type onceConfig struct{ toolCallID string }
+
+// AsToolCall marks the sub-task as the tool call id: interrupts it raises report
+// that id.
+func AsToolCall(id string) OnceOption { return func(c *onceConfig) { c.toolCallID = id } }
+
+// Once runs fn as a sub-task of the running task, identified by key (unique within
+// the task). Interrupts fn raises have their own ids and positions. Once fn
+// finishes, its result is recorded in the step's ledger: when the task runs again
+// (because one of its other sub-tasks was answered), Once returns the recorded
+// result without running fn. The ledger lasts until the step completes.
+//
+// A tool node runs each tool call through Once, so finished calls are never run
+// again while others wait for answers. T must encode as JSON.
+func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (T, error), opts ...OnceOption) (T, error) {
+	var zero T
+	s := task.From(ctx)
+	if s == nil {
+		return zero, interlude.ErrNotInRun
+	}
+	var cfg onceConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	lk := s.LedgerKey(key)
+	if raw, ok := s.Recorded(lk); ok {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return zero, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("recorded result of %q does not fit %T: %v", key, v, err)}
+		}
+		return v, nil
+	}
+	sub := s.Sub(key, cfg.toolCallID)
+	v, err := fn(task.With(ctx, sub))
+	if sub.Paused() {
+		if err == nil || !interlude.IsPaused(err) {
+			err = interlude.ErrPaused
+		}
+		return zero, err
+	}
+	if err != nil {
+		return zero, err
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return zero, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of %q cannot be recorded as JSON: %v", key, err)}
+	}
+	s.Record(lk, raw)
+	return v, nil
+}

@@ -1,0 +1,306 @@
+package graph
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/interludehq/interlude"
+)
+
+// Reducer names how writes to a state field combine with its current value. It is
+// declared with the struct tag `graph:"..."`; replace is the default.
+type Reducer string
+
+// The built-in reducers.
+const (
+	// ReplaceReducer sets the field to the written value. Two tasks of one step may
+	// not both write a replace field.
+	ReplaceReducer Reducer = "replace"
+	// AppendReducer appends the written slice to the field's slice.
+	AppendReducer Reducer = "append"
+	// AddReducer adds the written number to the field's number.
+	AddReducer Reducer = "add"
+	// MergeReducer copies the written map's entries into the field's map.
+	MergeReducer Reducer = "merge"
+)
+
+// field is one state field: its JSON name, its position in the struct and how writes
+// combine.
+type field struct {
+	name    string
+	index   int
+	typ     reflect.Type
+	reducer Reducer
+}
+
+// fields describes the fields of a state type S.
+type fields struct {
+	typ    reflect.Type
+	list   []field
+	byName map[string]*field
+}
+
+func describe(t reflect.Type) (*fields, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("graph state must be a struct type, not %s", t)
+	}
+	fs := &fields{typ: t, byName: make(map[string]*field)}
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		name := sf.Name
+		if tag, ok := sf.Tag.Lookup("json"); ok {
+			n, _, _ := strings.Cut(tag, ",")
+			if n == "-" {
+				continue
+			}
+			if n != "" {
+				name = n
+			}
+		}
+		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer}
+		if tag := sf.Tag.Get("graph"); tag != "" {
+			f.reducer = Reducer(tag)
+		}
+		if err := checkReducer(f); err != nil {
+			return nil, fmt.Errorf("state field %s: %w", sf.Name, err)
+		}
+		if _, dup := fs.byName[name]; dup {
+			return nil, fmt.Errorf("state fields share the JSON name %q", name)
+		}
+		fs.list = append(fs.list, f)
+		fs.byName[name] = &fs.list[len(fs.list)-1]
+	}
+	// byName points into list; rebuild after list stopped growing.
+	for i := range fs.list {
+		fs.byName[fs.list[i].name] = &fs.list[i]
+	}
+	return fs, nil
+}
+
+func checkReducer(f field) error {
+	k := f.typ.Kind()
+	switch f.reducer {
+	case ReplaceReducer:
+		return nil
+	case AppendReducer:
+		if k == reflect.Slice {
+			return nil
+		}
+	case AddReducer:
+		switch k {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			return nil
+		}
+	case MergeReducer:
+		if k == reflect.Map {
+			return nil
+		}
+	default:
+		return fmt.Errorf("unknown reducer %q (use replace, append, add or merge)", f.reducer)
+	}
+	return fmt.Errorf("reducer %q does not apply to a %s", f.reducer, f.typ)
+}
+
+// write is one field write as recorded: the field's JSON name and the written value.
+type write struct {
+	Field string          `json:"f"`
+	Value json.RawMessage `json:"x"`
+}
+
+// writesOf returns the writes an update makes: one per field that is not its zero
+// value, encoded as JSON. A value that cannot be encoded is refused with the path of
+// the offending value.
+func (fs *fields) writesOf(update reflect.Value, who string) ([]write, error) {
+	var out []write
+	for _, f := range fs.list {
+		v := update.Field(f.index)
+		if v.IsZero() {
+			continue
+		}
+		data, err := json.Marshal(v.Interface())
+		if err != nil {
+			return nil, unencodable(who, f.name, v, err)
+		}
+		out = append(out, write{Field: f.name, Value: data})
+	}
+	return out, nil
+}
+
+// writesOfJSON returns the writes of a JSON object: one per key present. Keys that
+// are not fields and values of the wrong type are refused with their path.
+func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + " must be a JSON object: " + err.Error(), Err: err}
+	}
+	out := make([]write, 0, len(obj))
+	for _, f := range fs.list { // field order, not map order, so records are deterministic
+		raw, ok := obj[f.name]
+		if !ok {
+			continue
+		}
+		delete(obj, f.name)
+		if err := checkDecodes(raw, f); err != nil {
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("%s: field %q: %v", who, f.name, err), Err: err}
+		}
+		out = append(out, write{Field: f.name, Value: raw})
+	}
+	for k := range obj {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("%s: unknown field %q", who, k)}
+	}
+	return out, nil
+}
+
+func checkDecodes(raw json.RawMessage, f field) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(reflect.New(f.typ).Interface())
+}
+
+// apply applies writes to the state value dst (addressable) with each field's
+// reducer.
+func (fs *fields) apply(dst reflect.Value, ws []write) error {
+	for _, w := range ws {
+		f := fs.byName[w.Field]
+		if f == nil {
+			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("recorded write to unknown state field %q; was the state type changed incompatibly?", w.Field)}
+		}
+		nv := reflect.New(f.typ)
+		if err := json.Unmarshal(w.Value, nv.Interface()); err != nil {
+			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("state field %q: %v", w.Field, err), Err: err}
+		}
+		reduce(dst.Field(f.index), nv.Elem(), f.reducer)
+	}
+	return nil
+}
+
+func reduce(cur, v reflect.Value, r Reducer) {
+	switch r {
+	case AppendReducer:
+		cur.Set(reflect.AppendSlice(cur, v))
+	case AddReducer:
+		switch {
+		case cur.CanInt():
+			cur.SetInt(cur.Int() + v.Int())
+		case cur.CanUint():
+			cur.SetUint(cur.Uint() + v.Uint())
+		default:
+			cur.SetFloat(cur.Float() + v.Float())
+		}
+	case MergeReducer:
+		if cur.IsNil() {
+			cur.Set(reflect.MakeMapWithSize(cur.Type(), v.Len()))
+		}
+		it := v.MapRange()
+		for it.Next() {
+			cur.SetMapIndex(it.Key(), it.Value())
+		}
+	default:
+		cur.Set(v)
+	}
+}
+
+// clip returns a copy of the state value whose slices have no spare capacity, so a
+// caller appending to them cannot write into memory the runtime will append to.
+func (fs *fields) clip(v reflect.Value) reflect.Value {
+	out := reflect.New(fs.typ).Elem()
+	out.Set(v)
+	for _, f := range fs.list {
+		fv := out.Field(f.index)
+		if fv.Kind() == reflect.Slice && !fv.IsNil() {
+			fv.Set(fv.Slice3(0, fv.Len(), fv.Len()))
+		}
+	}
+	return out
+}
+
+// unencodable explains why a written value cannot be stored, naming the path of the
+// offending value inside the field.
+func unencodable(who, fieldName string, v reflect.Value, err error) error {
+	path := fieldName
+	if p := badPath(v, 0); p != "" {
+		path += p
+	}
+	return &interlude.Error{
+		Code:    interlude.CodeInvalidUpdate,
+		Message: fmt.Sprintf("%s wrote state field %q, which cannot be stored as JSON at %s: %v", who, fieldName, path, err),
+		Err:     err,
+	}
+}
+
+// badPath finds the first value under v that JSON cannot encode and returns its
+// path relative to v ("" if v itself is the culprit or none is found).
+func badPath(v reflect.Value, depth int) string {
+	if depth > 64 || !v.IsValid() {
+		return ""
+	}
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return ""
+		}
+		return badPath(v.Elem(), depth+1)
+	case reflect.Float32, reflect.Float64:
+		return ""
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			if !sf.IsExported() || sf.Tag.Get("json") == "-" {
+				continue
+			}
+			fv := v.Field(i)
+			if bad(fv) {
+				name := sf.Name
+				if n, _, _ := strings.Cut(sf.Tag.Get("json"), ","); n != "" {
+					name = n
+				}
+				return "." + name + badPath(fv, depth+1)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if bad(v.Index(i)) {
+				return "[" + strconv.Itoa(i) + "]" + badPath(v.Index(i), depth+1)
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if bad(it.Value()) {
+				return "[" + fmt.Sprint(it.Key().Interface()) + "]" + badPath(it.Value(), depth+1)
+			}
+		}
+	}
+	return ""
+}
+
+// bad reports whether JSON cannot encode v.
+func bad(v reflect.Value) bool {
+	if !v.IsValid() {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		return math.IsNaN(f) || math.IsInf(f, 0)
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return true
+	}
+	if !v.CanInterface() {
+		return false
+	}
+	_, err := json.Marshal(v.Interface())
+	return err != nil
+}

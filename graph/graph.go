@@ -1,0 +1,287 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/memory"
+)
+
+// Names of the virtual nodes where every run starts and ends.
+const (
+	// Start is the virtual node the first step follows: edges from Start choose the
+	// nodes that run first.
+	Start = "__start__"
+	// End is the virtual node that ends a run: route to it to stop.
+	End = "__end__"
+	// All, given to InterruptBefore or InterruptAfter, names every node.
+	All = "*"
+)
+
+// Node is a step of work. It receives the current state and returns an update: the
+// fields it sets to a non-zero value are written, each combined with the current
+// value by the field's reducer. Treat the received state as read-only.
+//
+// A node may call interlude.Interrupt to ask a person a question; it must then
+// return the error Interrupt gives it. When answered, the node runs again from its
+// top.
+type Node[S any] func(ctx context.Context, state S) (S, error)
+
+// Route chooses the nodes that run after a node, from the state after its step.
+// Returning End, or nothing, stops that branch.
+type Route[S any] func(ctx context.Context, state S) ([]string, error)
+
+// Builder assembles a graph over the state type S, a struct whose exported fields
+// are the state. A field's reducer is set with the struct tag `graph:"append"`,
+// `graph:"add"` or `graph:"merge"`; the default replaces the value. Builder methods
+// record mistakes and Compile reports them all.
+type Builder[S any] struct {
+	nodes  map[string]Node[S]
+	order  []string
+	edges  map[string][]string
+	routes map[string][]Route[S]
+	errs   []error
+}
+
+// New returns an empty graph builder.
+func New[S any]() *Builder[S] {
+	return &Builder[S]{nodes: make(map[string]Node[S]), edges: make(map[string][]string), routes: make(map[string][]Route[S])}
+}
+
+func (b *Builder[S]) fail(format string, args ...any) *Builder[S] {
+	b.errs = append(b.errs, fmt.Errorf(format, args...))
+	return b
+}
+
+// AddNode adds a node. Names must be unique and may not be Start, End or All.
+func (b *Builder[S]) AddNode(name string, fn Node[S]) *Builder[S] {
+	switch {
+	case name == "" || name == Start || name == End || name == All:
+		return b.fail("node name %q is reserved or empty", name)
+	case fn == nil:
+		return b.fail("node %q has a nil function", name)
+	case b.nodes[name] != nil:
+		return b.fail("node %q is added twice", name)
+	}
+	b.nodes[name] = fn
+	b.order = append(b.order, name)
+	return b
+}
+
+// AddEdge makes to run in the step after from. Several edges from one node run
+// their targets in parallel, in the same step.
+func (b *Builder[S]) AddEdge(from, to string) *Builder[S] {
+	b.edges[from] = append(b.edges[from], to)
+	return b
+}
+
+// AddRoute makes the nodes chosen by route run in the step after from.
+func (b *Builder[S]) AddRoute(from string, route Route[S]) *Builder[S] {
+	if route == nil {
+		return b.fail("route from %q is nil", from)
+	}
+	b.routes[from] = append(b.routes[from], route)
+	return b
+}
+
+// Compile checks the graph and returns it ready to run. Without WithStore the graph
+// keeps its threads in memory.
+func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
+	cfg := config{limit: 100, now: func() time.Time { return time.Now().UTC() }, cache: 1024}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	errs := slices.Clone(b.errs)
+	fs, err := describe(reflect.TypeFor[S]())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	known := func(n string) bool { return b.nodes[n] != nil }
+	for from, tos := range b.edges {
+		if from != Start && !known(from) {
+			errs = append(errs, fmt.Errorf("edge from unknown node %q", from))
+		}
+		for _, to := range tos {
+			if to != End && !known(to) {
+				errs = append(errs, fmt.Errorf("edge from %q to unknown node %q", from, to))
+			}
+		}
+	}
+	for from := range b.routes {
+		if from != Start && !known(from) {
+			errs = append(errs, fmt.Errorf("route from unknown node %q", from))
+		}
+	}
+	if len(b.edges[Start]) == 0 && len(b.routes[Start]) == 0 {
+		errs = append(errs, errors.New("no edge from Start: add one to choose the first node"))
+	}
+	for _, set := range [][]string{cfg.before, cfg.after} {
+		for _, n := range set {
+			if n != All && !known(n) {
+				errs = append(errs, fmt.Errorf("breakpoint on unknown node %q", n))
+			}
+		}
+	}
+	if cfg.observer != nil {
+		if _, ok := cfg.observer.(Observer[S]); !ok {
+			errs = append(errs, fmt.Errorf("observer is for another state type than %s", reflect.TypeFor[S]()))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("graph: %w", errors.Join(errs...))
+	}
+	if cfg.store == nil {
+		cfg.store = memory.New()
+	}
+	g := &Graph[S]{
+		name:   cfg.name,
+		nodes:  b.nodes,
+		order:  make(map[string]int, len(b.order)),
+		edges:  b.edges,
+		routes: b.routes,
+		cfg:    cfg,
+		codec:  codec[S]{fs: fs},
+		locks:  newLocks(),
+		cache:  newCache[S](cfg.cache),
+	}
+	for i, n := range b.order {
+		g.order[n] = i
+	}
+	g.nodeNames = slices.Clone(b.order)
+	if cfg.observer != nil {
+		obs := cfg.observer.(Observer[S])
+		g.observer = &obs
+	}
+	return g, nil
+}
+
+// Option configures Compile.
+type Option func(*config)
+
+type config struct {
+	name     string
+	store    store.Store
+	before   []string
+	after    []string
+	limit    int
+	now      func() time.Time
+	observer any
+	cache    int
+}
+
+// WithStore keeps threads in s.
+func WithStore(s store.Store) Option { return func(c *config) { c.store = s } }
+
+// WithName names the graph; the name is stored with each thread and shown in
+// listings.
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// InterruptBefore pauses the thread before any of the named nodes runs (All for
+// every node). The pause has no interrupt id; continue past it with Continue.
+func InterruptBefore(nodes ...string) Option {
+	return func(c *config) { c.before = append(c.before, nodes...) }
+}
+
+// InterruptAfter pauses the thread after any of the named nodes ran (All for every
+// node), before the next step.
+func InterruptAfter(nodes ...string) Option {
+	return func(c *config) { c.after = append(c.after, nodes...) }
+}
+
+// WithRecursionLimit caps the number of steps one invocation may run (default 100).
+func WithRecursionLimit(n int) Option { return func(c *config) { c.limit = n } }
+
+// WithClock sets the clock used for timestamps (for deterministic tests).
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithCacheSize sets how many threads' states a compiled graph keeps in memory
+// between invocations (default 1024; 0 disables the cache). A cached state is used
+// only after checking with the store that it is current.
+func WithCacheSize(n int) Option { return func(c *config) { c.cache = n } }
+
+// Observer watches nodes run, for logs, metrics and input checks. It cannot pause a
+// node: Interrupt called from its functions returns an error.
+type Observer[S any] struct {
+	// BeforeNode runs before a node; an error fails the node without running it.
+	BeforeNode func(ctx context.Context, info NodeInfo, state S) error
+	// AfterNode runs after a node with its update and error (an error matching
+	// interlude.ErrPaused when it paused).
+	AfterNode func(ctx context.Context, info NodeInfo, update S, err error)
+}
+
+// NodeInfo identifies a node run for an Observer.
+type NodeInfo struct {
+	// ThreadID is the thread.
+	ThreadID string
+	// Node is the node.
+	Node string
+	// Step counts the thread's completed steps before this one.
+	Step int
+}
+
+// WithObserver installs an observer; its state type must be the graph's.
+func WithObserver[S any](o Observer[S]) Option { return func(c *config) { c.observer = o } }
+
+// Graph is a compiled graph. It is safe for concurrent use; runs on the same thread
+// are serialised.
+type Graph[S any] struct {
+	name      string
+	nodes     map[string]Node[S]
+	nodeNames []string
+	order     map[string]int
+	edges     map[string][]string
+	routes    map[string][]Route[S]
+	cfg       config
+	codec     codec[S]
+	locks     *locks
+	cache     *cache[S]
+	observer  *Observer[S]
+}
+
+// Name returns the graph's name (WithName).
+func (g *Graph[S]) Name() string { return g.name }
+
+// Nodes returns the node names in the order they were added.
+func (g *Graph[S]) Nodes() []string { return slices.Clone(g.nodeNames) }
+
+// Store returns the store the graph keeps its threads in.
+func (g *Graph[S]) Store() store.Store { return g.cfg.store }
+
+func (g *Graph[S]) breakpoint(set []string, node string) bool {
+	return slices.Contains(set, All) || slices.Contains(set, node)
+}
+
+// successors returns the nodes due after the given nodes ran, given the new state,
+// in the order the nodes were added.
+func (g *Graph[S]) successors(ctx context.Context, ran []string, s S) ([]string, error) {
+	var next []string
+	add := func(n string) {
+		if n != End && n != "" && !slices.Contains(next, n) {
+			next = append(next, n)
+		}
+	}
+	for _, from := range ran {
+		for _, to := range g.edges[from] {
+			add(to)
+		}
+		for _, r := range g.routes[from] {
+			tos, err := r(ctx, s)
+			if err != nil {
+				return nil, fmt.Errorf("route from %q: %w", from, err)
+			}
+			for _, to := range tos {
+				if to != End && g.nodes[to] == nil {
+					return nil, fmt.Errorf("route from %q chose unknown node %q", from, to)
+				}
+				add(to)
+			}
+		}
+	}
+	slices.SortFunc(next, func(a, b string) int { return g.order[a] - g.order[b] })
+	return next, nil
+}

@@ -1,0 +1,338 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+)
+
+// Snapshot is a thread's current state.
+type Snapshot[S any] struct {
+	// ThreadID is the thread.
+	ThreadID string
+	// Graph is the graph's name as stored with the thread.
+	Graph string
+	// Status is the thread's status.
+	Status store.Status
+	// Values is the state. Treat it as read-only.
+	Values S
+	// Next lists the nodes that run next.
+	Next []string
+	// Interrupts are the pending questions.
+	Interrupts []interlude.Question
+	// Exchanges are the questions of the current step and their answers so far.
+	Exchanges []interlude.Exchange
+	// Breakpoint is set while the thread sits at a breakpoint.
+	Breakpoint *Breakpoint
+	// Checkpoint is the thread's version.
+	Checkpoint int64
+	// Step counts the thread's completed steps.
+	Step int
+	// Error describes the last failure while Status is failed.
+	Error string
+	// CreatedAt is when the thread started.
+	CreatedAt time.Time
+	// UpdatedAt is when it last changed.
+	UpdatedAt time.Time
+}
+
+// State returns the thread's current state, read from the store. An unknown thread
+// is an error matching interlude.ErrNotFound.
+func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], error) {
+	l, err := g.cfg.store.Load(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := g.codec.load(l)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot[S]{
+		ThreadID:   threadID,
+		Graph:      l.Meta.Graph,
+		Status:     st.status,
+		Values:     st.values,
+		Next:       st.next,
+		Interrupts: st.pending(),
+		Exchanges:  exchangesOf(st.exchanges),
+		Breakpoint: st.brk,
+		Checkpoint: st.version,
+		Step:       st.step,
+		Error:      st.err,
+		CreatedAt:  st.createdAt,
+		UpdatedAt:  l.Meta.UpdatedAt,
+	}, nil
+}
+
+func exchangesOf(xs []exchange) []interlude.Exchange {
+	out := make([]interlude.Exchange, len(xs))
+	for i, x := range xs {
+		out[i] = interlude.Exchange{Interrupt: x.Q, Resolution: x.R}
+	}
+	return out
+}
+
+// Checkpoint is one entry of a thread's history: what one record did and the state
+// after it.
+type Checkpoint[S any] struct {
+	// ID is the thread version this record created; Fork takes it.
+	ID int64
+	// Kind says what happened: "input", "step", "pause", "resolve", "breakpoint",
+	// "fail", "update" or "fork".
+	Kind string
+	// At is when it was committed.
+	At time.Time
+	// Status is the thread's status after it.
+	Status store.Status
+	// Values is the state after it.
+	Values S
+	// Next lists the nodes due after it.
+	Next []string
+	// Step counts the completed steps after it.
+	Step int
+	// Raised are the questions first raised by this record.
+	Raised []interlude.Question
+	// Resolved are the answers this record committed.
+	Resolved []Answered
+	// Interrupts are the questions pending after it.
+	Interrupts []interlude.Question
+	// Breakpoint is set when the record paused at a breakpoint.
+	Breakpoint *Breakpoint
+	// Error is the failure a "fail" record reports.
+	Error string
+}
+
+// Answered is a resolution as recorded in history.
+type Answered struct {
+	// InterruptID is the interrupt answered.
+	InterruptID string `json:"interrupt_id"`
+	// Resolution is the answer, with who gave it and when.
+	Resolution interlude.Resolution `json:"resolution"`
+}
+
+// HistoryOptions selects part of a thread's history.
+type HistoryOptions struct {
+	// Limit caps the number of checkpoints returned (0 means all).
+	Limit int
+	// Before returns only checkpoints older than this id (0 means from the newest).
+	Before int64
+}
+
+// History returns the thread's checkpoints, newest first. Forked-away branches stay
+// in the history: a fork is a new record on top, not a rewrite.
+func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOptions) ([]Checkpoint[S], error) {
+	recs, err := g.cfg.store.Records(ctx, threadID, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, store.NotFound(threadID)
+	}
+	var out []Checkpoint[S]
+	st := &state[S]{}
+	for _, rec := range recs {
+		d, err := decodeDelta(rec)
+		if err != nil {
+			return nil, err
+		}
+		known := map[string]bool{}
+		for _, x := range st.exchanges {
+			known[x.Q.ID] = true
+		}
+		if err := g.codec.applyDelta(st, d, false); err != nil {
+			return nil, err
+		}
+		st.version = rec.Version
+		if opt.Before > 0 && rec.Version >= opt.Before {
+			break
+		}
+		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Status: st.status, Next: st.next, Step: st.step,
+			Interrupts: st.pending(), Breakpoint: st.brk, Error: st.err}
+		for _, q := range d.Raised {
+			if !known[q.ID] {
+				cp.Raised = append(cp.Raised, q)
+			}
+		}
+		for _, r := range d.Resolve {
+			cp.Resolved = append(cp.Resolved, Answered{InterruptID: r.ID, Resolution: r.R})
+		}
+		out = append(out, cp)
+	}
+	slices.Reverse(out)
+	if opt.Limit > 0 && len(out) > opt.Limit {
+		out = out[:opt.Limit]
+	}
+	// Values are materialised only for the checkpoints returned.
+	if err := g.fillValues(recs, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fillValues replays the records again and copies the values at each wanted
+// checkpoint.
+func (g *Graph[S]) fillValues(recs []store.Record, cps []Checkpoint[S]) error {
+	want := make(map[int64]int, len(cps))
+	for i, cp := range cps {
+		want[cp.ID] = i
+	}
+	st := &state[S]{}
+	for _, rec := range recs {
+		if len(want) == 0 {
+			break
+		}
+		d, err := decodeDelta(rec)
+		if err != nil {
+			return err
+		}
+		if err := g.codec.applyDelta(st, d, false); err != nil {
+			return err
+		}
+		if i, ok := want[rec.Version]; ok {
+			delete(want, rec.Version)
+			data, err := json.Marshal(st.values)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(data, &cps[i].Values); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stateAt rebuilds the thread's state as of version id by replaying its records.
+func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*state[S], error) {
+	recs, err := g.cfg.store.Records(ctx, threadID, 0, id+1, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 || recs[len(recs)-1].Version != id {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("thread %q has no checkpoint %d; list them with History", threadID, id)}
+	}
+	st := &state[S]{}
+	for _, rec := range recs {
+		d, err := decodeDelta(rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.codec.applyDelta(st, d, false); err != nil {
+			return nil, err
+		}
+		st.version = rec.Version
+	}
+	return st, nil
+}
+
+// Fork continues the thread from an older checkpoint: the thread's state becomes
+// that checkpoint's (as a new record on top, so the abandoned branch stays in the
+// history) and the run goes on from there. A step that was paused at that
+// checkpoint runs again from its start, so its interrupts fire again with new ids;
+// answers given on the abandoned branch never reach them.
+func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) (*Result[S], error) {
+	return g.locked(ctx, threadID, nil, func(r *runner[S]) (*Result[S], error) {
+		if r.c.st == nil {
+			return nil, store.NotFound(threadID)
+		}
+		old, err := g.stateAt(ctx, threadID, checkpoint)
+		if err != nil {
+			return nil, err
+		}
+		old.mid, old.base, old.ledger, old.memo, old.exchanges, old.brk, old.err = false, 0, nil, nil, nil, nil, ""
+		old.status, old.recent = store.StatusIdle, r.c.st.recent
+		cp, err := g.codec.capture(old)
+		if err != nil {
+			return nil, err
+		}
+		d := &delta{Kind: kindFork, Reset: cp, Status: old.status, Next: old.next, Step: old.step}
+		if err := r.commit(d); err != nil {
+			return nil, err
+		}
+		r.send(Event{Type: EventMetadata, Checkpoint: r.c.st.version, Step: r.c.st.step})
+		return r.loop()
+	})
+}
+
+// UpdateState applies update to the thread as if node asNode had written it (through
+// the reducers) and makes asNode's successors the next nodes; with asNode = Start
+// the update acts as input. It is how a person edits state, typically at a
+// breakpoint. A thread waiting for answers refuses it with ErrThreadInterrupted.
+// The next invocation (for example Continue) runs from there.
+func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, asNode string) (*Result[S], error) {
+	if asNode != Start && g.nodes[asNode] == nil {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("UpdateState as unknown node %q; name a node of the graph or Start", asNode)}
+	}
+	return g.locked(ctx, threadID, nil, func(r *runner[S]) (*Result[S], error) {
+		st := r.c.st
+		if st != nil {
+			if ids := st.pendingIDs(); len(ids) > 0 {
+				return nil, refuseIfWaiting(st)
+			}
+		}
+		ws, err := g.codec.fs.writesOf(reflect.ValueOf(update), "the update")
+		if err != nil {
+			return nil, err
+		}
+		r.dirty = true
+		if st == nil {
+			st = &state[S]{nonce: newNonce(), createdAt: g.cfg.now(), status: store.StatusIdle}
+			r.c.st = st
+		}
+		if err := g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), ws); err != nil {
+			return nil, err
+		}
+		next, err := g.successors(ctx, []string{asNode}, st.values)
+		if err != nil {
+			return nil, err
+		}
+		d := &delta{Kind: kindUpdate, Writes: ws, Status: store.StatusIdle, Next: next, Step: st.step}
+		if err := r.commit(d); err != nil {
+			return nil, err
+		}
+		return r.result(), nil
+	})
+}
+
+// Delete forgets the thread and its history.
+func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
+	unlock, err := g.locks.lock(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	g.cache.drop(threadID)
+	return g.cfg.store.Delete(ctx, threadID)
+}
+
+// locked runs fn with the thread locked and its state acquired, and keeps the state
+// cached afterwards unless fn left it inconsistent.
+func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event), fn func(r *runner[S]) (*Result[S], error)) (*Result[S], error) {
+	if threadID == "" {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a thread id is required"}
+	}
+	unlock, err := g.locks.lock(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	c, err := g.acquire(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner[S]{g: g, ctx: ctx, threadID: threadID, emit: emit, c: c}
+	defer func() {
+		if r.dirty || r.c.st == nil {
+			g.cache.drop(threadID)
+		} else {
+			g.cache.put(r.c)
+		}
+	}()
+	return fn(r)
+}

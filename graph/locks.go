@@ -1,0 +1,107 @@
+package graph
+
+import (
+	"container/list"
+	"context"
+	"sync"
+)
+
+// locks serialises runs per thread within a process. Waiting honours the context.
+type locks struct {
+	mu sync.Mutex
+	m  map[string]*threadLock
+}
+
+type threadLock struct {
+	ch   chan struct{}
+	refs int
+}
+
+func newLocks() *locks { return &locks{m: make(map[string]*threadLock)} }
+
+// lock waits until the thread is free or ctx ends, and returns the unlock function.
+func (l *locks) lock(ctx context.Context, threadID string) (func(), error) {
+	l.mu.Lock()
+	tl := l.m[threadID]
+	if tl == nil {
+		tl = &threadLock{ch: make(chan struct{}, 1)}
+		l.m[threadID] = tl
+	}
+	tl.refs++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		tl.refs--
+		if tl.refs == 0 {
+			delete(l.m, threadID)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case tl.ch <- struct{}{}:
+		return func() { <-tl.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}
+
+// cache keeps recently used thread states, least recently used evicted first.
+type cache[S any] struct {
+	mu    sync.Mutex
+	limit int
+	ll    *list.List
+	m     map[string]*list.Element
+}
+
+type cached[S any] struct {
+	id       string
+	st       *state[S]
+	since    int // record bytes since the snapshot
+	snapSize int // bytes of the stored snapshot
+}
+
+func newCache[S any](limit int) *cache[S] {
+	return &cache[S]{limit: limit, ll: list.New(), m: make(map[string]*list.Element)}
+}
+
+// take removes and returns the thread's cached state, so the caller owns it.
+func (c *cache[S]) take(id string) (*cached[S], bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok {
+		return nil, false
+	}
+	c.ll.Remove(e)
+	delete(c.m, id)
+	return e.Value.(*cached[S]), true
+}
+
+// put stores a state the caller no longer uses.
+func (c *cache[S]) put(v *cached[S]) {
+	if c.limit <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[v.id]; ok {
+		c.ll.Remove(e)
+	}
+	c.m[v.id] = c.ll.PushFront(v)
+	for c.ll.Len() > c.limit {
+		last := c.ll.Back()
+		c.ll.Remove(last)
+		delete(c.m, last.Value.(*cached[S]).id)
+	}
+}
+
+// drop forgets the thread.
+func (c *cache[S]) drop(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[id]; ok {
+		c.ll.Remove(e)
+		delete(c.m, id)
+	}
+}

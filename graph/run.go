@@ -1,0 +1,723 @@
+package graph
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/task"
+	"github.com/interludehq/interlude/store"
+)
+
+// Invoke runs the command on the thread and waits for the run to end: completed,
+// interrupted (with every pending question) or failed. A pause is not an error: it
+// is committed before Invoke returns, and the result's Status is Interrupted.
+// Refused commands (input to an interrupted thread, an unknown interrupt id, an
+// answer failing its schema, ...) return an *interlude.Error and change nothing.
+func (g *Graph[S]) Invoke(ctx context.Context, threadID string, cmd Command) (*Result[S], error) {
+	return g.run(ctx, threadID, cmd, nil)
+}
+
+// Stream runs the command like Invoke and yields events as they happen: metadata
+// first, an update per finished node, messages nodes emit, an interrupt event per
+// pending question, and end last. A refused command yields its error and no events.
+// Stopping the iteration early cancels the run; an unfinished step is not committed.
+func (g *Graph[S]) Stream(ctx context.Context, threadID string, cmd Command) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		events := make(chan Event, 64)
+		done := make(chan struct{})
+		var err error
+		go func() {
+			defer close(done)
+			_, err = g.run(ctx, threadID, cmd, func(e Event) {
+				select {
+				case events <- e:
+				case <-ctx.Done():
+				}
+			})
+		}()
+		for {
+			select {
+			case e := <-events:
+				if !yield(e, nil) {
+					cancel()
+					<-done
+					return
+				}
+			case <-done:
+				for {
+					select {
+					case e := <-events:
+						if !yield(e, nil) {
+							return
+						}
+					default:
+						if err != nil {
+							yield(Event{}, err)
+						}
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// runner carries one invocation.
+type runner[S any] struct {
+	g        *Graph[S]
+	ctx      context.Context
+	threadID string
+	emit     func(Event)
+	c        *cached[S]
+	dirty    bool            // st was changed in memory by something not yet committed
+	input    []write         // input applied to the values, not yet committed
+	fresh    map[string]bool // interrupts answered by this invocation
+	passOnce bool            // continue past the before-breakpoint of the next step
+}
+
+func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit func(Event)) (*Result[S], error) {
+	if cmd.kind == 0 {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the command is empty; use Input, Resume, Respond, Reject, Cancel or Continue"}
+	}
+	return g.locked(ctx, threadID, emit, func(r *runner[S]) (*Result[S], error) {
+		switch cmd.kind {
+		case cmdInput:
+			return r.start(cmd.input)
+		case cmdAnswer:
+			return r.answer(cmd.resolutions)
+		default:
+			return r.resume()
+		}
+	})
+}
+
+// acquire returns the thread's current state: the cached copy if the store confirms
+// it is current, else a fresh load. A thread that does not exist has a nil state.
+func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], error) {
+	v, err := g.cfg.store.Version(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := g.cache.take(threadID); ok && c.st != nil && c.st.version == v {
+		return c, nil
+	}
+	if v == 0 {
+		return &cached[S]{id: threadID}, nil
+	}
+	l, err := g.cfg.store.Load(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	st, since, err := g.codec.load(l)
+	if err != nil {
+		return nil, err
+	}
+	c := &cached[S]{id: threadID, st: st, since: since}
+	if l.Snapshot != nil {
+		c.snapSize = len(l.Snapshot.Data)
+	}
+	return c, nil
+}
+
+func (r *runner[S]) send(e Event) {
+	if r.emit == nil {
+		return
+	}
+	e.ThreadID = r.threadID
+	e.At = r.g.cfg.now()
+	r.emit(e)
+}
+
+// start handles Input.
+func (r *runner[S]) start(input any) (*Result[S], error) {
+	st := r.c.st
+	if st != nil {
+		if err := refuseIfWaiting(st); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := r.g.inputWrites(input)
+	if err != nil {
+		return nil, err
+	}
+	r.dirty = true
+	if st == nil {
+		st = &state[S]{nonce: newNonce(), createdAt: r.g.cfg.now(), status: store.StatusIdle}
+		r.c.st = st
+	}
+	if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), ws); err != nil {
+		return nil, err
+	}
+	r.input = ws
+	next, err := r.g.successors(r.ctx, []string{Start}, st.values)
+	if err != nil {
+		return nil, err
+	}
+	st.next, st.mid, st.base, st.ledger, st.memo, st.exchanges, st.err = next, false, 0, nil, nil, nil, ""
+	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
+	return r.loop()
+}
+
+func refuseIfWaiting(st interface {
+	pendingIDs() []string
+	breakpoint() *Breakpoint
+}) error {
+	if ids := st.pendingIDs(); len(ids) > 0 {
+		return &interlude.Error{Code: interlude.CodeThreadInterrupted, Interrupts: ids,
+			Message: "the thread is waiting for answers to " + strings.Join(ids, ", ") + "; resume, reject or cancel them before sending input"}
+	}
+	if b := st.breakpoint(); b != nil {
+		return &interlude.Error{Code: interlude.CodeThreadInterrupted,
+			Message: fmt.Sprintf("the thread is paused at a breakpoint %s node %q; continue it (no input) before sending new input", b.When, b.Node)}
+	}
+	return nil
+}
+
+func (st *state[S]) pendingIDs() []string {
+	var ids []string
+	for _, q := range st.pending() {
+		ids = append(ids, q.ID)
+	}
+	return ids
+}
+
+func (st *state[S]) breakpoint() *Breakpoint { return st.brk }
+
+// inputWrites turns an Input value into writes.
+func (g *Graph[S]) inputWrites(input any) ([]write, error) {
+	switch v := input.(type) {
+	case nil:
+		return nil, nil
+	case S:
+		return g.codec.fs.writesOf(reflect.ValueOf(v), "the input")
+	case *S:
+		if v == nil {
+			return nil, nil
+		}
+		return g.codec.fs.writesOf(reflect.ValueOf(*v), "the input")
+	case json.RawMessage:
+		return g.codec.fs.writesOfJSON(v, "the input")
+	case []byte:
+		return g.codec.fs.writesOfJSON(v, "the input")
+	case map[string]any:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the input cannot be encoded as JSON: " + err.Error()}
+		}
+		return g.codec.fs.writesOfJSON(data, "the input")
+	}
+	return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("the input is a %T; give the state type %s, a pointer to it, or a JSON object", input, reflect.TypeFor[S]())}
+}
+
+// resume handles Continue.
+func (r *runner[S]) resume() (*Result[S], error) {
+	st := r.c.st
+	if st == nil {
+		return nil, store.NotFound(r.threadID)
+	}
+	if ids := st.pendingIDs(); len(ids) > 0 {
+		return nil, &interlude.Error{Code: interlude.CodeThreadInterrupted, Interrupts: ids,
+			Message: "the thread is waiting for answers to " + strings.Join(ids, ", ") + "; a plain continue only passes breakpoints"}
+	}
+	if st.brk != nil {
+		r.passOnce = st.brk.When == "before"
+		r.dirty = true
+		st.brk = nil
+	}
+	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
+	return r.loop()
+}
+
+// answer handles Resume, Respond, Reject and Cancel.
+func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], error) {
+	st := r.c.st
+	if st == nil {
+		return nil, store.NotFound(r.threadID)
+	}
+	if len(given) == 0 {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "no answers given"}
+	}
+	pending := st.pending()
+	if res, ok := given[""]; ok {
+		if len(given) > 1 {
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "an answer without an interrupt id cannot be combined with answers by id"}
+		}
+		switch len(pending) {
+		case 0:
+			return nil, r.notInterrupted()
+		case 1:
+			given = map[string]interlude.Resolution{pending[0].ID: res}
+		default:
+			ids := st.pendingIDs()
+			return nil, &interlude.Error{Code: interlude.CodeAmbiguousResume, Interrupts: ids,
+				Message: fmt.Sprintf("%d interrupts are pending (%s); answer them by id", len(ids), strings.Join(ids, ", "))}
+		}
+	}
+	ids := make([]string, 0, len(given))
+	for id := range given {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	by, now := interlude.ActorFrom(r.ctx), r.g.cfg.now()
+	var apply []resolved
+	for _, id := range ids {
+		res := given[id]
+		x := st.exchange(id)
+		if x != nil && x.R == nil {
+			if err := x.Q.Check(res); err != nil {
+				return nil, err
+			}
+			res.By, res.At = by, now
+			apply = append(apply, resolved{ID: id, R: res})
+			continue
+		}
+		if prev := st.resolution(id); prev != nil {
+			if prev.Same(res) {
+				continue // the same answer again: an idempotent replay
+			}
+			who := ""
+			if prev.By != "" {
+				who = " by " + prev.By
+			}
+			return nil, &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{id},
+				Message: fmt.Sprintf("interrupt %s was already %s%s at %s; it cannot be answered differently", id, prev.Kind, who, prev.At.Format("2006-01-02T15:04:05Z07:00"))}
+		}
+		if len(pending) == 0 {
+			return nil, r.notInterrupted()
+		}
+		return nil, &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{id},
+			Message: fmt.Sprintf("no pending interrupt has id %s; pending: %s", id, strings.Join(st.pendingIDs(), ", "))}
+	}
+	if len(apply) == 0 {
+		return r.result(), nil
+	}
+	d := r.control(kindAnswer)
+	d.Resolve = apply
+	if err := r.commit(d); err != nil {
+		return nil, err
+	}
+	r.fresh = make(map[string]bool, len(apply))
+	for _, a := range apply {
+		r.fresh[a.ID] = true
+	}
+	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
+	return r.loop()
+}
+
+func (r *runner[S]) notInterrupted() error {
+	if b := r.c.st.brk; b != nil {
+		return &interlude.Error{Code: interlude.CodeNotInterrupted,
+			Message: fmt.Sprintf("the thread is paused at a breakpoint %s node %q, which takes no answer; continue it with no input", b.When, b.Node)}
+	}
+	return &interlude.Error{Code: interlude.CodeNotInterrupted, Message: "the thread has no pending interrupt to answer"}
+}
+
+// resolution returns the recorded resolution of id, from the current step or the
+// recent past.
+func (st *state[S]) resolution(id string) *interlude.Resolution {
+	if x := st.exchange(id); x != nil && x.R != nil {
+		return x.R
+	}
+	for i := len(st.recent) - 1; i >= 0; i-- {
+		if st.recent[i].ID == id {
+			return &st.recent[i].R
+		}
+	}
+	return nil
+}
+
+// control returns a delta carrying the thread's current control state.
+func (r *runner[S]) control(kind string) *delta {
+	st := r.c.st
+	return &delta{Kind: kind, Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Step: st.step, Break: st.brk, Error: st.err}
+}
+
+// commit appends d (with any pending input) to the thread's log and applies it to
+// the in-memory state. Values the run already applied (input and writes) are not
+// applied again.
+func (r *runner[S]) commit(d *delta) error {
+	st, g := r.c.st, r.g
+	d.V, d.At, d.Input = store.FormatVersion, g.cfg.now(), r.input
+	data, err := json.Marshal(d)
+	if err != nil {
+		r.dirty = true
+		return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the step cannot be stored: " + err.Error(), Err: err}
+	}
+	r.dirty = true // until the store has it
+	writes := d.Writes
+	d.Writes = nil
+	err = g.codec.applyDelta(st, d, true)
+	d.Writes = writes
+	if err != nil {
+		return err
+	}
+	st.version++
+	app := store.Append{
+		ThreadID: r.threadID,
+		Expect:   st.version - 1,
+		Meta:     store.Meta{Graph: g.name, Status: st.status, Interrupts: st.pending(), UpdatedAt: d.At},
+		Records:  []store.Record{{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}},
+	}
+	since := r.c.since + len(data)
+	var snapSize int
+	if since > compressAbove && since >= r.c.snapSize/2 {
+		cp, err := g.codec.capture(st)
+		if err == nil {
+			snap, err2 := encodeSnapshot(cp)
+			if err2 == nil {
+				app.Snapshot = &store.Snapshot{Version: st.version, Format: store.FormatVersion, Data: snap}
+				snapSize = len(snap)
+			}
+		}
+	}
+	if err := g.cfg.store.Append(r.ctx, app); err != nil {
+		return err
+	}
+	r.dirty, r.input = false, nil
+	if app.Snapshot != nil {
+		r.c.since, r.c.snapSize = 0, snapSize
+	} else {
+		r.c.since = since
+	}
+	return nil
+}
+
+// loop runs steps until the thread completes, pauses or fails.
+func (r *runner[S]) loop() (*Result[S], error) {
+	st, g := r.c.st, r.g
+	for steps := 0; ; steps++ {
+		if len(st.next) == 0 {
+			if r.dirty {
+				d := r.control(kindInput)
+				d.Status, d.Break, d.Error = store.StatusIdle, nil, ""
+				if err := r.commit(d); err != nil {
+					return nil, err
+				}
+			}
+			return r.finish(), nil
+		}
+		if !st.mid && !r.passOnce {
+			for _, n := range st.next {
+				if g.breakpoint(g.cfg.before, n) {
+					return r.pauseAt(&Breakpoint{Node: n, When: "before"})
+				}
+			}
+		}
+		r.passOnce = false
+		if steps >= g.cfg.limit {
+			return r.fail(kindFail, &interlude.Error{Code: interlude.CodeRecursionLimit,
+				Message: fmt.Sprintf("the run took %d steps without finishing; raise WithRecursionLimit or check for an endless loop, then continue the thread", g.cfg.limit)})
+		}
+		done, res, err := r.step()
+		if !done {
+			return res, err
+		}
+	}
+}
+
+func (r *runner[S]) pauseAt(b *Breakpoint) (*Result[S], error) {
+	d := r.control(kindBreak)
+	d.Status, d.Break = store.StatusInterrupted, b
+	if err := r.commit(d); err != nil {
+		return nil, err
+	}
+	r.send(Event{Type: EventBreakpoint, Node: b.Node, Breakpoint: b, Step: r.c.st.step})
+	return r.finish(), nil
+}
+
+func (r *runner[S]) fail(kind string, cause error) (*Result[S], error) {
+	d := r.control(kind)
+	d.Status, d.Error = store.StatusFailed, cause.Error()
+	if err := r.commit(d); err != nil {
+		return nil, errors.Join(cause, err)
+	}
+	res := r.finish()
+	return res, cause
+}
+
+// outcome is what one task attempt produced.
+type outcome struct {
+	node    string
+	writes  []write // all writes of a finished task
+	partial []write // writes kept although the task paused
+	raised  []interlude.Question
+	memo    map[string]json.RawMessage
+	err     error
+}
+
+// step runs the due tasks of one step. It reports done=false with the invocation's
+// result when the run stops (pause, failure, breakpoint after).
+func (r *runner[S]) step() (bool, *Result[S], error) {
+	st, g := r.c.st, r.g
+	base := st.base
+	if !st.mid {
+		base = st.version
+	}
+	exchanges := make([]task.Exchange, len(st.exchanges))
+	for i, x := range st.exchanges {
+		exchanges[i] = task.Exchange{Interrupt: task.Interrupt(x.Q)}
+		if x.R != nil {
+			exchanges[i].Resolution = toTaskResolution(x.R)
+		}
+	}
+	ts := &task.Step{IDBase: st.nonce + "\x00" + r.threadID + "\x00" + strconv.FormatInt(base, 10), Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
+	var runs []string
+	waiting := false
+	for _, n := range st.next {
+		if st.ledgerOf(n) != nil {
+			continue
+		}
+		hasPending, hasFresh := false, false
+		for _, x := range st.exchanges {
+			if len(x.Q.Path) > 0 && x.Q.Path[0] == n {
+				hasPending = hasPending || x.R == nil
+				hasFresh = hasFresh || r.fresh[x.Q.ID]
+			}
+		}
+		if hasPending && !hasFresh {
+			waiting = true
+			continue
+		}
+		runs = append(runs, n)
+	}
+	outs := make([]outcome, len(runs))
+	if len(runs) == 1 {
+		outs[0] = r.runTask(ts, runs[0])
+	} else {
+		var wg sync.WaitGroup
+		for i, n := range runs {
+			wg.Go(func() { outs[i] = r.runTask(ts, n) })
+		}
+		wg.Wait()
+	}
+	if err := r.ctx.Err(); err != nil {
+		r.dirty = true
+		return false, nil, err
+	}
+	var ledger []ledgerEntry
+	var raised []interlude.Question
+	var partial []write
+	memo := map[string]json.RawMessage{}
+	var failures []error
+	for _, o := range outs {
+		for k, v := range o.memo {
+			memo[k] = v
+		}
+		switch {
+		case len(o.raised) > 0:
+			raised = append(raised, o.raised...)
+			partial = append(partial, o.partial...)
+		case o.err != nil:
+			failures = append(failures, fmt.Errorf("node %q: %w", o.node, o.err))
+		default:
+			ledger = append(ledger, ledgerEntry{Node: o.node, Writes: o.writes})
+		}
+	}
+	if len(memo) == 0 {
+		memo = nil
+	}
+	if len(failures) > 0 || len(raised) > 0 || waiting {
+		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
+			failures = append(failures, err)
+		}
+		d := r.control(kindPause)
+		d.Writes, d.Ledger, d.Memo, d.Raised, d.Mid, d.Base = partial, ledger, memo, raised, true, base
+		d.Status, d.Break, d.Error = store.StatusInterrupted, nil, ""
+		var cause error
+		if len(failures) > 0 {
+			cause = errors.Join(failures...)
+			d.Kind, d.Status, d.Error = kindFail, store.StatusFailed, cause.Error()
+		}
+		if err := r.commit(d); err != nil {
+			return false, nil, errors.Join(cause, err)
+		}
+		for _, q := range st.pending() {
+			q := q
+			r.send(Event{Type: EventInterrupt, Node: q.Node, Interrupt: &q, Step: st.step})
+		}
+		return false, r.finish(), cause
+	}
+	// Every task of the step finished: apply all writes in node order.
+	var all []write
+	writer := map[string]string{}
+	for _, n := range st.next {
+		var ws []write
+		if e := st.ledgerOf(n); e != nil {
+			ws = e.Writes
+		} else {
+			ws = ledger[slices.IndexFunc(ledger, func(e ledgerEntry) bool { return e.Node == n })].Writes
+		}
+		for _, w := range ws {
+			if f := g.codec.fs.byName[w.Field]; f != nil && f.reducer == ReplaceReducer {
+				if other, ok := writer[w.Field]; ok && other != n {
+					_, res, err := r.failStep(&interlude.Error{Code: interlude.CodeInvalidUpdate,
+						Message: fmt.Sprintf("nodes %q and %q both wrote state field %q in the same step; give the field a reducer (graph:\"append\", \"add\" or \"merge\") or write it from one node", other, n, w.Field)})
+					return false, res, err
+				}
+				writer[w.Field] = n
+			}
+		}
+		all = append(all, ws...)
+	}
+	if err := g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), all); err != nil {
+		_, res, err := r.failStep(err)
+		r.dirty = true // the values hold part of the writes: reload them
+		return false, res, err
+	}
+	r.dirty = true
+	ran := st.next
+	next, err := g.successors(task.Without(r.ctx), ran, st.values)
+	if err != nil {
+		// The writes are applied in memory only; fail from the committed state.
+		return false, nil, err
+	}
+	d := r.control(kindStep)
+	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, store.StatusIdle, nil, ""
+	var brk *Breakpoint
+	if len(next) > 0 {
+		for _, n := range ran {
+			if g.breakpoint(g.cfg.after, n) {
+				brk = &Breakpoint{Node: n, When: "after"}
+				d.Status, d.Break = store.StatusInterrupted, brk
+				break
+			}
+		}
+	}
+	if err := r.commit(d); err != nil {
+		return false, nil, err
+	}
+	if brk != nil {
+		r.send(Event{Type: EventBreakpoint, Node: brk.Node, Breakpoint: brk, Step: st.step})
+		return false, r.finish(), nil
+	}
+	return true, nil, nil
+}
+
+// failStep records a failure of the step as a whole.
+func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
+	res, err := r.fail(kindFail, cause)
+	return false, res, err
+}
+
+// runTask runs one attempt of node's task.
+func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
+	g, st := r.g, r.c.st
+	sc := task.New(ts, node)
+	env := &taskEnv{runner: r.send, fs: g.codec.fs, node: node, step: st.step}
+	ctx := task.With(context.WithValue(r.ctx, envKey{}, env), sc)
+	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
+	o := outcome{node: node}
+	var upd S
+	var err error
+	if g.observer != nil && g.observer.BeforeNode != nil {
+		err = g.observer.BeforeNode(task.Without(ctx), info, st.values)
+	}
+	if err == nil {
+		upd, err = call(ctx, g.nodes[node], st.values)
+	}
+	if g.observer != nil && g.observer.AfterNode != nil {
+		g.observer.AfterNode(task.Without(ctx), info, upd, err)
+	}
+	o.raised = questions(sc.Collector().Raised())
+	o.memo = sc.Collector().Ledger()
+	o.partial = env.writes()
+	if len(o.raised) > 0 {
+		return o
+	}
+	if err != nil {
+		if interlude.IsPaused(err) {
+			err = fmt.Errorf("returned a pause error that no Interrupt of this task raised: %w", err)
+		}
+		o.err = err
+		return o
+	}
+	ws, err := g.codec.fs.writesOf(reflect.ValueOf(upd), fmt.Sprintf("node %q", node))
+	if err != nil {
+		o.err = err
+		return o
+	}
+	o.writes = append(o.partial, ws...)
+	if r.emit != nil {
+		r.send(Event{Type: EventUpdate, Node: node, Update: writesObject(o.writes), Step: st.step})
+	}
+	return o
+}
+
+// call runs a node, turning a panic into an error that carries the stack.
+func call[S any](ctx context.Context, fn Node[S], s S) (upd S, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return fn(ctx, s)
+}
+
+func questions(in []task.Interrupt) []interlude.Question {
+	out := make([]interlude.Question, len(in))
+	for i, q := range in {
+		out[i] = interlude.Question(q)
+	}
+	return out
+}
+
+func toTaskResolution(r *interlude.Resolution) *task.Resolution {
+	out := &task.Resolution{Kind: string(r.Kind), Response: r.Response, By: r.By, At: r.At}
+	if r.Error != nil {
+		out.Error = &task.Rejection{Name: r.Error.Name, Message: r.Error.Message}
+	}
+	return out
+}
+
+// writesObject renders writes as a JSON object of fields (later writes of a field
+// win), for update events.
+func writesObject(ws []write) json.RawMessage {
+	obj := make(map[string]json.RawMessage, len(ws))
+	for _, w := range ws {
+		obj[w.Field] = w.Value
+	}
+	data, _ := json.Marshal(obj)
+	return data
+}
+
+// finish builds the invocation's result and sends the end event.
+func (r *runner[S]) finish() *Result[S] {
+	res := r.result()
+	r.send(Event{Type: EventEnd, Status: res.Status, Checkpoint: res.Checkpoint, Step: r.c.st.step})
+	return res
+}
+
+func (r *runner[S]) result() *Result[S] {
+	st := r.c.st
+	return &Result[S]{
+		ThreadID:   r.threadID,
+		Status:     statusOf(st.status),
+		Values:     r.g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S),
+		Interrupts: st.pending(),
+		Breakpoint: st.brk,
+		Next:       slices.Clone(st.next),
+		Checkpoint: st.version,
+		Error:      st.err,
+	}
+}
+
+func newNonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

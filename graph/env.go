@@ -63,7 +63,7 @@ func Write[S any](ctx context.Context, update S) error {
 // model output, EventCustom otherwise) while the node runs. Invoke discards it.
 func Emit(ctx context.Context, typ EventType, data any) {
 	e := envFrom(ctx)
-	if e == nil || e.runner == nil {
+	if e == nil {
 		return
 	}
 	e.runner(Event{Type: typ, Node: e.node, Step: e.step, Data: data})

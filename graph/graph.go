@@ -172,6 +172,7 @@ type config struct {
 	now      func() time.Time
 	observer any
 	cache    int
+	events   func(Event)
 }
 
 // WithStore keeps threads in s.
@@ -203,6 +204,11 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // between invocations (default 1024; 0 disables the cache). A cached state is used
 // only after checking with the store that it is current.
 func WithCacheSize(n int) Option { return func(c *config) { c.cache = n } }
+
+// WithEvents sends every event of every run (Invoke and Stream alike) to sink, for
+// example to fan them out to live listeners. sink is called from the run's
+// goroutines and must not block for long.
+func WithEvents(sink func(Event)) Option { return func(c *config) { c.events = sink } }
 
 // Observer watches nodes run, for logs, metrics and input checks. It cannot pause a
 // node: Interrupt called from its functions returns an error.

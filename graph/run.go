@@ -135,12 +135,17 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], er
 }
 
 func (r *runner[S]) send(e Event) {
-	if r.emit == nil {
+	if r.emit == nil && r.g.cfg.events == nil {
 		return
 	}
 	e.ThreadID = r.threadID
 	e.At = r.g.cfg.now()
-	r.emit(e)
+	if r.emit != nil {
+		r.emit(e)
+	}
+	if r.g.cfg.events != nil {
+		r.g.cfg.events(e)
+	}
 }
 
 // start handles Input.
@@ -652,7 +657,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		return o
 	}
 	o.writes = append(o.partial, ws...)
-	if r.emit != nil {
+	if r.emit != nil || g.cfg.events != nil {
 		r.send(Event{Type: EventUpdate, Node: node, Update: writesObject(o.writes), Step: st.step})
 	}
 	return o

@@ -102,8 +102,12 @@ func (e *Error) Error() string {
 		sb.WriteString(msg)
 	}
 	if hint := e.hint(); hint != "" {
-		sb.WriteString("; ")
+		if msg == "" || !strings.ContainsAny(msg[len(msg)-1:], ".!?") {
+			sb.WriteString(".")
+		}
+		sb.WriteString(" ")
 		sb.WriteString(hint)
+		sb.WriteString(".")
 	}
 	return sb.String()
 }
@@ -127,18 +131,18 @@ func (e *Error) title() string {
 func (e *Error) hint() string {
 	switch e.Kind {
 	case ErrRateLimited:
-		return "wait and retry, lower the request rate, or raise the account's limits"
+		return "Wait and retry, lower the request rate, or raise the account's limits"
 	case ErrUnavailable:
-		return "the provider is failing or unreachable; retry later, and check the base URL if it persists"
+		return "The provider is failing or unreachable: retry later, and check the base URL if it persists"
 	case ErrBadResponse:
-		return "check that the base URL points at a server speaking this provider's API; retrying may help"
+		return "Check that the base URL points at a server speaking this provider's API; retrying may help"
 	case ErrAuth:
-		return "check the API key and that it may use this model"
+		return "Check the API key and that it may use this model"
 	case ErrInvalidRequest:
-		return "fix the request (model name, message order, tool schemas, prompt size); retrying it unchanged will fail again"
+		return "Fix the request (model name, message order, tool schemas, prompt size); retrying it unchanged will fail again"
 	}
 	if e.Retryable {
-		return "retrying may help"
+		return "Retrying may help"
 	}
 	return ""
 }

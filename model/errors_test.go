@@ -16,15 +16,15 @@ func TestStatusErrorsMatchTheirClass(t *testing.T) {
 		retryable bool
 		hint      string
 	}{
-		{429, model.ErrRateLimited, true, "wait and retry"},
+		{429, model.ErrRateLimited, true, "Wait and retry"},
 		{500, model.ErrUnavailable, true, "retry later"},
 		{503, model.ErrUnavailable, true, "retry later"},
 		{529, model.ErrUnavailable, true, "retry later"},
-		{401, model.ErrAuth, false, "check the API key"},
-		{403, model.ErrAuth, false, "check the API key"},
-		{400, model.ErrInvalidRequest, false, "fix the request"},
-		{404, model.ErrInvalidRequest, false, "fix the request"},
-		{409, nil, true, "retrying may help"},
+		{401, model.ErrAuth, false, "Check the API key"},
+		{403, model.ErrAuth, false, "Check the API key"},
+		{400, model.ErrInvalidRequest, false, "Fix the request"},
+		{404, model.ErrInvalidRequest, false, "Fix the request"},
+		{409, nil, true, "Retrying may help"},
 	}
 	all := []error{model.ErrRateLimited, model.ErrUnavailable, model.ErrBadResponse, model.ErrAuth, model.ErrInvalidRequest}
 	for _, tt := range tests {

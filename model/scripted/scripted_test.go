@@ -237,6 +237,7 @@ func TestCallsIsSafeForConcurrentUse(t *testing.T) {
 
 func TestStreamStopsWhenTheContextIsCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	m := script()
 	var err error
 	n := 0

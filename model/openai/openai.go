@@ -1,0 +1,468 @@
+// Package openai is a [model.Model] over the OpenAI Chat Completions API,
+// built on github.com/openai/openai-go. It works with any server that speaks
+// that API, such as Ollama or vLLM: point [WithBaseURL] at it.
+//
+// Mapping between the two vocabularies:
+//
+//   - [model.Request.System] and system-role messages become system messages.
+//   - Tool results, which [model] keeps as tool_result blocks in a user
+//     message, become one "tool" message each (with tool_call_id), placed
+//     before the rest of that user message. A failed result's content is
+//     prefixed with "Error: " so the model knows the call failed; the API has
+//     no error flag.
+//   - Tool calls become the assistant message's tool_calls; tools become
+//     function tools whose parameters are [model.ToolSpec.InputSchema].
+//   - Images become image_url parts (base64 images as data: URLs).
+//   - [model.Request.MaxTokens] is sent as max_completion_tokens, or as the
+//     older max_tokens with [WithLegacyMaxTokens].
+//   - finish_reason maps to [model.StopReason]: stop is end_turn (tool_use if
+//     the answer calls tools, as some compatible servers report "stop" for
+//     tool calls), tool_calls is tool_use, length is max_tokens, anything
+//     else is other.
+//   - Tool calls without an id (some compatible servers omit it) get
+//     "call_<position>".
+//
+// Streaming uses server-sent events with stream_options.include_usage, and
+// assembles tool call arguments by index with the shared [model.Accumulator].
+//
+// Retries are the SDK's: rate limits (429), server errors (5xx), 408, 409 and
+// connection failures are retried [WithMaxRetries] times with exponential
+// backoff, honouring Retry-After headers. Errors are [*model.Error] values.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net"
+	"net/http"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/interludehq/interlude/model"
+)
+
+// DefaultModel is the model used unless [WithModel] says otherwise.
+const DefaultModel = "gpt-4o-mini"
+
+// Provider is the provider name in errors.
+const Provider = "openai"
+
+// Option configures a [Model].
+type Option func(*config)
+
+type config struct {
+	model  string
+	legacy bool
+	opts   []option.RequestOption
+}
+
+// WithBaseURL sets the API's base URL, such as "http://localhost:11434/v1"
+// for Ollama. By default it is OpenAI's, or the OPENAI_BASE_URL environment
+// variable.
+func WithBaseURL(url string) Option {
+	return func(c *config) { c.opts = append(c.opts, option.WithBaseURL(url)) }
+}
+
+// WithAPIKey sets the API key, sent as a bearer token. By default it is the
+// OPENAI_API_KEY environment variable.
+func WithAPIKey(key string) Option {
+	return func(c *config) { c.opts = append(c.opts, option.WithAPIKey(key)) }
+}
+
+// WithModel sets the model name sent with every request. The default is
+// [DefaultModel].
+func WithModel(name string) Option {
+	return func(c *config) { c.model = name }
+}
+
+// WithHTTPClient sets the HTTP client requests go through.
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) { c.opts = append(c.opts, option.WithHTTPClient(client)) }
+}
+
+// WithMaxRetries sets how many times a failed request is retried (the SDK's
+// default is 2). 0 disables retries. Negative values count as 0.
+func WithMaxRetries(n int) Option {
+	return func(c *config) { c.opts = append(c.opts, option.WithMaxRetries(max(n, 0))) }
+}
+
+// WithLegacyMaxTokens sends [model.Request.MaxTokens] as max_tokens instead
+// of max_completion_tokens, for older OpenAI-compatible servers.
+func WithLegacyMaxTokens() Option {
+	return func(c *config) { c.legacy = true }
+}
+
+// WithRequestOptions adds SDK request options to every request, for settings
+// this package does not cover (headers, organization, retry delays, ...).
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return func(c *config) { c.opts = append(c.opts, opts...) }
+}
+
+// Model is a [model.Model] backed by the Chat Completions API. It is safe for
+// concurrent use.
+type Model struct {
+	client oai.Client
+	model  string
+	legacy bool
+}
+
+var _ model.Model = (*Model)(nil)
+
+// New returns a model configured by opts.
+func New(opts ...Option) *Model {
+	c := config{model: DefaultModel}
+	for _, o := range opts {
+		o(&c)
+	}
+	return &Model{client: oai.NewClient(c.opts...), model: c.model, legacy: c.legacy}
+}
+
+// ModelName returns the model name sent with every request.
+func (m *Model) ModelName() string { return m.model }
+
+// Generate sends req and returns the complete answer.
+func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	p, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var raw *http.Response
+	c, err := m.client.Chat.Completions.New(ctx, p, option.WithResponseInto(&raw))
+	if err != nil {
+		return nil, mapError(ctx, err, raw)
+	}
+	if len(c.Choices) == 0 {
+		return nil, model.BadResponse(Provider, "the response has no choices", nil)
+	}
+	ch := c.Choices[0]
+	var acc model.Accumulator
+	text := ch.Message.Content
+	if text == "" {
+		text = ch.Message.Refusal
+	}
+	if err := acc.Add(model.TextDelta(text)); err != nil {
+		return nil, model.BadResponse(Provider, err.Error(), err)
+	}
+	calls := 0
+	for _, tc := range ch.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", calls)
+		}
+		for _, chunk := range []model.Chunk{
+			model.ToolCallStart(calls, id, tc.Function.Name),
+			model.ToolCallDelta(calls, tc.Function.Arguments),
+		} {
+			if err := acc.Add(chunk); err != nil {
+				return nil, model.BadResponse(Provider, err.Error(), err)
+			}
+		}
+		calls++
+	}
+	return acc.Finish(Provider, stopReason(ch.FinishReason, calls > 0), usage(c.Usage), c.Model)
+}
+
+// Stream sends req with streaming on and yields the answer as it arrives.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		p, err := m.params(req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		p.StreamOptions.IncludeUsage = param.NewOpt(true)
+		var raw *http.Response
+		stream := m.client.Chat.Completions.NewStreaming(ctx, p, option.WithResponseInto(&raw))
+		defer stream.Close()
+
+		var (
+			acc       model.Accumulator
+			u         model.Usage
+			modelName string
+			finish    string
+			calls     = map[int64]*call{}
+			nextCall  int
+		)
+		emit := func(c model.Chunk) bool {
+			if err := acc.Add(c); err != nil {
+				yield(model.Chunk{}, model.BadResponse(Provider, err.Error(), err))
+				return false
+			}
+			return yield(c, nil)
+		}
+		for stream.Next() {
+			chunk := stream.Current()
+			if chunk.Model != "" {
+				modelName = chunk.Model
+			}
+			if chunk.Usage.PromptTokens != 0 || chunk.Usage.CompletionTokens != 0 {
+				u = usage(chunk.Usage)
+			}
+			for _, ch := range chunk.Choices {
+				if ch.Index != 0 {
+					continue
+				}
+				if text := ch.Delta.Content + ch.Delta.Refusal; text != "" {
+					if !emit(model.TextDelta(text)) {
+						return
+					}
+				}
+				for _, tc := range ch.Delta.ToolCalls {
+					c, ok := calls[tc.Index]
+					if !ok || (tc.ID != "" && c.id != "" && tc.ID != c.id) {
+						c = &call{index: nextCall, id: tc.ID}
+						nextCall++
+						calls[tc.Index] = c
+						id := tc.ID
+						if id == "" {
+							id = fmt.Sprintf("call_%d", c.index)
+						}
+						if !emit(model.ToolCallStart(c.index, id, tc.Function.Name)) {
+							return
+						}
+					}
+					if tc.Function.Arguments != "" {
+						if !emit(model.ToolCallDelta(c.index, tc.Function.Arguments)) {
+							return
+						}
+					}
+				}
+				if ch.FinishReason != "" {
+					finish = ch.FinishReason
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(model.Chunk{}, mapError(ctx, err, raw))
+			return
+		}
+		if finish == "" {
+			yield(model.Chunk{}, model.BadResponse(Provider, "the stream ended before the model finished (no finish_reason)", nil))
+			return
+		}
+		resp, err := acc.Finish(Provider, stopReason(finish, nextCall > 0), u, modelName)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		yield(model.Done(resp), nil)
+	}
+}
+
+type call struct {
+	index int
+	id    string
+}
+
+func usage(u oai.CompletionUsage) model.Usage {
+	return model.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens)}
+}
+
+func stopReason(finish string, hasCalls bool) model.StopReason {
+	switch finish {
+	case "stop":
+		if hasCalls {
+			return model.StopToolUse
+		}
+		return model.StopEndTurn
+	case "tool_calls", "function_call":
+		return model.StopToolUse
+	case "length":
+		return model.StopMaxTokens
+	case "":
+		return ""
+	}
+	return model.StopOther
+}
+
+// params translates req into the SDK's request parameters.
+func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
+	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
+	if req == nil {
+		return p, errors.New("openai: nil request")
+	}
+	if req.System != "" {
+		p.Messages = append(p.Messages, oai.SystemMessage(req.System))
+	}
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case model.RoleSystem:
+			if text := msg.Text(); text != "" {
+				p.Messages = append(p.Messages, oai.SystemMessage(text))
+			}
+		case model.RoleUser:
+			var parts []oai.ChatCompletionContentPartUnionParam
+			for _, b := range msg.Content {
+				switch b.Type {
+				case model.BlockToolResult:
+					text := b.ContentText()
+					if b.IsError {
+						text = "Error: " + text
+					}
+					p.Messages = append(p.Messages, oai.ToolMessage(text, b.ToolUseID))
+				case model.BlockText:
+					if b.Text != "" {
+						parts = append(parts, oai.TextContentPart(b.Text))
+					}
+				case model.BlockImage:
+					url, err := imageURL(b)
+					if err != nil {
+						return p, fmt.Errorf("openai: message %d: %w", i, err)
+					}
+					parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+				}
+			}
+			switch {
+			case len(parts) == 1 && parts[0].OfText != nil:
+				p.Messages = append(p.Messages, oai.UserMessage(parts[0].OfText.Text))
+			case len(parts) > 0:
+				p.Messages = append(p.Messages, oai.UserMessage(parts))
+			}
+		case model.RoleAssistant:
+			var a oai.ChatCompletionAssistantMessageParam
+			if text := msg.Text(); text != "" {
+				a.Content.OfString = param.NewOpt(text)
+			}
+			for _, b := range msg.ToolUses() {
+				args := strings.TrimSpace(string(b.Input))
+				if args == "" {
+					args = "{}"
+				}
+				a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       b.ID,
+						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args},
+					},
+				})
+			}
+			if param.IsOmitted(a.Content.OfString) && len(a.ToolCalls) == 0 {
+				continue
+			}
+			p.Messages = append(p.Messages, oai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		default:
+			return p, fmt.Errorf("openai: message %d has unknown role %q", i, msg.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		schema := map[string]any{"type": "object", "properties": map[string]any{}}
+		if len(strings.TrimSpace(string(t.InputSchema))) > 0 {
+			schema = nil
+			if err := json.Unmarshal(t.InputSchema, &schema); err != nil || schema == nil {
+				return p, fmt.Errorf("openai: tool %q: input schema is not a JSON object", t.Name)
+			}
+		}
+		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(schema)}
+		if t.Description != "" {
+			def.Description = param.NewOpt(t.Description)
+		}
+		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(def))
+	}
+	if req.MaxTokens > 0 {
+		if m.legacy {
+			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		} else {
+			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	return p, nil
+}
+
+func imageURL(b model.Block) (string, error) {
+	switch s := b.Source; {
+	case s == nil:
+		return "", errors.New("image block without a source")
+	case s.Type == model.ImageURL:
+		return s.URL, nil
+	case s.Type == model.ImageBase64:
+		return "data:" + s.MediaType + ";base64," + s.Data, nil
+	default:
+		return "", fmt.Errorf("unknown image source type %q", s.Type)
+	}
+}
+
+// mapError turns an SDK error into a *model.Error. Cancellation is returned
+// as the context's error.
+func mapError(ctx context.Context, err error, raw *http.Response) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var apiErr *oai.Error
+	if errors.As(err, &apiErr) {
+		code := apiErr.Code
+		if code == "" {
+			code = apiErr.Type
+		}
+		msg := apiErr.Message
+		if msg == "" {
+			msg = http.StatusText(apiErr.StatusCode)
+		}
+		e := model.StatusError(Provider, apiErr.StatusCode, code, msg)
+		e.Err = err
+		return e
+	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		return eventError(streamErr)
+	}
+	if raw != nil && raw.StatusCode >= 400 {
+		// The SDK could not read the error body; the status still says what happened.
+		e := model.StatusError(Provider, raw.StatusCode, "", "the error response could not be read")
+		e.Err = err
+		return e
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return &model.Error{Provider: Provider, Message: "cannot reach the server: " + err.Error(), Kind: model.ErrUnavailable, Retryable: true, Err: err}
+	}
+	return model.BadResponse(Provider, "cannot read the response: "+err.Error(), err)
+}
+
+// eventError classifies an error event received in the middle of a stream.
+func eventError(se *ssestream.StreamError) *model.Error {
+	var body struct {
+		Error struct {
+			Code    any    `json:"code"`
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(se.Event.Data, &body)
+	code := ""
+	if body.Error.Code != nil {
+		code = fmt.Sprint(body.Error.Code)
+	}
+	if code == "" {
+		code = body.Error.Type
+	}
+	msg := body.Error.Message
+	if msg == "" {
+		msg = strings.TrimSpace(string(se.Event.Data))
+	}
+	e := &model.Error{Provider: Provider, Code: code, Message: msg, Kind: model.ErrUnavailable, Retryable: true, Err: se}
+	switch c := strings.ToLower(code); {
+	case strings.Contains(c, "rate_limit"):
+		e.Kind = model.ErrRateLimited
+	case strings.Contains(c, "api_key") || strings.Contains(c, "auth"):
+		e.Kind, e.Retryable = model.ErrAuth, false
+	case strings.Contains(c, "invalid_request"):
+		e.Kind, e.Retryable = model.ErrInvalidRequest, false
+	}
+	return e
+}

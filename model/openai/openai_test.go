@@ -1,0 +1,369 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/internal/wiretest"
+	"github.com/interludehq/interlude/model/openai"
+)
+
+// The test servers ask for a 1 ms pause before a retry, the way real servers
+// ask for longer ones, so retries stay fast.
+var fastRetry = []string{"Retry-After-Ms", "1"}
+
+func newModel(srv *wiretest.Server, opts ...openai.Option) *openai.Model {
+	base := []openai.Option{
+		openai.WithBaseURL(srv.URL + "/v1"),
+		openai.WithAPIKey("sk-test-123"),
+		openai.WithMaxRetries(2),
+	}
+	return openai.New(append(base, opts...)...)
+}
+
+func firstRequest() *model.Request {
+	temp := 0.2
+	return &model.Request{
+		System:   "You help customers with their orders.",
+		Messages: []model.Message{model.UserText("Where are orders A-42 and B-7?")},
+		Tools: []model.ToolSpec{{
+			Name:        "lookup_order",
+			Description: "Look up an order by its id.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string","description":"The order id, like A-42."}},"required":["order_id"],"additionalProperties":false}`),
+		}},
+		MaxTokens:   300,
+		Temperature: &temp,
+	}
+}
+
+// answer runs one request, streamed or not.
+func answer(t *testing.T, m *openai.Model, req *model.Request, stream bool) (*model.Response, error) {
+	t.Helper()
+	if stream {
+		return model.Collect(m.Stream(context.Background(), req))
+	}
+	return m.Generate(context.Background(), req)
+}
+
+func wantToolCalls(t *testing.T, resp *model.Response) {
+	t.Helper()
+	got, _ := json.Marshal(resp)
+	want := `{"message":{"role":"assistant","content":[` +
+		`{"type":"tool_use","id":"call_Nq3WmvPz8kXbTg1cE7uYdL2a","name":"lookup_order","input":{"order_id":"A-42"}},` +
+		`{"type":"tool_use","id":"call_Rf5HsKj2Wq9ZpLx4Mv8cTb1e","name":"lookup_order","input":{"order_id":"B-7"}}]},` +
+		`"usage":{"input_tokens":96,"output_tokens":49},"stop_reason":"tool_use","model":"gpt-4o-mini-2024-07-18"}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func wantFinalText(t *testing.T, resp *model.Response) {
+	t.Helper()
+	got, _ := json.Marshal(resp)
+	want := `{"message":{"role":"assistant","content":[` +
+		`{"type":"text","text":"Order A-42 shipped yesterday with DHL. I could not find order B-7; please check the number."}]},` +
+		`"usage":{"input_tokens":187,"output_tokens":24},"stop_reason":"end_turn","model":"gpt-4o-mini-2024-07-18"}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestToolCallTurnGivesParallelToolCalls(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_tool_calls.json"))
+	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantToolCalls(t, resp)
+}
+
+func TestToolCallTurnStreamedAssemblesArgumentsByIndex(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_tool_calls.sse"))
+	var kinds []string
+	var final *model.Response
+	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Type {
+		case model.ChunkToolStart:
+			kinds = append(kinds, "start:"+c.ID)
+		case model.ChunkToolDelta:
+			kinds = append(kinds, "delta")
+		case model.ChunkDone:
+			final = c.Response
+		}
+	}
+	wantToolCalls(t, final)
+	if kinds[0] != "start:call_Nq3WmvPz8kXbTg1cE7uYdL2a" || strings.Count(strings.Join(kinds, " "), "delta") != 15 {
+		t.Fatalf("chunks: %v", kinds)
+	}
+}
+
+func TestFinalTextTurn(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
+	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinalText(t, resp)
+}
+
+func TestFinalTextTurnStreamedArrivesInPieces(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_final_text.sse"))
+	var pieces int
+	var final *model.Response
+	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Type == model.ChunkText {
+			pieces++
+		}
+		final = c.Response
+	}
+	wantFinalText(t, final)
+	if pieces < 10 {
+		t.Fatalf("text arrived in %d pieces", pieces)
+	}
+}
+
+// roundTrip plays a full exchange: the model calls two tools, the results
+// (one failed) go back, the model answers. It returns what the client sent.
+func roundTrip(t *testing.T, stream bool) []wiretest.Request {
+	t.Helper()
+	first, second := "chat_tool_calls.json", "chat_final_text.json"
+	if stream {
+		first, second = "stream_tool_calls.sse", "stream_final_text.sse"
+	}
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, first), wiretest.File(t, 200, second))
+	m := newModel(srv)
+
+	req := firstRequest()
+	resp, err := answer(t, m, req, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := resp.Message.ToolUses()
+	req.Messages = append(req.Messages, resp.Message, model.Message{Role: model.RoleUser, Content: []model.Block{
+		model.ToolResult(calls[0].ID, `{"status":"shipped","carrier":"DHL","shipped_at":"2025-07-06"}`, false),
+		model.ToolResult(calls[1].ID, "order B-7 not found", true),
+	}})
+	// The agent's interrupt history rides along on the result; it must not reach the model.
+	req.Messages[2].Content[0].Interrupts = json.RawMessage(`[{"id":"int_1","resolution":"resume"}]`)
+	resp, err = answer(t, m, req, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinalText(t, resp)
+
+	sent := srv.Requests()
+	if len(sent) != 2 {
+		t.Fatalf("server got %d requests, want 2", len(sent))
+	}
+	for _, r := range sent {
+		if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" {
+			t.Fatalf("request to %s %s", r.Method, r.Path)
+		}
+		if strings.Contains(string(r.Body), "int_1") {
+			t.Fatal("interrupt history was sent to the model")
+		}
+	}
+	return sent
+}
+
+func TestToolRoundTripSendsTheGoldenRequests(t *testing.T) {
+	sent := roundTrip(t, false)
+	wiretest.Golden(t, "tool_roundtrip_request_1.json", sent[0].Body)
+	wiretest.Golden(t, "tool_roundtrip_request_2.json", sent[1].Body)
+}
+
+func TestToolRoundTripStreamedSendsTheGoldenRequests(t *testing.T) {
+	sent := roundTrip(t, true)
+	wiretest.Golden(t, "tool_roundtrip_stream_request_1.json", sent[0].Body)
+	wiretest.Golden(t, "tool_roundtrip_stream_request_2.json", sent[1].Body)
+}
+
+func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
+	if _, err := newModel(srv, openai.WithModel("llama3.1:8b")).Generate(context.Background(), firstRequest()); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	if got := r.Header.Get("Authorization"); got != "Bearer sk-test-123" {
+		t.Fatalf("Authorization = %q", got)
+	}
+	var body struct{ Model string }
+	_ = json.Unmarshal(r.Body, &body)
+	if body.Model != "llama3.1:8b" {
+		t.Fatalf("model = %q", body.Model)
+	}
+}
+
+func TestDefaultModelName(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
+	m := newModel(srv)
+	if _, err := m.Generate(context.Background(), firstRequest()); err != nil {
+		t.Fatal(err)
+	}
+	var body struct{ Model string }
+	_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+	if body.Model != openai.DefaultModel || m.ModelName() != "gpt-4o-mini" {
+		t.Fatalf("model = %q", body.Model)
+	}
+}
+
+func TestLegacyMaxTokensOption(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
+	if _, err := newModel(srv, openai.WithLegacyMaxTokens()).Generate(context.Background(), firstRequest()); err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+	if body["max_tokens"] != 300.0 || body["max_completion_tokens"] != nil {
+		t.Fatalf("body = %v", body)
+	}
+}
+
+func TestRateLimitIsRetriedThenSucceeds(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		ok := "chat_final_text.json"
+		if stream {
+			ok = "stream_final_text.sse"
+		}
+		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429.json", fastRetry...), wiretest.File(t, 200, ok))
+		resp, err := answer(t, newModel(srv), firstRequest(), stream)
+		if err != nil {
+			t.Fatalf("stream=%v: %v", stream, err)
+		}
+		wantFinalText(t, resp)
+		if srv.Hits() != 2 {
+			t.Fatalf("stream=%v: server saw %d requests, want 2", stream, srv.Hits())
+		}
+	}
+}
+
+func TestServerErrorsEndInErrUnavailableAfterRetries(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		srv := wiretest.NewServer(t, wiretest.File(t, 500, "error_500.json", fastRetry...))
+		_, err := answer(t, newModel(srv, openai.WithMaxRetries(2)), firstRequest(), stream)
+		if !errors.Is(err, model.ErrUnavailable) {
+			t.Fatalf("stream=%v: err = %v, want ErrUnavailable", stream, err)
+		}
+		var me *model.Error
+		if !errors.As(err, &me) || me.Status != 500 || !me.Retryable || me.Provider != "openai" {
+			t.Fatalf("stream=%v: got %#v", stream, me)
+		}
+		if srv.Hits() != 3 {
+			t.Fatalf("stream=%v: server saw %d requests, want 1 + 2 retries", stream, srv.Hits())
+		}
+	}
+}
+
+func TestErrorBodyThatIsNotJSONIsClassifiedByStatus(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 502, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<html>Bad Gateway</html>")})
+	_, err := newModel(srv, openai.WithMaxRetries(0)).Generate(context.Background(), firstRequest())
+	if !errors.Is(err, model.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestMalformedBodyIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "malformed.json"))
+	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	if !errors.Is(err, model.ErrBadResponse) {
+		t.Fatalf("err = %v, want ErrBadResponse", err)
+	}
+	if srv.Hits() != 1 {
+		t.Fatalf("server saw %d requests", srv.Hits())
+	}
+}
+
+func TestResponseWithoutChoicesIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"x","object":"chat.completion","choices":[]}`)})
+	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	if !errors.Is(err, model.ErrBadResponse) {
+		t.Fatalf("err = %v, want ErrBadResponse", err)
+	}
+}
+
+func TestMalformedStreamIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte("data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"\n\n")})
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	if !errors.Is(err, model.ErrBadResponse) {
+		t.Fatalf("err = %v, want ErrBadResponse", err)
+	}
+}
+
+func TestStreamCutShortIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_truncated.sse"))
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	if !errors.Is(err, model.ErrBadResponse) || !strings.Contains(err.Error(), "finish_reason") {
+		t.Fatalf("err = %v, want ErrBadResponse about the missing finish_reason", err)
+	}
+}
+
+func TestErrorEventInStreamIsReported(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: []byte(`data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}` + "\n\n")})
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	if !errors.Is(err, model.ErrUnavailable) || !strings.Contains(err.Error(), "server had an error") {
+		t.Fatalf("err = %v, want ErrUnavailable with the server's message", err)
+	}
+}
+
+func TestUnauthorizedIsErrAuthWithoutRetry(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		srv := wiretest.NewServer(t, wiretest.File(t, 401, "error_401.json"))
+		_, err := answer(t, newModel(srv), firstRequest(), stream)
+		if !errors.Is(err, model.ErrAuth) {
+			t.Fatalf("stream=%v: err = %v, want ErrAuth", stream, err)
+		}
+		var me *model.Error
+		if !errors.As(err, &me) || me.Code != "invalid_api_key" || me.Retryable {
+			t.Fatalf("stream=%v: got %#v", stream, me)
+		}
+		if !strings.Contains(err.Error(), "Check the API key") {
+			t.Fatalf("error should say what to do: %v", err)
+		}
+		if srv.Hits() != 1 {
+			t.Fatalf("stream=%v: server saw %d requests, want no retry", stream, srv.Hits())
+		}
+	}
+}
+
+func TestCancelledContextIsReportedAsSuch(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := newModel(srv).Generate(ctx, firstRequest())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = model.Collect(newModel(srv).Stream(ctx, firstRequest()))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stream err = %v", err)
+	}
+}
+
+func TestStreamAndGenerateAgree(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_tool_calls.json"), wiretest.File(t, 200, "stream_tool_calls.sse"))
+	m := newModel(srv)
+	a, err := answer(t, m, firstRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := answer(t, m, firstRequest(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("Generate and Stream differ:\n%+v\n%+v", a, b)
+	}
+}

@@ -172,6 +172,9 @@ func CheckAppend(a Append) error {
 	if a.ThreadID == "" {
 		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "append needs a thread id"}
 	}
+	if a.Expect < 0 {
+		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("append expects version %d; versions start at 0 (a new thread)", a.Expect)}
+	}
 	if len(a.Records) == 0 {
 		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "append needs at least one record"}
 	}

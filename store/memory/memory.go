@@ -35,6 +35,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err := store.CheckAppend(a); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.threads[a.ThreadID]
@@ -85,6 +88,9 @@ func (s *Store) get(threadID string) (*thread, error) {
 
 // Load implements store.Store.
 func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	t, err := s.get(threadID)
@@ -109,7 +115,7 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 func recordsBetween(threadID string, recs []store.Record, after, before int64, limit int) ([]store.Record, error) {
 	var out []store.Record
 	for _, r := range recs[min(int(after), len(recs)):] {
-		if before > 0 && r.Version >= before {
+		if before > 0 && r.Version > before {
 			break
 		}
 		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
@@ -125,6 +131,9 @@ func recordsBetween(threadID string, recs []store.Record, after, before int64, l
 
 // Version implements store.Store.
 func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if t := s.threads[threadID]; t != nil {
@@ -135,6 +144,9 @@ func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
 
 // Records implements store.Store.
 func (s *Store) Records(ctx context.Context, threadID string, after, before int64, limit int) ([]store.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	t, err := s.get(threadID)
@@ -146,6 +158,9 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 
 // Meta implements store.Store.
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	t, err := s.get(threadID)
@@ -160,6 +175,9 @@ func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) 
 // List implements store.Store. It scans every thread, which is fine for the memory
 // store's purposes (tests, small embedded uses).
 func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var after *store.Cursor
 	if q.Cursor != "" {
 		c, err := store.DecodeCursor(q.Cursor)
@@ -201,6 +219,9 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, threadID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.threads, threadID)

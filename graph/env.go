@@ -18,6 +18,7 @@ type taskEnv struct {
 	fs     *fields
 	node   string
 	step   int
+	memory *sync.Map
 
 	mu   sync.Mutex
 	kept []write
@@ -34,6 +35,17 @@ func (e *taskEnv) writes() []write {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.kept
+}
+
+// RunMemory returns a map that lives for the rest of the current invocation (one
+// Invoke or Stream call) and is shared by its tasks. Nothing in it is ever written
+// to the store, so it suits decisions that must not outlive the invocation, such as
+// an approval given "for the rest of this run". Outside a task it returns nil.
+func RunMemory(ctx context.Context) *sync.Map {
+	if e := envFrom(ctx); e != nil {
+		return e.memory
+	}
+	return nil
 }
 
 // Write applies an update on behalf of the running node right away, so that it is

@@ -210,7 +210,7 @@ func (g *Graph[S]) fillValues(recs []store.Record, cps []Checkpoint[S]) error {
 
 // stateAt rebuilds the thread's state as of version id by replaying its records.
 func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*state[S], error) {
-	recs, err := g.cfg.store.Records(ctx, threadID, 0, id+1, 0)
+	recs, err := g.cfg.store.Records(ctx, threadID, 0, id, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -88,6 +88,7 @@ type runner[S any] struct {
 	input    []write         // input applied to the values, not yet committed
 	fresh    map[string]bool // interrupts answered by this invocation
 	passOnce bool            // continue past the before-breakpoint of the next step
+	memory   sync.Map        // RunMemory: lives for this invocation only
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -623,7 +624,7 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
-	env := &taskEnv{runner: r.send, fs: g.codec.fs, node: node, step: st.step}
+	env := &taskEnv{runner: r.send, fs: g.codec.fs, node: node, step: st.step, memory: &r.memory}
 	ctx := task.With(context.WithValue(r.ctx, envKey{}, env), sc)
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}

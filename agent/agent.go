@@ -1,0 +1,348 @@
+// Package agent is the prebuilt agent loop: a model calls tools in a loop until it
+// answers without calling any, and some tool calls need a person's approval or
+// answer first.
+//
+// The agent is an ordinary graph (node "model", node "tools") over State, so an agent
+// thread lives in the same store, has the same history and is served by the same
+// API as any other. Pauses follow the graph's rules:
+//
+//   - every pending question of a turn comes back together;
+//   - tool calls of a turn that finished are never run again, and the model is not
+//     called again until every tool call of the turn has a result;
+//   - with sequential execution, the calls after an interrupted one have not run and
+//     run after it once it is answered;
+//   - a rejected call is not run: the model gets an error result with the given
+//     message (kept even when empty; with no message, a default saying the call was
+//     not approved);
+//   - every tool result carries the call's interrupt history: each question, the
+//     tool's private state, and the resolution with who gave it and when.
+//
+// Approval policies (RequireApproval, RequireApprovalIf) ask before a call runs;
+// the person approves, edits the arguments (validated against the tool's schema
+// before the answer is accepted), rejects with a message, or responds in the tool's
+// place. An approval may be sticky for the rest of the current invocation; sticky
+// approvals live in graph.RunMemory and are never stored, so a restored thread asks
+// again.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/tool"
+)
+
+// State is an agent thread's state.
+type State struct {
+	// Messages is the transcript: user input, assistant turns and tool results.
+	Messages []model.Message `json:"messages" graph:"append"`
+	// Turns counts the model calls made in the thread.
+	Turns int `json:"turns,omitempty" graph:"add"`
+}
+
+// Node names of the agent graph.
+const (
+	ModelNode = "model"
+	ToolsNode = "tools"
+)
+
+// ErrMaxTurns matches the error of a run stopped by WithMaxTurns.
+var ErrMaxTurns = &interlude.Error{Code: "max_turns", Message: "the agent reached its turn limit"}
+
+// Agent is a compiled agent. It is safe for concurrent use.
+type Agent struct {
+	*graph.Graph[State]
+	cfg config
+}
+
+type config struct {
+	system    string
+	maxTurns  int
+	parallel  int
+	hooks     []namedHook
+	approvals map[string]*approval
+	graphOpts []graph.Option
+}
+
+// Option configures New.
+type Option func(*config) error
+
+// WithSystemPrompt sets the system prompt.
+func WithSystemPrompt(s string) Option { return func(c *config) error { c.system = s; return nil } }
+
+// WithMaxTurns caps the model calls of a thread (0, the default, means no cap). The
+// count is part of the thread's state, so it carries across pauses and restarts;
+// reaching it fails the run with an error matching ErrMaxTurns.
+func WithMaxTurns(n int) Option { return func(c *config) error { c.maxTurns = n; return nil } }
+
+// WithParallelTools runs up to n tool calls of a turn at once (the default is 4).
+func WithParallelTools(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithParallelTools(%d): need at least 1", n)
+		}
+		c.parallel = n
+		return nil
+	}
+}
+
+// Sequential runs a turn's tool calls one after another, in the order the model
+// made them. A call that pauses stops the turn there; the calls after it run once
+// it is answered.
+func Sequential() Option { return WithParallelTools(1) }
+
+// WithGraphOptions passes options to the underlying graph (store, name,
+// breakpoints, observer, ...).
+func WithGraphOptions(opts ...graph.Option) Option {
+	return func(c *config) error { c.graphOpts = append(c.graphOpts, opts...); return nil }
+}
+
+// Hook runs before a tool call, after the call's approval (if any). It may change
+// nothing, ask a person through interlude.Interrupt (giving each of its
+// interrupts a Name distinct from every other hook's on the same call), refuse the
+// call by returning a *interlude.RejectedError (the model sees its message), or
+// fail the run with another error.
+type Hook func(ctx context.Context, call Call) error
+
+type namedHook struct {
+	name string
+	fn   Hook
+}
+
+// BeforeToolCall adds a hook that runs before every tool call, in the order added.
+func BeforeToolCall(name string, h Hook) Option {
+	return func(c *config) error {
+		if h == nil || name == "" {
+			return errors.New("BeforeToolCall needs a name and a hook")
+		}
+		for _, x := range c.hooks {
+			if x.name == name {
+				return fmt.Errorf("two hooks are named %q", name)
+			}
+		}
+		c.hooks = append(c.hooks, namedHook{name, h})
+		return nil
+	}
+}
+
+// Call is a tool call as hooks and approval policies see it.
+type Call struct {
+	// ID is the model's id for the call.
+	ID string `json:"id"`
+	// Tool is the tool's name.
+	Tool string `json:"tool"`
+	// Arguments are the arguments the model gave.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// New builds an agent over the model and tools.
+func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
+	cfg := config{parallel: 4, approvals: map[string]*approval{}}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+	}
+	byName := make(map[string]tool.Tool, len(tools))
+	for _, t := range tools {
+		if _, dup := byName[t.Name()]; dup {
+			return nil, fmt.Errorf("agent: two tools are named %q", t.Name())
+		}
+		byName[t.Name()] = t
+	}
+	for name := range cfg.approvals {
+		if byName[name] == nil {
+			return nil, fmt.Errorf("agent: approval required for unknown tool %q", name)
+		}
+	}
+	specs := make([]model.ToolSpec, len(tools))
+	for i, t := range tools {
+		specs[i] = model.ToolSpec{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()}
+	}
+	l := &loop{model: m, tools: byName, specs: specs, cfg: &cfg}
+	g := graph.New[State]()
+	g.AddNode(ModelNode, l.callModel)
+	g.AddNode(ToolsNode, l.runTools)
+	g.AddEdge(graph.Start, ModelNode)
+	g.AddRoute(ModelNode, func(ctx context.Context, s State) ([]string, error) {
+		if n := len(s.Messages); n > 0 && len(s.Messages[n-1].ToolUses()) > 0 {
+			return []string{ToolsNode}, nil
+		}
+		return []string{graph.End}, nil
+	})
+	g.AddEdge(ToolsNode, ModelNode)
+	compiled, err := g.Compile(append([]graph.Option{graph.WithName("agent")}, cfg.graphOpts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	return &Agent{Graph: compiled, cfg: cfg}, nil
+}
+
+// Ask returns the command that starts or continues a conversation with a user
+// message.
+func Ask(text string) graph.Command {
+	return graph.Input(State{Messages: []model.Message{model.UserText(text)}})
+}
+
+// loop holds what the agent's nodes need.
+type loop struct {
+	model model.Model
+	tools map[string]tool.Tool
+	specs []model.ToolSpec
+	cfg   *config
+}
+
+func (l *loop) callModel(ctx context.Context, s State) (State, error) {
+	if l.cfg.maxTurns > 0 && s.Turns >= l.cfg.maxTurns {
+		return State{}, &interlude.Error{Code: ErrMaxTurns.Code, Message: fmt.Sprintf("the agent reached its limit of %d model turns; raise WithMaxTurns or start a new thread", l.cfg.maxTurns)}
+	}
+	req := &model.Request{System: l.cfg.system, Messages: s.Messages, Tools: l.specs}
+	var resp *model.Response
+	for c, err := range l.model.Stream(ctx, req) {
+		if err != nil {
+			return State{}, err
+		}
+		if c.Type == model.ChunkDone {
+			resp = c.Response
+			continue
+		}
+		graph.Emit(ctx, graph.EventMessage, c)
+	}
+	if resp == nil {
+		return State{}, errors.New("the model's stream ended without a response")
+	}
+	msg := resp.Message
+	msg.Role = model.RoleAssistant
+	return State{Messages: []model.Message{msg}, Turns: 1}, nil
+}
+
+// runTools runs the tool calls of the last assistant message and returns their
+// results in call order, once every call has one.
+func (l *loop) runTools(ctx context.Context, s State) (State, error) {
+	if len(s.Messages) == 0 {
+		return State{}, nil
+	}
+	calls := s.Messages[len(s.Messages)-1].ToolUses()
+	results := make([]model.Block, len(calls))
+	errs := make([]error, len(calls))
+	run := func(i int) {
+		c := calls[i]
+		results[i], errs[i] = graph.Once(ctx, c.ID, func(ctx context.Context) (model.Block, error) {
+			return l.runCall(ctx, Call{ID: c.ID, Tool: c.Name, Arguments: c.Input})
+		}, graph.AsToolCall(c.ID))
+	}
+	if l.cfg.parallel <= 1 {
+		for i := range calls {
+			if run(i); errs[i] != nil {
+				break // later calls wait until this one is answered
+			}
+		}
+	} else {
+		sem := make(chan struct{}, l.cfg.parallel)
+		var wg sync.WaitGroup
+		for i := range calls {
+			sem <- struct{}{}
+			wg.Go(func() { defer func() { <-sem }(); run(i) })
+		}
+		wg.Wait()
+	}
+	var paused error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case interlude.IsPaused(err):
+			paused = err
+		default:
+			return State{}, err
+		}
+	}
+	if paused != nil {
+		return State{}, paused
+	}
+	return State{Messages: []model.Message{{Role: model.RoleUser, Content: results}}}, nil
+}
+
+// runCall runs one call: rejection check, approval, hooks, then the tool.
+func (l *loop) runCall(ctx context.Context, c Call) (model.Block, error) {
+	res, err := l.decide(ctx, &c)
+	if err != nil {
+		return model.Block{}, err
+	}
+	b := model.ToolResult(c.ID, res.Content, res.IsError)
+	if xs := interlude.Exchanges(ctx); len(xs) > 0 {
+		b.Interrupts, _ = json.Marshal(xs)
+	}
+	return b, nil
+}
+
+func (l *loop) decide(ctx context.Context, c *Call) (tool.Result, error) {
+	if r := rejection(ctx, c.Tool); r != nil {
+		return *r, nil
+	}
+	t := l.tools[c.Tool]
+	if t == nil {
+		return tool.Errorf("there is no tool named %q", c.Tool), nil
+	}
+	if a := l.cfg.approvals[c.Tool]; a != nil {
+		out, err := a.ask(ctx, t, c)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		if out != nil {
+			return *out, nil
+		}
+	}
+	for _, h := range l.cfg.hooks {
+		err := h.fn(ctx, *c)
+		var rej *interlude.RejectedError
+		switch {
+		case err == nil:
+		case errors.As(err, &rej):
+			return tool.Result{Content: rejectionText(c.Tool, rej.Message, rej.Given || rej.Message != ""), IsError: true}, nil
+		case interlude.IsPaused(err):
+			return tool.Result{}, err
+		default:
+			return tool.Result{}, fmt.Errorf("hook %q on call %s: %w", h.name, c.ID, err)
+		}
+	}
+	return tool.Run(ctx, t, c.Arguments)
+}
+
+// rejection returns the result of a call whose interrupt (raised by the tool, a
+// hook or the approval) was rejected or cancelled: the call does not run again.
+func rejection(ctx context.Context, toolName string) *tool.Result {
+	for _, x := range interlude.Exchanges(ctx) {
+		r := x.Resolution
+		if r == nil {
+			continue
+		}
+		switch r.Kind {
+		case interlude.KindRejected:
+			msg, given := "", r.Error != nil
+			if given {
+				msg = r.Error.Message
+			}
+			return &tool.Result{Content: rejectionText(toolName, msg, given), IsError: true}
+		case interlude.KindCancelled, interlude.KindExpired:
+			if x.Interrupt.Name == approvalName {
+				return &tool.Result{Content: fmt.Sprintf("The call to %s was cancelled before it ran.", toolName), IsError: true}
+			}
+		}
+	}
+	return nil
+}
+
+// rejectionText is what the model sees for a rejected call: the person's message
+// as given (even empty), or a default when they gave none.
+func rejectionText(toolName, msg string, given bool) string {
+	if given {
+		return msg
+	}
+	return fmt.Sprintf("The user did not approve this call to %s, so it was not run.", toolName)
+}

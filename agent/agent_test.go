@@ -1,0 +1,354 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/agent"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/scripted"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/memory"
+	"github.com/interludehq/interlude/tool"
+)
+
+type lookupArgs struct {
+	OrderID string `json:"order_id"`
+}
+
+type refundArgs struct {
+	OrderID string  `json:"order_id"`
+	Amount  float64 `json:"amount" jsonschema:"minimum=0,maximum=1000"`
+}
+
+// shop counts what its tools did.
+type shop struct {
+	lookups atomic.Int32
+	refunds atomic.Int32
+	amounts chan float64
+}
+
+func newShop() *shop { return &shop{amounts: make(chan float64, 16)} }
+
+func (s *shop) tools() []tool.Tool {
+	return []tool.Tool{
+		tool.Func("lookup_order", "Look up an order", func(ctx context.Context, in lookupArgs) (map[string]any, error) {
+			s.lookups.Add(1)
+			return map[string]any{"order_id": in.OrderID, "total": 150}, nil
+		}),
+		tool.Func("issue_refund", "Refund an order", func(ctx context.Context, in refundArgs) (string, error) {
+			s.refunds.Add(1)
+			s.amounts <- in.Amount
+			return fmt.Sprintf("refunded %v on %s", in.Amount, in.OrderID), nil
+		}),
+	}
+}
+
+func newAgent(t *testing.T, m model.Model, s *shop, st store.Store, opts ...agent.Option) *agent.Agent {
+	t.Helper()
+	a, err := agent.New(m, s.tools(), append([]agent.Option{
+		agent.RequireApproval("issue_refund"),
+		agent.WithGraphOptions(graph.WithStore(st)),
+	}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func toolResults(m model.Message) []model.Block {
+	var out []model.Block
+	for _, b := range m.Content {
+		if b.Type == model.BlockToolResult {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func TestTurnWithTwoGatedCallsKeepsFreeResultAndWaitsForBoth(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(
+		scripted.Calls(
+			scripted.Call("lookup_order", lookupArgs{OrderID: "42"}),
+			scripted.Call("issue_refund", refundArgs{OrderID: "42", Amount: 100}),
+			scripted.Call("issue_refund", refundArgs{OrderID: "43", Amount: 50}),
+		),
+		scripted.Text("Both refunds are done."),
+	)
+	s := newShop()
+	a := newAgent(t, m, s, memory.New())
+	res, err := a.Invoke(ctx, "t1", agent.Ask("Refund orders 42 and 43"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != graph.Interrupted || len(res.Interrupts) != 2 {
+		t.Fatalf("want both approvals pending together: %s %d", res.Status, len(res.Interrupts))
+	}
+	if s.lookups.Load() != 1 || s.refunds.Load() != 0 || m.Calls() != 1 {
+		t.Fatalf("lookups %d refunds %d model calls %d", s.lookups.Load(), s.refunds.Load(), m.Calls())
+	}
+	first, second := res.Interrupts[0], res.Interrupts[1]
+	if first.ToolCallID == "" || first.ToolCallID == second.ToolCallID || first.Reason != interlude.ReasonToolApproval {
+		t.Fatalf("interrupts = %+v", res.Interrupts)
+	}
+	res, err = a.Invoke(ctx, "t1", graph.Respond(map[string]interlude.Resolution{first.ID: agent.Approve()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != graph.Interrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != second.ID {
+		t.Fatalf("after the first approval: %s %+v", res.Status, res.Interrupts)
+	}
+	if s.refunds.Load() != 1 || s.lookups.Load() != 1 || m.Calls() != 1 {
+		t.Fatalf("after the first approval: lookups %d refunds %d model calls %d", s.lookups.Load(), s.refunds.Load(), m.Calls())
+	}
+	res, err = a.Invoke(ctx, "t1", graph.Respond(map[string]interlude.Resolution{second.ID: agent.Approve()}))
+	if err != nil || res.Status != graph.Completed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if s.refunds.Load() != 2 || s.lookups.Load() != 1 || m.Calls() != 2 {
+		t.Fatalf("at the end: lookups %d refunds %d model calls %d", s.lookups.Load(), s.refunds.Load(), m.Calls())
+	}
+	reqs := m.Requests()
+	last := reqs[len(reqs)-1].Messages
+	results := toolResults(last[len(last)-1])
+	calls := last[len(last)-2].ToolUses()
+	if len(results) != 3 {
+		t.Fatalf("the model saw %d results, want 3", len(results))
+	}
+	for i, r := range results {
+		if r.ToolUseID != calls[i].ID || r.IsError {
+			t.Fatalf("result %d = %+v for call %s", i, r, calls[i].ID)
+		}
+	}
+	if results[1].ContentText() != "refunded 100 on 42" || len(results[1].Interrupts) == 0 {
+		t.Fatalf("second result = %+v", results[1])
+	}
+}
+
+func TestRejectTextsTheModelSees(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		res  interlude.Resolution
+		want string
+	}{
+		{"with message", interlude.Reject(&interlude.RejectedError{Name: "Denied", Message: "Refunds over $50 need a manager."}), "Refunds over $50 need a manager."},
+		{"with empty message", interlude.Reject(&interlude.RejectedError{Name: "Denied"}), ""},
+		{"with none", interlude.Reject(nil), "The user did not approve this call to issue_refund, so it was not run."},
+		{"deny decision", agent.Deny("no"), "no"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := scripted.New(scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 80})), scripted.Text("ok"))
+			s := newShop()
+			a := newAgent(t, m, s, memory.New())
+			res, err := a.Invoke(ctx, "r", agent.Ask("refund"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err = a.Invoke(interlude.WithActor(ctx, "bob"), "r", graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: c.res}))
+			if err != nil || res.Status != graph.Completed {
+				t.Fatalf("%v %+v", err, res)
+			}
+			if s.refunds.Load() != 0 {
+				t.Fatal("the rejected tool ran")
+			}
+			reqs := m.Requests()
+			msgs := reqs[len(reqs)-1].Messages
+			r := toolResults(msgs[len(msgs)-1])[0]
+			if !r.IsError || r.ContentText() != c.want {
+				t.Fatalf("model saw %q (error %v), want %q", r.ContentText(), r.IsError, c.want)
+			}
+			var hist []interlude.Exchange
+			if err := json.Unmarshal(r.Interrupts, &hist); err != nil || len(hist) != 1 || hist[0].Resolution == nil || hist[0].Resolution.By != "bob" {
+				t.Fatalf("history = %s (%v)", r.Interrupts, err)
+			}
+		})
+	}
+}
+
+func TestEditRunsToolOnceWithEditedArguments(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 900})), scripted.Text("ok"))
+	s := newShop()
+	st := memory.New()
+	a := newAgent(t, m, s, st)
+	res, _ := a.Invoke(ctx, "e", agent.Ask("refund"))
+	id := res.Interrupts[0].ID
+	before, _ := a.State(ctx, "e")
+	_, err := a.Invoke(ctx, "e", graph.Respond(map[string]interlude.Resolution{id: agent.Edit(map[string]any{"order_id": "1", "amount": -5})}))
+	var ie *interlude.Error
+	if !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidResponse || len(ie.Violations) == 0 || ie.Violations[0].Path != "/arguments/amount" {
+		t.Fatalf("invalid edit: err = %v", err)
+	}
+	after, _ := a.State(ctx, "e")
+	if after.Checkpoint != before.Checkpoint || s.refunds.Load() != 0 {
+		t.Fatal("a refused edit changed the thread")
+	}
+	res, err = a.Invoke(ctx, "e", graph.Respond(map[string]interlude.Resolution{id: agent.Edit(refundArgs{OrderID: "1", Amount: 90})}))
+	if err != nil || res.Status != graph.Completed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if s.refunds.Load() != 1 || <-s.amounts != 90 {
+		t.Fatal("the tool did not run once with the edited amount")
+	}
+}
+
+func TestRespondBecomesTheResultWithoutRunningTheTool(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 10})), scripted.Text("ok"))
+	s := newShop()
+	a := newAgent(t, m, s, memory.New())
+	res, _ := a.Invoke(ctx, "p", agent.Ask("refund"))
+	res, err := a.Invoke(ctx, "p", graph.Resume(json.RawMessage(`{"action":"respond","message":"Already refunded last week."}`)))
+	if err != nil || res.Status != graph.Completed || s.refunds.Load() != 0 {
+		t.Fatalf("%v %+v refunds %d", err, res, s.refunds.Load())
+	}
+	msgs := res.Values.Messages
+	r := toolResults(msgs[len(msgs)-2])[0]
+	if r.IsError || r.ContentText() != "Already refunded last week." {
+		t.Fatalf("result = %+v", r)
+	}
+}
+
+func TestToolAndHookQuestionsOnOneCall(t *testing.T) {
+	ctx := context.Background()
+	var after atomic.Int32
+	asker := tool.Func("transfer", "Move money", func(ctx context.Context, in struct {
+		To string `json:"to"`
+	}) (string, error) {
+		from, err := interlude.Ask[string](ctx, interlude.Request{Message: "From which account?"})
+		if err != nil {
+			return "", err
+		}
+		ok, err := interlude.Ask[bool](ctx, interlude.Request{Message: "Really move money from " + from + "?"})
+		if err != nil {
+			return "", err
+		}
+		after.Add(1)
+		return fmt.Sprintf("moved from %s to %s: %v", from, in.To, ok), nil
+	})
+	hook := func(ctx context.Context, c agent.Call) error {
+		_, err := interlude.Ask[bool](ctx, interlude.Request{Name: "compliance", Message: "Compliance check passed?"})
+		return err
+	}
+	m := scripted.New(scripted.Calls(scripted.Call("transfer", map[string]any{"to": "bob"})), scripted.Text("done"))
+	a, err := agent.New(m, []tool.Tool{asker}, agent.BeforeToolCall("compliance", hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := a.Invoke(ctx, "q", agent.Ask("pay bob"))
+	ids := map[string]bool{}
+	answers := []any{true, "savings", true}
+	for i := 0; res.Status == graph.Interrupted; i++ {
+		q := res.Interrupts[0]
+		if ids[q.ID] || len(res.Interrupts) != 1 {
+			t.Fatalf("question %d: %+v", i, res.Interrupts)
+		}
+		ids[q.ID] = true
+		if res, err = a.Invoke(ctx, "q", graph.Resume(answers[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ids) != 3 || after.Load() != 1 {
+		t.Fatalf("%d distinct questions, body after the last question ran %d times", len(ids), after.Load())
+	}
+}
+
+func TestStickyApprovalLastsForTheInvocationOnly(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	script := func() *scripted.Model {
+		return scripted.New(
+			scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 10})),
+			scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "2", Amount: 20})),
+			scripted.Text("two refunds done"),
+			scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "3", Amount: 30})),
+			scripted.Text("third done"),
+		)
+	}
+	s := newShop()
+	a := newAgent(t, script(), s, st)
+	res, _ := a.Invoke(ctx, "s", agent.Ask("refund 1 and 2"))
+	res, err := a.Invoke(ctx, "s", graph.Resume(json.RawMessage(`{"action":"approve","sticky":true}`)))
+	if err != nil || res.Status != graph.Completed || s.refunds.Load() != 2 {
+		t.Fatalf("the second call in the same invocation should run without asking: %v %s refunds %d", err, res.Status, s.refunds.Load())
+	}
+	restored := newAgent(t, script(), s, st)
+	res, err = restored.Invoke(ctx, "s", agent.Ask("and 3"))
+	if err != nil || res.Status != graph.Interrupted || s.refunds.Load() != 2 {
+		t.Fatalf("the next invocation must ask again: %v %s refunds %d", err, res.Status, s.refunds.Load())
+	}
+}
+
+func TestMaxTurnsEnforcedAcrossPauses(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(
+		scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 1})),
+		scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "2", Amount: 2})),
+		scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "3", Amount: 3})),
+		scripted.Text("never reached"),
+	)
+	s := newShop()
+	a := newAgent(t, m, s, memory.New(), agent.WithMaxTurns(3))
+	res, _ := a.Invoke(ctx, "m", agent.Ask("go"))
+	pauses := 0
+	var err error
+	for res.Status == graph.Interrupted {
+		pauses++
+		res, err = a.Invoke(ctx, "m", graph.Resume(agent.Approve().Response))
+		if err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, agent.ErrMaxTurns) || pauses != 3 || m.Calls() != 3 {
+		t.Fatalf("err %v after %d pauses and %d model calls", err, pauses, m.Calls())
+	}
+}
+
+func TestSequentialToolsAfterThePauseRunOnResume(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(scripted.Calls(
+		scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 1}),
+		scripted.Call("lookup_order", lookupArgs{OrderID: "1"}),
+	), scripted.Text("ok"))
+	s := newShop()
+	a := newAgent(t, m, s, memory.New(), agent.Sequential())
+	res, _ := a.Invoke(ctx, "seq", agent.Ask("go"))
+	if res.Status != graph.Interrupted || s.lookups.Load() != 0 {
+		t.Fatalf("the call after the paused one ran: lookups %d", s.lookups.Load())
+	}
+	res, err := a.Invoke(ctx, "seq", graph.Resume(agent.Approve().Response))
+	if err != nil || res.Status != graph.Completed || s.lookups.Load() != 1 || s.refunds.Load() != 1 {
+		t.Fatalf("%v lookups %d refunds %d", err, s.lookups.Load(), s.refunds.Load())
+	}
+}
+
+func TestMalformedArgumentsOnGatedCallFailClosed(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(scripted.Calls(scripted.Call("issue_refund", map[string]any{"order_id": 7})), scripted.Text("ok"))
+	s := newShop()
+	a, err := agent.New(m, s.tools(), agent.RequireApprovalIf("issue_refund", func(json.RawMessage) bool { return false }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := a.Invoke(ctx, "bad", agent.Ask("go"))
+	if res.Status != graph.Interrupted {
+		t.Fatalf("malformed arguments must still be asked about: %s", res.Status)
+	}
+	res, err = a.Invoke(ctx, "bad", graph.Resume(agent.Approve().Response))
+	if err != nil || s.refunds.Load() != 0 {
+		t.Fatalf("approving ran the tool on invalid arguments: %v refunds %d", err, s.refunds.Load())
+	}
+	msgs := res.Values.Messages
+	if r := toolResults(msgs[len(msgs)-2])[0]; !r.IsError {
+		t.Fatalf("result = %+v", r)
+	}
+}

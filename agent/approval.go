@@ -1,0 +1,214 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/tool"
+)
+
+// approvalName is the Name of approval interrupts; hooks must use other names.
+const approvalName = "approval"
+
+// Action is what a person decides about a tool call.
+type Action string
+
+// The decisions an approval question accepts.
+const (
+	// ActionApprove runs the call as the model made it.
+	ActionApprove Action = "approve"
+	// ActionEdit runs the call with new arguments.
+	ActionEdit Action = "edit"
+	// ActionReject refuses the call; the model sees the message as an error result.
+	ActionReject Action = "reject"
+	// ActionRespond answers in the tool's place: the message becomes the call's
+	// result and the tool does not run.
+	ActionRespond Action = "respond"
+)
+
+// Decision is the answer to an approval question. Its JSON form is what the
+// question's response schema describes.
+type Decision struct {
+	// Action is the decision.
+	Action Action `json:"action"`
+	// Arguments replace the model's arguments (ActionEdit); they must match the
+	// tool's input schema, or the answer is refused.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Message is the rejection reason (ActionReject; absent means none given) or the
+	// result text (ActionRespond).
+	Message *string `json:"message,omitempty"`
+	// Sticky, with ActionApprove, approves every later call of the same tool for the
+	// rest of the current invocation, without asking.
+	Sticky bool `json:"sticky,omitempty"`
+}
+
+// Approve is the resolution that lets the call run as it is.
+func Approve() interlude.Resolution { return interlude.Resolve(Decision{Action: ActionApprove}) }
+
+// ApproveForRun approves the call and every later call of the same tool in the
+// current invocation. The approval is never stored: a restored thread asks again.
+func ApproveForRun() interlude.Resolution {
+	return interlude.Resolve(Decision{Action: ActionApprove, Sticky: true})
+}
+
+// Edit is the resolution that runs the call with args instead.
+func Edit(args any) interlude.Resolution {
+	data, err := json.Marshal(args)
+	if err != nil {
+		return interlude.Resolve(args) // reports the encoding error when used
+	}
+	return interlude.Resolve(Decision{Action: ActionEdit, Arguments: data})
+}
+
+// Deny is the resolution that refuses the call with message.
+func Deny(message string) interlude.Resolution {
+	return interlude.Resolve(Decision{Action: ActionReject, Message: &message})
+}
+
+// RespondWith is the resolution that answers in the tool's place with text.
+func RespondWith(text string) interlude.Resolution {
+	return interlude.Resolve(Decision{Action: ActionRespond, Message: &text})
+}
+
+type approval struct {
+	when    func(args json.RawMessage) bool
+	message func(Call) string
+}
+
+// ApprovalOption configures an approval policy.
+type ApprovalOption func(*approval)
+
+// WithQuestion sets the question shown to the person, from the call.
+func WithQuestion(f func(Call) string) ApprovalOption { return func(a *approval) { a.message = f } }
+
+// RequireApproval asks a person before every call of the tool.
+func RequireApproval(toolName string, opts ...ApprovalOption) Option {
+	return requireApproval(toolName, nil, opts)
+}
+
+// RequireApprovalIf asks a person before the calls of the tool for which when
+// reports true. Calls whose arguments do not match the tool's schema are always
+// asked about (fail closed), and approving them cannot run the tool on those
+// arguments: only an edit with valid arguments can.
+func RequireApprovalIf(toolName string, when func(args json.RawMessage) bool, opts ...ApprovalOption) Option {
+	return requireApproval(toolName, when, opts)
+}
+
+func requireApproval(toolName string, when func(json.RawMessage) bool, opts []ApprovalOption) Option {
+	return func(c *config) error {
+		if _, dup := c.approvals[toolName]; dup {
+			return fmt.Errorf("approval for %q is required twice", toolName)
+		}
+		a := &approval{when: when}
+		for _, o := range opts {
+			o(a)
+		}
+		c.approvals[toolName] = a
+		return nil
+	}
+}
+
+// applies reports whether the call must be asked about. The arguments' validity is
+// checked by ask, which asks regardless of when for invalid arguments.
+func (a *approval) applies(args json.RawMessage, valid bool) bool {
+	return a.when == nil || !valid || a.when(args)
+}
+
+func stickyKey(toolName string) string { return "agent.sticky-approval:" + toolName }
+
+// ask puts the approval question for call c of tool t. It returns a result when the
+// decision settles the call without running the tool, nil to run it (c's arguments
+// possibly edited), or the pause.
+func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (*tool.Result, error) {
+	vs, err := tool.Validate(t, c.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if !a.applies(c.Arguments, len(vs) == 0) {
+		return nil, nil
+	}
+	if mem := graph.RunMemory(ctx); mem != nil && len(vs) == 0 {
+		if _, ok := mem.Load(stickyKey(c.Tool)); ok {
+			return nil, nil
+		}
+	}
+	value := map[string]any{"tool": c.Tool, "tool_call_id": c.ID, "input_schema": t.InputSchema()}
+	if json.Valid(c.Arguments) {
+		value["arguments"] = c.Arguments
+	} else {
+		value["arguments"] = string(c.Arguments)
+	}
+	if len(vs) > 0 {
+		value["violations"] = vs
+	}
+	msg := fmt.Sprintf("Allow %s to run with %s?", c.Tool, c.Arguments)
+	if a.message != nil {
+		msg = a.message(*c)
+	}
+	ans, err := interlude.Interrupt(ctx, interlude.Request{
+		Name:    approvalName,
+		Message: msg,
+		Reason:  interlude.ReasonToolApproval,
+		Value:   value,
+		Schema:  decisionSchema(t.InputSchema()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ans.Cancelled {
+		return &tool.Result{Content: fmt.Sprintf("The call to %s was cancelled before it ran.", c.Tool), IsError: true}, nil
+	}
+	var d Decision
+	if err := ans.Decode(&d); err != nil {
+		return nil, err
+	}
+	switch d.Action {
+	case ActionApprove:
+		if len(vs) > 0 {
+			return &tool.Result{Content: fmt.Sprintf("The call to %s was approved, but its arguments do not match the tool's schema, so it was not run.", c.Tool), IsError: true}, nil
+		}
+		if d.Sticky {
+			if mem := graph.RunMemory(ctx); mem != nil {
+				mem.Store(stickyKey(c.Tool), true)
+			}
+		}
+		return nil, nil
+	case ActionEdit:
+		c.Arguments = d.Arguments
+		return nil, nil
+	case ActionReject:
+		msg, given := "", d.Message != nil
+		if given {
+			msg = *d.Message
+		}
+		return &tool.Result{Content: rejectionText(c.Tool, msg, given), IsError: true}, nil
+	case ActionRespond:
+		return &tool.Result{Content: *d.Message}, nil
+	}
+	return nil, fmt.Errorf("unknown approval action %q", d.Action)
+}
+
+// decisionSchema is the response schema of an approval question: a Decision whose
+// edited arguments must match the tool's input schema.
+func decisionSchema(input json.RawMessage) json.RawMessage {
+	s := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"action":    map[string]any{"enum": []Action{ActionApprove, ActionEdit, ActionReject, ActionRespond}, "description": "approve the call, edit its arguments, reject it, or respond in the tool's place"},
+			"arguments": input,
+			"message":   map[string]any{"type": "string", "description": "the reason for a rejection, or the result text of a response"},
+			"sticky":    map[string]any{"type": "boolean", "description": "with approve: approve every call of this tool for the rest of this run"},
+		},
+		"required":             []string{"action"},
+		"additionalProperties": false,
+		"allOf": []any{
+			map[string]any{"if": map[string]any{"properties": map[string]any{"action": map[string]any{"const": ActionEdit}}, "required": []string{"action"}}, "then": map[string]any{"required": []string{"arguments"}}},
+			map[string]any{"if": map[string]any{"properties": map[string]any{"action": map[string]any{"const": ActionRespond}}, "required": []string{"action"}}, "then": map[string]any{"required": []string{"message"}}},
+		},
+	}
+	data, _ := json.Marshal(s)
+	return data
+}

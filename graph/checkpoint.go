@@ -66,6 +66,7 @@ type delta struct {
 	Kind string    `json:"k"`
 	At   time.Time `json:"at"`
 
+	Nonce   string                     `json:"nonce,omitempty"` // set on a thread's first record
 	Reset   *checkpoint                `json:"reset,omitempty"`
 	Resolve []resolved                 `json:"resolve,omitempty"`
 	Input   []write                    `json:"in,omitempty"`
@@ -173,6 +174,9 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 		if err := c.restore(st, d.Reset); err != nil {
 			return err
 		}
+	}
+	if d.Nonce != "" {
+		st.nonce = d.Nonce
 	}
 	for _, r := range d.Resolve {
 		if x := st.exchange(r.ID); x != nil {

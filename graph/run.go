@@ -359,6 +359,9 @@ func (r *runner[S]) control(kind string) *delta {
 func (r *runner[S]) commit(d *delta) error {
 	st, g := r.c.st, r.g
 	d.V, d.At, d.Input = store.FormatVersion, g.cfg.now(), r.input
+	if st.version == 0 {
+		d.Nonce = st.nonce
+	}
 	data, err := json.Marshal(d)
 	if err != nil {
 		r.dirty = true

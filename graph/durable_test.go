@@ -1,0 +1,67 @@
+package graph_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/sqlite"
+)
+
+// childEnv makes the test binary act as a separate process that starts a refund
+// thread on a SQLite file and exits while it is paused.
+const childEnv = "INTERLUDE_TEST_CHILD_DB"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(childEnv); path != "" {
+		os.Exit(pauseInChild(path))
+	}
+	os.Exit(m.Run())
+}
+
+func pauseInChild(path string) int {
+	st, err := sqlite.Open(path)
+	if err != nil {
+		return 2
+	}
+	defer st.Close()
+	app := refundGraph(&testing.T{}, st)
+	res, err := app.Invoke(context.Background(), "order-42", graph.Input(refundState{Amount: 150}))
+	if err != nil || res.Status != graph.Interrupted {
+		return 3
+	}
+	return 0 // the process ends with the thread paused
+}
+
+func TestPauseSurvivesProcessAndResumesInNewOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interlude.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child process: %v %s", err, out)
+	}
+
+	ctx := context.Background()
+	st, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	page, err := st.List(ctx, store.Query{Status: store.StatusInterrupted})
+	if err != nil || len(page.Threads) != 1 || page.Threads[0].ThreadID != "order-42" || len(page.Threads[0].Interrupts) != 1 {
+		t.Fatalf("the new process should list the paused thread: %v %+v", err, page)
+	}
+	app := refundGraph(t, st)
+	snap, err := app.State(ctx, "order-42")
+	if err != nil || len(snap.Interrupts) != 1 || snap.Interrupts[0].ID != page.Threads[0].Interrupts[0].ID {
+		t.Fatalf("state: %v %+v", err, snap)
+	}
+	res, err := app.Invoke(ctx, "order-42", graph.Resume(map[string]any{"approved": true}))
+	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+		t.Fatalf("%v %+v", err, res)
+	}
+}

@@ -75,7 +75,8 @@ func (a *Accumulator) Message() Message {
 func (a *Accumulator) Final() *Response { return a.done }
 
 // Finish completes the message and returns the response. Every tool call's
-// arguments must form a JSON object (none at all counts as {}); otherwise
+// arguments must form a JSON object (none at all counts as {}), which is
+// stored compacted; otherwise
 // Finish returns an ErrBadResponse error naming provider. An empty stop
 // reason becomes StopToolUse when the message calls tools, else StopEndTurn.
 // Providers yield the result in a final chunk ([Done]).
@@ -101,7 +102,9 @@ func (a *Accumulator) Finish(provider string, stop StopReason, usage Usage, mode
 			}
 			return nil, BadResponse(provider, msg, err)
 		}
-		b.Input = json.RawMessage(in)
+		var compact bytes.Buffer
+		_ = json.Compact(&compact, in) // in is valid JSON
+		b.Input = compact.Bytes()
 	}
 	if stop == "" {
 		stop = StopEndTurn

@@ -1,0 +1,462 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/anthropic"
+	"github.com/interludehq/interlude/model/internal/wiretest"
+)
+
+// The test servers ask for a 1 ms pause before a retry, the way real servers
+// ask for longer ones, so retries stay fast.
+var fastRetry = []string{"Retry-After-Ms", "1"}
+
+const apiKey = "sk-ant-test-123"
+
+func newModel(srv *wiretest.Server, opts ...anthropic.Option) *anthropic.Model {
+	base := []anthropic.Option{
+		anthropic.WithBaseURL(srv.URL),
+		anthropic.WithAPIKey(apiKey),
+		anthropic.WithMaxRetries(2),
+	}
+	return anthropic.New(append(base, opts...)...)
+}
+
+func firstRequest() *model.Request {
+	temp := 0.2
+	return &model.Request{
+		System:   "You help customers with their orders.",
+		Messages: []model.Message{model.UserText("Where are orders A-42 and B-7?")},
+		Tools: []model.ToolSpec{{
+			Name:        "lookup_order",
+			Description: "Look up an order by its id.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string","description":"The order id, like A-42."}},"required":["order_id"],"additionalProperties":false}`),
+		}},
+		MaxTokens:   300,
+		Temperature: &temp,
+	}
+}
+
+// answer runs one request, streamed or not.
+func answer(t *testing.T, m *anthropic.Model, req *model.Request, stream bool) (*model.Response, error) {
+	t.Helper()
+	if stream {
+		return model.Collect(m.Stream(context.Background(), req))
+	}
+	return m.Generate(context.Background(), req)
+}
+
+func wantToolCalls(t *testing.T, resp *model.Response) {
+	t.Helper()
+	got, _ := json.Marshal(resp)
+	want := `{"message":{"role":"assistant","content":[` +
+		`{"type":"text","text":"I'll look up both orders."},` +
+		`{"type":"tool_use","id":"toolu_01A09q90qw90lq917835lq9","name":"lookup_order","input":{"order_id":"A-42"}},` +
+		`{"type":"tool_use","id":"toolu_01T1x1fJ34qAmk2tNTrN7Up6","name":"lookup_order","input":{"order_id":"B-7"}}]},` +
+		`"usage":{"input_tokens":412,"output_tokens":108},"stop_reason":"tool_use","model":"claude-sonnet-4-5-20250929"}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func wantFinalText(t *testing.T, resp *model.Response) {
+	t.Helper()
+	got, _ := json.Marshal(resp)
+	want := `{"message":{"role":"assistant","content":[` +
+		`{"type":"text","text":"Order A-42 shipped yesterday with DHL. I could not find order B-7; please check the number."}]},` +
+		`"usage":{"input_tokens":598,"output_tokens":27},"stop_reason":"end_turn","model":"claude-sonnet-4-5-20250929"}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestToolCallTurnGivesTextAndParallelToolCalls(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_tool_calls.json"))
+	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantToolCalls(t, resp)
+}
+
+func TestToolCallTurnStreamedAssemblesInputJSONDeltas(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_tool_calls.sse"))
+	var kinds []string
+	var final *model.Response
+	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.Type {
+		case model.ChunkText:
+			kinds = append(kinds, "text")
+		case model.ChunkToolStart:
+			kinds = append(kinds, "start")
+			if c.Index != 0 && c.Index != 1 {
+				t.Fatalf("tool call index %d: want the position among tool calls, not the content block index", c.Index)
+			}
+		case model.ChunkToolDelta:
+			kinds = append(kinds, "delta")
+		case model.ChunkDone:
+			final = c.Response
+		}
+	}
+	wantToolCalls(t, final)
+	got := strings.Join(kinds, " ")
+	if got != "text text text text text start delta delta start delta delta delta" {
+		t.Fatalf("chunks: %s", got)
+	}
+}
+
+func TestFinalTextTurn(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
+	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinalText(t, resp)
+}
+
+func TestFinalTextTurnStreamedArrivesInPieces(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_final_text.sse"))
+	var pieces int
+	var final *model.Response
+	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Type == model.ChunkText {
+			pieces++
+		}
+		final = c.Response
+	}
+	wantFinalText(t, final)
+	if pieces < 10 {
+		t.Fatalf("text arrived in %d pieces", pieces)
+	}
+}
+
+// roundTrip plays a full exchange: the model calls two tools, the results
+// (one failed) go back, the model answers. It returns what the client sent.
+func roundTrip(t *testing.T, stream bool) []wiretest.Request {
+	t.Helper()
+	first, second := "messages_tool_calls.json", "messages_final_text.json"
+	if stream {
+		first, second = "stream_tool_calls.sse", "stream_final_text.sse"
+	}
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, first), wiretest.File(t, 200, second))
+	m := newModel(srv)
+
+	req := firstRequest()
+	resp, err := answer(t, m, req, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := resp.Message.ToolUses()
+	req.Messages = append(req.Messages, resp.Message, model.Message{Role: model.RoleUser, Content: []model.Block{
+		model.ToolResult(calls[0].ID, `{"status":"shipped","carrier":"DHL","shipped_at":"2025-07-06"}`, false),
+		model.ToolResult(calls[1].ID, "order B-7 not found", true),
+	}})
+	// The agent's interrupt history rides along on the result; it must not reach the model.
+	req.Messages[2].Content[0].Interrupts = json.RawMessage(`[{"id":"int_1","resolution":"resume"}]`)
+	resp, err = answer(t, m, req, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFinalText(t, resp)
+
+	sent := srv.Requests()
+	if len(sent) != 2 {
+		t.Fatalf("server got %d requests, want 2", len(sent))
+	}
+	for _, r := range sent {
+		if r.Method != http.MethodPost || r.Path != "/v1/messages" {
+			t.Fatalf("request to %s %s", r.Method, r.Path)
+		}
+		if strings.Contains(string(r.Body), "int_1") {
+			t.Fatal("interrupt history was sent to the model")
+		}
+	}
+	return sent
+}
+
+func TestToolRoundTripSendsTheGoldenRequests(t *testing.T) {
+	sent := roundTrip(t, false)
+	wiretest.Golden(t, "tool_roundtrip_request_1.json", sent[0].Body)
+	wiretest.Golden(t, "tool_roundtrip_request_2.json", sent[1].Body)
+}
+
+func TestToolRoundTripStreamedSendsTheGoldenRequests(t *testing.T) {
+	sent := roundTrip(t, true)
+	wiretest.Golden(t, "tool_roundtrip_stream_request_1.json", sent[0].Body)
+	wiretest.Golden(t, "tool_roundtrip_stream_request_2.json", sent[1].Body)
+}
+
+func TestSystemMessagesJoinTheSystemPromptAndResultsComeFirst(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
+	req := &model.Request{
+		System: "Be brief.",
+		Messages: []model.Message{
+			{Role: model.RoleSystem, Content: []model.Block{model.TextBlock("Answer in English.")}},
+			model.UserText("Look it up"),
+			{Role: model.RoleAssistant, Content: []model.Block{model.ToolUse("toolu_1", "lookup", nil)}},
+			{Role: model.RoleUser, Content: []model.Block{model.TextBlock("Here you go:"), model.ToolResult("toolu_1", "found", false), model.ImageData("image/png", "iVBORw0K")}},
+		},
+	}
+	if _, err := newModel(srv).Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		System    []struct{ Text string }
+		Messages  []struct{ Content []map[string]any }
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.System) != 2 || body.System[0].Text != "Be brief." || body.System[1].Text != "Answer in English." {
+		t.Fatalf("system = %+v", body.System)
+	}
+	if len(body.Messages) != 3 {
+		t.Fatalf("messages = %+v", body.Messages)
+	}
+	var types []string
+	for _, b := range body.Messages[2].Content {
+		types = append(types, b["type"].(string))
+	}
+	if strings.Join(types, ",") != "tool_result,text,image" {
+		t.Fatalf("last message blocks: %v", types)
+	}
+	if in := body.Messages[1].Content[0]["input"]; !reflect.DeepEqual(in, map[string]any{}) {
+		t.Fatalf("empty tool input sent as %v", in)
+	}
+	if body.MaxTokens != anthropic.DefaultMaxTokens {
+		t.Fatalf("max_tokens = %d, want the default %d", body.MaxTokens, anthropic.DefaultMaxTokens)
+	}
+}
+
+func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
+	if _, err := newModel(srv, anthropic.WithModel("claude-haiku-4-5")).Generate(context.Background(), firstRequest()); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	// The SDK decides the header: x-api-key, or a bearer token (which the
+	// version in go.mod uses).
+	if r.Header.Get("X-Api-Key") != apiKey && r.Header.Get("Authorization") != "Bearer "+apiKey {
+		t.Fatalf("API key not sent: X-Api-Key=%q Authorization=%q", r.Header.Get("X-Api-Key"), r.Header.Get("Authorization"))
+	}
+	var body struct{ Model string }
+	_ = json.Unmarshal(r.Body, &body)
+	if body.Model != "claude-haiku-4-5" {
+		t.Fatalf("model = %q", body.Model)
+	}
+}
+
+func TestDefaultModelAndMaxTokens(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
+	m := newModel(srv, anthropic.WithMaxTokens(2048))
+	req := firstRequest()
+	req.MaxTokens = 0
+	if _, err := m.Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Model     string
+		MaxTokens int `json:"max_tokens"`
+	}
+	_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+	if body.Model != anthropic.DefaultModel || m.ModelName() != "claude-sonnet-4-5" || body.MaxTokens != 2048 {
+		t.Fatalf("body = %+v", body)
+	}
+}
+
+func TestRateLimitIsRetriedThenSucceeds(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		ok := "messages_final_text.json"
+		if stream {
+			ok = "stream_final_text.sse"
+		}
+		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429.json", fastRetry...), wiretest.File(t, 200, ok))
+		resp, err := answer(t, newModel(srv), firstRequest(), stream)
+		if err != nil {
+			t.Fatalf("stream=%v: %v", stream, err)
+		}
+		wantFinalText(t, resp)
+		if srv.Hits() != 2 {
+			t.Fatalf("stream=%v: server saw %d requests, want 2", stream, srv.Hits())
+		}
+	}
+}
+
+func TestServerErrorsEndInErrUnavailableAfterRetries(t *testing.T) {
+	for _, fixture := range []string{"error_500.json", "error_529.json"} {
+		for _, stream := range []bool{false, true} {
+			srv := wiretest.NewServer(t, wiretest.File(t, 500, fixture, fastRetry...))
+			_, err := answer(t, newModel(srv, anthropic.WithMaxRetries(2)), firstRequest(), stream)
+			if !errors.Is(err, model.ErrUnavailable) {
+				t.Fatalf("%s stream=%v: err = %v, want ErrUnavailable", fixture, stream, err)
+			}
+			var me *model.Error
+			if !errors.As(err, &me) || me.Status != 500 || !me.Retryable || me.Provider != "anthropic" {
+				t.Fatalf("%s stream=%v: got %#v", fixture, stream, me)
+			}
+			if srv.Hits() != 3 {
+				t.Fatalf("%s stream=%v: server saw %d requests, want 1 + 2 retries", fixture, stream, srv.Hits())
+			}
+		}
+	}
+}
+
+func TestOverloadedIsErrUnavailable(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 529, "error_529.json"))
+	_, err := newModel(srv, anthropic.WithMaxRetries(0)).Generate(context.Background(), firstRequest())
+	var me *model.Error
+	if !errors.Is(err, model.ErrUnavailable) || !errors.As(err, &me) || me.Code != "overloaded_error" {
+		t.Fatalf("err = %v, want ErrUnavailable with code overloaded_error", err)
+	}
+}
+
+func TestErrorBodyThatIsNotJSONIsClassifiedByStatus(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 502, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<html>Bad Gateway</html>")})
+	_, err := newModel(srv, anthropic.WithMaxRetries(0)).Generate(context.Background(), firstRequest())
+	if !errors.Is(err, model.ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestMalformedBodyIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "malformed.json"))
+	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	if !errors.Is(err, model.ErrBadResponse) {
+		t.Fatalf("err = %v, want ErrBadResponse", err)
+	}
+	if srv.Hits() != 1 {
+		t.Fatalf("server saw %d requests", srv.Hits())
+	}
+}
+
+func TestBodyThatIsNotAMessageIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"type":"completion","completion":"hi"}`)})
+	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	if !errors.Is(err, model.ErrBadResponse) {
+		t.Fatalf("err = %v, want ErrBadResponse", err)
+	}
+}
+
+func TestMalformedStreamIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\n\n")})
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	if !errors.Is(err, model.ErrBadResponse) {
+		t.Fatalf("err = %v, want ErrBadResponse", err)
+	}
+}
+
+func TestStreamCutShortIsErrBadResponse(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_truncated.sse"))
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	if !errors.Is(err, model.ErrBadResponse) || !strings.Contains(err.Error(), "message_stop") {
+		t.Fatalf("err = %v, want ErrBadResponse about the missing message_stop", err)
+	}
+}
+
+func TestOverloadedErrorEventInStreamIsErrUnavailable(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_overloaded.sse"))
+	var texts int
+	var err error
+	for c, e := range newModel(srv).Stream(context.Background(), firstRequest()) {
+		if e != nil {
+			err = e
+			break
+		}
+		if c.Type == model.ChunkText {
+			texts++
+		}
+	}
+	var me *model.Error
+	if !errors.Is(err, model.ErrUnavailable) || !errors.As(err, &me) || me.Code != "overloaded_error" || !me.Retryable {
+		t.Fatalf("err = %v, want a retryable ErrUnavailable with code overloaded_error", err)
+	}
+	if texts != 2 {
+		t.Fatalf("got %d text chunks before the error, want 2", texts)
+	}
+}
+
+func TestUnauthorizedIsErrAuthWithoutRetry(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		srv := wiretest.NewServer(t, wiretest.File(t, 401, "error_401.json"))
+		_, err := answer(t, newModel(srv), firstRequest(), stream)
+		if !errors.Is(err, model.ErrAuth) {
+			t.Fatalf("stream=%v: err = %v, want ErrAuth", stream, err)
+		}
+		var me *model.Error
+		if !errors.As(err, &me) || me.Code != "authentication_error" || me.Retryable {
+			t.Fatalf("stream=%v: got %#v", stream, me)
+		}
+		if !strings.Contains(err.Error(), "Check the API key") {
+			t.Fatalf("error should say what to do: %v", err)
+		}
+		if srv.Hits() != 1 {
+			t.Fatalf("stream=%v: server saw %d requests, want no retry", stream, srv.Hits())
+		}
+	}
+}
+
+func TestCancelledContextIsReportedAsSuch(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := newModel(srv).Generate(ctx, firstRequest())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	_, err = model.Collect(newModel(srv).Stream(ctx, firstRequest()))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stream err = %v", err)
+	}
+}
+
+func TestStreamAndGenerateAgree(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_tool_calls.json"), wiretest.File(t, 200, "stream_tool_calls.sse"))
+	m := newModel(srv)
+	a, err := answer(t, m, firstRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := answer(t, m, firstRequest(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("Generate and Stream differ:\n%+v\n%+v", a, b)
+	}
+}
+
+func TestToolInputGivenWholeAtBlockStartIsKept(t *testing.T) {
+	sse := "event: message_start\n" +
+		`data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}` + "\n\n" +
+		"event: content_block_start\n" +
+		`data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"lookup_order","input":{"order_id":"A-42"}}}` + "\n\n" +
+		"event: content_block_stop\n" +
+		`data: {"type":"content_block_stop","index":0}` + "\n\n" +
+		"event: message_delta\n" +
+		`data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}` + "\n\n" +
+		"event: message_stop\n" +
+		`data: {"type":"message_stop"}` + "\n\n"
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(sse)})
+	resp, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := resp.Message.ToolUses(); len(calls) != 1 || string(calls[0].Input) != `{"order_id":"A-42"}` {
+		t.Fatalf("calls = %+v", calls)
+	}
+}

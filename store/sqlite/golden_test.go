@@ -1,0 +1,216 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+)
+
+var writeGolden = flag.Bool("write-golden", false, "create a missing testdata/schema-vN.sqlite fixture for the current schema version")
+
+// goldenFile is the fixture written by schema version 1. Released fixtures are
+// never rewritten: each schema version adds its own, and every build must open all
+// of them.
+const goldenFile = "testdata/schema-v1.sqlite"
+
+var goldenAt = time.Date(2026, 11, 1, 12, 0, 0, 123456789, time.UTC)
+
+func goldenQuestion() interlude.Question {
+	return interlude.Question{ID: "int_9f2c", Node: "refund", Path: []string{"refund"}, Message: "Approve a refund of $150?",
+		Reason: interlude.ReasonToolApproval, Value: json.RawMessage(`{"amount":150}`),
+		Schema: json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}`),
+		CreatedAt: goldenAt}
+}
+
+// goldenAppends are what the fixture holds.
+func goldenAppends() []store.Append {
+	rec := func(v int64, kind, data string) store.Record {
+		return store.Record{Version: v, Format: 1, Kind: kind, Data: []byte(data), CreatedAt: goldenAt.Add(time.Duration(v) * time.Second)}
+	}
+	return []store.Append{
+		{ThreadID: "order-42", Meta: store.Meta{Graph: "refund", Status: store.StatusIdle, UpdatedAt: goldenAt},
+			Records: []store.Record{rec(1, "input", `{"v":1,"input":{"amount":150}}`), rec(2, "step", `{"v":1,"writes":{"refund":1}}`)},
+			Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"amount":150}}`)}},
+		{ThreadID: "order-42", Expect: 2, Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+			Interrupts: []interlude.Question{goldenQuestion()}, UpdatedAt: goldenAt.Add(3 * time.Second)},
+			Records: []store.Record{rec(3, "pause", `{"v":1,"interrupts":["int_9f2c"]}`)}},
+		{ThreadID: "chat-7", Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(time.Minute)},
+			Records: []store.Record{rec(1, "input", `{"v":1}`), rec(2, "step", `{"v":1}`)}},
+		{ThreadID: "job-9", Meta: store.Meta{Graph: "batch", Status: store.StatusFailed, UpdatedAt: goldenAt.Add(time.Hour)},
+			Records: []store.Record{{Version: 1, Format: 1, Kind: "fail", Data: []byte{0, 1, 2, 0xfe, 0xff}, CreatedAt: goldenAt}}},
+	}
+}
+
+// TestWriteGolden creates the fixture of the current schema version, if it is
+// missing, with go test ./store/sqlite -run TestWriteGolden -write-golden.
+func TestWriteGolden(t *testing.T) {
+	if !*writeGolden {
+		t.Skip("run with -write-golden to create a missing fixture")
+	}
+	if SchemaVersion != 1 {
+		t.Fatalf("this writes the schema-v1 fixture, but SchemaVersion is %d: add a fixture for the new version instead", SchemaVersion)
+	}
+	if _, err := os.Stat(goldenFile); err == nil {
+		t.Fatalf("%s exists; released fixtures are never rewritten", goldenFile)
+	}
+	if err := os.MkdirAll(filepath.Dir(goldenFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(goldenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range goldenAppends() {
+		if err := s.Append(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(goldenFile + "-wal"); err == nil {
+		t.Fatalf("%s-wal is left over; the fixture must be one file", goldenFile)
+	}
+}
+
+// TestGoldenSchemaV1 opens a file written by schema version 1, migrates it to
+// the current version and reads every thread back.
+func TestGoldenSchemaV1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.sqlite")
+	copyFile(t, goldenFile, path)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("open the schema v1 fixture: %v", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+
+	var versions []int
+	rows, err := s.r.Query(`SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v int
+		rows.Scan(&v)
+		versions = append(versions, v)
+	}
+	rows.Close()
+	if want := span(1, SchemaVersion); !slices.Equal(versions, want) {
+		t.Errorf("schema_migrations after opening the fixture = %v, want %v", versions, want)
+	}
+
+	// Replay the fixture's appends in memory terms: the last state of each thread.
+	type want struct {
+		meta    store.Meta
+		records []store.Record
+		snap    *store.Snapshot
+	}
+	wants := map[string]*want{}
+	for _, a := range goldenAppends() {
+		w := wants[a.ThreadID]
+		if w == nil {
+			w = &want{}
+			wants[a.ThreadID] = w
+		}
+		w.meta = a.Meta
+		w.meta.ThreadID, w.meta.Version = a.ThreadID, a.Records[len(a.Records)-1].Version
+		w.records = append(w.records, a.Records...)
+		if a.Snapshot != nil {
+			w.snap = a.Snapshot
+		}
+	}
+	for id, w := range wants {
+		l, err := s.Load(ctx, id)
+		if err != nil {
+			t.Errorf("Load(%s): %v", id, err)
+			continue
+		}
+		m := l.Meta
+		if m.Graph != w.meta.Graph || m.Status != w.meta.Status || m.Version != w.meta.Version || !m.UpdatedAt.Equal(w.meta.UpdatedAt) || m.CreatedAt.IsZero() {
+			t.Errorf("%s: meta %+v, want %+v", id, m, w.meta)
+		}
+		if g, w := mustJSON(t, m.Interrupts), mustJSON(t, w.meta.Interrupts); g != w {
+			t.Errorf("%s: interrupts %s, want %s", id, g, w)
+		}
+		if (l.Snapshot == nil) != (w.snap == nil) || l.Snapshot != nil && (l.Snapshot.Version != w.snap.Version || !bytes.Equal(l.Snapshot.Data, w.snap.Data)) {
+			t.Errorf("%s: snapshot %+v, want %+v", id, l.Snapshot, w.snap)
+		}
+		all, err := s.Records(ctx, id, 0, 0, 0)
+		if err != nil {
+			t.Errorf("Records(%s): %v", id, err)
+			continue
+		}
+		if len(all) != len(w.records) {
+			t.Errorf("%s: %d records, want %d", id, len(all), len(w.records))
+			continue
+		}
+		for i, r := range all {
+			x := w.records[i]
+			if r.Version != x.Version || r.Format != x.Format || r.Kind != x.Kind || !bytes.Equal(r.Data, x.Data) || !r.CreatedAt.Equal(x.CreatedAt) {
+				t.Errorf("%s record %d = %+v, want %+v", id, i, r, x)
+			}
+		}
+	}
+	p, err := s.List(ctx, store.Query{Status: store.StatusInterrupted})
+	if err != nil || len(p.Threads) != 1 || p.Threads[0].ThreadID != "order-42" {
+		t.Errorf("List(interrupted) = %+v, %v; want order-42", p, err)
+	}
+	// The migrated file takes new appends.
+	if err := s.Append(ctx, store.Append{ThreadID: "chat-7", Expect: 2, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle},
+		Records: []store.Record{{Version: 3, Format: 1, Kind: "step", Data: []byte("{}")}}}); err != nil {
+		t.Errorf("append to a migrated thread: %v", err)
+	}
+}
+
+func span(from, to int) []int {
+	var out []int
+	for v := from; v <= to; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) == "null" {
+		return "[]"
+	}
+	return string(b)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,551 @@
+// Package sqlite is the embedded Store: one SQLite file in WAL mode, through
+// modernc.org/sqlite (pure Go, no cgo).
+//
+// The file holds three tables: threads (the indexed facts the inbox lists),
+// records (each thread's append-only log, clustered by thread and version) and
+// snapshots (the one newest snapshot per thread). Record and snapshot bytes are
+// stored as given; the runtime decides their encoding and compression.
+//
+// Writes go through a single connection, since SQLite admits one writer at a time
+// anyway: appends queue in the process instead of spinning on SQLITE_BUSY. Each
+// Append is one BEGIN IMMEDIATE transaction that checks the thread's version,
+// inserts the records, replaces the snapshot and updates the thread's row, and is
+// durable when it returns: synchronous=FULL by default, so a commit is one fsync of
+// the WAL. Reads use a separate pool of read-only connections and never wait for
+// the writer.
+//
+// The schema is versioned by embedded migrations, recorded in schema_migrations and
+// applied by Open. A file whose schema is newer than this build knows is refused
+// with an error matching interlude.ErrUnknownFormat rather than guessed at.
+//
+// Another process may open the same file (busy_timeout covers the short waits for
+// the write lock), but a file on a network file system is not safe: SQLite's WAL
+// needs shared memory between the processes that use it.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// Store is a store.Store kept in one SQLite file. It is safe for concurrent use.
+type Store struct {
+	path string
+	w    *sql.DB // one connection: every write
+	r    *sql.DB // read-only pool
+
+	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
+	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
+	selLoad, selRecords, selMeta, selVersion                 *sql.Stmt // on r
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ store.Store = (*Store)(nil)
+
+type config struct {
+	synchronous string
+	busyTimeout time.Duration
+	readConns   int
+}
+
+// Option configures Open.
+type Option func(*config)
+
+// WithSynchronous sets SQLite's synchronous pragma for writes: "FULL" (the
+// default: an append is on disk when it returns), "EXTRA", or "NORMAL". Under
+// NORMAL in WAL mode a commit does not wait for fsync; a power loss or OS crash
+// (not a process crash) can lose the last appends, which for Interlude means
+// pauses and answers people were told had been recorded. Choose it only if you
+// accept that.
+func WithSynchronous(mode string) Option {
+	return func(c *config) { c.synchronous = strings.ToUpper(strings.TrimSpace(mode)) }
+}
+
+// WithBusyTimeout sets how long a connection waits for a lock held by another
+// process using the same file before failing (default 5s).
+func WithBusyTimeout(d time.Duration) Option {
+	return func(c *config) { c.busyTimeout = d }
+}
+
+// WithReadConns sets the number of read-only connections (default: GOMAXPROCS,
+// at least 4).
+func WithReadConns(n int) Option {
+	return func(c *config) { c.readConns = n }
+}
+
+// Open opens (creating it if needed) the SQLite store in the file at path and
+// brings its schema up to date.
+func Open(path string, opts ...Option) (*Store, error) {
+	cfg := config{synchronous: "FULL", busyTimeout: 5 * time.Second, readConns: max(4, runtime.GOMAXPROCS(0))}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	switch cfg.synchronous {
+	case "FULL", "EXTRA", "NORMAL":
+	default:
+		return nil, fmt.Errorf("sqlite store: synchronous mode %q is not supported; use FULL, EXTRA or NORMAL", cfg.synchronous)
+	}
+	if cfg.readConns < 1 {
+		return nil, fmt.Errorf("sqlite store: %d read connections; use at least 1", cfg.readConns)
+	}
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite store: %q is not a usable file path; pass a plain path to a file (for a store in memory use store/memory)", path)
+	}
+	busy := cfg.busyTimeout.Milliseconds()
+
+	w, err := sql.Open("sqlite", fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=%s&_foreign_keys=1&_txlock=immediate",
+		path, busy, cfg.synchronous))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{path: path, w: w}
+	ctx := context.Background()
+	if err := migrate(ctx, w, path); err != nil {
+		w.Close()
+		return nil, err
+	}
+
+	r, err := sql.Open("sqlite", fmt.Sprintf("%s?_busy_timeout=%d&_query_only=1", path, busy))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(cfg.readConns)
+	r.SetMaxIdleConns(cfg.readConns)
+	r.SetConnMaxLifetime(0)
+	r.SetConnMaxIdleTime(0)
+	s.r = r
+
+	prep := []struct {
+		db   *sql.DB
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{w, &s.insThread, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING`},
+		{w, &s.updThread, `UPDATE threads SET graph = ?2, status = ?3, version = ?4, interrupts = ?5, updated_at = ?7
+			WHERE id = ?1 AND version = ?6`},
+		{w, &s.curVersion, `SELECT version FROM threads WHERE id = ?`},
+		{w, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{w, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?1, ?2, ?3, ?4)
+			ON CONFLICT (thread_id) DO UPDATE SET version = ?2, format = ?3, data = ?4`},
+		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
+		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
+		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},
+		{r, &s.selLoad, `SELECT t.graph, t.status, t.version, t.interrupts, t.created_at, t.updated_at, s.version, s.format, s.data
+			FROM threads t LEFT JOIN snapshots s ON s.thread_id = t.id WHERE t.id = ?`},
+		{r, &s.selRecords, `SELECT version, format, kind, data, created_at FROM records
+			WHERE thread_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?`},
+		{r, &s.selMeta, `SELECT graph, status, version, interrupts, created_at, updated_at FROM threads WHERE id = ?`},
+		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
+	}
+	for _, p := range prep {
+		if *p.stmt, err = p.db.PrepareContext(ctx, p.sql); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sqlite store: prepare statements for %s: %w", path, err)
+		}
+	}
+	return s, nil
+}
+
+// Path returns the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, a store.Append) (err error) {
+	if err := store.CheckAppend(a); err != nil {
+		return err
+	}
+	interrupts, err := encodeInterrupts(a.Meta.Interrupts)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixNano()
+	updated := now
+	if !a.Meta.UpdatedAt.IsZero() {
+		updated = a.Meta.UpdatedAt.UnixNano()
+	}
+	last := a.Records[len(a.Records)-1].Version
+
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		return s.wrap("append to", a.ThreadID, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	// The compare-and-set: a new thread's row must not exist, an existing thread's
+	// row must be at a.Expect.
+	var res sql.Result
+	if a.Expect == 0 {
+		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, interrupts, now, updated)
+	} else {
+		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, interrupts, a.Expect, updated)
+	}
+	if err != nil {
+		return s.wrap("append to", a.ThreadID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		var actual int64
+		if err := tx.StmtContext(ctx, s.curVersion).QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return s.wrap("append to", a.ThreadID, err)
+		}
+		return store.Conflict(a.ThreadID, a.Expect, actual)
+	}
+	ins := tx.StmtContext(ctx, s.insRecord)
+	for _, r := range a.Records {
+		created := now
+		if !r.CreatedAt.IsZero() {
+			created = r.CreatedAt.UnixNano()
+		}
+		if _, err = ins.ExecContext(ctx, a.ThreadID, r.Version, r.Format, r.Kind, nonNil(r.Data), created); err != nil {
+			return s.wrap("append to", a.ThreadID, err)
+		}
+	}
+	if sn := a.Snapshot; sn != nil {
+		if _, err = tx.StmtContext(ctx, s.putSnapshot).ExecContext(ctx, a.ThreadID, sn.Version, sn.Format, nonNil(sn.Data)); err != nil {
+			return s.wrap("append to", a.ThreadID, err)
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return s.wrap("append to", a.ThreadID, err)
+	}
+	return nil
+}
+
+// Load implements store.Store. It reads in one read transaction, so the facts,
+// the snapshot and the records agree even while appends go on.
+func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, s.wrap("load", threadID, err)
+	}
+	defer tx.Rollback()
+	var (
+		out                 = &store.Loaded{}
+		m                   = &out.Meta
+		status              string
+		interrupts          []byte
+		created, updated    int64
+		snapVer, snapFormat sql.NullInt64
+		snapData            []byte
+	)
+	err = tx.StmtContext(ctx, s.selLoad).QueryRowContext(ctx, threadID).
+		Scan(&m.Graph, &status, &m.Version, &interrupts, &created, &updated, &snapVer, &snapFormat, &snapData)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.NotFound(threadID)
+	}
+	if err != nil {
+		return nil, s.wrap("load", threadID, err)
+	}
+	m.ThreadID, m.Status = threadID, store.Status(status)
+	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
+	if m.Interrupts, err = decodeInterrupts(threadID, interrupts); err != nil {
+		return nil, err
+	}
+	var after int64
+	if snapVer.Valid {
+		if err := store.CheckFormat(threadID, snapVer.Int64, int(snapFormat.Int64)); err != nil {
+			return nil, err
+		}
+		out.Snapshot = &store.Snapshot{Version: snapVer.Int64, Format: int(snapFormat.Int64), Data: snapData}
+		after = snapVer.Int64
+	}
+	rows, err := tx.StmtContext(ctx, s.selRecords).QueryContext(ctx, threadID, after, m.Version, -1)
+	if err != nil {
+		return nil, s.wrap("load", threadID, err)
+	}
+	if out.Records, err = scanRecords(threadID, rows); err != nil {
+		return nil, s.wrap("load", threadID, err)
+	}
+	return out, nil
+}
+
+// Version implements store.Store.
+func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
+	var v int64
+	err := s.selVersion.QueryRowContext(ctx, threadID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.wrap("read the version of", threadID, err)
+	}
+	return v, nil
+}
+
+// Records implements store.Store.
+func (s *Store) Records(ctx context.Context, threadID string, after, before int64, limit int) ([]store.Record, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.selRecords.QueryContext(ctx, threadID, after, before, limit)
+	if err != nil {
+		return nil, s.wrap("read the records of", threadID, err)
+	}
+	out, err := scanRecords(threadID, rows)
+	if err != nil {
+		return nil, s.wrap("read the records of", threadID, err)
+	}
+	if len(out) == 0 {
+		// Nothing in range: an empty answer for a known thread, NotFound otherwise.
+		if v, err := s.Version(ctx, threadID); err != nil {
+			return nil, err
+		} else if v == 0 {
+			return nil, store.NotFound(threadID)
+		}
+	}
+	return out, nil
+}
+
+// Meta implements store.Store.
+func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	m, err := scanMeta(s.selMeta.QueryRowContext(ctx, threadID), threadID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.NotFound(threadID)
+	}
+	if err != nil {
+		return nil, s.wrap("read", threadID, err)
+	}
+	return m, nil
+}
+
+// listQuery returns the SQL and arguments for q's page, fetching one row more
+// than the page to know whether another follows.
+func listQuery(q store.Query, limit int) (string, []any, error) {
+	var (
+		b     strings.Builder
+		conds []string
+		args  []any
+	)
+	b.WriteString("SELECT id, graph, status, version, interrupts, created_at, updated_at FROM threads")
+	if q.Status != "" {
+		conds = append(conds, "status = ?")
+		args = append(args, string(q.Status))
+	}
+	if q.Graph != "" {
+		conds = append(conds, "graph = ?")
+		args = append(args, q.Graph)
+	}
+	if q.Cursor != "" {
+		c, err := store.DecodeCursor(q.Cursor)
+		if err != nil {
+			return "", nil, err
+		}
+		conds = append(conds, "(updated_at, id) < (?, ?)")
+		args = append(args, c.UpdatedAt.UnixNano(), c.ThreadID)
+	}
+	if len(conds) > 0 {
+		b.WriteString(" WHERE ")
+		b.WriteString(strings.Join(conds, " AND "))
+	}
+	b.WriteString(" ORDER BY updated_at DESC, id DESC LIMIT ?")
+	args = append(args, limit+1)
+	return b.String(), args, nil
+}
+
+// List implements store.Store. With a status, or a graph and a status, it walks
+// an index in order and reads only the page; a listing by graph alone, or of
+// everything, sorts the matching threads.
+func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
+	limit := store.PageLimit(q)
+	query, args, err := listQuery(q, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+	}
+	defer rows.Close()
+	page := &store.Page{Threads: []store.Meta{}}
+	for rows.Next() {
+		m, err := scanMeta(rows, "")
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+		}
+		page.Threads = append(page.Threads, *m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+	}
+	if len(page.Threads) > limit {
+		page.Threads = page.Threads[:limit]
+		last := page.Threads[limit-1]
+		page.NextCursor = store.EncodeCursor(store.Cursor{UpdatedAt: last.UpdatedAt, ThreadID: last.ThreadID})
+	}
+	return page, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, threadID string) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("delete", threadID, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	for _, st := range []*sql.Stmt{s.delRecords, s.delSnapshot, s.delThread} {
+		if _, err = tx.StmtContext(ctx, st).ExecContext(ctx, threadID); err != nil {
+			return s.wrap("delete", threadID, err)
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return s.wrap("delete", threadID, err)
+	}
+	return nil
+}
+
+// Checkpoint copies the write-ahead log into the database file and truncates
+// the log (PRAGMA wal_checkpoint(TRUNCATE)). SQLite checkpoints on its own as the
+// log grows; call this before copying the file or measuring its size.
+func (s *Store) Checkpoint() error {
+	var busy, logged, moved int
+	if err := s.w.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil {
+		return fmt.Errorf("sqlite store: checkpoint %s: %w", s.path, err)
+	}
+	if busy != 0 {
+		return fmt.Errorf("sqlite store: checkpoint %s could not finish while other connections were reading or writing; try again", s.path)
+	}
+	return nil
+}
+
+// Size returns the bytes the store occupies on disk: the database file and its
+// write-ahead log.
+func (s *Store) Size() (int64, error) {
+	var total int64
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("sqlite store: size: %w", err)
+		}
+		total += fi.Size()
+	}
+	return total, nil
+}
+
+// Close implements store.Store. It closes the read pool, then the writer, which
+// checkpoints the log into the database file.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.r != nil {
+			errs = append(errs, s.r.Close())
+		}
+		errs = append(errs, s.w.Close())
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+func (s *Store) wrap(op, threadID string, err error) error {
+	var ie *interlude.Error
+	if errors.As(err, &ie) {
+		return err
+	}
+	return fmt.Errorf("sqlite store: %s thread %q: %w", op, threadID, err)
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanMeta scans a threads row. With threadID "" the row starts with the id.
+func scanMeta(row scanner, threadID string) (*store.Meta, error) {
+	var (
+		m                = &store.Meta{ThreadID: threadID}
+		status           string
+		interrupts       []byte
+		created, updated int64
+		dest             = []any{&m.Graph, &status, &m.Version, &interrupts, &created, &updated}
+	)
+	if threadID == "" {
+		dest = append([]any{&m.ThreadID}, dest...)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	m.Status = store.Status(status)
+	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
+	var err error
+	m.Interrupts, err = decodeInterrupts(m.ThreadID, interrupts)
+	return m, err
+}
+
+func scanRecords(threadID string, rows *sql.Rows) ([]store.Record, error) {
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		var r store.Record
+		var created int64
+		if err := rows.Scan(&r.Version, &r.Format, &r.Kind, &r.Data, &created); err != nil {
+			return nil, err
+		}
+		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = fromNanos(created)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func encodeInterrupts(qs []interlude.Question) ([]byte, error) {
+	if len(qs) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(qs)
+	if err != nil {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the pending interrupts cannot be encoded as JSON: " + err.Error(), Err: err}
+	}
+	return b, nil
+}
+
+func decodeInterrupts(threadID string, b []byte) ([]interlude.Question, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var qs []interlude.Question
+	if err := json.Unmarshal(b, &qs); err != nil {
+		return nil, fmt.Errorf("sqlite store: thread %q has unreadable pending interrupts: %w", threadID, err)
+	}
+	return qs, nil
+}
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// nonNil turns nil into an empty slice: the data columns are NOT NULL.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,238 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storetest"
+)
+
+func openTemp(t testing.TB, opts ...Option) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "interlude.db"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// formatHooks rewrite stored formats behind the store's back, as a newer build
+// would have written them.
+var formatHooks = storetest.Options{
+	SetRecordFormat: func(st store.Store, threadID string, version int64, format int) error {
+		_, err := st.(*Store).w.Exec(`UPDATE records SET format = ? WHERE thread_id = ? AND version = ?`, format, threadID, version)
+		return err
+	},
+	SetSnapshotFormat: func(st store.Store, threadID string, format int) error {
+		_, err := st.(*Store).w.Exec(`UPDATE snapshots SET format = ? WHERE thread_id = ?`, format, threadID)
+		return err
+	},
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) }, formatHooks)
+}
+
+func TestConformanceSynchronousNormal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, WithSynchronous("normal"), WithReadConns(1)) }, formatHooks)
+}
+
+func pragma(t *testing.T, s *Store, name string) string {
+	t.Helper()
+	var v string
+	if err := s.w.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestPragmas(t *testing.T) {
+	s := openTemp(t)
+	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "5000"} {
+		if got := pragma(t, s, name); got != want {
+			t.Errorf("PRAGMA %s = %s, want %s", name, got, want)
+		}
+	}
+	n := openTemp(t, WithSynchronous("NORMAL"))
+	if got := pragma(t, n, "synchronous"); got != "1" {
+		t.Errorf("WithSynchronous(NORMAL): synchronous = %s, want 1", got)
+	}
+	var qo int
+	if err := s.r.QueryRow("PRAGMA query_only").Scan(&qo); err != nil || qo != 1 {
+		t.Errorf("read pool query_only = %d, %v; want 1", qo, err)
+	}
+}
+
+func TestOpenRefusesBadArguments(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		path string
+		opts []Option
+	}{
+		{"", nil},
+		{":memory:", nil},
+		{"file:x.db", nil},
+		{filepath.Join(dir, "a.db?mode=ro"), nil},
+		{filepath.Join(dir, "b.db"), []Option{WithSynchronous("OFF")}},
+		{filepath.Join(dir, "c.db"), []Option{WithReadConns(0)}},
+		{filepath.Join(dir, "no-such-dir", "d.db"), nil},
+	} {
+		if s, err := Open(c.path, c.opts...); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded", c.path)
+		} else if !strings.Contains(err.Error(), "sqlite store") {
+			t.Errorf("Open(%q): error does not say where it comes from: %v", c.path, err)
+		}
+	}
+}
+
+func TestMigrationsIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	for range 3 {
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, v int
+		if err := s.r.QueryRow(`SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &v); err != nil {
+			t.Fatal(err)
+		}
+		if n != SchemaVersion || v != SchemaVersion {
+			t.Errorf("schema_migrations has %d rows up to %d, want %d", n, v, SchemaVersion)
+		}
+		s.Close()
+	}
+}
+
+func TestConcurrentOpenOfNewFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "race.db")
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	start := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			<-start
+			s, err := Open(path)
+			if err != nil {
+				errs <- err
+				return
+			}
+			errs <- s.Close()
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "future.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)`, SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = Open(path)
+	if !errors.Is(err, interlude.ErrUnknownFormat) || !strings.Contains(err.Error(), "newer Interlude") {
+		t.Fatalf("Open of a newer schema: err = %v, want ErrUnknownFormat saying to use a newer Interlude", err)
+	}
+}
+
+func TestSizeAndCheckpoint(t *testing.T) {
+	s := openTemp(t)
+	before, err := s.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 1<<20)
+	if err := s.Append(context.Background(), store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: big}}}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after < before+1<<20 {
+		t.Errorf("Size grew from %d to %d after appending 1 MiB", before, after)
+	}
+	if err := s.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	checkpointed, err := s.Size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checkpointed < 1<<20 || checkpointed > after {
+		t.Errorf("Size after Checkpoint = %d (before %d)", checkpointed, after)
+	}
+}
+
+// TestListUsesIndex proves from the query plan that an inbox page walks an index
+// in order: no full scan, no sort.
+func TestListUsesIndex(t *testing.T) {
+	s := openTemp(t)
+	cursor := store.EncodeCursor(store.Cursor{ThreadID: "x"})
+	for _, c := range []struct {
+		q     store.Query
+		index string
+	}{
+		{store.Query{Status: store.StatusInterrupted}, "threads_inbox"},
+		{store.Query{Status: store.StatusInterrupted, Cursor: cursor}, "threads_inbox"},
+		{store.Query{Status: store.StatusInterrupted, Graph: "g"}, "threads_graph_inbox"},
+		{store.Query{Status: store.StatusInterrupted, Graph: "g", Cursor: cursor}, "threads_graph_inbox"},
+	} {
+		query, args, err := listQuery(c.q, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := explain(t, s, query, args...)
+		if !strings.Contains(plan, "USING INDEX "+c.index) || strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "SCAN threads") {
+			t.Errorf("List(%+v) does not walk %s in order:\n%s", c.q, c.index, plan)
+		}
+		if c.q.Cursor != "" && !strings.Contains(plan, "(updated_at,id)<(?,?)") {
+			t.Errorf("List(%+v) does not seek to the cursor:\n%s", c.q, plan)
+		}
+	}
+}
+
+func explain(t testing.TB, s *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.r.Query("EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, detail)
+	}
+	return strings.Join(lines, "\n")
+}

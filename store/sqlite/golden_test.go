@@ -28,7 +28,7 @@ var goldenAt = time.Date(2026, 11, 1, 12, 0, 0, 123456789, time.UTC)
 func goldenQuestion() interlude.Question {
 	return interlude.Question{ID: "int_9f2c", Node: "refund", Path: []string{"refund"}, Message: "Approve a refund of $150?",
 		Reason: interlude.ReasonToolApproval, Value: json.RawMessage(`{"amount":150}`),
-		Schema: json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}`),
+		Schema:    json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}`),
 		CreatedAt: goldenAt}
 }
 
@@ -39,7 +39,7 @@ func goldenAppends() []store.Append {
 	}
 	return []store.Append{
 		{ThreadID: "order-42", Meta: store.Meta{Graph: "refund", Status: store.StatusIdle, UpdatedAt: goldenAt},
-			Records: []store.Record{rec(1, "input", `{"v":1,"input":{"amount":150}}`), rec(2, "step", `{"v":1,"writes":{"refund":1}}`)},
+			Records:  []store.Record{rec(1, "input", `{"v":1,"input":{"amount":150}}`), rec(2, "step", `{"v":1,"writes":{"refund":1}}`)},
 			Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"amount":150}}`)}},
 		{ThreadID: "order-42", Expect: 2, Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
 			Interrupts: []interlude.Question{goldenQuestion()}, UpdatedAt: goldenAt.Add(3 * time.Second)},

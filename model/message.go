@@ -317,16 +317,23 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // outside an assistant message or a result outside a user message, or an
 // image without data or URL.
 func (m Message) Validate() error {
+	if err := m.check(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	return nil
+}
+
+func (m Message) check() error {
 	switch m.Role {
 	case RoleSystem, RoleUser, RoleAssistant:
 	case "":
-		return errors.New("model: message has no role; use \"user\", \"assistant\" or \"system\"")
+		return errors.New("message has no role; use \"user\", \"assistant\" or \"system\"")
 	default:
-		return fmt.Errorf("model: unknown message role %q; use \"user\", \"assistant\" or \"system\"", m.Role)
+		return fmt.Errorf("unknown message role %q; use \"user\", \"assistant\" or \"system\"", m.Role)
 	}
 	for i, b := range m.Content {
 		if err := b.validate(m.Role); err != nil {
-			return fmt.Errorf("model: %s message, block %d: %w", m.Role, i, err)
+			return fmt.Errorf("%s message, block %d: %w", m.Role, i, err)
 		}
 	}
 	return nil

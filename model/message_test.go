@@ -168,3 +168,17 @@ func TestChunkJSONKeepsToolIndexZero(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestRequestValidateNamesTheMessageAndTool(t *testing.T) {
+	bad := &model.Request{Messages: []model.Message{model.UserText("hi"), {Role: model.RoleUser, Content: []model.Block{model.ToolUse("c", "n", nil)}}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "message 1: user message, block 0") {
+		t.Fatalf("err = %v", err)
+	}
+	bad = &model.Request{Tools: []model.ToolSpec{{Name: "t", InputSchema: json.RawMessage(`"string"`)}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `tool "t"`) {
+		t.Fatalf("err = %v", err)
+	}
+	if err := (&model.Request{Messages: []model.Message{model.UserText("hi")}}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

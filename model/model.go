@@ -1,8 +1,11 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 )
 
@@ -68,6 +71,33 @@ func (r *Request) Clone() *Request {
 		c.Temperature = &t
 	}
 	return c
+}
+
+// Validate reports the first problem that would make the request unusable:
+// an invalid message (see [Message.Validate]), a tool without a name, or a
+// tool whose input schema is not a JSON object. Providers call it before
+// sending anything.
+func (r *Request) Validate() error {
+	if r == nil {
+		return errors.New("model: nil request")
+	}
+	for i, m := range r.Messages {
+		if err := m.check(); err != nil {
+			return fmt.Errorf("model: message %d: %w", i, err)
+		}
+	}
+	for i, t := range r.Tools {
+		if t.Name == "" {
+			return fmt.Errorf("model: tool %d has no name", i)
+		}
+		if len(bytes.TrimSpace(t.InputSchema)) > 0 {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(t.InputSchema, &obj); err != nil || obj == nil {
+				return fmt.Errorf("model: tool %q: input schema must be a JSON object", t.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // Usage counts the tokens a request consumed.

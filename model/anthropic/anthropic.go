@@ -299,8 +299,8 @@ func stopReason(s string) model.StopReason {
 // options for what the parameters do not cover.
 func (m *Model) params(req *model.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
 	p := sdk.MessageNewParams{Model: sdk.Model(m.model), MaxTokens: int64(m.maxTokens)}
-	if req == nil {
-		return p, nil, errors.New("anthropic: nil request")
+	if err := req.Validate(); err != nil {
+		return p, nil, &model.Error{Provider: Provider, Message: err.Error(), Kind: model.ErrInvalidRequest, Err: err}
 	}
 	if req.MaxTokens > 0 {
 		p.MaxTokens = int64(req.MaxTokens)

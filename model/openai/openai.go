@@ -289,8 +289,8 @@ func stopReason(finish string, hasCalls bool) model.StopReason {
 // params translates req into the SDK's request parameters.
 func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
-	if req == nil {
-		return p, errors.New("openai: nil request")
+	if err := req.Validate(); err != nil {
+		return p, &model.Error{Provider: Provider, Message: err.Error(), Kind: model.ErrInvalidRequest, Err: err}
 	}
 	if req.System != "" {
 		p.Messages = append(p.Messages, oai.SystemMessage(req.System))

@@ -367,3 +367,18 @@ func TestStreamAndGenerateAgree(t *testing.T) {
 		t.Fatalf("Generate and Stream differ:\n%+v\n%+v", a, b)
 	}
 }
+
+func TestInvalidRequestIsRefusedBeforeSending(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 500, "error_500.json"))
+	req := firstRequest()
+	req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResult("", "orphan", false)}})
+	for _, stream := range []bool{false, true} {
+		_, err := answer(t, newModel(srv), req, stream)
+		if !errors.Is(err, model.ErrInvalidRequest) || !strings.Contains(err.Error(), "tool_use_id") {
+			t.Fatalf("stream=%v: err = %v, want ErrInvalidRequest naming the problem", stream, err)
+		}
+	}
+	if srv.Hits() != 0 {
+		t.Fatalf("server saw %d requests, want none", srv.Hits())
+	}
+}

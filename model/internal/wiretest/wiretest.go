@@ -23,9 +23,9 @@ var update = flag.Bool("update", false, "rewrite golden request files in testdat
 
 // Reply is one canned HTTP response.
 type Reply struct {
-	Status int
-	Header http.Header
-	Body   []byte
+	Status int         // HTTP status code
+	Header http.Header // response headers
+	Body   []byte      // response body, sent as is
 }
 
 // File returns a reply with the given status whose body is the content of
@@ -52,10 +52,10 @@ func File(t testing.TB, status int, name string, header ...string) Reply {
 
 // Request is a request the server received.
 type Request struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
+	Method string      // HTTP method
+	Path   string      // URL path
+	Header http.Header // request headers
+	Body   []byte      // request body
 }
 
 // Server answers the n-th request with the n-th reply, and every request past

@@ -11,9 +11,11 @@ CREATE TABLE threads (
     updated_at  INTEGER NOT NULL    -- unix nanoseconds
 );
 
--- The inbox: threads of one status (or one graph and status), newest first.
+-- Listings, newest first: the inbox (threads of one status, or one graph and
+-- status), and every thread. Each serves its page by walking the index in order.
 CREATE INDEX threads_inbox ON threads (status, updated_at DESC, id DESC);
 CREATE INDEX threads_graph_inbox ON threads (graph, status, updated_at DESC, id DESC);
+CREATE INDEX threads_recent ON threads (updated_at DESC, id DESC);
 
 CREATE TABLE records (
     thread_id   TEXT    NOT NULL REFERENCES threads (id) ON DELETE CASCADE,

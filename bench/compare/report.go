@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/interludehq/interlude/bench/workloads"
+)
+
+// Report renders the whole markdown report: the machine, how the runs were made,
+// the one results table, and how to read it.
+func Report(e *env, sizing string, rows []Row, il, lg map[Case][]Sample) string {
+	var b strings.Builder
+	b.WriteString("# Interlude vs LangGraph.js: side-by-side benchmark\n\n")
+	fmt.Fprintf(&b, "- Date: %s\n", e.date.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "- Command: `%s` (from the repository root)\n", e.command)
+	fmt.Fprintf(&b, "- Machine: %s, %d cores, %s; SQLite files in %s\n", e.cpu, e.cores, e.kernel, e.tmp)
+	fmt.Fprintf(&b, "- Load average (1/5/15 min): %s at start, %s at end (the machine is shared; the median over rounds damps, not removes, the noise)\n", e.loadStart, e.loadEnd)
+	fmt.Fprintf(&b, "- Interlude: Go %s, %s\n", e.goVersion, versionsOf(il, "modernc.org/sqlite", "sqlite"))
+	fmt.Fprintf(&b, "- LangGraph.js: Node %s, %s\n", e.node, versionsOf(lg, "@langchain/langgraph", "@langchain/core", "@langchain/langgraph-checkpoint", "@langchain/langgraph-checkpoint-sqlite", "better-sqlite3", "sqlite"))
+	if e.duration > 0 {
+		fmt.Fprintf(&b, "- Wall time: %s\n", e.duration.Round(time.Second))
+	}
+	b.WriteString(sizing)
+	b.WriteString("- Each run is a fresh process (bench.mjs for LangGraph, `compare -worker` for Interlude); in each round every case runs Interlude first, then LangGraph. A cell is the median over rounds of the run's mean (or decile mean, or size); the ratio is LangGraph's median over Interlude's.\n")
+	b.WriteString("- Durability: both sides commit every step before the next (LangGraph `durability: \"sync\"`). Interlude's SQLite store is WAL with **synchronous=FULL**: every step's append is fsynced. LangGraph's SqliteSaver is WAL with better-sqlite3's default **synchronous=NORMAL** (committed to the WAL, not fsynced) unless run with `--synchronous full`. SQLite rows are shown against both: *LG synchronous=FULL* is the like-for-like comparison; *LG synchronous=NORMAL* is LangGraph as shipped. Interlude's numbers are the same in both rows.\n")
+	b.WriteString("- Memory: Interlude store/memory vs LangGraph MemorySaver. For growth in memory, \"bytes held\" is the serialized bytes each keeps for the thread (Interlude: record and snapshot data; LangGraph: checkpoints, metadata and writes in MemorySaver).\n")
+	var ts []string
+	seen := map[int]bool{}
+	for _, c := range keysOf(il) {
+		if c.Workload == workloads.Growth && !seen[c.Turns] {
+			seen[c.Turns] = true
+			ts = append(ts, fmt.Sprintf("%d turns: %s bytes", c.Turns, groupThousands(fmt.Sprint(workloads.TranscriptBytes(c.Turns)))))
+		}
+	}
+	if len(ts) > 0 {
+		fmt.Fprintf(&b, "- growth transcript (JSON of the final message list, identical on both sides): %s.\n", strings.Join(ts, "; "))
+	}
+	b.WriteString("\n")
+	b.WriteString(Table(rows))
+	met, missed := 0, 0
+	var missedRows []string
+	for _, r := range rows {
+		switch r.Verdict() {
+		case "met":
+			met++
+		case "**missed**":
+			missed++
+			missedRows = append(missedRows, fmt.Sprintf("%s / %s / %s", r.Workload, r.Store, r.Metric))
+		}
+	}
+	fmt.Fprintf(&b, "\nTargets: %d met, %d missed.", met, missed)
+	if missed > 0 {
+		fmt.Fprintf(&b, " Missed: %s.", strings.Join(missedRows, "; "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func keysOf(m map[Case][]Sample) []Case {
+	var out []Case
+	for c := range m {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Case) int {
+		if a.Workload != b.Workload {
+			return strings.Compare(a.Workload, b.Workload)
+		}
+		return a.Turns - b.Turns
+	})
+	return out
+}
+
+// versionsOf lists the named versions reported by the samples (the first sample
+// that has each; "sqlite" also looks in the config's sqlite_version).
+func versionsOf(m map[Case][]Sample, names ...string) string {
+	var parts []string
+	for _, n := range names {
+		var v string
+		for _, c := range keysOf(m) {
+			for _, s := range m[c] {
+				if v == "" {
+					v = s.Versions[n]
+				}
+				if v == "" && n == "sqlite" {
+					if sv, ok := s.Config["sqlite_version"].(string); ok {
+						v = sv
+					}
+				}
+			}
+		}
+		if v != "" {
+			label := n
+			if n == "sqlite" {
+				label = "SQLite"
+			}
+			parts = append(parts, label+" "+v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,386 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/interludehq/interlude"
+)
+
+// Granularity is how much of the state a run answer carries.
+type Granularity string
+
+// The response granularities.
+const (
+	// Low: status and interrupts only.
+	Low Granularity = "low"
+	// Partial (the server's default): plus values and messages.
+	Partial Granularity = "partial"
+	// Full: plus State, with the execution metadata.
+	Full Granularity = "full"
+)
+
+// Run statuses, as RunResult.Status reports them.
+const (
+	Completed   = "completed"
+	Interrupted = "interrupted"
+	Failed      = "failed"
+)
+
+// Null is the JSON null. As InvokeRequest.Resume it cancels the pending
+// interrupt; as a Response's answer it answers with null.
+var Null = json.RawMessage("null")
+
+// InvokeRequest is the body of Invoke and Stream. Set exactly one of Input,
+// Messages, Resume and Responses, or none to continue a thread (past a
+// breakpoint).
+type InvokeRequest struct {
+	// Graph names the graph; required to start a thread when the server hosts
+	// several, and checked against an existing thread's graph.
+	Graph string
+	// ThreadID names the thread; the server makes one for new input without it.
+	ThreadID string
+	// Input is the input: a JSON object of state fields (any value that encodes to
+	// one).
+	Input any
+	// Messages are messages for an agent graph; they become the input
+	// {"messages": Messages}.
+	Messages any
+	// Resume answers the single pending interrupt; Null cancels it.
+	Resume any
+	// Responses answer pending interrupts by id.
+	Responses []Response
+	// Granularity is how much the answer carries ("" for the server's default).
+	Granularity Granularity
+}
+
+type wireConfig struct {
+	ThreadID string `json:"thread_id,omitempty"`
+}
+
+type wireInvoke struct {
+	Graph       string      `json:"graph,omitempty"`
+	Input       any         `json:"input,omitempty"`
+	Messages    any         `json:"messages,omitempty"`
+	Resume      any         `json:"resume,omitempty"`
+	Responses   []Response  `json:"responses,omitempty"`
+	Config      *wireConfig `json:"config,omitempty"`
+	Granularity Granularity `json:"response_granularity,omitempty"`
+}
+
+func (r InvokeRequest) wire() wireInvoke {
+	w := wireInvoke{Graph: r.Graph, Input: r.Input, Messages: r.Messages, Resume: r.Resume, Responses: r.Responses, Granularity: r.Granularity}
+	if r.ThreadID != "" {
+		w.Config = &wireConfig{ThreadID: r.ThreadID}
+	}
+	return w
+}
+
+// Response answers one interrupt by id. Build it with Resolved, Rejected or
+// Cancelled.
+type Response struct {
+	// InterruptID is the interrupt answered.
+	InterruptID string `json:"interrupt_id"`
+	// Status is resolved, rejected or cancelled.
+	Status interlude.ResolutionKind `json:"status"`
+	// Response is the answer of a resolved interrupt.
+	Response any `json:"response,omitempty"`
+	// Error is the reason of a rejection, or nil for none.
+	Error *interlude.Rejection `json:"error,omitempty"`
+}
+
+// Resolved answers the interrupt with v (nil answers null).
+func Resolved(interruptID string, v any) Response {
+	if v == nil {
+		v = Null
+	}
+	return Response{InterruptID: interruptID, Status: interlude.KindResolved, Response: v}
+}
+
+// Rejected declines the interrupt; rej may be nil for no reason given.
+func Rejected(interruptID string, rej *interlude.Rejection) Response {
+	return Response{InterruptID: interruptID, Status: interlude.KindRejected, Error: rej}
+}
+
+// Cancelled withdraws the interrupt.
+func Cancelled(interruptID string) Response {
+	return Response{InterruptID: interruptID, Status: interlude.KindCancelled}
+}
+
+// Breakpoint is a pause at a node boundary.
+type Breakpoint struct {
+	// Node is the node the thread paused before or after.
+	Node string `json:"node"`
+	// When is "before" or "after".
+	When string `json:"when"`
+}
+
+// RunResult is the answer of Invoke, Resume, Respond, Reject and Cancel, and the
+// data of a stream's end event.
+type RunResult struct {
+	// ThreadID is the thread.
+	ThreadID string `json:"thread_id"`
+	// Status is completed, interrupted or failed.
+	Status string `json:"status"`
+	// Interrupts are the pending questions.
+	Interrupts []interlude.Question `json:"interrupts"`
+	// Breakpoint is set when the thread paused at a breakpoint.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+	// Error describes the failure when Status is failed.
+	Error string `json:"error,omitempty"`
+	// Values is the thread's state (not at granularity low).
+	Values json.RawMessage `json:"values,omitempty"`
+	// Messages is the values' messages field, for agent graphs.
+	Messages json.RawMessage `json:"messages,omitempty"`
+	// State is set at granularity full.
+	State *State `json:"state,omitempty"`
+}
+
+// State is the full state of a run answer.
+type State struct {
+	// Values is the thread's state.
+	Values json.RawMessage `json:"values"`
+	// Next lists the nodes that run next.
+	Next []string `json:"next"`
+	// Checkpoint is the thread's version.
+	Checkpoint int64 `json:"checkpoint"`
+	// ExecutionMeta says where and why the thread paused.
+	ExecutionMeta ExecutionMeta `json:"execution_meta"`
+}
+
+// ExecutionMeta says where and why a thread paused.
+type ExecutionMeta struct {
+	// Status is completed, failed, interrupted_before or interrupted_after.
+	Status string `json:"status"`
+	// InterruptReason is the first pending interrupt's reason, or "interrupt".
+	InterruptReason string `json:"interrupt_reason,omitempty"`
+	// InterruptedNode is the node that paused.
+	InterruptedNode string `json:"interrupted_node,omitempty"`
+	// InterruptData holds the first pending interrupt, or the breakpoint.
+	InterruptData *InterruptData `json:"interrupt_data,omitempty"`
+}
+
+// InterruptData is the pause of ExecutionMeta.
+type InterruptData struct {
+	// Interrupt is the first pending interrupt, or nil at a breakpoint.
+	Interrupt *interlude.Question `json:"interrupt"`
+	// Breakpoint is the breakpoint, if the thread sits at one.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+}
+
+func (r *RunResult) fix() {
+	fixAll(r.Interrupts)
+	if r.State != nil && r.State.ExecutionMeta.InterruptData != nil && r.State.ExecutionMeta.InterruptData.Interrupt != nil {
+		fixQuestion(r.State.ExecutionMeta.InterruptData.Interrupt)
+	}
+}
+
+// GraphInfo describes a hosted graph.
+type GraphInfo struct {
+	// Name is the graph's name.
+	Name string `json:"name"`
+	// Nodes are its nodes.
+	Nodes []string `json:"nodes"`
+	// InputSchema is the JSON Schema of its state.
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Thread is a thread's current state.
+type Thread struct {
+	// ThreadID is the thread.
+	ThreadID string `json:"thread_id"`
+	// Graph is the graph that runs it.
+	Graph string `json:"graph"`
+	// Status is idle, running, interrupted or failed.
+	Status string `json:"status"`
+	// Values is its state.
+	Values json.RawMessage `json:"values"`
+	// Messages is the values' messages field, for agent graphs.
+	Messages json.RawMessage `json:"messages,omitempty"`
+	// Interrupts are its pending questions.
+	Interrupts []interlude.Question `json:"interrupts"`
+	// Next lists the nodes that run next.
+	Next []string `json:"next"`
+	// Breakpoint is set while it sits at a breakpoint.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+	// Error describes the last failure while it is failed.
+	Error string `json:"error,omitempty"`
+	// Checkpoint is its version.
+	Checkpoint int64 `json:"checkpoint"`
+	// CreatedAt is when it started.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when it last changed.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ThreadSummary is a thread in a listing.
+type ThreadSummary struct {
+	// ThreadID is the thread.
+	ThreadID string `json:"thread_id"`
+	// Graph is the graph that runs it.
+	Graph string `json:"graph"`
+	// Status is idle, running, interrupted or failed.
+	Status string `json:"status"`
+	// Interrupts are its pending questions.
+	Interrupts []interlude.Question `json:"interrupts"`
+	// CreatedAt is when it started.
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when it last changed.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ThreadPage is a page of a listing, newest updated first.
+type ThreadPage struct {
+	// Threads are the threads on this page.
+	Threads []ThreadSummary `json:"threads"`
+	// NextCursor continues the listing, or "" at its end.
+	NextCursor string `json:"next_cursor"`
+}
+
+// ListOptions selects threads for Threads.
+type ListOptions struct {
+	// Status keeps threads with this status (for the inbox: "interrupted").
+	Status string
+	// Graph keeps threads of this graph.
+	Graph string
+	// Limit caps the page size (the server's default is 50, its cap 1000).
+	Limit int
+	// Cursor continues a previous listing (ThreadPage.NextCursor).
+	Cursor string
+}
+
+// HistoryOptions selects checkpoints for History.
+type HistoryOptions struct {
+	// Limit caps the number of checkpoints (0 means all).
+	Limit int
+	// Before keeps checkpoints older than this id (0 means from the newest).
+	Before int64
+}
+
+// History is a thread's history.
+type History struct {
+	// ThreadID is the thread.
+	ThreadID string `json:"thread_id"`
+	// Graph is the graph that runs it.
+	Graph string `json:"graph"`
+	// Checkpoints are its checkpoints, newest first.
+	Checkpoints []Checkpoint `json:"checkpoints"`
+	// ToolCalls holds, per tool call id, the call's interrupts in the order asked,
+	// each with its private state and its resolution (nil while pending).
+	ToolCalls map[string][]interlude.Exchange `json:"tool_calls"`
+}
+
+// Checkpoint is one entry of a thread's history.
+type Checkpoint struct {
+	// ID is the thread version this record created.
+	ID int64 `json:"id"`
+	// Kind says what happened: input, step, pause, resolve, breakpoint, fail,
+	// update or fork.
+	Kind string `json:"kind"`
+	// At is when it was committed.
+	At time.Time `json:"at"`
+	// Status is the thread's status after it.
+	Status string `json:"status"`
+	// Step counts the completed steps after it.
+	Step int `json:"step"`
+	// Next lists the nodes due after it.
+	Next []string `json:"next"`
+	// Values is the state after it.
+	Values json.RawMessage `json:"values"`
+	// Raised are the questions it raised, with their private state.
+	Raised []interlude.Question `json:"raised"`
+	// Resolved are the answers it committed, with who gave them and when.
+	Resolved []Answered `json:"resolved"`
+	// Interrupts are the questions pending after it.
+	Interrupts []interlude.Question `json:"interrupts"`
+	// Breakpoint is set when it paused at a breakpoint.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+	// Error is the failure a fail checkpoint reports.
+	Error string `json:"error,omitempty"`
+}
+
+// Answered is an answer as history records it.
+type Answered struct {
+	// InterruptID is the interrupt answered.
+	InterruptID string `json:"interrupt_id"`
+	interlude.Resolution
+}
+
+func (h *History) fix() {
+	for i := range h.Checkpoints {
+		fixAll(h.Checkpoints[i].Raised)
+		fixAll(h.Checkpoints[i].Interrupts)
+	}
+	for _, xs := range h.ToolCalls {
+		for i := range xs {
+			fixQuestion(&xs[i].Interrupt)
+		}
+	}
+}
+
+// fixQuestion turns JSON nulls decoded into raw fields back into nil.
+func fixQuestion(q *interlude.Question) {
+	for _, p := range []*json.RawMessage{&q.Value, &q.Schema, &q.State} {
+		if string(*p) == "null" {
+			*p = nil
+		}
+	}
+}
+
+func fixAll(qs []interlude.Question) {
+	for i := range qs {
+		fixQuestion(&qs[i])
+	}
+}
+
+// Event is one event of a stream (Stream, StreamSSE) or of a thread's live events
+// (Events).
+type Event struct {
+	// ID is the SSE event id ("" in NDJSON streams); pass the last one received to
+	// Events to resume after it.
+	ID string
+	// Event names the event: metadata, updates, messages, custom, error or end.
+	Event string
+	// Data is the event's JSON data.
+	Data json.RawMessage
+}
+
+// Decode decodes the event's data into v.
+func (e Event) Decode(v any) error { return json.Unmarshal(e.Data, v) }
+
+// Pause is the data of an updates event reporting a pause.
+type Pause struct {
+	// Status is "interrupted".
+	Status string `json:"status"`
+	// Node is the node that paused.
+	Node string `json:"node"`
+	// Interrupt is the pending question, for an interrupt.
+	Interrupt *interlude.Question `json:"interrupt,omitempty"`
+	// Breakpoint is the breakpoint, for a breakpoint.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+}
+
+// Pause reports the pause an updates event carries, if it is one.
+func (e Event) Pause() (*Pause, bool) {
+	if e.Event != "updates" {
+		return nil, false
+	}
+	var p Pause
+	if json.Unmarshal(e.Data, &p) != nil || p.Status != "interrupted" || (p.Interrupt == nil && p.Breakpoint == nil) {
+		return nil, false
+	}
+	if p.Interrupt != nil {
+		fixQuestion(p.Interrupt)
+	}
+	return &p, true
+}
+
+// Result decodes the run answer an end event of a run stream carries.
+func (e Event) Result() (*RunResult, error) {
+	var r RunResult
+	if err := json.Unmarshal(e.Data, &r); err != nil {
+		return nil, err
+	}
+	r.fix()
+	return &r, nil
+}

@@ -1,0 +1,120 @@
+// Package server is Interlude's HTTP API: an http.Handler that users mount in
+// their own program over their own compiled graphs and store.
+//
+//	hub := server.NewEventHub()
+//	st := server.InstrumentStore(sqliteStore)
+//	refund, _ := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
+//	srv, _ := server.New(server.WithGraph(refund.Erase()), server.WithEventHub(hub),
+//		server.WithTokens(tokens))
+//	err := srv.ListenAndServe(ctx, "127.0.0.1:8080")
+//
+// # Routes
+//
+//	POST   /v1/graph/invoke             run, answer or continue a thread and wait
+//	POST   /v1/graph/stream             the same as NDJSON, or SSE with Accept: text/event-stream
+//	GET    /v1/graphs                   the hosted graphs: name, nodes, input_schema
+//	GET    /v1/threads                  the inbox listing (?status=&graph=&limit=&cursor=)
+//	GET    /v1/threads/{id}             status, values, pending interrupts, next nodes
+//	GET    /v1/threads/{id}/history     checkpoints, newest first (?limit=&before=), and
+//	                                    each tool call's interrupt history
+//	POST   /v1/threads/{id}/resume      {"interrupt_id", "response"} or {"responses": [...]}
+//	POST   /v1/threads/{id}/reject      {"interrupt_id", "error": {"name", "message"}}
+//	POST   /v1/threads/{id}/cancel      {"interrupt_id"}
+//	GET    /v1/threads/{id}/events      live events of the thread as SSE (Last-Event-ID resumes)
+//	DELETE /v1/threads/{id}             forget the thread (admin)
+//	GET    /healthz, /metrics           liveness; Prometheus text metrics
+//	GET    /inbox/                      the web inbox (WithInbox), or a placeholder page
+//
+// The invoke body has exactly one of input (or messages, which becomes the input
+// {"messages": [...]}), resume (the single pending interrupt; null cancels it) and
+// responses; with none of them it continues the thread (past a breakpoint). The
+// thread is config.thread_id; one named thr_<random> is made for new input without
+// one. An existing thread runs the graph stored with it, which graph, if given,
+// must name.
+//
+// # Choices
+//
+// Bodies are decoded strictly: unknown fields, wrong types and malformed ids are
+// refused with 400 and the field's path (details {"path": "responses[0].status"});
+// field names match exactly. Ids (threads and interrupts) are 1 to 256 letters,
+// digits or -_.:@~+=. An empty body counts as {}. Nothing is written before a
+// request is fully validated, and the graphs refuse their own errors (409, 422)
+// without writing, so every refused request leaves the thread as it was.
+//
+// Error answers are {"error": {"code", "message", "details"}}: 400
+// invalid_request, 401 unauthenticated, 403 forbidden, 404 not_found, 405
+// method_not_allowed, 409 thread_interrupted, not_interrupted, unknown_interrupt,
+// ambiguous_resume, conflict or thread_busy (details {"interrupts": [...]} when
+// interrupts are concerned), 413 too_large, 422 invalid_response (details are the
+// violations [{"path", "message"}]), 501 not_implemented (events without a hub),
+// 503 unavailable (the run was stopped by Close) and 500 internal.
+//
+// A run whose node fails is not a request error: invoke answers 200 with status
+// "failed" and the failure as "error"; a stream sends an error event
+// {"code": "run_failed", "message"} before end.
+//
+// Runs do not stop when their client disconnects: an accepted answer is always
+// acted on, and a stream whose reader went away runs to its end. Server.Close
+// cancels the runs still going (their unfinished steps are not committed).
+//
+// Sending again an answer identical to the recorded one for an already resolved
+// interrupt, by id, is a replay: it answers 200 with the thread as it is. A bare
+// resume (no id) to a thread no longer interrupted is 409 not_interrupted.
+//
+// In resume and in the /resume route, a null response cancels (as in the seed's
+// API); to answer with the JSON value null, use responses with status resolved.
+//
+// Interrupts are shown as {"id", "name", "node", "tool_call_id", "message",
+// "reason", "value", "response_schema", "created_at", "expires_at"}, with null for
+// what is not set. The interrupting code's private state appears only in a
+// thread's history.
+//
+// Run answers (invoke, the answer routes and a stream's end event) are
+// {"thread_id", "status", "interrupts", "values"} plus "messages" when the values
+// have a messages field, "breakpoint" at a breakpoint and "error" when failed.
+// response_granularity low leaves values and messages out; full adds "state":
+// {"values", "next", "checkpoint", "execution_meta"}, where execution_meta has the
+// status (completed, failed, interrupted_before or interrupted_after),
+// interrupt_reason (the first pending interrupt's reason, or "interrupt"),
+// interrupted_node and interrupt_data {"interrupt": <the first pending interrupt>}
+// (and "breakpoint" at a breakpoint).
+//
+// Stream events are {"event", "data"} lines (or SSE event/data/id blocks):
+// metadata {"thread_id", "graph", "run_id", "checkpoint"} first; updates
+// {"<node>": <its writes>} per finished node; messages and custom with what nodes
+// emit; an updates event {"status": "interrupted", "node", "interrupt"} per
+// pending interrupt (or {"status", "node", "breakpoint"}) when the run pauses;
+// error on failure; end last with the run answer. Every event is flushed.
+//
+// # Security
+//
+// Tokens (WithTokens, LoadTokens) are bearer tokens with roles: run (start and
+// continue threads), approve (answer interrupts, including invoke and stream
+// carrying resume or responses), admin (everything, including DELETE). Any valid
+// token may read, /metrics included. Secrets are compared in constant time against
+// every token. The answering token's name is recorded as the resolution's "by".
+// Without tokens the API is open, and Serve and ListenAndServe refuse addresses
+// other than loopback. /healthz and /inbox/ need no token.
+//
+// # Live events
+//
+// GET /v1/threads/{id}/events streams the thread's events as SSE from an
+// EventHub the graphs publish to (graph.WithEvents(hub.Publish)). Without
+// Last-Event-ID (header, or last_event_id query parameter) it starts with the next
+// event; with one it first replays the kept events after it. The hub keeps the
+// newest 256 events of each of the 1024 most recently active threads (see
+// NewEventHub). Live events carry no values: end is {"thread_id", "status",
+// "checkpoint"}.
+//
+// # Metrics
+//
+// /metrics (WithMetrics, on by default) has interlude_http_requests_total,
+// interlude_http_request_duration_seconds, interlude_runs_total{graph,outcome},
+// interlude_run_duration_seconds, interlude_pauses_total,
+// interlude_resolutions_total{graph,kind}, the event listeners, and with
+// InstrumentStore interlude_store_operation_duration_seconds{op} and
+// interlude_store_errors_total.
+//
+// Requests are logged with log/slog: method, path, status, duration and token
+// name.
+package server

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/interludehq/interlude"
+)
+
+// Error codes the server answers besides those of package interlude (whose codes
+// it uses as they are).
+const (
+	codeUnauthenticated  = "unauthenticated"
+	codeForbidden        = "forbidden"
+	codeTooLarge         = "too_large"
+	codeMethodNotAllowed = "method_not_allowed"
+	codeNotImplemented   = "not_implemented"
+	codeUnavailable      = "unavailable"
+	codeInternal         = "internal"
+)
+
+// apiError is an error as answered to a client.
+type apiError struct {
+	status  int
+	code    string
+	message string
+	details any
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+// pathDetails is the details of an invalid_request error about one field.
+type pathDetails struct {
+	Path string `json:"path"`
+}
+
+// badRequest refuses a request because of the field at path ("" for the body).
+func badRequest(path, format string, args ...any) *apiError {
+	e := &apiError{status: http.StatusBadRequest, code: string(interlude.CodeInvalidRequest), message: fmt.Sprintf(format, args...)}
+	if path != "" {
+		e.details = pathDetails{Path: path}
+	}
+	return e
+}
+
+func notFound(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusNotFound, code: string(interlude.CodeNotFound), message: fmt.Sprintf(format, args...)}
+}
+
+// statusOf maps an Interlude error code to its HTTP status.
+func statusOf(c interlude.Code) int {
+	switch c {
+	case interlude.CodeInvalidRequest:
+		return http.StatusBadRequest
+	case interlude.CodeNotFound:
+		return http.StatusNotFound
+	case interlude.CodeThreadInterrupted, interlude.CodeNotInterrupted, interlude.CodeUnknownInterrupt,
+		interlude.CodeAmbiguousResume, interlude.CodeConflict, interlude.CodeThreadBusy:
+		return http.StatusConflict
+	case interlude.CodeInvalidResponse:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusInternalServerError
+}
+
+// interruptDetails is the details of a 409 naming interrupts.
+type interruptDetails struct {
+	Interrupts []string `json:"interrupts"`
+}
+
+// toAPIError turns any error into what the client is told. The second result
+// reports an unexpected error, whose text is logged but not shown.
+func toAPIError(err error) (*apiError, bool) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae, false
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &apiError{status: http.StatusRequestEntityTooLarge, code: codeTooLarge,
+			message: fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit)}, false
+	}
+	var ie *interlude.Error
+	if errors.As(err, &ie) {
+		e := &apiError{status: statusOf(ie.Code), code: string(ie.Code), message: ie.Message}
+		switch {
+		case ie.Code == interlude.CodeInvalidResponse:
+			vs := ie.Violations
+			if vs == nil {
+				vs = []interlude.Violation{}
+			}
+			e.details = vs
+		case len(ie.Interrupts) > 0:
+			e.details = interruptDetails{Interrupts: ie.Interrupts}
+		}
+		return e, e.status == http.StatusInternalServerError
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "the server stopped the run before it finished (shutting down or timed out); the last committed checkpoint stands"}, false
+	}
+	return &apiError{status: http.StatusInternalServerError, code: codeInternal, message: "internal error; the server log has the details"}, true
+}
+
+// errorBody is the JSON of an error answer.
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Details any    `json:"details"`
+}
+
+func (e *apiError) object() errorObject {
+	return errorObject{Code: e.code, Message: e.message, Details: e.details}
+}
+
+// writeError answers err.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae, unexpected := toAPIError(err)
+	if unexpected {
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	switch ae.status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="interlude"`)
+	}
+	writeJSON(w, ae.status, errorBody{Error: ae.object()})
+}

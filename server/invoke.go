@@ -1,0 +1,322 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+)
+
+// run is one run the server drives for a request.
+type run struct {
+	g           graph.Erased
+	threadID    string
+	cmd         graph.Command
+	answers     map[string]interlude.Resolution
+	granularity granularity
+	inputPath   string // "input" or "messages" for an input command
+}
+
+// handleInvoke serves POST /v1/graph/invoke and, with stream set, /v1/graph/stream.
+func (s *Server) handleInvoke(stream bool) handler {
+	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+		body, err := s.readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			body = []byte("{}")
+		}
+		req, err := parseInvoke(body)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		need, doing := canRun, "start or continue threads"
+		if req.kind == cmdAnswer {
+			need, doing = canApprove, "answer interrupts"
+		}
+		if err := authorize(rc.who, need, doing); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		threadID := req.threadID
+		if threadID == "" {
+			if req.kind != cmdInput {
+				s.writeError(w, r, badRequest("config.thread_id", "config.thread_id is required to answer or continue a thread"))
+				return
+			}
+			threadID = newID("thr_")
+		}
+		g, err := s.graphFor(r.Context(), threadID, req.graph, req.kind == cmdInput)
+		if err == nil && req.kind == cmdInput {
+			err = s.checkInput(g.Name(), req)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.drive(w, r, rc, run{g: g, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath}, stream)
+	}
+}
+
+// handleAnswer serves POST /v1/threads/{id}/resume, /reject and /cancel.
+func (s *Server) handleAnswer(action string) handler {
+	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+		id, err := pathID(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		body, err := s.readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		req, err := parseAnswer(body, action)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		g, err := s.graphFor(r.Context(), id, "", false)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.drive(w, r, rc, run{g: g, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity}, false)
+	}
+}
+
+// checkInput refuses input fields the graph's state does not have, naming them.
+func (s *Server) checkInput(graphName string, req *invokeRequest) error {
+	props := s.inputProps[graphName]
+	if props == nil {
+		return nil
+	}
+	if req.inputPath == "messages" {
+		if !props["messages"] {
+			return badRequest("messages", "graph %q has no messages field; send input instead", graphName)
+		}
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(req.input, &m); err != nil {
+		return badRequest("input", "input must be a JSON object of state fields: %s", jsonProblem(err))
+	}
+	var unknown []string
+	for k := range m {
+		if !props[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		known := make([]string, 0, len(props))
+		for k := range props {
+			known = append(known, k)
+		}
+		slices.Sort(known)
+		return badRequest("input."+unknown[0], "unknown field %q at input.%s; graph %q's state has %s", unknown[0], unknown[0], graphName, strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// runContext returns the context of a run: it carries the token's name to the
+// resolutions, and it is not cancelled when the client goes away (an accepted
+// answer is always acted on), only by Close.
+func (s *Server) runContext(r *http.Request, actor string) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	stop := context.AfterFunc(s.runCtx, cancel)
+	return interlude.WithActor(ctx, actor), func() { stop(); cancel() }
+}
+
+// refusal turns the error of a refused command into the client's answer, naming
+// the input field for an invalid input.
+func (ru *run) refusal(err error) error {
+	var ie *interlude.Error
+	if ru.inputPath != "" && errors.As(err, &ie) && ie.Code == interlude.CodeInvalidRequest {
+		return badRequest(ru.inputPath, "%s", ie.Message)
+	}
+	return err
+}
+
+// runOutcome classifies a run's end for the metrics.
+func runOutcome(status graph.Status, err error) string {
+	if err != nil {
+		if ae, _ := toAPIError(err); ae.status < 500 {
+			return "refused"
+		}
+		return "error"
+	}
+	return string(status)
+}
+
+func (s *Server) counted(ru *run, outcome string, d time.Duration) {
+	s.metrics.run(ru.g.Name(), outcome, d)
+	if outcome != "refused" && outcome != "error" {
+		for _, res := range ru.answers {
+			s.metrics.resolution(ru.g.Name(), string(res.Kind))
+		}
+	}
+}
+
+// drive runs the command and answers like invoke, or streams it.
+func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) {
+	ctx, cancel := s.runContext(r, rc.who.name)
+	defer cancel()
+	if stream {
+		s.stream(w, r, ctx, &ru)
+		return
+	}
+	start := time.Now()
+	res, err := ru.g.Invoke(ctx, ru.threadID, ru.cmd)
+	if res == nil || (err != nil && res.Status != graph.Failed) {
+		if err == nil {
+			err = errors.New("the graph returned no result")
+		}
+		s.counted(&ru, runOutcome("", err), time.Since(start))
+		s.writeError(w, r, ru.refusal(err))
+		return
+	}
+	if err != nil {
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "run failed", slog.String("graph", ru.g.Name()), slog.String("thread_id", ru.threadID), slog.String("err", err.Error()))
+	}
+	s.counted(&ru, string(res.Status), time.Since(start))
+	writeJSON(w, http.StatusOK, outcomeOf(res).answer(ru.granularity))
+}
+
+// wantsSSE reports whether the client asked for server-sent events.
+func wantsSSE(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// stream runs the command and answers its events as NDJSON or SSE: metadata first,
+// updates per node, messages and custom data as nodes emit them, an updates event
+// per pause, error if the run failed, and end last with the run's answer (as
+// invoke gives it). A refused command is answered as an error with its status,
+// before any event.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Context, ru *run) {
+	sse := wantsSSE(r)
+	runID := newID("run_")
+	start := time.Now()
+	var ew *eventWriter
+	var end *graph.Event
+	var refused, runErr error
+	meta := func(checkpoint int64) []byte {
+		data, _ := json.Marshal(metadataData{ThreadID: ru.threadID, Graph: ru.g.Name(), RunID: runID, Checkpoint: checkpoint})
+		return data
+	}
+	for e, err := range ru.g.Stream(ctx, ru.threadID, ru.cmd) {
+		if err != nil {
+			if ew == nil {
+				refused = err
+			} else {
+				runErr = err
+			}
+			continue
+		}
+		if ew == nil {
+			ew = newEventWriter(w, sse)
+		}
+		switch e.Type {
+		case graph.EventMetadata:
+			ew.send("metadata", meta(e.Checkpoint))
+		case graph.EventEnd:
+			end = &e
+		default:
+			if name, data, ok := payload(e); ok {
+				ew.send(name, data)
+			}
+		}
+	}
+	if refused != nil {
+		s.counted(ru, runOutcome("", refused), time.Since(start))
+		s.writeError(w, r, ru.refusal(refused))
+		return
+	}
+	// An answer identical to recorded ones runs nothing and streams nothing: answer
+	// it like a run that ended where the thread is.
+	oc, ocErr := s.outcomeAt(ctx, ru.g, ru.threadID, end)
+	if ew == nil {
+		ew = newEventWriter(w, sse)
+		ew.send("metadata", meta(oc.checkpoint))
+	}
+	outcome := string(oc.status)
+	if runErr != nil {
+		var ev errorObject
+		if end != nil && end.Status == graph.Failed {
+			ev = errorObject{Code: "run_failed", Message: oc.err}
+			s.log.LogAttrs(r.Context(), slog.LevelWarn, "run failed", slog.String("graph", ru.g.Name()), slog.String("thread_id", ru.threadID), slog.String("err", runErr.Error()))
+		} else {
+			ae, unexpected := toAPIError(runErr)
+			if unexpected {
+				s.log.ErrorContext(r.Context(), "stream failed", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", runErr)
+			}
+			ev, outcome = ae.object(), "error"
+		}
+		data, _ := json.Marshal(ev)
+		ew.send("error", data)
+	}
+	if ocErr != nil {
+		s.log.ErrorContext(r.Context(), "read the thread after a stream", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", ocErr)
+	}
+	s.counted(ru, outcome, time.Since(start))
+	data, err := json.Marshal(oc.answer(ru.granularity))
+	if err != nil {
+		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.status})
+	}
+	ew.send("end", data)
+}
+
+// outcomeAt reads the thread as of the end event's checkpoint (or as it is now,
+// without one), since a stream's end event does not carry the values. Another run
+// may have moved the thread on since; the checkpoint is then read from history.
+func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (outcome, error) {
+	oc := outcome{threadID: threadID, status: graph.Failed, interrupts: nil}
+	if end != nil {
+		oc.status, oc.checkpoint = end.Status, end.Checkpoint
+	}
+	snap, err := g.State(ctx, threadID)
+	if err != nil {
+		return oc, err
+	}
+	if end == nil || snap.Checkpoint == end.Checkpoint {
+		oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err, oc.checkpoint =
+			snap.Values, snap.Next, snap.Interrupts, snap.Breakpoint, snap.Error, snap.Checkpoint
+		if end == nil {
+			oc.status = threadStatus(snap.Status)
+		}
+		return oc, nil
+	}
+	cps, err := g.History(ctx, threadID, graph.HistoryOptions{Before: end.Checkpoint + 1, Limit: 1})
+	if err != nil {
+		return oc, err
+	}
+	if len(cps) == 0 || cps[0].ID != end.Checkpoint {
+		return oc, errors.New("the checkpoint of the stream's end is not in the thread's history")
+	}
+	c := cps[0]
+	oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err = c.Values, c.Next, c.Interrupts, c.Breakpoint, c.Error
+	return oc, nil
+}
+
+// threadStatus is the run status matching a thread's stored status.
+func threadStatus(s store.Status) graph.Status {
+	switch s {
+	case store.StatusInterrupted:
+		return graph.Interrupted
+	case store.StatusFailed:
+		return graph.Failed
+	}
+	return graph.Completed
+}

@@ -1,0 +1,432 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+)
+
+// Server is the HTTP API over a set of compiled graphs sharing one store. It is an
+// http.Handler; mount it at the root of a mux or serve it with Serve. It is safe
+// for concurrent use.
+type Server struct {
+	graphs     map[string]graph.Erased
+	inputProps map[string]map[string]bool // graph -> its input fields, nil when unknown
+	graphList  []byte                     // the answer of GET /v1/graphs
+	store      store.Store
+	tokens     []token
+	bodyLimit  int64
+	log        *slog.Logger
+	metrics    *metrics
+	hub        *EventHub
+	inbox      http.Handler
+	mux        *http.ServeMux
+	runCtx     context.Context
+	stopRuns   context.CancelFunc
+}
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	graphs    []graph.Erased
+	tokens    []Token
+	bodyLimit int64
+	log       *slog.Logger
+	metrics   bool
+	hub       *EventHub
+	inbox     http.Handler
+}
+
+// WithGraph hosts g under its name (graph.WithName). Repeat it for each graph. All
+// graphs must share one store (graph.WithStore), which the thread listing reads.
+func WithGraph(g graph.Erased) Option {
+	return func(c *config) { c.graphs = append(c.graphs, g) }
+}
+
+// WithTokens requires bearer tokens. Without tokens the API is open to anyone who
+// can reach it, so Serve then listens on loopback addresses only.
+func WithTokens(ts []Token) Option {
+	return func(c *config) { c.tokens = append(c.tokens, ts...) }
+}
+
+// WithBodyLimit caps request bodies at n bytes (default 1 MiB); larger ones are
+// refused with 413.
+func WithBodyLimit(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.bodyLimit = n
+		}
+	}
+}
+
+// WithLogger sets the logger of request logs and errors (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
+// WithMetrics turns the /metrics route and the recording of metrics on (the
+// default) or off.
+func WithMetrics(on bool) Option { return func(c *config) { c.metrics = on } }
+
+// WithEventHub serves the live events of GET /v1/threads/{id}/events from h. The
+// graphs must publish to it: compile them with graph.WithEvents(h.Publish).
+// Without a hub that route answers 501.
+func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
+
+// WithInbox serves h under /inbox/ (the web inbox), without requiring a token:
+// a browser cannot send one when it navigates, so the inbox authenticates its own
+// API calls. Without it /inbox/ shows a placeholder page.
+func WithInbox(h http.Handler) Option { return func(c *config) { c.inbox = h } }
+
+// New returns a server over the given graphs.
+func New(opts ...Option) (*Server, error) {
+	cfg := config{bodyLimit: 1 << 20, metrics: true}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(cfg.graphs) == 0 {
+		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
+	}
+	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, bodyLimit: cfg.bodyLimit,
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	var infos []graphInfo
+	for _, g := range cfg.graphs {
+		if g == nil {
+			return nil, errors.New("server: WithGraph got a nil graph")
+		}
+		name := g.Name()
+		switch {
+		case name == "":
+			return nil, errors.New("server: a graph has no name; compile it with graph.WithName")
+		case s.graphs[name] != nil:
+			return nil, fmt.Errorf("server: two graphs are named %q", name)
+		case s.store == nil:
+			s.store = g.Store()
+		case !sameStore(s.store, g.Store()):
+			return nil, fmt.Errorf("server: graph %q keeps its threads in another store than graph %q; compile every graph with the same graph.WithStore", name, infos[0].Name)
+		}
+		s.graphs[name] = g
+		schema := g.InputSchema()
+		infos = append(infos, graphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: schema})
+		s.inputProps[name] = propertiesOf(schema)
+	}
+	slices.SortFunc(infos, func(a, b graphInfo) int { return strings.Compare(a.Name, b.Name) })
+	var err error
+	if s.graphList, err = json.Marshal(graphList{Graphs: infos}); err != nil {
+		return nil, fmt.Errorf("server: encode the graphs' input schemas: %w", err)
+	}
+	if s.tokens, err = checkTokens(cfg.tokens); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.runCtx, s.stopRuns = context.WithCancel(context.Background())
+	s.routes(cfg.metrics)
+	if cfg.metrics {
+		s.metrics.hub = s.hub
+		if is, ok := s.store.(*instrumentedStore); ok {
+			s.metrics.store = is
+		}
+	}
+	return s, nil
+}
+
+// sameStore reports whether a and b are the same store (false for stores whose
+// type cannot be compared).
+func sameStore(a, b store.Store) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// propertiesOf returns the top-level properties of a JSON Schema, or nil when it
+// does not list them or allows others.
+func propertiesOf(schema json.RawMessage) map[string]bool {
+	var s struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		AdditionalProperties *bool                      `json:"additionalProperties"`
+	}
+	if json.Unmarshal(schema, &s) != nil || s.Properties == nil || s.AdditionalProperties == nil || *s.AdditionalProperties {
+		return nil
+	}
+	out := make(map[string]bool, len(s.Properties))
+	for k := range s.Properties {
+		out[k] = true
+	}
+	return out
+}
+
+// Events returns the server's event hub (WithEventHub), or nil.
+func (s *Server) Events() *EventHub { return s.hub }
+
+// Drain ends the open live event streams and refuses new ones, so that a graceful
+// shutdown (http.Server.Shutdown) does not wait for them; runs keep going. Serve
+// calls it when shutting down; a program serving the handler itself should pass
+// it to http.Server.RegisterOnShutdown.
+func (s *Server) Drain() {
+	if s.hub != nil {
+		s.hub.Close()
+	}
+}
+
+// Close drains the server and cancels the runs still going: their unfinished steps
+// are not committed, so each thread stays at its last checkpoint. Runs are
+// otherwise independent of their requests: a client that disconnects does not stop
+// a run it started, so an answer once accepted is always acted on.
+func (s *Server) Close() error {
+	s.Drain()
+	s.stopRuns()
+	return nil
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// reqCtx is what the router knows about a request.
+type reqCtx struct {
+	route string
+	who   principal
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, rc *reqCtx)
+
+// endpoint is one method of a route.
+type endpoint struct {
+	need  roleSet // beyond reading
+	doing string  // what the role allows, for a 403
+	fn    handler
+}
+
+func (s *Server) routes(withMetrics bool) {
+	s.mux = http.NewServeMux()
+	type route struct {
+		pattern string
+		public  bool
+		eps     map[string]endpoint
+	}
+	read := func(fn handler) map[string]endpoint { return map[string]endpoint{http.MethodGet: {fn: fn}} }
+	answer := func(action string) map[string]endpoint {
+		return map[string]endpoint{http.MethodPost: {need: canApprove, doing: action + " interrupts", fn: s.handleAnswer(action)}}
+	}
+	rs := []route{
+		// invoke and stream check their role once they know what the body asks.
+		{"/v1/graph/invoke", false, map[string]endpoint{http.MethodPost: {fn: s.handleInvoke(false)}}},
+		{"/v1/graph/stream", false, map[string]endpoint{http.MethodPost: {fn: s.handleInvoke(true)}}},
+		{"/v1/graphs", false, read(s.handleGraphs)},
+		{"/v1/threads", false, read(s.handleList)},
+		{"/v1/threads/{id}", false, map[string]endpoint{
+			http.MethodGet:    {fn: s.handleThread},
+			http.MethodDelete: {need: canAdmin, doing: "delete threads", fn: s.handleDelete},
+		}},
+		{"/v1/threads/{id}/history", false, read(s.handleHistory)},
+		{"/v1/threads/{id}/resume", false, answer("resume")},
+		{"/v1/threads/{id}/reject", false, answer("reject")},
+		{"/v1/threads/{id}/cancel", false, answer("cancel")},
+		{"/v1/threads/{id}/events", false, read(s.handleEvents)},
+		{"/healthz", true, read(s.handleHealth)},
+		{"/inbox/", true, map[string]endpoint{http.MethodGet: {fn: s.handleInbox}, http.MethodHead: {fn: s.handleInbox}}},
+		{"/", true, nil},
+	}
+	if withMetrics {
+		rs = append(rs, route{"/metrics", false, read(s.handleMetrics)})
+		var names, patterns []string
+		for n := range s.graphs {
+			names = append(names, n)
+		}
+		for _, r := range rs {
+			patterns = append(patterns, r.pattern)
+		}
+		s.metrics = newMetrics(names, patterns)
+	}
+	for _, r := range rs {
+		s.mux.Handle(r.pattern, s.wrap(r.pattern, r.public, r.eps))
+	}
+}
+
+// wrap adds to a route what every request gets: authentication, method and role
+// checks, a request log and metrics.
+func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http.Handler {
+	var allow []string
+	for m := range eps {
+		allow = append(allow, m)
+	}
+	slices.Sort(allow)
+	allowed := strings.Join(allow, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		rc := &reqCtx{route: pattern}
+		defer s.done(sw, r, rc, start)
+		if !public {
+			p, err := s.authenticate(r)
+			if err != nil {
+				s.writeError(sw, r, err)
+				return
+			}
+			rc.who = p
+		}
+		if eps == nil {
+			s.writeError(sw, r, notFound("no route %s %s; the API is under /v1/", r.Method, r.URL.Path))
+			return
+		}
+		ep, ok := eps[r.Method]
+		if !ok {
+			sw.Header().Set("Allow", allowed)
+			s.writeError(sw, r, &apiError{status: http.StatusMethodNotAllowed, code: codeMethodNotAllowed,
+				message: fmt.Sprintf("%s does not take %s; use %s", r.URL.Path, r.Method, allowed)})
+			return
+		}
+		if err := authorize(rc.who, ep.need, ep.doing); err != nil {
+			s.writeError(sw, r, err)
+			return
+		}
+		ep.fn(sw, r, rc)
+	})
+}
+
+// done logs the request and records its metrics.
+func (s *Server) done(sw *statusWriter, r *http.Request, rc *reqCtx, start time.Time) {
+	d := time.Since(start)
+	status := sw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.metrics.request(rc.route, r.Method, status, d)
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelWarn
+	}
+	s.log.LogAttrs(r.Context(), level, "request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+		slog.Duration("duration", d), slog.String("token", rc.who.name))
+}
+
+// statusWriter records the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (to flush).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// pathID returns the thread id of a /v1/threads/{id} route.
+func pathID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if !validID(id) {
+		return "", badRequest("id", "thread id %q is not valid: use 1 to 256 letters, digits or -_.:@~+=", id)
+	}
+	return id, nil
+}
+
+// graphFor returns the graph that runs the thread. For an existing thread it is the
+// graph stored with it, which named (if given) must match; a new thread, allowed
+// only when create is set, runs named, or the only graph hosted.
+func (s *Server) graphFor(ctx context.Context, threadID, named string, create bool) (graph.Erased, error) {
+	if named != "" && s.graphs[named] == nil {
+		return nil, badRequest("graph", "graph %q is not hosted here; hosted: %s", named, s.graphNames())
+	}
+	m, err := s.store.Meta(ctx, threadID)
+	switch {
+	case errors.Is(err, interlude.ErrNotFound):
+		switch {
+		case !create:
+			return nil, notFound("thread %q does not exist; start it with input", threadID)
+		case named != "":
+			return s.graphs[named], nil
+		case len(s.graphs) == 1:
+			for _, g := range s.graphs {
+				return g, nil
+			}
+		}
+		return nil, badRequest("graph", "graph is required to start a thread; hosted: %s", s.graphNames())
+	case err != nil:
+		return nil, err
+	}
+	g := s.graphs[m.Graph]
+	switch {
+	case g == nil:
+		return nil, notFound("thread %q runs graph %q, which this server does not host", threadID, m.Graph)
+	case named != "" && named != m.Graph:
+		return nil, badRequest("graph", "thread %q runs graph %q, not %q; leave graph out or name %q", threadID, m.Graph, named, m.Graph)
+	}
+	return g, nil
+}
+
+func (s *Server) graphNames() string {
+	names := make([]string, 0, len(s.graphs))
+	for n := range s.graphs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleGraphs(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(s.graphList)
+}
+
+const inboxPlaceholder = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Interlude inbox</title></head>
+<body><h1>Interlude inbox</h1>
+<p>The web inbox is not part of this server build. The threads waiting for answers are listed by
+<code>GET /v1/threads?status=interrupted</code>, and answered with
+<code>POST /v1/threads/{id}/resume</code>, <code>/reject</code> or <code>/cancel</code>.</p>
+</body></html>
+`
+
+func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	if s.inbox != nil {
+		s.inbox.ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write([]byte(inboxPlaceholder))
+}

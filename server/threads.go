@@ -1,0 +1,224 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+)
+
+// query checks a request's query parameters: only known ones, each at most once.
+func query(r *http.Request, known ...string) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, badRequest("", "the query string is malformed: %v", err)
+	}
+	for k, vs := range q {
+		if !slices.Contains(known, k) {
+			return nil, badRequest(k, "unknown query parameter %q; known: %v", k, known)
+		}
+		if len(vs) > 1 {
+			return nil, badRequest(k, "query parameter %q is given %d times", k, len(vs))
+		}
+	}
+	return q, nil
+}
+
+// intParam reads an optional integer query parameter within [lo, hi].
+func intParam(q url.Values, key string, lo, hi int64) (int64, error) {
+	v := q.Get(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, badRequest(key, "%s must be an integer from %d to %d, not %q", key, lo, hi, v)
+	}
+	return n, nil
+}
+
+// handleList serves GET /v1/threads, the inbox listing.
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	q, err := query(r, "status", "graph", "limit", "cursor")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sq := store.Query{Status: store.Status(q.Get("status")), Graph: q.Get("graph"), Cursor: q.Get("cursor")}
+	switch sq.Status {
+	case "", store.StatusIdle, store.StatusRunning, store.StatusInterrupted, store.StatusFailed:
+	default:
+		s.writeError(w, r, badRequest("status", "status %q is not one of idle, running, interrupted, failed", sq.Status))
+		return
+	}
+	if q.Has("graph") && !validID(sq.Graph) {
+		s.writeError(w, r, badRequest("graph", "graph %q is not a valid graph name", sq.Graph))
+		return
+	}
+	limit, err := intParam(q, "limit", 1, 1000)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sq.Limit = int(limit)
+	if q.Has("cursor") {
+		if _, err := store.DecodeCursor(sq.Cursor); err != nil || sq.Cursor == "" {
+			s.writeError(w, r, badRequest("cursor", "the cursor is malformed; pass next_cursor from a previous page unchanged"))
+			return
+		}
+	}
+	page, err := s.store.List(r.Context(), sq)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := threadPage{Threads: make([]threadSummary, len(page.Threads))}
+	for i, m := range page.Threads {
+		out.Threads[i] = threadSummary{ThreadID: m.ThreadID, Graph: m.Graph, Status: m.Status, Interrupts: toWireAll(m.Interrupts),
+			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+	}
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// existing returns the graph of an existing thread named by the route.
+func (s *Server) existing(r *http.Request) (string, graph.Erased, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return "", nil, err
+	}
+	g, err := s.graphFor(r.Context(), id, "", false)
+	return id, g, err
+}
+
+// handleThread serves GET /v1/threads/{id}.
+func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id, g, err := s.existing(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	snap, err := g.State(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, threadAnswer{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
+		Messages: messagesOf(snap.Values), Interrupts: toWireAll(snap.Interrupts), Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint,
+		Error: snap.Error, Checkpoint: snap.Checkpoint, CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
+}
+
+// handleHistory serves GET /v1/threads/{id}/history?limit=&before=.
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	q, err := query(r, "limit", "before")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	limit, err := intParam(q, "limit", 1, 1<<20)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	before, err := intParam(q, "before", 1, 1<<62)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id, g, err := s.existing(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// The tool calls' histories need every checkpoint; the page is cut afterwards.
+	cps, err := g.History(r.Context(), id, graph.HistoryOptions{})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, historyOf(id, g.Name(), cps, int(limit), before))
+}
+
+// historyOf builds a history answer from the checkpoints (newest first).
+func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage], limit int, before int64) historyAnswer {
+	out := historyAnswer{ThreadID: id, Graph: graphName, Checkpoints: []wireCheckpoint{}, ToolCalls: map[string][]wireExchange{}}
+	// Tool call histories, oldest first.
+	type place struct {
+		call string
+		i    int
+	}
+	where := map[string]place{} // interrupt id -> its entry in ToolCalls
+	for i := len(cps) - 1; i >= 0; i-- {
+		c := cps[i]
+		for _, q := range c.Raised {
+			if q.ToolCallID == "" {
+				continue
+			}
+			if _, seen := where[q.ID]; seen {
+				continue
+			}
+			where[q.ID] = place{q.ToolCallID, len(out.ToolCalls[q.ToolCallID])}
+			out.ToolCalls[q.ToolCallID] = append(out.ToolCalls[q.ToolCallID], wireExchange{Interrupt: toWire(q, true)})
+		}
+		for _, a := range c.Resolved {
+			if p, ok := where[a.InterruptID]; ok {
+				out.ToolCalls[p.call][p.i].Resolution = toWireResolution(a.InterruptID, a.Resolution)
+			}
+		}
+	}
+	for _, c := range cps {
+		if before > 0 && c.ID >= before {
+			continue
+		}
+		if limit > 0 && len(out.Checkpoints) >= limit {
+			break
+		}
+		wc := wireCheckpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,
+			Raised: make([]wireInterrupt, len(c.Raised)), Resolved: make([]*wireResolution, len(c.Resolved)),
+			Interrupts: toWireAll(c.Interrupts), Breakpoint: c.Breakpoint, Error: c.Error}
+		for i, q := range c.Raised {
+			wc.Raised[i] = toWire(q, true)
+		}
+		for i, a := range c.Resolved {
+			wc.Resolved[i] = toWireResolution(a.InterruptID, a.Resolution)
+		}
+		out.Checkpoints = append(out.Checkpoints, wc)
+	}
+	return out
+}
+
+// handleDelete serves DELETE /v1/threads/{id}.
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	id, err := pathID(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m, err := s.store.Meta(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := context.WithoutCancel(r.Context())
+	if g := s.graphs[m.Graph]; g != nil {
+		err = g.Delete(ctx, id) // through the graph, which also drops its cached copy
+	} else {
+		err = s.store.Delete(ctx, id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
+}

@@ -1,0 +1,263 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+)
+
+// wireInterrupt is an interrupt as the API shows it. State, the interrupting code's
+// private state, appears only in a thread's history.
+type wireInterrupt struct {
+	ID         string          `json:"id"`
+	Name       *string         `json:"name"`
+	Node       string          `json:"node"`
+	ToolCallID *string         `json:"tool_call_id"`
+	Message    string          `json:"message"`
+	Reason     string          `json:"reason"`
+	Value      json.RawMessage `json:"value"`
+	Schema     json.RawMessage `json:"response_schema"`
+	State      json.RawMessage `json:"state,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	ExpiresAt  *time.Time      `json:"expires_at"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toWire(q interlude.Question, withState bool) wireInterrupt {
+	w := wireInterrupt{ID: q.ID, Name: optional(q.Name), Node: q.Node, ToolCallID: optional(q.ToolCallID), Message: q.Message,
+		Reason: q.Reason, Value: q.Value, Schema: q.Schema, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt}
+	if withState {
+		w.State = q.State
+		if w.State == nil {
+			w.State = json.RawMessage("null")
+		}
+	}
+	return w
+}
+
+func toWireAll(qs []interlude.Question) []wireInterrupt {
+	out := make([]wireInterrupt, len(qs))
+	for i, q := range qs {
+		out[i] = toWire(q, false)
+	}
+	return out
+}
+
+// runAnswer answers invoke, the thread answer routes and a stream's end event.
+type runAnswer struct {
+	ThreadID   string            `json:"thread_id"`
+	Status     graph.Status      `json:"status"`
+	Interrupts []wireInterrupt   `json:"interrupts"`
+	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	Values     json.RawMessage   `json:"values,omitempty"`
+	Messages   json.RawMessage   `json:"messages,omitempty"`
+	State      *fullState        `json:"state,omitempty"`
+}
+
+// fullState is the "state" of a run answer at response_granularity full.
+type fullState struct {
+	Values        json.RawMessage `json:"values"`
+	Next          []string        `json:"next"`
+	Checkpoint    int64           `json:"checkpoint"`
+	ExecutionMeta executionMeta   `json:"execution_meta"`
+}
+
+// executionMeta says where and why a thread paused, as the seed's API shows it.
+type executionMeta struct {
+	// Status is completed, failed, interrupted_before (the paused node runs again
+	// when answered, or the thread waits before a node) or interrupted_after.
+	Status          string         `json:"status"`
+	InterruptReason string         `json:"interrupt_reason,omitempty"`
+	InterruptedNode string         `json:"interrupted_node,omitempty"`
+	InterruptData   *interruptData `json:"interrupt_data,omitempty"`
+}
+
+type interruptData struct {
+	Interrupt  *wireInterrupt    `json:"interrupt"`
+	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
+}
+
+// outcome is what a run answer is built from.
+type outcome struct {
+	threadID   string
+	status     graph.Status
+	values     json.RawMessage
+	next       []string
+	interrupts []interlude.Question
+	breakpoint *graph.Breakpoint
+	err        string
+	checkpoint int64
+}
+
+func outcomeOf(r *graph.Result[json.RawMessage]) outcome {
+	return outcome{threadID: r.ThreadID, status: r.Status, values: r.Values, next: r.Next, interrupts: r.Interrupts,
+		breakpoint: r.Breakpoint, err: r.Error, checkpoint: r.Checkpoint}
+}
+
+func (o outcome) answer(g granularity) *runAnswer {
+	a := &runAnswer{ThreadID: o.threadID, Status: o.status, Interrupts: toWireAll(o.interrupts), Breakpoint: o.breakpoint}
+	if o.status == graph.Failed {
+		a.Error = o.err
+	}
+	if g == low {
+		return a
+	}
+	a.Values = o.values
+	a.Messages = messagesOf(o.values)
+	if g == full {
+		next := o.next
+		if next == nil {
+			next = []string{}
+		}
+		a.State = &fullState{Values: o.values, Next: next, Checkpoint: o.checkpoint, ExecutionMeta: o.meta()}
+	}
+	return a
+}
+
+func (o outcome) meta() executionMeta {
+	switch {
+	case len(o.interrupts) > 0:
+		q := toWire(o.interrupts[0], false)
+		reason := q.Reason
+		if reason == "" {
+			reason = "interrupt"
+		}
+		return executionMeta{Status: "interrupted_before", InterruptReason: reason, InterruptedNode: q.Node,
+			InterruptData: &interruptData{Interrupt: &q}}
+	case o.breakpoint != nil:
+		return executionMeta{Status: "interrupted_" + o.breakpoint.When, InterruptReason: "interrupt", InterruptedNode: o.breakpoint.Node,
+			InterruptData: &interruptData{Breakpoint: o.breakpoint}}
+	case o.status == graph.Failed:
+		return executionMeta{Status: "failed"}
+	}
+	return executionMeta{Status: "completed"}
+}
+
+var messagesKey = []byte(`"messages"`)
+
+// messagesOf returns the "messages" field of a values object, if it has one.
+func messagesOf(values json.RawMessage) json.RawMessage {
+	if !bytes.Contains(values, messagesKey) {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(values, &m) != nil {
+		return nil
+	}
+	return m["messages"]
+}
+
+// threadAnswer answers GET /v1/threads/{id}.
+type threadAnswer struct {
+	ThreadID   string            `json:"thread_id"`
+	Graph      string            `json:"graph"`
+	Status     store.Status      `json:"status"`
+	Values     json.RawMessage   `json:"values"`
+	Messages   json.RawMessage   `json:"messages,omitempty"`
+	Interrupts []wireInterrupt   `json:"interrupts"`
+	Next       []string          `json:"next"`
+	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	Checkpoint int64             `json:"checkpoint"`
+	CreatedAt  time.Time         `json:"created_at"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+}
+
+// threadSummary is a thread in a listing.
+type threadSummary struct {
+	ThreadID   string          `json:"thread_id"`
+	Graph      string          `json:"graph"`
+	Status     store.Status    `json:"status"`
+	Interrupts []wireInterrupt `json:"interrupts"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+type threadPage struct {
+	Threads    []threadSummary `json:"threads"`
+	NextCursor *string         `json:"next_cursor"`
+}
+
+// wireResolution is a resolution as history shows it.
+type wireResolution struct {
+	InterruptID string               `json:"interrupt_id"`
+	Kind        string               `json:"status"`
+	Response    json.RawMessage      `json:"response,omitempty"`
+	Error       *interlude.Rejection `json:"error,omitempty"`
+	By          string               `json:"by"`
+	At          time.Time            `json:"at"`
+}
+
+func toWireResolution(id string, r interlude.Resolution) *wireResolution {
+	return &wireResolution{InterruptID: id, Kind: string(r.Kind), Response: r.Response, Error: r.Error, By: r.By, At: r.At}
+}
+
+type wireCheckpoint struct {
+	ID         int64             `json:"id"`
+	Kind       string            `json:"kind"`
+	At         time.Time         `json:"at"`
+	Status     store.Status      `json:"status"`
+	Step       int               `json:"step"`
+	Next       []string          `json:"next"`
+	Values     json.RawMessage   `json:"values"`
+	Raised     []wireInterrupt   `json:"raised"`
+	Resolved   []*wireResolution `json:"resolved"`
+	Interrupts []wireInterrupt   `json:"interrupts"`
+	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
+	Error      string            `json:"error,omitempty"`
+}
+
+type wireExchange struct {
+	Interrupt  wireInterrupt   `json:"interrupt"`
+	Resolution *wireResolution `json:"resolution"`
+}
+
+type historyAnswer struct {
+	ThreadID    string                    `json:"thread_id"`
+	Graph       string                    `json:"graph"`
+	Checkpoints []wireCheckpoint          `json:"checkpoints"`
+	ToolCalls   map[string][]wireExchange `json:"tool_calls"`
+}
+
+type graphInfo struct {
+	Name        string          `json:"name"`
+	Nodes       []string        `json:"nodes"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type graphList struct {
+	Graphs []graphInfo `json:"graphs"`
+}
+
+func orEmpty[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+// writeJSON answers v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data, _ = json.Marshal(errorBody{Error: errorObject{Code: codeInternal, Message: "the answer could not be encoded as JSON: " + err.Error()}})
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(data, '\n'))
+}

@@ -19,7 +19,7 @@ import (
 // parallel_resume) a workload does when Config.Iterations is 0, per store: each
 // takes roughly 1-3 s on the 2-core dev box. growth ignores it.
 var DefaultIterations = map[string]map[string]int{
-	Chain10:        {Memory: 5000, SQLite: 300},
+	Chain10:        {Memory: 5000, SQLite: 200},
 	HITLCycle:      {Memory: 10000, SQLite: 500},
 	Growth:         {Memory: 1, SQLite: 1},
 	ParallelResume: {Memory: 5000, SQLite: 500},

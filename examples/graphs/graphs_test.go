@@ -1,0 +1,116 @@
+package graphs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/agent"
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+)
+
+var ctx = context.Background()
+
+func TestRefundApprovedEndsRefundedAfterTwoAttempts(t *testing.T) {
+	g, err := graphs.Refund()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Invoke(ctx, "r", graph.Input(json.RawMessage(`{"amount":150}`)))
+	if err != nil || res.Interrupts[0].Message != "Approve a refund of $150?" || string(res.Interrupts[0].Schema) != graphs.ApprovalSchema {
+		t.Fatalf("%v %+v", err, res)
+	}
+	res, err = g.Invoke(ctx, "r", graph.Resume(json.RawMessage(`{"approved":true}`)))
+	if err != nil || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+func TestTwoStepAsksTwiceUnlessFirstAnswerIsNo(t *testing.T) {
+	g, _ := graphs.TwoStep()
+	for _, c := range []struct {
+		answers []bool
+		outcome string
+	}{{[]bool{true, true}, "done"}, {[]bool{true, false}, "stopped"}, {[]bool{false}, "stopped"}} {
+		id := t.Name() + string(rune(len(c.answers)+'0')) + c.outcome
+		res, _ := g.Invoke(ctx, id, graph.Input(json.RawMessage(`{}`)))
+		for _, a := range c.answers {
+			var err error
+			if res, err = g.Invoke(ctx, id, graph.Resume(a)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if res.Status != graph.Completed || res.Values.Outcome != c.outcome || !slices.Equal(res.Values.Answers, c.answers) {
+			t.Fatalf("answers %v: %+v", c.answers, res)
+		}
+	}
+}
+
+func TestParallelJoinListsApprovedBranches(t *testing.T) {
+	g, _ := graphs.Parallel()
+	res, _ := g.Invoke(ctx, "p", graph.Input(json.RawMessage(`{}`)))
+	if _, err := g.Invoke(ctx, "p", graph.Resume(true)); !errors.Is(err, interlude.ErrAmbiguousResume) {
+		t.Fatalf("bare resume: %v", err)
+	}
+	byMsg := map[string]string{}
+	for _, q := range res.Interrupts {
+		byMsg[q.Message] = q.ID
+	}
+	res, _ = g.Invoke(ctx, "p", graph.Respond(map[string]interlude.Resolution{byMsg["Approve a?"]: interlude.Resolve(true)}))
+	res, err := g.Invoke(ctx, "p", graph.Respond(map[string]interlude.Resolution{byMsg["Approve b?"]: interlude.Resolve(true)}))
+	if err != nil || res.Values.CRuns != 1 || !slices.Equal(res.Values.Outcome, []string{"a", "b"}) {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+func TestGatedPublishesOnlyAfterBothBreakpoints(t *testing.T) {
+	g, _ := graphs.Gated()
+	res, _ := g.Invoke(ctx, "g", graph.Input(json.RawMessage(`{"topic":"tea"}`)))
+	if _, err := g.Invoke(ctx, "g", graph.Resume(true)); !errors.Is(err, interlude.ErrNotInterrupted) {
+		t.Fatalf("resume at a breakpoint: %v", err)
+	}
+	res, _ = g.Invoke(ctx, "g", graph.Continue())
+	if res.Values.Published || res.Breakpoint == nil || res.Breakpoint.Node != "publish" {
+		t.Fatalf("%+v", res)
+	}
+	res, _ = g.Invoke(ctx, "g", graph.Continue())
+	if !res.Values.Published || res.Status != graph.Completed {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestSupportAgentDecisions(t *testing.T) {
+	cases := []struct {
+		name string
+		ans  interlude.Resolution
+		want string
+	}{
+		{"approve", agent.Approve(), "Done: Refunded $150 on order A-1001."},
+		{"edit", agent.Edit(graphs.RefundArgs{OrderID: "A-1001", Amount: 40}), "Done: Refunded $40 on order A-1001."},
+		{"reject", interlude.Reject(&interlude.RejectedError{Name: "Denied", Message: "Needs a manager."}), "I could not issue the refund: Needs a manager."},
+		{"respond", agent.RespondWith("Refund already issued last week."), "Done: Refund already issued last week."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := graphs.SupportAgent(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Invoke(ctx, "s", agent.Ask("Please refund order A-1001"))
+			if err != nil || len(res.Interrupts) != 1 || res.Interrupts[0].Message != "Approve a refund of $150 for order A-1001?" {
+				t.Fatalf("%v %+v", err, res)
+			}
+			res, err = a.Invoke(ctx, "s", graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: c.ans}))
+			if err != nil || res.Status != graph.Completed {
+				t.Fatalf("%v %+v", err, res)
+			}
+			if got := res.Values.Messages[len(res.Values.Messages)-1].Text(); got != c.want {
+				t.Fatalf("final answer %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,483 @@
+// Package postgres is the Store for many server replicas sharing one Postgres
+// database, through pgx v5.
+//
+// A store lives in one Postgres schema ("interlude" unless WithSchema says
+// otherwise) holding three tables: threads (the indexed facts the inbox lists),
+// records (each thread's append-only log, keyed by thread and version) and
+// snapshots (the one newest snapshot per thread). Record and snapshot bytes are
+// stored as given; the runtime decides their encoding and compression.
+//
+// Each Append is a single SQL statement, so one round trip and one implicit
+// transaction: it updates the thread's row only if the row is at the expected
+// version (or inserts it, for a new thread), and inserts the records and the
+// snapshot only if that succeeded. Two writers can never both win; the loser
+// gets an error matching interlude.ErrConflict. Load is also one statement, so the
+// facts, the snapshot and the records it returns always agree.
+//
+// The schema is versioned by embedded migrations, applied by New (and Open) in
+// one transaction under a Postgres advisory lock, so any number of replicas may
+// start together on an empty database. A schema newer than this build knows is
+// refused with an error matching interlude.ErrUnknownFormat.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultSchema is the Postgres schema a store uses unless WithSchema names
+// another.
+const DefaultSchema = "interlude"
+
+// Store is a store.Store kept in Postgres. It is safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	owned  bool
+	schema string
+	sql    queries
+}
+
+var _ store.Store = (*Store)(nil)
+
+type config struct {
+	schema string
+}
+
+// Option configures New and Open.
+type Option func(*config)
+
+// WithSchema keeps the store's tables in the named Postgres schema, created if
+// missing (which needs the CREATE privilege on the database). Separate schemas
+// are separate stores: tests use one each, and one database can host several
+// deployments.
+func WithSchema(name string) Option {
+	return func(c *config) { c.schema = name }
+}
+
+// Open connects to the database at dsn (a postgres:// URL or key=value string,
+// as pgx accepts) and returns the store in it, bringing its schema up to date.
+// Close closes the connection pool.
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: connect: %w", err)
+	}
+	s, err := New(ctx, pool, opts...)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New returns the store kept in pool's database, bringing its schema up to date.
+// The pool stays the caller's: Close does not close it.
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	cfg := config{schema: DefaultSchema}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.schema == "" || len(cfg.schema) > 63 || strings.ContainsRune(cfg.schema, 0) {
+		return nil, fmt.Errorf("postgres store: schema name %q is not usable; give 1 to 63 bytes", cfg.schema)
+	}
+	if err := migrate(ctx, pool, cfg.schema); err != nil {
+		return nil, err
+	}
+	return &Store{pool: pool, schema: cfg.schema, sql: newQueries(pgx.Identifier{cfg.schema}.Sanitize())}, nil
+}
+
+// Schema returns the Postgres schema that holds the store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// Pool returns the connection pool the store uses.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// queries are the store's SQL statements, with the schema spliced in.
+type queries struct {
+	// appends[insert][snapshot]
+	appends                        [2][2]string
+	version, meta, load, records   string
+	delThread, delRecords, delSnap string
+	list                           string // table and columns, for listQuery
+}
+
+func newQueries(schema string) queries {
+	var q queries
+	for _, insert := range []bool{false, true} {
+		for _, snap := range []bool{false, true} {
+			q.appends[b2i(insert)][b2i(snap)] = appendSQL(schema, insert, snap)
+		}
+	}
+	q.version = `SELECT version FROM ` + schema + `.threads WHERE id = $1`
+	q.meta = `SELECT graph, status, version, interrupts, created_at, updated_at FROM ` + schema + `.threads WHERE id = $1`
+	q.load = `SELECT t.graph, t.status, t.version, t.interrupts, t.created_at, t.updated_at,
+		s.version, s.format, s.data, r.versions, r.formats, r.kinds, r.datas, r.created
+	FROM ` + schema + `.threads t
+	LEFT JOIN ` + schema + `.snapshots s ON s.thread_id = t.id
+	CROSS JOIN LATERAL (
+		SELECT array_agg(version ORDER BY version), array_agg(format ORDER BY version), array_agg(kind ORDER BY version),
+			array_agg(data ORDER BY version), array_agg(created_at ORDER BY version)
+		FROM ` + schema + `.records
+		WHERE thread_id = t.id AND version > COALESCE(s.version, 0) AND version <= t.version
+	) r (versions, formats, kinds, datas, created)
+	WHERE t.id = $1`
+	q.records = `SELECT version, format, kind, data, created_at FROM ` + schema + `.records
+		WHERE thread_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4`
+	q.delThread = `DELETE FROM ` + schema + `.threads WHERE id = $1`
+	q.delRecords = `DELETE FROM ` + schema + `.records WHERE thread_id = $1`
+	q.delSnap = `DELETE FROM ` + schema + `.snapshots WHERE thread_id = $1`
+	q.list = `SELECT id, graph, status, version, interrupts, created_at, updated_at FROM ` + schema + `.threads`
+	return q
+}
+
+// appendSQL is the single statement of an Append. The CTE t is the
+// compare-and-set on the thread's row; the records and the snapshot are written
+// only for the row t returns, so a refused append writes nothing. It returns how
+// many rows t touched: 1, or 0 for a conflict.
+func appendSQL(schema string, insert, snapshot bool) string {
+	var b strings.Builder
+	if insert {
+		b.WriteString(`WITH t AS (
+	INSERT INTO ` + schema + `.threads (id, graph, status, version, interrupts, created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	ON CONFLICT (id) DO NOTHING
+	RETURNING id
+)`)
+	} else {
+		b.WriteString(`WITH t AS (
+	UPDATE ` + schema + `.threads SET graph = $2, status = $3, version = $4, interrupts = $5, updated_at = $7
+	WHERE id = $1 AND version = $6
+	RETURNING id
+)`)
+	}
+	b.WriteString(`, r AS (
+	INSERT INTO ` + schema + `.records (thread_id, version, format, kind, data, created_at)
+	SELECT t.id, x.version, x.format, x.kind, x.data, x.created_at
+	FROM t, unnest($8::bigint[], $9::integer[], $10::text[], $11::bytea[], $12::bigint[]) AS x (version, format, kind, data, created_at)
+)`)
+	if snapshot {
+		b.WriteString(`, s AS (
+	INSERT INTO ` + schema + `.snapshots (thread_id, version, format, data)
+	SELECT t.id, $13::bigint, $14::integer, $15::bytea FROM t
+	ON CONFLICT (thread_id) DO UPDATE SET version = excluded.version, format = excluded.format, data = excluded.data
+)`)
+	}
+	b.WriteString(`
+SELECT count(*) FROM t`)
+	return b.String()
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, a store.Append) error {
+	if err := store.CheckAppend(a); err != nil {
+		return err
+	}
+	interrupts, err := encodeInterrupts(a.Meta.Interrupts)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixNano()
+	updated := now
+	if !a.Meta.UpdatedAt.IsZero() {
+		updated = a.Meta.UpdatedAt.UnixNano()
+	}
+	n := len(a.Records)
+	var (
+		versions = make([]int64, n)
+		formats  = make([]int32, n)
+		kinds    = make([]string, n)
+		datas    = make([][]byte, n)
+		created  = make([]int64, n)
+	)
+	for i, r := range a.Records {
+		versions[i], formats[i], kinds[i], datas[i] = r.Version, int32(r.Format), r.Kind, nonNil(r.Data)
+		created[i] = now
+		if !r.CreatedAt.IsZero() {
+			created[i] = r.CreatedAt.UnixNano()
+		}
+	}
+	sixth := a.Expect // the expected version, or for a new thread its creation time
+	if a.Expect == 0 {
+		sixth = now
+	}
+	args := []any{a.ThreadID, a.Meta.Graph, string(a.Meta.Status), versions[n-1], interrupts, sixth, updated,
+		versions, formats, kinds, datas, created}
+	if sn := a.Snapshot; sn != nil {
+		args = append(args, sn.Version, int32(sn.Format), nonNil(sn.Data))
+	}
+	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)]
+	var won int64
+	if err := s.pool.QueryRow(ctx, query, args...).Scan(&won); err != nil {
+		return s.wrap("append to", a.ThreadID, err)
+	}
+	if won != 1 {
+		actual, err := s.Version(ctx, a.ThreadID)
+		if err != nil {
+			return err
+		}
+		return store.Conflict(a.ThreadID, a.Expect, actual)
+	}
+	return nil
+}
+
+// Load implements store.Store.
+func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	var (
+		out                 = &store.Loaded{Meta: store.Meta{ThreadID: threadID}}
+		m                   = &out.Meta
+		status              string
+		interrupts          []byte
+		created, updated    int64
+		snapVer             *int64
+		snapFormat          *int32
+		snapData            []byte
+		versions, createdAt []int64
+		formats             []int32
+		kinds               []string
+		datas               [][]byte
+	)
+	err := s.pool.QueryRow(ctx, s.sql.load, threadID).Scan(&m.Graph, &status, &m.Version, &interrupts, &created, &updated,
+		&snapVer, &snapFormat, &snapData, &versions, &formats, &kinds, &datas, &createdAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.NotFound(threadID)
+	}
+	if err != nil {
+		return nil, s.wrap("load", threadID, err)
+	}
+	m.Status = store.Status(status)
+	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
+	if m.Interrupts, err = decodeInterrupts(threadID, interrupts); err != nil {
+		return nil, err
+	}
+	if snapVer != nil {
+		if err := store.CheckFormat(threadID, *snapVer, int(*snapFormat)); err != nil {
+			return nil, err
+		}
+		out.Snapshot = &store.Snapshot{Version: *snapVer, Format: int(*snapFormat), Data: snapData}
+	}
+	if len(versions) > 0 {
+		out.Records = make([]store.Record, len(versions))
+	}
+	for i := range versions {
+		if err := store.CheckFormat(threadID, versions[i], int(formats[i])); err != nil {
+			return nil, err
+		}
+		out.Records[i] = store.Record{Version: versions[i], Format: int(formats[i]), Kind: kinds[i], Data: datas[i], CreatedAt: fromNanos(createdAt[i])}
+	}
+	return out, nil
+}
+
+// Version implements store.Store.
+func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, s.sql.version, threadID).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.wrap("read the version of", threadID, err)
+	}
+	return v, nil
+}
+
+// Records implements store.Store.
+func (s *Store) Records(ctx context.Context, threadID string, after, before int64, limit int) ([]store.Record, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	lim := int64(limit)
+	if limit <= 0 {
+		lim = math.MaxInt64
+	}
+	rows, err := s.pool.Query(ctx, s.sql.records, threadID, after, before, lim)
+	if err != nil {
+		return nil, s.wrap("read the records of", threadID, err)
+	}
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		var r store.Record
+		var format int32
+		var created int64
+		if err := rows.Scan(&r.Version, &format, &r.Kind, &r.Data, &created); err != nil {
+			return nil, s.wrap("read the records of", threadID, err)
+		}
+		r.Format, r.CreatedAt = int(format), fromNanos(created)
+		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("read the records of", threadID, err)
+	}
+	if len(out) == 0 {
+		// Nothing in range: an empty answer for a known thread, NotFound otherwise.
+		if v, err := s.Version(ctx, threadID); err != nil {
+			return nil, err
+		} else if v == 0 {
+			return nil, store.NotFound(threadID)
+		}
+	}
+	return out, nil
+}
+
+// Meta implements store.Store.
+func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	m, err := scanMeta(s.pool.QueryRow(ctx, s.sql.meta, threadID), threadID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.NotFound(threadID)
+	}
+	if err != nil {
+		return nil, s.wrap("read", threadID, err)
+	}
+	return m, nil
+}
+
+// listQuery returns the SQL and arguments for q's page, fetching one row more
+// than the page to know whether another follows.
+func (s *Store) listQuery(q store.Query, limit int) (string, []any, error) {
+	var (
+		conds []string
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if q.Status != "" {
+		conds = append(conds, "status = "+arg(string(q.Status)))
+	}
+	if q.Graph != "" {
+		conds = append(conds, "graph = "+arg(q.Graph))
+	}
+	if q.Cursor != "" {
+		c, err := store.DecodeCursor(q.Cursor)
+		if err != nil {
+			return "", nil, err
+		}
+		conds = append(conds, "(updated_at, id) < ("+arg(c.UpdatedAt.UnixNano())+", "+arg(c.ThreadID)+")")
+	}
+	query := s.sql.list
+	if len(conds) > 0 {
+		query += " WHERE " + strings.Join(conds, " AND ")
+	}
+	query += " ORDER BY updated_at DESC, id DESC LIMIT " + arg(limit+1)
+	return query, args, nil
+}
+
+// List implements store.Store. Each kind of listing walks an index in order and
+// reads only the page; a listing by graph alone uses the index of all threads
+// and skips the other graphs' threads.
+func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
+	limit := store.PageLimit(q)
+	query, args, err := s.listQuery(q, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: list threads: %w", err)
+	}
+	defer rows.Close()
+	page := &store.Page{Threads: []store.Meta{}}
+	for rows.Next() {
+		m, err := scanMeta(rows, "")
+		if err != nil {
+			return nil, fmt.Errorf("postgres store: list threads: %w", err)
+		}
+		page.Threads = append(page.Threads, *m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres store: list threads: %w", err)
+	}
+	if len(page.Threads) > limit {
+		page.Threads = page.Threads[:limit]
+		last := page.Threads[limit-1]
+		page.NextCursor = store.EncodeCursor(store.Cursor{UpdatedAt: last.UpdatedAt, ThreadID: last.ThreadID})
+	}
+	return page, nil
+}
+
+// Delete implements store.Store. It removes the thread's row first, in one
+// transaction with its records and snapshot, so an append racing with it either
+// lands before (and is deleted too) or conflicts.
+func (s *Store) Delete(ctx context.Context, threadID string) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, q := range []string{s.sql.delThread, s.sql.delRecords, s.sql.delSnap} {
+			if _, err := tx.Exec(ctx, q, threadID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.wrap("delete", threadID, err)
+	}
+	return nil
+}
+
+// Close implements store.Store. It closes the pool if Open made it.
+func (s *Store) Close() error {
+	if s.owned {
+		s.pool.Close()
+	}
+	return nil
+}
+
+func (s *Store) wrap(op, threadID string, err error) error {
+	var ie *interlude.Error
+	if errors.As(err, &ie) {
+		return err
+	}
+	return fmt.Errorf("postgres store: %s thread %q: %w", op, threadID, err)
+}
+
+// scanMeta scans a threads row. With threadID "" the row starts with the id.
+func scanMeta(row pgx.Row, threadID string) (*store.Meta, error) {
+	var (
+		m                = &store.Meta{ThreadID: threadID}
+		status           string
+		interrupts       []byte
+		created, updated int64
+		dest             = []any{&m.Graph, &status, &m.Version, &interrupts, &created, &updated}
+	)
+	if threadID == "" {
+		dest = append([]any{&m.ThreadID}, dest...)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	m.Status = store.Status(status)
+	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
+	var err error
+	m.Interrupts, err = decodeInterrupts(m.ThreadID, interrupts)
+	return m, err
+}
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// nonNil turns nil into an empty slice: the data columns are NOT NULL.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

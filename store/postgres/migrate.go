@@ -2,8 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"embed"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"

@@ -203,12 +203,12 @@ func TestOpenBadDSN(t *testing.T) {
 	}
 }
 
-// explain returns the plan of query.
-func explain(t testing.TB, s *Store, conn interface {
+// explain returns the plan of query, EXPLAINed with the given options.
+func explain(t testing.TB, conn interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
-}, query string, args ...any) string {
+}, options, query string, args ...any) string {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), "EXPLAIN (COSTS OFF) "+query, args...)
+	rows, err := conn.Query(context.Background(), "EXPLAIN ("+options+") "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestListUsesIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan := explain(t, s, tx, query, args...)
+		plan := explain(t, tx, "COSTS OFF", query, args...)
 		if !strings.Contains(plan, "Index Scan using "+c.index) || strings.Contains(plan, "Sort") {
 			t.Errorf("List(%+v) does not walk %s in order:\n%s", c.q, c.index, plan)
 		}

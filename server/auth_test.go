@@ -1,0 +1,161 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/server"
+)
+
+func tokenEnv(t *testing.T) *env {
+	return newEnv(t, setup{tokens: []server.Token{runner, approver, admin, reader}})
+}
+
+func TestRequestsWithoutAValidTokenAre401(t *testing.T) {
+	e := tokenEnv(t)
+	for _, tok := range []string{"", "wrong", runner.Secret + "x", runner.Secret[:5]} {
+		a := e.do(http.MethodGet, "/v1/threads", "", tok)
+		expect(t, a, http.StatusUnauthorized, "unauthenticated")
+		if a.header.Get("WWW-Authenticate") == "" {
+			t.Fatal("no WWW-Authenticate")
+		}
+	}
+	expect(t, e.do(http.MethodGet, "/v1/threads", "", "", "Authorization", "Basic "+runner.Secret), http.StatusUnauthorized, "unauthenticated")
+	expect(t, e.do(http.MethodGet, "/v1/threads", "", "", "Authorization", "bearer "+reader.Secret), 200, "")
+	expect(t, e.do(http.MethodGet, "/healthz", "", ""), 200, "")
+	_, err := e.client().Threads(context.Background(), client.ListOptions{})
+	if !errors.Is(err, client.ErrUnauthenticated) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestRolesGateRunningAnsweringAndDeleting(t *testing.T) {
+	e := tokenEnv(t)
+	ctx := context.Background()
+	res, err := e.client(runner).Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "r", Input: map[string]any{"amount": 150}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Interrupts[0].ID
+	e.unchanged("r", func() {
+		_, err := e.client(runner).Resume(ctx, "r", id, map[string]any{"approved": true})
+		if !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("run token answering: %v", err)
+		}
+		_, err = e.client(runner).Invoke(ctx, client.InvokeRequest{ThreadID: "r", Resume: map[string]any{"approved": true}})
+		if !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("run token answering through invoke: %v", err)
+		}
+		_, err = e.client(approver).Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "r2", Input: map[string]any{"amount": 1}})
+		if !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("approve token starting a thread: %v", err)
+		}
+		if err := e.client(approver).Delete(ctx, "r"); !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("approve token deleting: %v", err)
+		}
+		_, err = e.client(reader).Cancel(ctx, "r", id)
+		if !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("read-only token cancelling: %v", err)
+		}
+		if _, err := e.client(reader).Thread(ctx, "r"); err != nil {
+			t.Fatalf("read-only token reading: %v", err)
+		}
+	})
+	a := e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`, runner.Secret)
+	expect(t, a, http.StatusForbidden, "forbidden")
+	if !strings.Contains(a.json(t)["error"].(map[string]any)["message"].(string), `"ci"`) {
+		t.Fatalf("403 does not name the token: %s", a.body)
+	}
+
+	res, err = e.client(approver).Resume(ctx, "r", id, map[string]any{"approved": true})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("approve token answering: %v %+v", err, res)
+	}
+	h, err := e.client(reader).History(ctx, "r", client.HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var by []string
+	for _, cp := range h.Checkpoints {
+		for _, r := range cp.Resolved {
+			by = append(by, r.By)
+		}
+	}
+	if !slices.Equal(by, []string{"alice"}) {
+		t.Fatalf("resolutions by %v, want [alice]", by)
+	}
+	if err := e.client(admin).Delete(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client(admin).Thread(ctx, "r"); !errors.Is(err, interlude.ErrNotFound) {
+		t.Fatalf("reading a deleted thread: %v", err)
+	}
+}
+
+func TestAdminMayDoEverythingAndRunMayContinue(t *testing.T) {
+	e := tokenEnv(t)
+	ctx := context.Background()
+	if _, err := e.client(runner).Invoke(ctx, client.InvokeRequest{Graph: "gated", ThreadID: "g", Input: map[string]any{"topic": "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := e.client(runner).Invoke(ctx, client.InvokeRequest{ThreadID: "g"}); err != nil || res.Breakpoint == nil || res.Breakpoint.Node != "publish" {
+		t.Fatalf("run token continuing: %v %+v", err, res)
+	}
+	res, err := e.client(admin).Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "r", Input: map[string]any{"amount": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client(admin).Reject(ctx, "r", res.Interrupts[0].ID, nil); err != nil {
+		t.Fatalf("admin rejecting: %v", err)
+	}
+}
+
+func TestLoadTokensReadsLinesAndJSON(t *testing.T) {
+	dir := t.TempDir()
+	lines := filepath.Join(dir, "tokens")
+	os.WriteFile(lines, []byte("# name:token:roles\n\nci:tok:en:with:colons:run\nalice: s3cret :approve, run\nviewer:read-only:\n"), 0o600)
+	ts, err := server.LoadTokens(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []server.Token{
+		{Name: "ci", Secret: "tok:en:with:colons", Roles: []server.Role{"run"}},
+		{Name: "alice", Secret: "s3cret", Roles: []server.Role{"approve", "run"}},
+		{Name: "viewer", Secret: "read-only"},
+	}
+	sameJSON(t, "tokens", ts, want)
+
+	js := filepath.Join(dir, "tokens.json")
+	os.WriteFile(js, []byte(`[{"name":"root","token":"abc","roles":["admin"]}]`), 0o600)
+	ts, err = server.LoadTokens(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "tokens", ts, []server.Token{{Name: "root", Secret: "abc", Roles: []server.Role{"admin"}}})
+
+	for name, content := range map[string]string{
+		"unknown role":   "a:b:owner\n",
+		"no roles field": "a-b\n",
+		"duplicate name": "a:x:run\na:y:run\n",
+		"same secret":    "a:x:run\nb:x:run\n",
+		"empty secret":   "a::run\n",
+		"json unknown":   `[{"name":"a","token":"b","role":["run"]}]`,
+	} {
+		p := filepath.Join(dir, "bad")
+		os.WriteFile(p, []byte(content), 0o600)
+		if _, err := server.LoadTokens(p); err == nil {
+			t.Errorf("%s: LoadTokens accepted %q", name, content)
+		}
+	}
+	if _, err := server.New(server.WithTokens([]server.Token{{Name: "a", Secret: "x", Roles: []server.Role{"root"}}})); err == nil {
+		t.Error("New accepted an unknown role")
+	}
+}

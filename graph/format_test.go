@@ -1,0 +1,146 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/memory"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden format fixtures of the current format version")
+
+// fixture is a thread's log as stored by one released format version, and what
+// reading it must give.
+type fixture struct {
+	Format  int             `json:"format"`
+	Records []fixtureRecord `json:"records"`
+	Want    struct {
+		Status     store.Status         `json:"status"`
+		Values     refundState          `json:"values"`
+		Interrupts []interlude.Question `json:"interrupts"`
+	} `json:"want"`
+}
+
+// fixtureRecord is a store.Record with its data shown as JSON, so fixtures are
+// readable in review.
+type fixtureRecord struct {
+	Version int64           `json:"version"`
+	Format  int             `json:"format"`
+	Kind    string          `json:"kind"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func fixedClock() func() time.Time {
+	t := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+// TestGoldenFormatFixturesStayReadable reads the committed logs of every released
+// format version, checks the state they give, and resumes each paused thread to the
+// end. Run with -update to add the current version's fixture.
+func TestGoldenFormatFixturesStayReadable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join("testdata", "format-v1-refund-paused.json")
+	if *update {
+		st := memory.New()
+		app := refundGraph(t, st, graph.WithClock(fixedClock()))
+		app.Invoke(ctx, "order-7", graph.Input(refundState{Amount: 70}))
+		app.Invoke(ctx, "order-7", graph.Resume(map[string]any{"approved": "not a boolean"})) // refused, not stored
+		recs, _ := st.Records(ctx, "order-7", 0, 0, 0)
+		snap, _ := app.State(ctx, "order-7")
+		fx := fixture{Format: store.FormatVersion}
+		for _, r := range recs {
+			fx.Records = append(fx.Records, fixtureRecord{Version: r.Version, Format: r.Format, Kind: r.Kind, Data: r.Data})
+		}
+		fx.Want.Status, fx.Want.Values, fx.Want.Interrupts = snap.Status, snap.Values, snap.Interrupts
+		data, _ := json.MarshalIndent(fx, "", "  ")
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "format-v*.json"))
+	if len(files) == 0 {
+		t.Fatal("no golden format fixtures in testdata")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fx fixture
+			if err := json.Unmarshal(data, &fx); err != nil {
+				t.Fatal(err)
+			}
+			st := memory.New()
+			var recs []store.Record
+			for _, r := range fx.Records {
+				recs = append(recs, store.Record{Version: r.Version, Format: r.Format, Kind: r.Kind, Data: r.Data})
+			}
+			if err := st.Append(ctx, store.Append{ThreadID: "order-7", Meta: store.Meta{Graph: "refund", Status: fx.Want.Status}, Records: recs}); err != nil {
+				t.Fatal(err)
+			}
+			app := refundGraph(t, st)
+			snap, err := app.State(ctx, "order-7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal([]any{snap.Status, snap.Values, snap.Interrupts})
+			want, _ := json.Marshal([]any{fx.Want.Status, fx.Want.Values, fx.Want.Interrupts})
+			if string(got) != string(want) {
+				t.Fatalf("format %d reads as\n%s\nwant\n%s", fx.Format, got, want)
+			}
+			res, err := app.Invoke(ctx, "order-7", graph.Resume(map[string]any{"approved": true}))
+			if err != nil || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+				t.Fatalf("resuming a format %d thread: %v %+v", fx.Format, err, res)
+			}
+		})
+	}
+}
+
+func TestUnknownFormatVersionIsRefused(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	app := refundGraph(t, st)
+	app.Invoke(ctx, "x", graph.Input(refundState{Amount: 1}))
+	recs, _ := st.Records(ctx, "x", 0, 0, 0)
+	var d map[string]any
+	json.Unmarshal(recs[0].Data, &d)
+	d["v"] = store.FormatVersion + 1
+	data, _ := json.Marshal(d)
+	st2 := memory.New()
+	st2.Append(ctx, store.Append{ThreadID: "x", Records: []store.Record{{Version: 1, Format: store.FormatVersion, Kind: "pause", Data: data}}})
+	_, err := refundGraph(t, st2).State(ctx, "x")
+	if !errErrUnknownFormat(err) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func errErrUnknownFormat(err error) bool {
+	var ie *interlude.Error
+	return err != nil && asError(err, &ie) && ie.Code == interlude.CodeUnknownFormat
+}
+
+func asError(err error, target **interlude.Error) bool {
+	for err != nil {
+		if e, ok := err.(*interlude.Error); ok {
+			*target = e
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}

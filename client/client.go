@@ -495,6 +495,7 @@ type Subscription struct {
 // first replays the events it kept after that one. Close the subscription when
 // done.
 func (c *Client) Subscribe(ctx context.Context, threadID, lastEventID string) (*Subscription, error) {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+threadPath(threadID, "/events"), nil)
 	if err != nil {
@@ -511,8 +512,8 @@ func (c *Client) Subscribe(ctx context.Context, threadID, lastEventID string) (*
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		cancel()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("client: subscribe: %w", ctx.Err())
+		if parent.Err() != nil {
+			return nil, fmt.Errorf("client: subscribe: %w", parent.Err())
 		}
 		return nil, fmt.Errorf("%w: subscribe: %w", ErrUnreachable, err)
 	}

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,8 +36,8 @@ func erase[S any](f func(opts ...graph.Option) (*graph.Graph[S], error)) builder
 
 // setup describes a test server.
 type setup struct {
-	graphs []builder        // besides the default ones
-	opts   []server.Option  // server options
+	graphs []builder       // besides the default ones
+	opts   []server.Option // server options
 	wrap   func(store.Store) store.Store
 	tokens []server.Token
 }
@@ -350,7 +349,7 @@ func blockingGraph(entered chan<- struct{}, release <-chan struct{}) builder {
 // faulty is a store whose next operations can be made to fail.
 type faulty struct {
 	store.Store
-	appendErr chan error // an error here is returned by the next Append
+	appendErr  chan error // an error here is returned by the next Append
 	versionErr chan error
 }
 
@@ -375,5 +374,3 @@ func (f *faulty) Version(ctx context.Context, id string) (int64, error) {
 	}
 	return f.Store.Version(ctx, id)
 }
-
-var _ = bytes.NewReader

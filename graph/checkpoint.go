@@ -63,8 +63,8 @@ const recentLimit = 64
 // delta is one record of a thread's log.
 type delta struct {
 	V    int       `json:"v"`
-	Kind string    `json:"k"`
-	At   time.Time `json:"at"`
+	Kind string    `json:"-"` // kept in store.Record.Kind
+	At   time.Time `json:"-"` // kept in store.Record.CreatedAt
 
 	Nonce   string                     `json:"nonce,omitempty"` // set on a thread's first record
 	Reset   *checkpoint                `json:"reset,omitempty"`
@@ -75,7 +75,7 @@ type delta struct {
 	Memo    map[string]json.RawMessage `json:"memo,omitempty"`
 	Raised  []interlude.Question       `json:"raised,omitempty"`
 
-	Status store.Status `json:"status"`
+	Status store.Status `json:"status,omitempty"` // empty means idle
 	Next   []string     `json:"next,omitempty"`
 	Mid    bool         `json:"mid,omitempty"`
 	Base   int64        `json:"base,omitempty"`
@@ -293,6 +293,10 @@ func decodeDelta(r store.Record) (*delta, error) {
 	}
 	if d.V < 1 || d.V > store.FormatVersion {
 		return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("record %d has format %d; this build reads 1 to %d", r.Version, d.V, store.FormatVersion)}
+	}
+	d.Kind, d.At = r.Kind, r.CreatedAt
+	if d.Status == "" {
+		d.Status = store.StatusIdle
 	}
 	return &d, nil
 }

@@ -35,6 +35,7 @@ type fixtureRecord struct {
 	Version int64           `json:"version"`
 	Format  int             `json:"format"`
 	Kind    string          `json:"kind"`
+	At      time.Time       `json:"created_at"`
 	Data    json.RawMessage `json:"data"`
 }
 
@@ -58,7 +59,7 @@ func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 		snap, _ := app.State(ctx, "order-7")
 		fx := fixture{Format: store.FormatVersion}
 		for _, r := range recs {
-			fx.Records = append(fx.Records, fixtureRecord{Version: r.Version, Format: r.Format, Kind: r.Kind, Data: r.Data})
+			fx.Records = append(fx.Records, fixtureRecord{Version: r.Version, Format: r.Format, Kind: r.Kind, At: r.CreatedAt, Data: r.Data})
 		}
 		fx.Want.Status, fx.Want.Values, fx.Want.Interrupts = snap.Status, snap.Values, snap.Interrupts
 		data, _ := json.MarshalIndent(fx, "", "  ")
@@ -84,7 +85,7 @@ func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 			st := memory.New()
 			var recs []store.Record
 			for _, r := range fx.Records {
-				recs = append(recs, store.Record{Version: r.Version, Format: r.Format, Kind: r.Kind, Data: r.Data})
+				recs = append(recs, store.Record{Version: r.Version, Format: r.Format, Kind: r.Kind, CreatedAt: r.At, Data: r.Data})
 			}
 			if err := st.Append(ctx, store.Append{ThreadID: "order-7", Meta: store.Meta{Graph: "refund", Status: fx.Want.Status}, Records: recs}); err != nil {
 				t.Fatal(err)

@@ -359,10 +359,15 @@ func (r *runner[S]) control(kind string) *delta {
 func (r *runner[S]) commit(d *delta) error {
 	st, g := r.c.st, r.g
 	d.V, d.At, d.Input = store.FormatVersion, g.cfg.now(), r.input
+	status := d.Status
+	if status == store.StatusIdle {
+		d.Status = "" // stored as absent
+	}
 	if st.version == 0 {
 		d.Nonce = st.nonce
 	}
 	data, err := json.Marshal(d)
+	d.Status = status
 	if err != nil {
 		r.dirty = true
 		return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the step cannot be stored: " + err.Error(), Err: err}

@@ -159,3 +159,25 @@ func TestLoadTokensReadsLinesAndJSON(t *testing.T) {
 		t.Error("New accepted an unknown role")
 	}
 }
+
+func TestWithoutTokensOnlyLocalNonCrossOriginRequestsAreServed(t *testing.T) {
+	e := newEnv(t, setup{})
+	e.start("refund", "r", `{"amount":1}`)
+	e.unchanged("r", func() {
+		for _, h := range [][]string{
+			{"Host", "evil.example:8080"},
+			{"Host", "10.0.0.1"},
+			{"Sec-Fetch-Site", "cross-site"},
+			{"Origin", "http://evil.example"},
+		} {
+			a := e.do(http.MethodPost, "/v1/threads/r/resume", `{"response":{"approved":true}}`, "", h...)
+			expect(t, a, http.StatusForbidden, "forbidden")
+		}
+		expect(t, e.do(http.MethodGet, "/v1/threads/r", "", "", "Host", "rebound.example"), http.StatusForbidden, "forbidden")
+	})
+	expect(t, e.do(http.MethodGet, "/v1/threads/r", "", "", "Host", "localhost:1234"), 200, "")
+	expect(t, e.do(http.MethodGet, "/v1/threads/r", "", "", "Host", "[::1]:1234"), 200, "")
+	// With tokens, the token is the protection: any host and origin may call.
+	te := tokenEnv(t)
+	expect(t, te.do(http.MethodGet, "/v1/threads", "", admin.Secret, "Host", "api.example.com", "Sec-Fetch-Site", "cross-site"), 200, "")
+}

@@ -63,6 +63,7 @@
 //
 // In resume and in the /resume route, a null response cancels (as in the seed's
 // API); to answer with the JSON value null, use responses with status resolved.
+// "input": null counts as no input (a continue).
 //
 // Interrupts are shown as {"id", "name", "node", "tool_call_id", "message",
 // "reason", "value", "response_schema", "created_at", "expires_at"}, with null for
@@ -94,7 +95,11 @@
 // token may read, /metrics included. Secrets are compared in constant time against
 // every token. The answering token's name is recorded as the resolution's "by".
 // Without tokens the API is open, and Serve and ListenAndServe refuse addresses
-// other than loopback. /healthz and /inbox/ need no token.
+// other than loopback; and since any web page a local browser visits could then
+// reach it, it answers only requests addressed to localhost or a loopback address
+// (against DNS rebinding) and refuses state-changing cross-origin browser requests
+// (http.CrossOriginProtection, against CSRF), with 403. /healthz and /inbox/ need
+// no token.
 //
 // # Live events
 //

@@ -268,6 +268,21 @@ func (h *EventHub) unsubscribe(threadID string, sub *subscription) {
 	}
 }
 
+// forget drops the events kept for a deleted thread, so that a new thread with the
+// same id does not replay them.
+func (h *EventHub) forget(threadID string) {
+	sh := h.shard(threadID)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if tl := sh.threads[threadID]; tl != nil {
+		tl.ring, tl.head = nil, 0
+		if len(tl.subs) == 0 {
+			sh.lru.Remove(tl.elem)
+			delete(sh.threads, threadID)
+		}
+	}
+}
+
 // Close ends every live listener's stream and refuses new ones; events published
 // afterwards are still kept. The server's graceful shutdown calls it (through
 // Server.Drain) so that open event streams do not hold the shutdown up.

@@ -99,7 +99,7 @@ func TestEventsRouteValidatesItsInputAndNeedsAHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/threads/x/events", nil))
+	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/v1/threads/x/events", nil))
 	if rec.Code != http.StatusNotImplemented {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}

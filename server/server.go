@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ type Server struct {
 	mux        *http.ServeMux
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
+	csrf       *http.CrossOriginProtection
 }
 
 // Option configures New.
@@ -105,7 +107,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox}
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -278,6 +280,12 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http
 		sw := &statusWriter{ResponseWriter: w}
 		rc := &reqCtx{route: pattern}
 		defer s.done(sw, r, rc, start)
+		if len(s.tokens) == 0 {
+			if err := s.localOnly(r); err != nil {
+				s.writeError(sw, r, err)
+				return
+			}
+		}
 		if !public {
 			p, err := s.authenticate(r)
 			if err != nil {
@@ -303,6 +311,28 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http
 		}
 		ep.fn(sw, r, rc)
 	})
+}
+
+// localOnly guards a server without tokens, which anyone who reaches it may use,
+// against web pages that a local browser visits: it refuses requests addressed to
+// a host name other than localhost or a loopback address (DNS rebinding) and
+// state-changing cross-origin browser requests (CSRF).
+func (s *Server) localOnly(r *http.Request) error {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	ip := net.ParseIP(host)
+	if !(host == "localhost" || strings.HasSuffix(host, ".localhost") || (ip != nil && ip.IsLoopback())) {
+		return &apiError{status: http.StatusForbidden, code: codeForbidden,
+			message: fmt.Sprintf("without API tokens this server answers only requests addressed to localhost or a loopback address, not %q; configure tokens to serve other hosts", r.Host)}
+	}
+	if err := s.csrf.Check(r); err != nil {
+		return &apiError{status: http.StatusForbidden, code: codeForbidden,
+			message: "cross-origin browser requests are refused by a server without API tokens: " + err.Error()}
+	}
+	return nil
 }
 
 // done logs the request and records its metrics.

@@ -220,5 +220,8 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		s.writeError(w, r, err)
 		return
 	}
+	if s.hub != nil {
+		s.hub.forget(id)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
 }

@@ -92,7 +92,7 @@ func (b *Builder[S]) AddRoute(from string, route Route[S]) *Builder[S] {
 // Compile checks the graph and returns it ready to run. Without WithStore the graph
 // keeps its threads in memory.
 func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
-	cfg := config{limit: 100, now: func() time.Time { return time.Now().UTC() }, cache: 1024}
+	cfg := config{limit: 100, now: func() time.Time { return time.Now().UTC() }, cache: 1024, leaseTTL: 30 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -138,6 +138,9 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	if cfg.store == nil {
 		cfg.store = memory.New()
 	}
+	if cfg.owner == "" {
+		cfg.owner = defaultOwner()
+	}
 	g := &Graph[S]{
 		name:   cfg.name,
 		nodes:  b.nodes,
@@ -173,6 +176,8 @@ type config struct {
 	observer any
 	cache    int
 	events   func(Event)
+	leaseTTL time.Duration
+	owner    string
 }
 
 // WithStore keeps threads in s.
@@ -204,6 +209,15 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // between invocations (default 1024; 0 disables the cache). A cached state is used
 // only after checking with the store that it is current.
 func WithCacheSize(n int) Option { return func(c *config) { c.cache = n } }
+
+// WithLease sets how long a run's lease on its thread lasts without renewal when
+// the store is shared by several processes (a store.Leaser, such as Postgres); the
+// default is 30 seconds. A running thread renews its lease every third of that. If
+// the process dies, the thread can be taken over once the lease expires. owner
+// names this process in leases ("" picks host, pid and a random suffix).
+func WithLease(ttl time.Duration, owner string) Option {
+	return func(c *config) { c.leaseTTL, c.owner = ttl, owner }
+}
 
 // WithEvents sends every event of every run (Invoke and Stream alike) to sink, for
 // example to fan them out to live listeners. sink is called from the run's

@@ -322,6 +322,11 @@ func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event)
 		return nil, err
 	}
 	defer unlock()
+	ctx, release, err := g.lease(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	c, err := g.acquire(ctx, threadID)
 	if err != nil {
 		return nil, err

@@ -129,17 +129,17 @@ const shipping = `{
 
 func TestObjectAsksEachFieldInOrderWithLimitsDefaultsAndRetries(t *testing.T) {
 	input := strings.Join([]string{
-		"",         // name required: asked again
-		"A",        // too short: asked again
-		"Ada",      // ok
-		"heavy",    // not a number
-		"31",       // over the maximum
-		"2.5",      // ok
-		"1.5",      // parcels: not a whole number
-		"",         // parcels: default 1
-		"",         // express: default no
-		"2",        // speed: fast
-		"a, b ,c",  // tags
+		"",        // name required: asked again
+		"A",       // too short: asked again
+		"Ada",     // ok
+		"heavy",   // not a number
+		"31",      // over the maximum
+		"2.5",     // ok
+		"1.5",     // parcels: not a whole number
+		"",        // parcels: default 1
+		"",        // express: default no
+		"2",       // speed: fast
+		"a, b ,c", // tags
 		"1 Main St",
 		"12",    // zip: pattern
 		"12345", // ok

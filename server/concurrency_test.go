@@ -95,3 +95,50 @@ func TestFiftyConcurrentAnswersOneDecisionWinsIdenticalOnesReplayOthersAre409(t 
 	}
 	sameJSON(t, "final values", th.Values, fmt.Sprintf(`{"amount":150,"attempts":2,"outcome":%q}`, wantOutcome))
 }
+
+func TestConcurrentStartsOfOneThreadWithDifferentGraphsLeaveItToOneGraph(t *testing.T) {
+	e := newEnv(t, setup{})
+	c := e.client()
+	ctx := context.Background()
+	errs := make([]error, 20)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range errs {
+		wg.Go(func() {
+			<-start
+			req := client.InvokeRequest{Graph: "refund", ThreadID: "same", Input: map[string]any{"amount": 1}}
+			if i%2 == 1 {
+				req = client.InvokeRequest{Graph: "two-step", ThreadID: "same", Input: map[string]any{}}
+			}
+			_, errs[i] = c.Invoke(ctx, req)
+		})
+	}
+	close(start)
+	wg.Wait()
+	th, err := c.Thread(ctx, "same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	winner := map[string]int{"refund": 0, "two-step": 1}[th.Graph]
+	started := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			started++
+			if i%2 != winner {
+				t.Errorf("request %d started the thread with the losing graph", i)
+			}
+		case i%2 == winner:
+			if !errors.Is(err, interlude.ErrThreadInterrupted) {
+				t.Errorf("request %d (same graph): %v", i, err)
+			}
+		default:
+			if ce, ok := err.(*client.Error); !ok || ce.Status != http.StatusBadRequest || ce.Path() != "graph" {
+				t.Errorf("request %d (other graph): %v", i, err)
+			}
+		}
+	}
+	if started != 1 || th.Status != "interrupted" || len(th.Interrupts) != 1 {
+		t.Fatalf("%d runs started; thread %+v", started, th)
+	}
+}

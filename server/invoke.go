@@ -58,7 +58,19 @@ func (s *Server) handleInvoke(stream bool) handler {
 			}
 			threadID = newID("thr_")
 		}
-		g, err := s.graphFor(r.Context(), threadID, req.graph, req.kind == cmdInput)
+		g, isNew, err := s.threadGraph(r.Context(), threadID, req.graph, req.kind == cmdInput)
+		if err == nil && isNew {
+			// The graphs do not check that a thread they load is theirs, so two
+			// requests starting one thread with different graphs must not overlap:
+			// the second waits and then finds the thread made by the first.
+			var unlock func()
+			if unlock, err = s.creating.lock(r.Context(), threadID); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			defer unlock()
+			g, _, err = s.threadGraph(r.Context(), threadID, req.graph, true)
+		}
 		if err == nil && req.kind == cmdInput {
 			err = s.checkInput(g.Name(), req)
 		}
@@ -88,7 +100,7 @@ func (s *Server) handleAnswer(action string) handler {
 			s.writeError(w, r, err)
 			return
 		}
-		g, err := s.graphFor(r.Context(), id, "", false)
+		g, err := s.graphFor(r.Context(), id, "")
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -37,6 +37,7 @@ type Server struct {
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
+	creating   *keyLocks // held while a new thread's first run goes
 }
 
 // Option configures New.
@@ -107,7 +108,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection()}
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), creating: newKeyLocks()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -391,37 +392,43 @@ func pathID(r *http.Request) (string, error) {
 }
 
 // graphFor returns the graph that runs the thread. For an existing thread it is the
-// graph stored with it, which named (if given) must match; a new thread, allowed
-// only when create is set, runs named, or the only graph hosted.
-func (s *Server) graphFor(ctx context.Context, threadID, named string, create bool) (graph.Erased, error) {
+// graph stored with it, which named (if given) must match.
+func (s *Server) graphFor(ctx context.Context, threadID, named string) (graph.Erased, error) {
+	g, _, err := s.threadGraph(ctx, threadID, named, false)
+	return g, err
+}
+
+// threadGraph is graphFor that, with create set, also accepts a thread that does
+// not exist yet: it then runs named, or the only graph hosted, and isNew is set.
+func (s *Server) threadGraph(ctx context.Context, threadID, named string, create bool) (g graph.Erased, isNew bool, err error) {
 	if named != "" && s.graphs[named] == nil {
-		return nil, badRequest("graph", "graph %q is not hosted here; hosted: %s", named, s.graphNames())
+		return nil, false, badRequest("graph", "graph %q is not hosted here; hosted: %s", named, s.graphNames())
 	}
 	m, err := s.store.Meta(ctx, threadID)
 	switch {
 	case errors.Is(err, interlude.ErrNotFound):
 		switch {
 		case !create:
-			return nil, notFound("thread %q does not exist; start it with input", threadID)
+			return nil, false, notFound("thread %q does not exist; start it with input", threadID)
 		case named != "":
-			return s.graphs[named], nil
+			return s.graphs[named], true, nil
 		case len(s.graphs) == 1:
 			for _, g := range s.graphs {
-				return g, nil
+				return g, true, nil
 			}
 		}
-		return nil, badRequest("graph", "graph is required to start a thread; hosted: %s", s.graphNames())
+		return nil, false, badRequest("graph", "graph is required to start a thread; hosted: %s", s.graphNames())
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	}
-	g := s.graphs[m.Graph]
+	g = s.graphs[m.Graph]
 	switch {
 	case g == nil:
-		return nil, notFound("thread %q runs graph %q, which this server does not host", threadID, m.Graph)
+		return nil, false, notFound("thread %q runs graph %q, which this server does not host", threadID, m.Graph)
 	case named != "" && named != m.Graph:
-		return nil, badRequest("graph", "thread %q runs graph %q, not %q; leave graph out or name %q", threadID, m.Graph, named, m.Graph)
+		return nil, false, badRequest("graph", "thread %q runs graph %q, not %q; leave graph out or name %q", threadID, m.Graph, named, m.Graph)
 	}
-	return g, nil
+	return g, false, nil
 }
 
 func (s *Server) graphNames() string {

@@ -94,7 +94,7 @@ func (s *Server) existing(r *http.Request) (string, graph.Erased, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	g, err := s.graphFor(r.Context(), id, "", false)
+	g, err := s.graphFor(r.Context(), id, "")
 	return id, g, err
 }
 

@@ -46,6 +46,7 @@ type Store struct {
 	path string
 	w    *sql.DB // one connection: every write
 	r    *sql.DB // read-only pool
+	ckpt *checkpointer
 
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
@@ -108,8 +109,10 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	busy := cfg.busyTimeout.Milliseconds()
 
-	w, err := sql.Open("sqlite", fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=%s&_foreign_keys=1&_txlock=immediate",
-		path, busy, cfg.synchronous))
+	// The writer never checkpoints; the checkpointer does (see checkpoint.go).
+	writer := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=%s&_foreign_keys=1&_txlock=immediate",
+		path, busy, cfg.synchronous)
+	w, err := sql.Open("sqlite", writer+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
@@ -134,6 +137,17 @@ func Open(path string, opts ...Option) (*Store, error) {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	s.r = r
+
+	c, err := sql.Open("sqlite", writer)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	c.SetMaxOpenConns(1)
+	c.SetMaxIdleConns(1)
+	c.SetConnMaxLifetime(0)
+	c.SetConnMaxIdleTime(0)
+	s.ckpt = newCheckpointer(c)
 
 	prep := []struct {
 		db   *sql.DB
@@ -231,6 +245,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) (err error) {
 	if err = tx.Commit(); err != nil {
 		return s.wrap("append to", a.ThreadID, err)
 	}
+	s.ckpt.appended()
 	return nil
 }
 
@@ -424,8 +439,9 @@ func (s *Store) Delete(ctx context.Context, threadID string) (err error) {
 }
 
 // Checkpoint copies the write-ahead log into the database file and truncates
-// the log (PRAGMA wal_checkpoint(TRUNCATE)). SQLite checkpoints on its own as the
-// log grows; call this before copying the file or measuring its size.
+// the log (PRAGMA wal_checkpoint(TRUNCATE)). The store checkpoints on its own in
+// the background as the log grows; call this before copying the file or
+// measuring its size. Appends wait while it runs.
 func (s *Store) Checkpoint() error {
 	var busy, logged, moved int
 	if err := s.w.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil {
@@ -454,11 +470,14 @@ func (s *Store) Size() (int64, error) {
 	return total, nil
 }
 
-// Close implements store.Store. It closes the read pool, then the writer, which
-// checkpoints the log into the database file.
+// Close implements store.Store. It stops the checkpointer and closes the read
+// pool, then the writer, which checkpoints the log into the database file.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.ckpt != nil {
+			errs = append(errs, s.ckpt.close())
+		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}

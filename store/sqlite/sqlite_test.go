@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -237,4 +238,86 @@ func explain(t testing.TB, s *Store, query string, args ...any) string {
 		lines = append(lines, detail)
 	}
 	return strings.Join(lines, "\n")
+}
+
+func TestWriterDoesNotCheckpoint(t *testing.T) {
+	s := openTemp(t)
+	if got := pragma(t, s, "wal_autocheckpoint"); got != "0" {
+		t.Errorf("the writer's wal_autocheckpoint = %s, want 0 (the checkpointer does it)", got)
+	}
+}
+
+// appendN makes threads new threads named prefix-NNN and appends steps records
+// to each.
+func appendN(t *testing.T, s *Store, prefix string, threads, steps int) {
+	t.Helper()
+	ctx := context.Background()
+	for v := range int64(steps) {
+		for i := range threads {
+			if err := s.Append(ctx, store.Append{ThreadID: fmt.Sprintf("%s-%03d", prefix, i), Expect: v, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+				Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: make([]byte, 300)}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// walFrames runs a passive checkpoint and returns the log's length and how much
+// of it is in the database file.
+func walFrames(t *testing.T, s *Store) (logged, moved int) {
+	t.Helper()
+	var busy int
+	if err := s.ckpt.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &moved); err != nil {
+		t.Fatal(err)
+	}
+	return logged, moved
+}
+
+func TestCheckpointerCopiesTheLog(t *testing.T) {
+	s := openTemp(t)
+	s.ckpt.every = 1 << 62 // only the explicit checkpoint below
+	appendN(t, s, "a", 20, 5)
+	s.ckpt.checkpoint()
+	if b, _ := s.ckpt.lastErr.Load().(errBox); b.err != nil {
+		t.Fatal(b.err)
+	}
+	if logged, moved := walFrames(t, s); logged == 0 || moved != logged {
+		t.Errorf("after a checkpoint the log has %d frames, %d copied; want all copied", logged, moved)
+	}
+	// Once the log is copied, the next append starts it over.
+	appendN(t, s, "b", 1, 1)
+	if logged, _ := walFrames(t, s); logged > 20 {
+		t.Errorf("the log did not start over: %d frames", logged)
+	}
+}
+
+// TestCheckpointerRestartsALongLog holds a reader on an old snapshot, so a
+// passive checkpoint cannot catch up; past the limit the checkpointer must run a
+// RESTART checkpoint that waits for the reader and lets the log start over.
+func TestCheckpointerRestartsALongLog(t *testing.T) {
+	s := openTemp(t)
+	s.ckpt.every = 1 << 62
+	s.ckpt.restartAt = 10
+	appendN(t, s, "a", 5, 1)
+	reader, err := s.r.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := reader.QueryRow("SELECT count(*) FROM threads").Scan(&n); err != nil { // takes the snapshot
+		t.Fatal(err)
+	}
+	appendN(t, s, "b", 30, 1)
+	s.ckpt.beforeRestart = func() { reader.Rollback() }
+	s.ckpt.checkpoint()
+	if b, _ := s.ckpt.lastErr.Load().(errBox); b.err != nil {
+		t.Fatal(b.err)
+	}
+	if s.ckpt.restarts.Load() != 1 {
+		t.Fatalf("restarts = %d, want 1", s.ckpt.restarts.Load())
+	}
+	appendN(t, s, "c", 1, 1)
+	if logged, _ := walFrames(t, s); logged > 20 {
+		t.Errorf("the log did not start over after RESTART: %d frames", logged)
+	}
 }

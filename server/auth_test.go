@@ -1,13 +1,17 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/interludehq/interlude"
@@ -21,6 +25,12 @@ func tokenEnv(t *testing.T) *env {
 
 func TestRequestsWithoutAValidTokenAre401(t *testing.T) {
 	e := tokenEnv(t)
+	e.start("refund", "r", `{"amount":1}`)
+	e.unchanged("r", func() {
+		expect(t, e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`), http.StatusUnauthorized, "unauthenticated")
+		expect(t, e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`, "nope"), http.StatusUnauthorized, "unauthenticated")
+		expect(t, e.do(http.MethodDelete, "/v1/threads/r", "", ""), http.StatusUnauthorized, "unauthenticated")
+	})
 	for _, tok := range []string{"", "wrong", runner.Secret + "x", runner.Secret[:5]} {
 		a := e.do(http.MethodGet, "/v1/threads", "", tok)
 		expect(t, a, http.StatusUnauthorized, "unauthenticated")
@@ -180,4 +190,38 @@ func TestWithoutTokensOnlyLocalNonCrossOriginRequestsAreServed(t *testing.T) {
 	// With tokens, the token is the protection: any host and origin may call.
 	te := tokenEnv(t)
 	expect(t, te.do(http.MethodGet, "/v1/threads", "", admin.Secret, "Host", "api.example.com", "Sec-Fetch-Site", "cross-site"), 200, "")
+}
+
+func TestRequestsAreLoggedWithMethodPathStatusDurationAndToken(t *testing.T) {
+	var buf syncBuffer
+	e := newEnv(t, setup{tokens: []server.Token{approver}, opts: []server.Option{server.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil)))}})
+	expect(t, e.do(http.MethodGet, "/v1/threads?limit=2", "", approver.Secret), 200, "")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &rec); err != nil {
+		t.Fatalf("%v: %s", err, buf.String())
+	}
+	if rec["msg"] != "request" || rec["method"] != "GET" || rec["path"] != "/v1/threads" || rec["status"] != float64(200) || rec["token"] != "alice" {
+		t.Fatalf("log %v", rec)
+	}
+	if _, ok := rec["duration"]; !ok {
+		t.Fatalf("log %v", rec)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -67,7 +67,7 @@ func migrate(ctx context.Context, db *sql.DB, file string) (err error) {
 	}
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time
 	if err != nil {
-		return fmt.Errorf("sqlite store: open %s: %w", file, err)
+		return fmt.Errorf("sqlite store: open %s (does its directory exist, and may this process write there?): %w", file, err)
 	}
 	defer func() {
 		if err != nil {

@@ -185,7 +185,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 func (s *Store) Path() string { return s.path }
 
 // Append implements store.Store.
-func (s *Store) Append(ctx context.Context, a store.Append) (err error) {
+func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err := store.CheckAppend(a); err != nil {
 		return err
 	}
@@ -204,11 +204,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) (err error) {
 	if err != nil {
 		return s.wrap("append to", a.ThreadID, err)
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op once committed
 	// The compare-and-set: a new thread's row must not exist, an existing thread's
 	// row must be at a.Expect.
 	var res sql.Result
@@ -417,22 +413,18 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 }
 
 // Delete implements store.Store.
-func (s *Store) Delete(ctx context.Context, threadID string) (err error) {
+func (s *Store) Delete(ctx context.Context, threadID string) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap("delete", threadID, err)
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
+	defer tx.Rollback() // a no-op once committed
 	for _, st := range []*sql.Stmt{s.delRecords, s.delSnapshot, s.delThread} {
-		if _, err = tx.StmtContext(ctx, st).ExecContext(ctx, threadID); err != nil {
+		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, threadID); err != nil {
 			return s.wrap("delete", threadID, err)
 		}
 	}
-	if err = tx.Commit(); err != nil {
+	if err := tx.Commit(); err != nil {
 		return s.wrap("delete", threadID, err)
 	}
 	return nil

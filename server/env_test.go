@@ -355,10 +355,20 @@ type faulty struct {
 	store.Store
 	appendErr  chan error // an error here is returned by the next Append
 	versionErr chan error
+	onLoad     chan func() // a function here runs at the start of the next Load
 }
 
 func newFaulty(s store.Store) *faulty {
-	return &faulty{Store: s, appendErr: make(chan error, 1), versionErr: make(chan error, 1)}
+	return &faulty{Store: s, appendErr: make(chan error, 1), versionErr: make(chan error, 1), onLoad: make(chan func(), 1)}
+}
+
+func (f *faulty) Load(ctx context.Context, id string) (*store.Loaded, error) {
+	select {
+	case fn := <-f.onLoad:
+		fn()
+	default:
+	}
+	return f.Store.Load(ctx, id)
 }
 
 func (f *faulty) Append(ctx context.Context, a store.Append) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/store"
 )
 
 func decode(raw json.RawMessage, v any) error { return json.Unmarshal(raw, v) }
@@ -217,5 +218,34 @@ func TestMessagesInputBecomesTheMessagesFieldAndIsAnswered(t *testing.T) {
 	expect(t, a, 200, "")
 	if id := a.json(t)["thread_id"].(string); !strings.HasPrefix(id, "thr_") || len(id) < 20 {
 		t.Fatalf("thread id %q", id)
+	}
+}
+
+func TestStreamEndReportsItsOwnCheckpointEvenIfTheThreadMovedOn(t *testing.T) {
+	var f *faulty
+	e := newEnv(t, setup{wrap: func(s store.Store) store.Store { f = newFaulty(s); return f }})
+	// Right after the stream's run ends, and before the server reads the thread
+	// back, another request continues the thread to its next breakpoint.
+	f.onLoad <- func() {
+		expect(t, e.post("/v1/graph/invoke", `{"config":{"thread_id":"g"}}`), 200, "")
+	}
+	var end client.Event
+	for ev, err := range e.client().Stream(context.Background(), client.InvokeRequest{Graph: "gated", ThreadID: "g", Input: map[string]any{"topic": "x"}, Granularity: client.Full}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		end = ev
+	}
+	res, err := end.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Breakpoint == nil || *res.Breakpoint != (client.Breakpoint{Node: "draft", When: "after"}) || res.State.ExecutionMeta.Status != "interrupted_after" {
+		t.Fatalf("end %s", end.Data)
+	}
+	sameJSON(t, "end values", res.Values, `{"topic":"x","draft":"A short note about x."}`)
+	th, _ := e.client().Thread(context.Background(), "g")
+	if th.Breakpoint == nil || th.Breakpoint.Node != "publish" {
+		t.Fatalf("the thread did not move on: %+v", th)
 	}
 }

@@ -12,7 +12,9 @@
 // inserts the records, replaces the snapshot and updates the thread's row, and is
 // durable when it returns: synchronous=FULL by default, so a commit is one fsync of
 // the WAL. Reads use a separate pool of read-only connections and never wait for
-// the writer.
+// the writer. Copying the WAL back into the database file (checkpointing) happens
+// in the background, on a connection of its own, rather than inside the append
+// that happens to fill the log (see checkpoint.go for how the log stays bounded).
 //
 // The schema is versioned by embedded migrations, recorded in schema_migrations and
 // applied by Open. A file whose schema is newer than this build knows is refused
@@ -69,10 +71,10 @@ type Option func(*config)
 
 // WithSynchronous sets SQLite's synchronous pragma for writes: "FULL" (the
 // default: an append is on disk when it returns), "EXTRA", or "NORMAL". Under
-// NORMAL in WAL mode a commit does not wait for fsync; a power loss or OS crash
-// (not a process crash) can lose the last appends, which for Interlude means
-// pauses and answers people were told had been recorded. Choose it only if you
-// accept that.
+// NORMAL in WAL mode a commit does not wait for an fsync, which makes appends
+// several times cheaper; but a power loss or OS crash (not a process crash) can
+// then lose the last appends, which for Interlude means pauses and answers people
+// were told had been recorded. Choose it only if you accept that.
 func WithSynchronous(mode string) Option {
 	return func(c *config) { c.synchronous = strings.ToUpper(strings.TrimSpace(mode)) }
 }
@@ -100,6 +102,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 	case "FULL", "EXTRA", "NORMAL":
 	default:
 		return nil, fmt.Errorf("sqlite store: synchronous mode %q is not supported; use FULL, EXTRA or NORMAL", cfg.synchronous)
+	}
+	if cfg.busyTimeout < 0 {
+		return nil, fmt.Errorf("sqlite store: busy timeout %v is negative; use 0 or more", cfg.busyTimeout)
 	}
 	if cfg.readConns < 1 {
 		return nil, fmt.Errorf("sqlite store: %d read connections; use at least 1", cfg.readConns)

@@ -64,8 +64,8 @@ func WithSchema(name string) Option {
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value string,
-// as pgx accepts) and returns the store in it, bringing its schema up to date.
-// Close closes the connection pool.
+// as pgx accepts, including pool settings such as pool_max_conns) and returns the
+// store in it, bringing its schema up to date. Close closes the connection pool.
 func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
@@ -81,7 +81,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 }
 
 // New returns the store kept in pool's database, bringing its schema up to date.
-// The pool stays the caller's: Close does not close it.
+// The pool stays the caller's: Close does not close it. Every statement the store
+// runs outside migrations is a single statement, so the pool may sit behind a
+// transaction-pooling proxy such as PgBouncer.
 func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	cfg := config{schema: DefaultSchema}
 	for _, o := range opts {

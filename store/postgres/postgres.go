@@ -81,9 +81,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 }
 
 // New returns the store kept in pool's database, bringing its schema up to date.
-// The pool stays the caller's: Close does not close it. Every statement the store
-// runs outside migrations is a single statement, so the pool may sit behind a
-// transaction-pooling proxy such as PgBouncer.
+// The pool stays the caller's: Close does not close it.
 func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	cfg := config{schema: DefaultSchema}
 	for _, o := range opts {

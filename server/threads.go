@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
@@ -56,7 +58,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 		s.writeError(w, r, badRequest("status", "status %q is not one of idle, running, interrupted, failed", sq.Status))
 		return
 	}
-	if q.Has("graph") && !validID(sq.Graph) {
+	if q.Has("graph") && !validName(sq.Graph) {
 		s.writeError(w, r, badRequest("graph", "graph %q is not a valid graph name", sq.Graph))
 		return
 	}
@@ -224,4 +226,18 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		s.hub.forget(id)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
+}
+
+// validName reports whether s can be a graph name: 1 to 256 bytes of UTF-8
+// without control characters.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 256 || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -80,7 +80,7 @@ func TestThreadListingFiltersPagesAndValidatesItsParameters(t *testing.T) {
 	}
 	for q, path := range map[string]string{
 		"limit=0": "limit", "limit=1001": "limit", "limit=x": "limit", "status=done": "status",
-		"cursor=%25%25": "cursor", "cursor=": "cursor", "sort=asc": "sort", "limit=1&limit=2": "limit", "graph=a%20b": "graph",
+		"cursor=%25%25": "cursor", "cursor=": "cursor", "sort=asc": "sort", "limit=1&limit=2": "limit", "graph=a%00b": "graph",
 	} {
 		a := e.do(http.MethodGet, "/v1/threads?"+q, "", "")
 		expect(t, a, http.StatusBadRequest, "invalid_request")

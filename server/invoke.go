@@ -294,7 +294,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 // without one), since a stream's end event does not carry the values. Another run
 // may have moved the thread on since; the checkpoint is then read from history.
 func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (outcome, error) {
-	oc := outcome{threadID: threadID, status: graph.Failed, interrupts: nil}
+	oc := outcome{threadID: threadID, status: graph.Failed}
 	if end != nil {
 		oc.status, oc.checkpoint = end.Status, end.Checkpoint
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -37,7 +38,7 @@ func Resume(v any) Command {
 	if v == nil {
 		return Cancel("")
 	}
-	if raw, ok := v.(json.RawMessage); ok && string(raw) == "null" {
+	if raw, ok := v.(json.RawMessage); ok && string(bytes.TrimSpace(raw)) == "null" {
 		return Cancel("")
 	}
 	return Respond(map[string]interlude.Resolution{"": interlude.Resolve(v)})
@@ -141,6 +142,14 @@ type Event struct {
 	Data any
 	// Status is the outcome (EventEnd).
 	Status Status
+	// Values is the thread's state as JSON (EventEnd).
+	Values json.RawMessage
+	// Interrupts are the pending questions (EventEnd).
+	Interrupts []interlude.Question
+	// Next lists the nodes that run next (EventEnd).
+	Next []string
+	// Error describes a failure (EventEnd with Status Failed).
+	Error string
 	// Checkpoint is the thread version (EventMetadata, EventEnd).
 	Checkpoint int64
 	// At is when the event happened.

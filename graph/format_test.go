@@ -119,7 +119,7 @@ func TestUnknownFormatVersionIsRefused(t *testing.T) {
 	d["v"] = store.FormatVersion + 1
 	data, _ := json.Marshal(d)
 	st2 := memory.New()
-	st2.Append(ctx, store.Append{ThreadID: "x", Records: []store.Record{{Version: 1, Format: store.FormatVersion, Kind: "pause", Data: data}}})
+	st2.Append(ctx, store.Append{ThreadID: "x", Meta: store.Meta{Graph: "refund"}, Records: []store.Record{{Version: 1, Format: store.FormatVersion, Kind: "pause", Data: data}}})
 	_, err := refundGraph(t, st2).State(ctx, "x")
 	if !errErrUnknownFormat(err) {
 		t.Fatalf("err = %v", err)

@@ -49,6 +49,9 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	if err != nil {
 		return nil, err
 	}
+	if err := g.owns(l); err != nil {
+		return nil, err
+	}
 	st, _, err := g.codec.load(l)
 	if err != nil {
 		return nil, err
@@ -127,6 +130,13 @@ type HistoryOptions struct {
 // History returns the thread's checkpoints, newest first. Forked-away branches stay
 // in the history: a fork is a new record on top, not a rewrite.
 func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOptions) ([]Checkpoint[S], error) {
+	meta, err := g.cfg.store.Meta(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.owns(&store.Loaded{Meta: *meta}); err != nil {
+		return nil, err
+	}
 	recs, err := g.cfg.store.Records(ctx, threadID, 0, 0, 0)
 	if err != nil {
 		return nil, err

@@ -124,6 +124,9 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], er
 	if err != nil {
 		return nil, err
 	}
+	if err := g.owns(l); err != nil {
+		return nil, err
+	}
 	st, since, err := g.codec.load(l)
 	if err != nil {
 		return nil, err
@@ -133,6 +136,15 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], er
 		c.snapSize = len(l.Snapshot.Data)
 	}
 	return c, nil
+}
+
+// owns refuses a thread that another graph runs.
+func (g *Graph[S]) owns(l *store.Loaded) error {
+	if l.Meta.Graph != g.name {
+		return &interlude.Error{Code: interlude.CodeInvalidRequest,
+			Message: fmt.Sprintf("thread %q belongs to graph %q, not %q; use that graph or another thread id", l.Meta.ThreadID, l.Meta.Graph, g.name)}
+	}
+	return nil
 }
 
 func (r *runner[S]) send(e Event) {
@@ -309,8 +321,9 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		return nil, &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{id},
 			Message: fmt.Sprintf("no pending interrupt has id %s; pending: %s", id, strings.Join(st.pendingIDs(), ", "))}
 	}
-	if len(apply) == 0 {
-		return r.result(), nil
+	if len(apply) == 0 { // every answer was a replay of a recorded one
+		r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
+		return r.finish(), nil
 	}
 	d := r.control(kindAnswer)
 	d.Resolve = apply
@@ -384,7 +397,7 @@ func (r *runner[S]) commit(d *delta) error {
 	app := store.Append{
 		ThreadID: r.threadID,
 		Expect:   st.version - 1,
-		Meta:     store.Meta{Graph: g.name, Status: st.status, Interrupts: st.pending(), UpdatedAt: d.At},
+		Meta:     store.Meta{Graph: g.name, Status: st.status, Interrupts: public(st.pending()), UpdatedAt: d.At},
 		Records:  []store.Record{{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}},
 	}
 	since := r.c.since + len(data)
@@ -712,7 +725,11 @@ func writesObject(ws []write) json.RawMessage {
 // finish builds the invocation's result and sends the end event.
 func (r *runner[S]) finish() *Result[S] {
 	res := r.result()
-	r.send(Event{Type: EventEnd, Status: res.Status, Checkpoint: res.Checkpoint, Step: r.c.st.step})
+	if r.emit != nil || r.g.cfg.events != nil {
+		vals, _ := json.Marshal(res.Values)
+		r.send(Event{Type: EventEnd, Status: res.Status, Checkpoint: res.Checkpoint, Step: r.c.st.step,
+			Values: vals, Interrupts: res.Interrupts, Breakpoint: res.Breakpoint, Next: res.Next, Error: res.Error})
+	}
 	return res
 }
 
@@ -734,4 +751,13 @@ func newNonce() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// public returns the questions without the interrupting code's private state, for
+// the store's listing index.
+func public(qs []interlude.Question) []interlude.Question {
+	for i := range qs {
+		qs[i].State = nil
+	}
+	return qs
 }

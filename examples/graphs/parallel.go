@@ -47,7 +47,8 @@ func Parallel(opts ...graph.Option) (*graph.Graph[ParallelState], error) {
 func approveBranch(name string) graph.Node[ParallelState] {
 	return func(ctx context.Context, s ParallelState) (ParallelState, error) {
 		ok, err := interlude.Ask[bool](ctx, interlude.Request{Message: "Approve " + name + "?"})
-		if errors.Is(err, interlude.ErrCancelled) {
+		var rejected *interlude.RejectedError
+		if errors.Is(err, interlude.ErrCancelled) || errors.As(err, &rejected) {
 			return ParallelState{}, nil
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package graphs
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/interludehq/interlude"
@@ -28,7 +29,8 @@ type Approval struct {
 const ApprovalSchema = `{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}`
 
 // Refund builds the refund graph: one node that records the attempt, asks
-// "Approve a refund of $<amount>?" and sets the outcome from the answer.
+// "Approve a refund of $<amount>?" and sets the outcome from the answer: refunded,
+// declined (also when the question is rejected) or cancelled.
 func Refund(opts ...graph.Option) (*graph.Graph[RefundState], error) {
 	g := graph.New[RefundState]()
 	g.AddNode("refund", refund)
@@ -47,6 +49,10 @@ func refund(ctx context.Context, s RefundState) (RefundState, error) {
 		Value:   map[string]any{"amount": s.Amount},
 		Schema:  ApprovalSchema,
 	})
+	var rejected *interlude.RejectedError
+	if errors.As(err, &rejected) {
+		return RefundState{Outcome: "declined"}, nil
+	}
 	if err != nil {
 		return RefundState{}, err
 	}

@@ -29,7 +29,8 @@ func confirm(ctx context.Context, s TwoStepState) (TwoStepState, error) {
 	var answers []bool
 	for _, msg := range []string{"Approve step 1?", "Approve step 2?"} {
 		ok, err := interlude.Ask[bool](ctx, interlude.Request{Message: msg})
-		if errors.Is(err, interlude.ErrCancelled) {
+		var rejected *interlude.RejectedError
+		if errors.Is(err, interlude.ErrCancelled) || errors.As(err, &rejected) {
 			return TwoStepState{Answers: answers, Outcome: "stopped"}, nil
 		}
 		if err != nil {

@@ -1,0 +1,183 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+)
+
+type payload struct {
+	Items []map[string]float64 `json:"items" graph:"append"`
+}
+
+func TestUnencodableWriteIsRefusedWithItsPath(t *testing.T) {
+	g := graph.New[payload]()
+	g.AddNode("bad", func(ctx context.Context, s payload) (payload, error) {
+		return payload{Items: []map[string]float64{{"ok": 1}, {"ratio": math.NaN()}}}, nil
+	})
+	g.AddEdge(graph.Start, "bad")
+	app, _ := g.Compile()
+	res, err := app.Invoke(context.Background(), "t", graph.Input(payload{}))
+	if !errors.Is(err, interlude.ErrInvalidUpdate) || !strings.Contains(err.Error(), "items[1][ratio]") {
+		t.Fatalf("err = %v", err)
+	}
+	if res.Status != graph.Failed {
+		t.Fatalf("status = %s", res.Status)
+	}
+	if _, err := app.Invoke(context.Background(), "u", graph.Input(payload{Items: []map[string]float64{{"x": math.Inf(1)}}})); !errors.Is(err, interlude.ErrInvalidUpdate) || !strings.Contains(err.Error(), "items[0][x]") {
+		t.Fatalf("input: err = %v", err)
+	}
+}
+
+func TestObserverSeesNodesButCannotPauseThem(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	var pauseErr error
+	obs := graph.Observer[refundState]{
+		BeforeNode: func(ctx context.Context, info graph.NodeInfo, s refundState) error {
+			_, pauseErr = interlude.Interrupt(ctx, interlude.Request{Message: "may I?"})
+			mu.Lock()
+			seen = append(seen, "before "+info.Node)
+			mu.Unlock()
+			if s.Amount < 0 {
+				return errors.New("amount must not be negative")
+			}
+			return nil
+		},
+		AfterNode: func(ctx context.Context, info graph.NodeInfo, upd refundState, err error) {
+			mu.Lock()
+			seen = append(seen, "after "+info.Node+" paused="+boolString(interlude.IsPaused(err)))
+			mu.Unlock()
+		},
+	}
+	app := refundGraph(t, nil, graph.WithObserver(obs))
+	res, err := app.Invoke(context.Background(), "o", graph.Input(refundState{Amount: 3}))
+	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if !errors.Is(pauseErr, interlude.ErrNotInRun) {
+		t.Fatalf("Interrupt in an observer: %v", pauseErr)
+	}
+	if strings.Join(seen, "; ") != "before refund; after refund paused=true" {
+		t.Fatalf("seen %v", seen)
+	}
+	res, err = app.Invoke(context.Background(), "neg", graph.Input(refundState{Amount: -1}))
+	if err == nil || res.Status != graph.Failed || !strings.Contains(res.Error, "must not be negative") {
+		t.Fatalf("input check: %v %+v", err, res)
+	}
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+func TestRecursionLimitStopsEndlessLoops(t *testing.T) {
+	g := graph.New[counter]()
+	g.AddNode("spin", func(ctx context.Context, s counter) (counter, error) { return counter{N: s.N + 1}, nil })
+	g.AddEdge(graph.Start, "spin").AddEdge("spin", "spin")
+	app, _ := g.Compile(graph.WithRecursionLimit(5))
+	res, err := app.Invoke(context.Background(), "l", graph.Input(counter{}))
+	if !errors.Is(err, interlude.ErrRecursionLimit) || res.Values.N != 5 || res.Status != graph.Failed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	res, err = app.Invoke(context.Background(), "l", graph.Continue())
+	if !errors.Is(err, interlude.ErrRecursionLimit) || res.Values.N != 10 {
+		t.Fatalf("continue runs another 5 steps: %v %+v", err, res)
+	}
+}
+
+func TestFailedStepRetriesOnContinueWithoutRerunningFinishedTasks(t *testing.T) {
+	var aRuns, bRuns int
+	var mu sync.Mutex
+	fail := true
+	g := graph.New[parState]()
+	g.AddNode("a", func(ctx context.Context, s parState) (parState, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		aRuns++
+		return parState{CRuns: 1}, nil
+	})
+	g.AddNode("b", func(ctx context.Context, s parState) (parState, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		bRuns++
+		if fail {
+			return parState{}, errors.New("flaky")
+		}
+		return parState{Approved: []string{"b"}}, nil
+	})
+	g.AddEdge(graph.Start, "a").AddEdge(graph.Start, "b")
+	app, _ := g.Compile()
+	ctx := context.Background()
+	res, err := app.Invoke(ctx, "f", graph.Input(parState{}))
+	if err == nil || res.Status != graph.Failed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	fail = false
+	res, err = app.Invoke(ctx, "f", graph.Continue())
+	if err != nil || res.Status != graph.Completed || aRuns != 1 || bRuns != 2 || res.Values.CRuns != 1 {
+		t.Fatalf("%v %+v a=%d b=%d", err, res, aRuns, bRuns)
+	}
+}
+
+func TestUpdateStateActsAsNode(t *testing.T) {
+	ctx := context.Background()
+	app := gatedGraph(t)
+	app.Invoke(ctx, "u", graph.Input(gateState{Topic: "go"}))
+	res, err := app.UpdateState(ctx, "u", gateState{Draft: "edited by hand"}, "review")
+	if err != nil || res.Values.Draft != "edited by hand" || len(res.Next) != 1 || res.Next[0] != "publish" || res.Breakpoint != nil {
+		t.Fatalf("%v %+v", err, res)
+	}
+	res, err = app.Invoke(ctx, "u", graph.Continue())
+	if err != nil || res.Breakpoint == nil || res.Breakpoint.Node != "publish" {
+		t.Fatalf("the before-breakpoint still applies: %v %+v", err, res)
+	}
+	if _, err := app.UpdateState(ctx, "u", gateState{}, "nope"); !errors.Is(err, interlude.ErrInvalidRequest) {
+		t.Fatalf("unknown node: %v", err)
+	}
+}
+
+func TestStreamYieldsUpdatesInterruptAndEnd(t *testing.T) {
+	ctx := context.Background()
+	app := parallelGraph(t, nil)
+	var types []graph.EventType
+	nodes := map[string]bool{}
+	for ev, err := range app.Stream(ctx, "s", graph.Input(parState{})) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Type)
+		if ev.Type == graph.EventUpdate {
+			nodes[ev.Node] = true
+		}
+		if ev.Type == graph.EventInterrupt && (ev.Interrupt == nil || ev.Interrupt.ID == "") {
+			t.Fatalf("interrupt event without interrupt: %+v", ev)
+		}
+	}
+	if types[0] != graph.EventMetadata || types[len(types)-1] != graph.EventEnd || !nodes["c"] || nodes["a"] {
+		t.Fatalf("events %v, updates from %v", types, nodes)
+	}
+	n := 0
+	for _, ty := range types {
+		if ty == graph.EventInterrupt {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d interrupt events, want 2", n)
+	}
+	for _, err := range app.Stream(ctx, "s", graph.Input(parState{})) {
+		if !errors.Is(err, interlude.ErrThreadInterrupted) {
+			t.Fatalf("refused command: %v", err)
+		}
+	}
+}

@@ -152,7 +152,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	c.SetMaxIdleConns(1)
 	c.SetConnMaxLifetime(0)
 	c.SetConnMaxIdleTime(0)
-	s.ckpt = newCheckpointer(c)
+	s.ckpt = newCheckpointer(c, w)
 
 	prep := []struct {
 		db   *sql.DB

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/interludehq/interlude"
+)
+
+var resumeCommand = &command{
+	name:    "resume",
+	args:    "THREAD [--id ID] VALUE_JSON",
+	summary: "answer a pending question with a JSON value and wait for the run it starts",
+	about: `The value must match the question's answer schema (see interlude show THREAD), such
+as '{"approved": true}' for refund, true for a yes/no question, or
+'{"action": "approve"}' for an agent's tool approval. --id may be left out when
+exactly one question is pending. The value null cancels the question.`,
+	minArgs: 2, maxArgs: 2,
+	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
+		r := remoteFlags(fs, e)
+		id := fs.String("id", "", "the interrupt `ID` to answer (optional with one pending question)")
+		return func(args []string) error {
+			v, err := jsonArg("VALUE_JSON", args[1])
+			if err != nil {
+				return err
+			}
+			res, err := r.client().Resume(e.ctx, args[0], *id, v)
+			if err != nil {
+				return r.fail(err)
+			}
+			return r.result(res)
+		}
+	},
+}
+
+var rejectCommand = &command{
+	name:    "reject",
+	args:    "THREAD [--id ID] [--message TEXT]",
+	summary: "reject a pending question, with a reason",
+	about: `For a tool's question the tool does not run and the model sees the message as the
+call's error; a plain node gets the rejection as an error it may handle.`,
+	minArgs: 1, maxArgs: 1,
+	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
+		r := remoteFlags(fs, e)
+		id := fs.String("id", "", "the interrupt `ID` to reject (optional with one pending question)")
+		message := fs.String("message", "", "the reason, as `TEXT` (the model sees it for a tool call)")
+		name := fs.String("name", "Rejected", "the rejection's `name`")
+		return func(args []string) error {
+			var rej *interlude.Rejection
+			if *message != "" || *name != "Rejected" {
+				rej = &interlude.Rejection{Name: *name, Message: *message}
+			}
+			res, err := r.client().Reject(e.ctx, args[0], *id, rej)
+			if err != nil {
+				return r.fail(err)
+			}
+			return r.result(res)
+		}
+	},
+}
+
+var cancelCommand = &command{
+	name:    "cancel",
+	args:    "THREAD [--id ID]",
+	summary: "withdraw a pending question; the code that asked is told it was cancelled",
+	minArgs: 1, maxArgs: 1,
+	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
+		r := remoteFlags(fs, e)
+		id := fs.String("id", "", "the interrupt `ID` to cancel (optional with one pending question)")
+		return func(args []string) error {
+			res, err := r.client().Cancel(e.ctx, args[0], *id)
+			if err != nil {
+				return r.fail(err)
+			}
+			return r.result(res)
+		}
+	},
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/interludehq/interlude/client"
+)
+
+const defaultServer = "http://127.0.0.1:8000"
+
+// remote holds the flags every client command shares.
+type remote struct {
+	e      *env
+	server *string
+	json   *bool
+}
+
+func remoteFlags(fs *flag.FlagSet, e *env) *remote {
+	def := e.getenv("INTERLUDE_SERVER")
+	if def == "" {
+		def = defaultServer
+	}
+	return &remote{
+		e:      e,
+		server: fs.String("server", def, "the server's base `URL` (default $INTERLUDE_SERVER, else "+defaultServer+"); the token is $INTERLUDE_TOKEN"),
+		json:   fs.Bool("json", false, "print the server's answer as JSON"),
+	}
+}
+
+func (r *remote) client() *client.Client {
+	var opts []client.Option
+	if tok := r.e.getenv("INTERLUDE_TOKEN"); tok != "" {
+		opts = append(opts, client.WithToken(tok))
+	}
+	return client.New(strings.TrimRight(*r.server, "/"), opts...)
+}
+
+// fail reports a request error; with --json a refusal is also printed on stdout
+// as the server's error object, for scripts.
+func (r *remote) fail(err error) error {
+	var ce *client.Error
+	if *r.json && errors.As(err, &ce) {
+		body := map[string]any{"error": map[string]any{"code": ce.Code, "message": ce.Message, "details": rawOrNull(ce.Details), "status": ce.Status}}
+		_ = writeJSON(r.e.stdout, body)
+	}
+	if errors.Is(err, client.ErrUnreachable) {
+		return fmt.Errorf("%w (is \"interlude serve\" running at %s?)", err, *r.server)
+	}
+	return err
+}
+
+// describeAPIError renders a server refusal with what helps to act on it.
+func describeAPIError(ce *client.Error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, ce.Code, ce.Message)
+	for _, v := range ce.Violations() {
+		p := v.Path
+		if p == "" {
+			p = "(answer)"
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", p, v.Message)
+	}
+	if ids := ce.Interrupts(); len(ids) > 0 && len(ce.Violations()) == 0 {
+		fmt.Fprintf(&b, "\n  interrupts: %s", strings.Join(ids, ", "))
+	}
+	if p := ce.Path(); p != "" {
+		fmt.Fprintf(&b, "\n  field: %s", p)
+	}
+	switch ce.Code {
+	case "unauthenticated":
+		b.WriteString("\n  set INTERLUDE_TOKEN to a token the server knows")
+	case "ambiguous_resume":
+		b.WriteString("\n  several questions are pending: choose one with --id (see interlude show THREAD)")
+	}
+	return b.String()
+}
+
+func rawOrNull(r json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(r)) == 0 {
+		return json.RawMessage("null")
+	}
+	return r
+}
+
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}
+
+// jsonArg checks that a command-line argument is one JSON value.
+func jsonArg(name, s string) (json.RawMessage, error) {
+	s = strings.TrimSpace(s)
+	if !json.Valid([]byte(s)) {
+		return nil, usagef("%s is not valid JSON: %q (quote it for the shell, e.g. '{\"approved\": true}'; text needs JSON quotes: '\"yes\"')", name, s)
+	}
+	return json.RawMessage(s), nil
+}

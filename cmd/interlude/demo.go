@@ -1,0 +1,281 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/agent"
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/termform"
+	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/anthropic"
+	"github.com/interludehq/interlude/model/openai"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/sqlite"
+)
+
+const demoMessage = "Please refund order A-1001 ($150), it arrived broken."
+
+var demoCommand = &command{
+	name:    "demo",
+	args:    "[--db interlude-demo.db] [--thread ID] [--message TEXT] [--model scripted|openai|anthropic]",
+	summary: "chat with the support agent in this terminal, on a SQLite file, answering its questions here",
+	about: `The agent looks the order up and asks before issuing the refund: approve, edit the
+arguments, reject with a reason, respond in the tool's place, or cancel.
+Each question is committed to the file before it is asked, so Ctrl-D at a question
+(or killing the process) loses nothing: run the command again with the same
+--thread to answer it. On a thread that has finished, --message continues the
+conversation. The model is the scripted one the server's built-in support-agent
+runs on, unless --model openai (OPENAI_API_KEY) or --model anthropic
+(ANTHROPIC_API_KEY) is given.`,
+	maxArgs: 0,
+	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
+		db := fs.String("db", "interlude-demo.db", "the SQLite `file` that keeps the thread")
+		thread := fs.String("thread", "", "the thread `id`: picks up its pending question, or continues it; a new one is made when empty")
+		message := fs.String("message", demoMessage, "what to ask the agent")
+		provider := fs.String("model", "scripted", "the model: scripted, openai or anthropic")
+		modelName := fs.String("model-name", "", "the provider's model `name` (its default when empty)")
+		return func([]string) error {
+			m, err := demoModel(e, *provider, *modelName)
+			if err != nil {
+				return err
+			}
+			msgSet := false
+			fs.Visit(func(f *flag.Flag) { msgSet = msgSet || f.Name == "message" })
+			d := &demo{e: e, db: *db, thread: *thread, message: *message, messageSet: msgSet}
+			return d.run(m)
+		}
+	},
+}
+
+func demoModel(e *env, provider, name string) (model.Model, error) {
+	switch provider {
+	case "scripted":
+		return nil, nil
+	case "openai":
+		key := e.getenv("OPENAI_API_KEY")
+		if key == "" {
+			return nil, usagef("--model openai needs OPENAI_API_KEY")
+		}
+		opts := []openai.Option{openai.WithAPIKey(key)}
+		if name != "" {
+			opts = append(opts, openai.WithModel(name))
+		}
+		return openai.New(opts...), nil
+	case "anthropic":
+		key := e.getenv("ANTHROPIC_API_KEY")
+		if key == "" {
+			return nil, usagef("--model anthropic needs ANTHROPIC_API_KEY")
+		}
+		opts := []anthropic.Option{anthropic.WithAPIKey(key)}
+		if name != "" {
+			opts = append(opts, anthropic.WithModel(name))
+		}
+		return anthropic.New(opts...), nil
+	}
+	return nil, usagef("unknown model %q: use scripted, openai or anthropic", provider)
+}
+
+type demo struct {
+	e          *env
+	db         string
+	thread     string
+	message    string
+	messageSet bool
+	agent      *agent.Agent
+	ask        *termform.Asker
+	out        io.Writer
+	inText     bool
+	tools      map[string]string
+}
+
+func (d *demo) run(m model.Model) error {
+	st, err := sqlite.Open(d.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if d.agent, err = graphs.SupportAgent(m, graph.WithStore(st)); err != nil {
+		return err
+	}
+	d.ask, d.out, d.tools = termform.New(d.e.stdin, d.e.stdout), d.e.stdout, map[string]string{}
+	ctx := d.e.ctx
+
+	var cmd graph.Command
+	if d.thread == "" {
+		d.thread = newThreadID("demo")
+	}
+	snap, err := d.agent.State(ctx, d.thread)
+	switch {
+	case errors.Is(err, interlude.ErrNotFound):
+		fmt.Fprintf(d.out, "Thread %s (in %s)\n\nyou: %s\n", d.thread, d.db, d.message)
+		cmd = agent.Ask(d.message)
+	case err != nil:
+		return err
+	default:
+		fmt.Fprintf(d.out, "Thread %s (in %s), %s\n\n", d.thread, d.db, snap.Status)
+		d.remember(snap.Values.Messages)
+		printConversation(d.out, snap.Values.Messages, "")
+		switch {
+		case len(snap.Interrupts) > 0:
+			if d.messageSet {
+				fmt.Fprintf(d.out, "(the thread is waiting for an answer; --message is not sent)\n")
+			}
+			answers, err := d.answer(snap.Interrupts)
+			if err != nil {
+				return err
+			}
+			cmd = graph.Respond(answers)
+		case snap.Status == store.StatusFailed:
+			fmt.Fprintf(d.out, "The last step failed (%s); trying it again.\n", snap.Error)
+			cmd = graph.Continue()
+		case snap.Status == store.StatusInterrupted:
+			cmd = graph.Continue()
+		case !d.messageSet:
+			fmt.Fprintf(d.out, "\nThe conversation is over. Continue it with:\n  interlude demo --db %s --thread %s --message TEXT\n", quote(d.db), quote(d.thread))
+			return nil
+		default:
+			fmt.Fprintf(d.out, "\nyou: %s\n", d.message)
+			cmd = agent.Ask(d.message)
+		}
+	}
+	err = d.converse(cmd)
+	if errors.Is(err, io.EOF) {
+		return nil // converse has said how to continue
+	}
+	return err
+}
+
+// converse runs cmd and every answer the run needs until the agent has answered.
+func (d *demo) converse(cmd graph.Command) error {
+	for {
+		var pending []interlude.Question
+		var status graph.Status
+		for ev, err := range d.agent.Stream(d.e.ctx, d.thread, cmd) {
+			if err != nil {
+				d.endText()
+				return err
+			}
+			switch ev.Type {
+			case graph.EventMessage:
+				if c, ok := ev.Data.(model.Chunk); ok && c.Type == model.ChunkText {
+					if !d.inText {
+						fmt.Fprint(d.out, "agent: ")
+						d.inText = true
+					}
+					fmt.Fprint(d.out, c.Text)
+				}
+			case graph.EventUpdate:
+				d.update(ev.Update)
+			case graph.EventInterrupt:
+				pending = append(pending, *ev.Interrupt)
+			case graph.EventEnd:
+				d.endText()
+				status = ev.Status
+			}
+		}
+		switch {
+		case status == graph.Failed:
+			snap, err := d.agent.State(d.e.ctx, d.thread)
+			msg := "the run failed"
+			if err == nil {
+				msg += ": " + snap.Error
+			}
+			return &runFailed{msg + "; run the command again with --thread " + d.thread + " to retry"}
+		case len(pending) == 0:
+			fmt.Fprintf(d.out, "\nDone. Thread %s is kept in %s; continue it with:\n  interlude demo --db %s --thread %s --message TEXT\n",
+				d.thread, d.db, quote(d.db), quote(d.thread))
+			return nil
+		}
+		answers, err := d.answer(pending)
+		if err != nil {
+			return err
+		}
+		cmd = graph.Respond(answers)
+	}
+}
+
+// answer asks each pending question in the terminal. When the input ends it says
+// how to pick the thread up and returns an error matching io.EOF.
+func (d *demo) answer(qs []interlude.Question) (map[string]interlude.Resolution, error) {
+	answers := map[string]interlude.Resolution{}
+	for _, q := range qs {
+		r, err := d.ask.Ask(q)
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintf(d.out, "\nThe question stays open: thread %s is paused in %s. Answer it later with:\n  interlude demo --db %s --thread %s\n",
+				d.thread, d.db, quote(d.db), quote(d.thread))
+			return nil, err
+		}
+		if err != nil {
+			return nil, err
+		}
+		answers[q.ID] = r
+	}
+	return answers, nil
+}
+
+func (d *demo) endText() {
+	if d.inText {
+		fmt.Fprintln(d.out)
+		d.inText = false
+	}
+}
+
+func (d *demo) remember(msgs []model.Message) {
+	for _, m := range msgs {
+		for _, b := range m.ToolUses() {
+			d.tools[b.ID] = b.Name
+		}
+	}
+}
+
+// update prints a node's new messages: the tool calls of a model turn (its text
+// was streamed already) and the tools' results.
+func (d *demo) update(data json.RawMessage) {
+	var u struct {
+		Messages []model.Message `json:"messages"`
+	}
+	if json.Unmarshal(data, &u) != nil {
+		return
+	}
+	d.endText()
+	d.remember(u.Messages)
+	for _, m := range u.Messages {
+		for _, b := range m.Content {
+			switch b.Type {
+			case model.BlockToolUse:
+				fmt.Fprintf(d.out, "  -> %s %s\n", b.Name, compact(b.Input))
+			case model.BlockToolResult:
+				fmt.Fprintf(d.out, "  %s\n", toolResult(b, d.tools))
+			}
+		}
+	}
+}
+
+func newThreadID(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// quote quotes s for a shell when it needs it.
+func quote(s string) string {
+	for _, r := range s {
+		if !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r == '@' || r == '+' || r == '=' ||
+			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/model"
+)
+
+var runCommand = &command{
+	name:    "run",
+	args:    "GRAPH [INPUT_JSON] [--thread ID] [--message TEXT]",
+	summary: "start or continue a thread of a graph on the server and wait for it to end or pause",
+	about: `INPUT_JSON is a JSON object of the graph's state fields, such as '{"amount": 150}'
+for refund. For an agent graph, --message TEXT sends a user message instead.
+With --thread and neither, the thread continues past a breakpoint.
+A run that pauses prints its questions and how to answer them.`,
+	minArgs: 1, maxArgs: 2,
+	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
+		r := remoteFlags(fs, e)
+		thread := fs.String("thread", "", "the thread `id` (the server makes one for new input without it)")
+		message := fs.String("message", "", "send `TEXT` as a user message (agent graphs)")
+		return func(args []string) error {
+			req := client.InvokeRequest{Graph: args[0], ThreadID: *thread}
+			switch {
+			case len(args) == 2 && *message != "":
+				return usageOf(fs, "give INPUT_JSON or --message, not both")
+			case len(args) == 2:
+				in, err := jsonArg("INPUT_JSON", args[1])
+				if err != nil {
+					return err
+				}
+				req.Input = in
+			case *message != "":
+				req.Messages = []model.Message{model.UserText(*message)}
+			case *thread == "":
+				return usageOf(fs, "give INPUT_JSON or --message to start a thread (or --thread to continue one)")
+			}
+			res, err := r.client().Invoke(e.ctx, req)
+			if err != nil {
+				return r.fail(err)
+			}
+			return r.result(res)
+		}
+	},
+}
+
+// result prints a run answer and turns a failed run into an error.
+func (r *remote) result(res *client.RunResult) error {
+	if *r.json {
+		if err := writeJSON(r.e.stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printRun(r.e.stdout, res)
+	}
+	if res.Status == client.Failed {
+		return &printed{&runFailed{"the run failed: " + res.Error}}
+	}
+	return nil
+}

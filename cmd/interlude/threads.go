@@ -1,0 +1,54 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/interludehq/interlude/client"
+)
+
+var threadsCommand = &command{
+	name:    "threads",
+	args:    "[--status interrupted] [--graph G] [--limit N] [--cursor C]",
+	summary: "list the server's threads, most recently updated first",
+	about:   `With --status interrupted it is the inbox: the threads waiting for answers, with their first question.`,
+	maxArgs: 0,
+	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
+		r := remoteFlags(fs, e)
+		status := fs.String("status", "", "keep threads with this `status` (idle, running, interrupted, failed)")
+		graphName := fs.String("graph", "", "keep threads of this `graph`")
+		limit := fs.Int("limit", 0, "show at most `N` threads (the server's default is 50)")
+		cursor := fs.String("cursor", "", "continue a listing from this `cursor`")
+		return func([]string) error {
+			page, err := r.client().Threads(e.ctx, client.ListOptions{Status: *status, Graph: *graphName, Limit: *limit, Cursor: *cursor})
+			if err != nil {
+				return r.fail(err)
+			}
+			if *r.json {
+				return writeJSON(e.stdout, page)
+			}
+			if len(page.Threads) == 0 {
+				fmt.Fprintln(e.stdout, "No threads.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "THREAD\tGRAPH\tSTATUS\tUPDATED\tQUESTION")
+			for _, t := range page.Threads {
+				q := ""
+				if len(t.Interrupts) > 0 {
+					q = oneLine(t.Interrupts[0].Message)
+					if n := len(t.Interrupts); n > 1 {
+						q += fmt.Sprintf(" (+%d more)", n-1)
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ThreadID, t.Graph, t.Status, stamp(t.UpdatedAt), q)
+			}
+			tw.Flush()
+			if page.NextCursor != "" {
+				fmt.Fprintf(e.stdout, "More: interlude threads --cursor %s\n", page.NextCursor)
+			}
+			return nil
+		}
+	},
+}

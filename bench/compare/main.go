@@ -382,6 +382,7 @@ type env struct {
 	loadEnd   string
 	tmp       string
 	command   string
+	tree      string
 	duration  time.Duration
 }
 
@@ -396,7 +397,49 @@ func environment(ctx context.Context) *env {
 		e.node = strings.TrimSpace(string(out))
 	}
 	e.command = strings.TrimSpace("go run ./bench/compare " + strings.Join(os.Args[1:], " "))
+	e.tree = gitTree(ctx)
 	return e
+}
+
+// gitTree describes the source the Interlude side was built from: HEAD, and the
+// paths outside bench/ that differ from it (go run builds the working tree).
+func gitTree(ctx context.Context) string {
+	root, err := moduleRoot()
+	if err != nil {
+		return "unknown"
+	}
+	git := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	head, err := git("log", "-1", "--format=%h %cd %s", "--date=format:%Y-%m-%d %H:%M")
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	status, _ := git("status", "--porcelain", "--", ".", ":(exclude)bench")
+	var paths []string
+	for _, line := range strings.Split(status, "\n") {
+		if len(line) > 3 {
+			paths = append(paths, line[3:])
+		}
+	}
+	if len(paths) == 0 {
+		return "`" + head + "`, clean outside bench/"
+	}
+	n := len(paths)
+	if n > 5 {
+		paths = append(paths[:5], "...")
+	}
+	return fmt.Sprintf("`%s`, plus %s uncommitted outside bench/ (%s)", head, plural(n, "path"), strings.Join(paths, ", "))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func cpuModel() string {

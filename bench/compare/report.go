@@ -16,6 +16,9 @@ func Report(e *env, sizing string, rows []Row, il, lg map[Case][]Sample) string 
 	b.WriteString("# Interlude vs LangGraph.js: side-by-side benchmark\n\n")
 	fmt.Fprintf(&b, "- Date: %s\n", e.date.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- Command: `%s` (from the repository root)\n", e.command)
+	if e.tree != "" {
+		fmt.Fprintf(&b, "- Source: %s\n", e.tree)
+	}
 	fmt.Fprintf(&b, "- Machine: %s, %d cores, %s; SQLite files in %s\n", e.cpu, e.cores, e.kernel, e.tmp)
 	fmt.Fprintf(&b, "- Load average (1/5/15 min): %s at start, %s at end (the machine is shared; the median over rounds damps, not removes, the noise)\n", e.loadStart, e.loadEnd)
 	fmt.Fprintf(&b, "- Interlude: Go %s, %s\n", e.goVersion, versionsOf(il, "modernc.org/sqlite", "sqlite"))
@@ -24,7 +27,7 @@ func Report(e *env, sizing string, rows []Row, il, lg map[Case][]Sample) string 
 		fmt.Fprintf(&b, "- Wall time: %s\n", e.duration.Round(time.Second))
 	}
 	b.WriteString(sizing)
-	b.WriteString("- Each run is a fresh process (bench.mjs for LangGraph, `compare -worker` for Interlude); in each round every case runs Interlude first, then LangGraph. A cell is the median over rounds of the run's mean (or decile mean, or size); the ratio is LangGraph's median over Interlude's.\n")
+	b.WriteString("- Each run is a fresh process (bench.mjs for LangGraph, `compare -worker` for Interlude); in each round every case runs Interlude first, then LangGraph. A cell is the median over rounds of the run's mean (or decile mean, or size); \"turn time last/first decile\" is computed per run, then the median taken, so it need not equal the quotient of the two decile cells above it. The ratio is LangGraph's median over Interlude's.\n")
 	b.WriteString("- Durability: both sides commit every step before the next (LangGraph `durability: \"sync\"`). Interlude's SQLite store is WAL with **synchronous=FULL**: every step's append is fsynced. LangGraph's SqliteSaver is WAL with better-sqlite3's default **synchronous=NORMAL** (committed to the WAL, not fsynced) unless run with `--synchronous full`. SQLite rows are shown against both: *LG synchronous=FULL* is the like-for-like comparison; *LG synchronous=NORMAL* is LangGraph as shipped. Interlude's numbers are the same in both rows.\n")
 	b.WriteString("- Memory: Interlude store/memory vs LangGraph MemorySaver. For growth in memory, \"bytes held\" is the serialized bytes each keeps for the thread (Interlude: record and snapshot data; LangGraph: checkpoints, metadata and writes in MemorySaver).\n")
 	b.WriteString("- Storage (growth, SQLite): the database file plus its -wal after `PRAGMA wal_checkpoint(TRUNCATE)`, read with stat on both sides; the target is judged on that. The -shm file (the WAL's shared-memory index, 32 KiB on both sides, removed when the last connection closes) is shown in a separate row.\n")

@@ -44,6 +44,7 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			n := 0
 			b.ReportAllocs()
+			cpu0 := cpuTime()
 			for b.Loop() {
 				i := n % c.threads
 				n++
@@ -57,6 +58,9 @@ func BenchmarkAppend(b *testing.B) {
 					b.Fatal(err)
 				}
 				vers[i]++
+			}
+			if cpu := cpuTime() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/interludehq/interlude"
@@ -154,9 +155,9 @@ func TestTheClientCoversEveryRoute(t *testing.T) {
 	if err := th.Interrupts[0].Check(interlude.Resolve(map[string]any{"approved": "y"})); !errors.Is(err, interlude.ErrInvalidResponse) {
 		t.Fatalf("local check: %v", err)
 	}
-	// The refund node does not handle a rejection: Interrupt's *RejectedError fails it.
+	// The refund node handles a rejection as a decline.
 	res, err := c.Reject(ctx, "r", "", &interlude.Rejection{Name: "No", Message: "too much"})
-	if err != nil || res.Status != client.Failed || res.Error != `node "refund": rejected: too much` {
+	if err != nil || res.Status != client.Completed || !strings.Contains(string(res.Values), `"outcome":"declined"`) {
 		t.Fatalf("%v %+v", err, res)
 	}
 	var n int

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/interludehq/interlude/client"
+)
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// freePort returns a loopback address with a port nothing listens on right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// liveServer is an "interlude serve" process.
+type liveServer struct {
+	url    string
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	done   chan struct{}
+}
+
+const (
+	aliceToken  = "alice-secret-token"
+	readerToken = "reader-secret-token"
+)
+
+// startServer starts "interlude serve" with tokens on a free loopback port and
+// waits until /healthz answers.
+func startServer(t *testing.T) *liveServer {
+	t.Helper()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("# name:token:roles\nalice:"+aliceToken+":run,approve\nreader:"+readerToken+":\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freePort(t)
+	s := &liveServer{url: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens)
+	s.cmd.Env = baseEnv()
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-s.done:
+		default:
+			_ = s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	c := client.New(s.url)
+	up := waitFor(15*time.Second, func() bool {
+		select {
+		case <-s.done:
+			return true // exited: reported below
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return c.Health(ctx) == nil
+	})
+	select {
+	case <-s.done:
+		t.Fatalf("interlude serve exited: %v\n%s", s.cmd.ProcessState, s.stderr.String())
+	default:
+	}
+	if !up {
+		t.Fatalf("interlude serve did not answer /healthz in time\n%s", s.stderr.String())
+	}
+	return s
+}
+
+// cli runs the interlude binary against the server with alice's token (unless
+// env overrides it) and returns its exit code and output.
+func (s *liveServer) cli(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = baseEnv(append([]string{"INTERLUDE_SERVER=" + s.url, "INTERLUDE_TOKEN=" + aliceToken}, env...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// expectCLI runs a command and checks its exit code and that stdout (or, for a
+// failure, stderr) contains each of wants.
+func (s *liveServer) expectCLI(t *testing.T, env []string, wantCode int, args []string, wants ...string) string {
+	t.Helper()
+	code, out, errOut := s.cli(t, env, args...)
+	text := out
+	if wantCode != exitOK && wantCode != exitFailed {
+		text = errOut
+	}
+	if code != wantCode {
+		t.Fatalf("interlude %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, out, errOut)
+	}
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("interlude %s: output lacks %q\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), w, out, errOut)
+		}
+	}
+	return out
+}
+
+func TestClientCommandsAgainstALiveServer(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	as := func(token string) []string { return []string{"INTERLUDE_TOKEN=" + token} }
+
+	t.Run("run pauses and says how to answer", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"run", "refund", `{"amount": 150}`, "--thread", "order-1"},
+			"Thread order-1: interrupted", "Approve a refund of $150?", `value: {"amount":150}`,
+			`resume: interlude resume order-1 '{"approved": true}'`, `Values: {"amount":150,"attempts":1}`)
+	})
+	t.Run("threads lists the inbox", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "interrupted"},
+			"THREAD", "order-1", "refund", "interrupted", "Approve a refund of $150?")
+		out := s.expectCLI(t, nil, exitOK, []string{"threads", "--graph", "refund", "--json"})
+		var page client.ThreadPage
+		if err := json.Unmarshal([]byte(out), &page); err != nil || len(page.Threads) != 1 || page.Threads[0].ThreadID != "order-1" {
+			t.Fatalf("%v %+v\n%s", err, page, out)
+		}
+		s.expectCLI(t, nil, exitOK, []string{"threads", "--graph", "two-step"}, "No threads.")
+	})
+	t.Run("show a pending thread", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"show", "order-1"},
+			"Thread   order-1", "Graph    refund", "Status   interrupted", "Waiting for 1 answer:", "Approve a refund of $150?",
+			"History (oldest first):", `asked int_`)
+	})
+	t.Run("refusals exit 3", func(t *testing.T) {
+		s.expectCLI(t, nil, exitRefused, []string{"resume", "order-1", `{"approved": "maybe"}`},
+			"refused by the server (422 invalid_response)", "/approved: got string, want boolean")
+		s.expectCLI(t, as(readerToken), exitRefused, []string{"resume", "order-1", `{"approved": true}`}, "403 forbidden")
+		s.expectCLI(t, as(""), exitRefused, []string{"threads"}, "401 unauthenticated", "set INTERLUDE_TOKEN")
+		s.expectCLI(t, nil, exitRefused, []string{"show", "no-such-thread"}, "404 not_found")
+		s.expectCLI(t, nil, exitRefused, []string{"run", "refund", `{"amount": 5}`, "--thread", "order-1"}, "409 thread_interrupted")
+		code, out, _ := s.cli(t, nil, "resume", "order-1", "--id", "int_nope", "true", "--json")
+		var body struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		if code != exitRefused || json.Unmarshal([]byte(out), &body) != nil || body.Error.Code != "unknown_interrupt" {
+			t.Fatalf("--json refusal: exit %d\n%s", code, out)
+		}
+	})
+	t.Run("resume answers and show records who answered", func(t *testing.T) {
+		s.expectCLI(t, as(readerToken), exitOK, []string{"show", "order-1"}, "Status   interrupted") // reading needs no role
+		s.expectCLI(t, nil, exitOK, []string{"resume", "order-1", `{"approved": true}`},
+			"Thread order-1: completed", `"outcome":"refunded"`)
+		s.expectCLI(t, nil, exitOK, []string{"show", "order-1"},
+			"Status   idle", `"outcome":"refunded"`, `answered {"approved":true} (by alice,`)
+		s.expectCLI(t, nil, exitRefused, []string{"resume", "order-1", "true"}, "409 not_interrupted")
+	})
+	t.Run("reject a tool call: the agent reports it", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"run", "support-agent", "--message", "Please refund order A-1001", "--thread", "chat-1"},
+			"Thread chat-1: interrupted", "Approve a refund of $150 for order A-1001?", `tool: issue_refund {"order_id":"A-1001"`)
+		out := s.expectCLI(t, nil, exitOK, []string{"reject", "chat-1", "--message", "Needs a manager.", "--json"})
+		var res client.RunResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != client.Completed {
+			t.Fatalf("%v %+v\n%s", err, res, out)
+		}
+		s.expectCLI(t, nil, exitOK, []string{"show", "chat-1"},
+			"Conversation:", "you: Please refund order A-1001", "<- issue_refund (error): Needs a manager.",
+			"rejected: Needs a manager. (by alice,", "agent: I could not issue the refund: Needs a manager.")
+	})
+	t.Run("cancel", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"run", "two-step", "{}", "--thread", "ts-1"}, "Approve step 1?", "resume: interlude resume ts-1 true")
+		s.expectCLI(t, nil, exitOK, []string{"cancel", "ts-1"}, "Thread ts-1: completed", `"outcome":"stopped"`)
+	})
+	t.Run("several questions need --id", func(t *testing.T) {
+		out := s.expectCLI(t, nil, exitOK, []string{"run", "parallel", "{}", "--thread", "par-1", "--json"})
+		var res client.RunResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Interrupts) != 2 {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		s.expectCLI(t, nil, exitRefused, []string{"resume", "par-1", "true"}, "ambiguous_resume", "choose one with --id")
+		s.expectCLI(t, nil, exitOK, []string{"resume", "par-1", "--id", res.Interrupts[0].ID, "true"}, "Thread par-1: interrupted", "Waiting for 1 answer:")
+		s.expectCLI(t, nil, exitOK, []string{"resume", "par-1", "--id", res.Interrupts[1].ID, "false"}, "Thread par-1: completed")
+	})
+	t.Run("breakpoints are passed with run --thread", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"run", "gated", `{"topic": "tea"}`, "--thread", "gate-1"}, "Paused after node draft")
+		s.expectCLI(t, nil, exitOK, []string{"run", "gated", "--thread", "gate-1"}, "Paused before node publish")
+		s.expectCLI(t, nil, exitOK, []string{"run", "gated", "--thread", "gate-1"}, "Thread gate-1: completed", `"published":true`)
+	})
+	t.Run("a failed run exits 1", func(t *testing.T) {
+		// The support agent allows 10 model turns per thread; the 11th message fails.
+		for i := range 10 {
+			if code, out, errOut := s.cli(t, nil, "run", "support-agent", "--message", "hello", "--thread", "chatty"); code != exitOK {
+				t.Fatalf("message %d: exit %d\n%s%s", i+1, code, out, errOut)
+			}
+		}
+		s.expectCLI(t, nil, exitFailed, []string{"run", "support-agent", "--message", "hello", "--thread", "chatty"},
+			"Thread chatty: failed", "Error: ", "limit of 10 model turns")
+	})
+	t.Run("an unreachable server exits 4", func(t *testing.T) {
+		s.expectCLI(t, []string{"INTERLUDE_SERVER=http://" + freePort(t)}, exitUnreachable, []string{"threads"}, "unreachable", "is \"interlude serve\" running")
+		s.expectCLI(t, nil, exitUnreachable, []string{"show", "order-1", "--server", "http://" + freePort(t)}, "unreachable")
+	})
+
+	// SIGTERM stops the server gracefully.
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("interlude serve did not stop on SIGTERM\n%s", s.stderr.String())
+	}
+	if code := s.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(s.stderr.String(), "msg=stopped") {
+		t.Fatalf("exit %d\n%s", code, s.stderr.String())
+	}
+	for _, want := range []string{"msg=listening", `graphs="[refund two-step parallel gated support-agent]"`, "tokens=2", "token=alice"} {
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Errorf("server log lacks %q", want)
+		}
+	}
+}
+
+func TestServeRefusesANonLoopbackAddressWithoutTokens(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(bin, "serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "x.db"))
+	cmd.Env = baseEnv()
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "refusing to listen") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// term is the interlude binary running under a pseudo-terminal, driven like a
+// person at a keyboard.
+type term struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	pty    *os.File
+	mu     sync.Mutex
+	out    bytes.Buffer
+	seen   int           // how far expect has consumed the output
+	update chan struct{} // signalled (without blocking) when output arrives
+	closed chan struct{} // closed when the terminal has no more output
+}
+
+const termTimeout = 20 * time.Second
+
+func startTerm(t *testing.T, args ...string) *term {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = baseEnv("TERM=dumb")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &term{t: t, cmd: cmd, pty: f, update: make(chan struct{}, 1), closed: make(chan struct{})}
+	go tm.read()
+	t.Cleanup(func() {
+		if tm.cmd.ProcessState == nil {
+			_ = tm.cmd.Process.Kill()
+			_ = tm.cmd.Wait()
+		}
+		f.Close()
+	})
+	return tm
+}
+
+func (tm *term) read() {
+	defer close(tm.closed)
+	buf := make([]byte, 4096)
+	for {
+		n, err := tm.pty.Read(buf)
+		if n > 0 {
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			tm.mu.Unlock()
+			select {
+			case tm.update <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			return // EIO once the process and its output are gone
+		}
+	}
+}
+
+// expect waits until s appears in the output after what earlier expects matched.
+func (tm *term) expect(s string) {
+	tm.t.Helper()
+	deadline := time.After(termTimeout)
+	for {
+		tm.mu.Lock()
+		out := tm.out.String()
+		i := strings.Index(out[tm.seen:], s)
+		if i >= 0 {
+			tm.seen += i + len(s)
+		}
+		tm.mu.Unlock()
+		if i >= 0 {
+			return
+		}
+		select {
+		case <-tm.update:
+		case <-tm.closed:
+			tm.mu.Lock()
+			found := strings.Contains(tm.out.String()[tm.seen:], s)
+			tm.mu.Unlock()
+			if !found {
+				tm.t.Fatalf("the program ended without printing %q; output:\n%s", s, tm.output())
+			}
+		case <-deadline:
+			tm.t.Fatalf("no %q within %s; output:\n%s", s, termTimeout, tm.output())
+		}
+	}
+}
+
+func (tm *term) send(s string) {
+	tm.t.Helper()
+	if _, err := tm.pty.Write([]byte(s)); err != nil {
+		tm.t.Fatal(err)
+	}
+}
+
+func (tm *term) output() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return strings.ReplaceAll(tm.out.String(), "\r\n", "\n")
+}
+
+// exit waits for the program to end and returns its exit code.
+func (tm *term) exit() int {
+	tm.t.Helper()
+	select {
+	case <-tm.closed:
+	case <-time.After(termTimeout):
+		tm.t.Fatalf("the program did not end; output:\n%s", tm.output())
+	}
+	err := tm.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		tm.t.Fatal(err)
+	}
+	return 0
+}
+
+func TestDemoApprovedRefundCompletes(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	tm := startTerm(t, "demo", "--db", db, "--thread", "approve-1")
+	tm.expect("you: Please refund order A-1001 ($150), it arrived broken.")
+	tm.expect("agent: Let me look up the order and issue the refund.")
+	tm.expect(`-> issue_refund {"order_id":"A-1001","amount":150,"reason":"customer request"}`)
+	tm.expect("? Approve a refund of $150 for order A-1001?")
+	tm.expect("choice (1-5): ")
+	tm.send("yes\r")
+	tm.expect("-> approve")
+	tm.expect("<- issue_refund: Refunded $150 on order A-1001.")
+	tm.expect("agent: Done: Refunded $150 on order A-1001.")
+	tm.expect("interlude demo --db " + db + " --thread approve-1 --message TEXT")
+	if code := tm.exit(); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, tm.output())
+	}
+}
+
+func TestDemoRejectedRefundIsReportedByTheAgent(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	tm := startTerm(t, "demo", "--db", db, "--thread", "reject-1", "--message", "Refund order A-2002 for $80 please")
+	tm.expect("? Approve a refund of $80 for order A-2002?")
+	tm.expect("choice (1-5): ")
+	tm.send("no\r")
+	tm.expect("reason (optional, the model sees it): ")
+	tm.send("Refunds over $50 need a manager.\r")
+	tm.expect("-> reject: Refunds over $50 need a manager.")
+	tm.expect("<- issue_refund (error): Refunds over $50 need a manager.")
+	tm.expect("agent: I could not issue the refund: Refunds over $50 need a manager.")
+	if code := tm.exit(); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, tm.output())
+	}
+	if strings.Contains(tm.output(), "Refunded $80") {
+		t.Fatalf("the refund ran although it was rejected:\n%s", tm.output())
+	}
+}
+
+func TestDemoQuestionLeftAtEOFIsAnsweredByASecondProcess(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	first := startTerm(t, "demo", "--db", db, "--thread", "later-1")
+	first.expect("? Approve a refund of $150 for order A-1001?")
+	first.expect("choice (1-5): ")
+	first.send("\x04") // Ctrl-D
+	first.expect("The question stays open: thread later-1 is paused in " + db)
+	first.expect("interlude demo --db " + db + " --thread later-1")
+	if code := first.exit(); code != 0 {
+		t.Fatalf("first run: exit %d; output:\n%s", code, first.output())
+	}
+	if strings.Contains(first.output(), "Refunded") {
+		t.Fatalf("the first run refunded without an answer:\n%s", first.output())
+	}
+
+	second := startTerm(t, "demo", "--db", db, "--thread", "later-1")
+	second.expect("Thread later-1 (in " + db + "), interrupted")
+	second.expect("you: Please refund order A-1001 ($150), it arrived broken.") // the conversation so far
+	second.expect("? Approve a refund of $150 for order A-1001?")
+	second.expect("choice (1-5): ")
+	second.send("2\r") // edit
+	second.expect("order_id* (text) [A-1001]: ")
+	second.send("\r")
+	second.expect("amount* (number, > 0, <= 10000) [150]: ")
+	second.send("120\r")
+	second.expect("reason (text) [customer request]: ")
+	second.send("\r")
+	second.expect("<- issue_refund: Refunded $120 on order A-1001.")
+	second.expect("agent: Done: Refunded $120 on order A-1001.")
+	if code := second.exit(); code != 0 {
+		t.Fatalf("second run: exit %d; output:\n%s", code, second.output())
+	}
+
+	// A third run finds the conversation over.
+	third := startTerm(t, "demo", "--db", db, "--thread", "later-1")
+	third.expect("The conversation is over.")
+	if code := third.exit(); code != 0 {
+		t.Fatalf("third run: exit %d", code)
+	}
+}

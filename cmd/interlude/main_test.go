@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bin is the interlude binary, built once for the tests that run it as a process.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "interlude-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "interlude")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the interlude binary:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// baseEnv is the environment of the processes the tests start: the test's own,
+// without what would change the tool's behaviour.
+func baseEnv(extra ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "INTERLUDE_SERVER", "INTERLUDE_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, extra...)
+}
+
+// inProcess runs the command line in this process and returns its exit code and
+// output.
+func inProcess(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	e := &env{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code = run(e, args)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpAndUsageErrors(t *testing.T) {
+	cases := []struct {
+		args       []string
+		code       int
+		out, errOut string
+	}{
+		{[]string{"help"}, exitOK, "interlude serve", ""},
+		{[]string{"--help"}, exitOK, "Exit codes: 0 done", ""},
+		{[]string{"help", "resume"}, exitOK, "Usage: interlude resume THREAD [--id ID] VALUE_JSON", ""},
+		{[]string{"resume", "-h"}, exitOK, "", "-id ID"},
+		{[]string{"serve", "--help"}, exitOK, "", "-body-limit N"},
+		{[]string{}, exitUsage, "", "Usage:"},
+		{[]string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
+		{[]string{"help", "frobnicate"}, exitUsage, "", `unknown command "frobnicate"`},
+		{[]string{"resume", "t1"}, exitUsage, "", "interlude resume: missing arguments"},
+		{[]string{"show", "a", "b"}, exitUsage, "", `too many arguments: ["b"]`},
+		{[]string{"threads", "--nope"}, exitUsage, "", "flag provided but not defined: -nope"},
+		{[]string{"resume", "t1", "{not json"}, exitUsage, "", "VALUE_JSON is not valid JSON"},
+		{[]string{"run", "refund"}, exitUsage, "", "give INPUT_JSON or --message"},
+		{[]string{"run", "refund", "{}", "--message", "hi"}, exitUsage, "", "not both"},
+		{[]string{"demo", "--model", "gpt"}, exitUsage, "", `unknown model "gpt"`},
+		{[]string{"demo", "--model", "openai"}, exitUsage, "", "needs OPENAI_API_KEY"},
+		{[]string{"serve", "--addr", "0.0.0.0:0"}, exitUsage, "", "refusing to listen on a non-loopback address without API tokens"},
+		{[]string{"serve", "--log-format", "xml"}, exitUsage, "", `unknown log format "xml"`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, out, errOut := inProcess(c.args...)
+			if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errOut, c.errOut) {
+				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestFlagsMayFollowPositionalArguments(t *testing.T) {
+	fs := resumeCommand.newFlags(&env{stderr: &bytes.Buffer{}})
+	id := fs.String("id", "", "")
+	j := fs.Bool("json", false, "")
+	pos, err := parseArgs(fs, []string{"t1", "--id", "int_1", "--json", "--", "-1"}, 2, 2)
+	if err != nil || *id != "int_1" || !*j || len(pos) != 2 || pos[0] != "t1" || pos[1] != "-1" {
+		t.Fatalf("%v %q %q %v", err, pos, *id, *j)
+	}
+}
+
+func TestQuoteForTheShell(t *testing.T) {
+	for in, want := range map[string]string{"demo-1a": "demo-1a", "/tmp/x y.db": `"/tmp/x y.db"`, "": `""`} {
+		if got := quote(in); got != want {
+			t.Errorf("quote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// waitFor polls cond every few milliseconds until it holds or the deadline
+// passes; it reports whether it held.
+func waitFor(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

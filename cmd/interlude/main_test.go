@@ -59,8 +59,8 @@ func inProcess(args ...string) (code int, stdout, stderr string) {
 
 func TestHelpAndUsageErrors(t *testing.T) {
 	cases := []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{[]string{"help"}, exitOK, "interlude serve", ""},

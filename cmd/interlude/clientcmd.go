@@ -28,7 +28,7 @@ func remoteFlags(fs *flag.FlagSet, e *env) *remote {
 	}
 	return &remote{
 		e:      e,
-		server: fs.String("server", def, "the server's base `URL` (default $INTERLUDE_SERVER, else "+defaultServer+"); the token is $INTERLUDE_TOKEN"),
+		server: fs.String("server", def, "the server's base `URL` ($INTERLUDE_SERVER by default); the bearer token is read from $INTERLUDE_TOKEN"),
 		json:   fs.Bool("json", false, "print the server's answer as JSON"),
 	}
 }

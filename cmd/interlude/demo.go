@@ -40,8 +40,8 @@ runs on, unless --model openai (OPENAI_API_KEY) or --model anthropic
 	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
 		db := fs.String("db", "interlude-demo.db", "the SQLite `file` that keeps the thread")
 		thread := fs.String("thread", "", "the thread `id`: picks up its pending question, or continues it; a new one is made when empty")
-		message := fs.String("message", demoMessage, "what to ask the agent")
-		provider := fs.String("model", "scripted", "the model: scripted, openai or anthropic")
+		message := fs.String("message", demoMessage, "the `TEXT` to send the agent")
+		provider := fs.String("model", "scripted", "the `model`: scripted, openai or anthropic")
 		modelName := fs.String("model-name", "", "the provider's model `name` (its default when empty)")
 		return func([]string) error {
 			m, err := demoModel(e, *provider, *modelName)

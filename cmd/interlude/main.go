@@ -33,9 +33,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/interludehq/interlude/client"
 )
@@ -105,10 +103,10 @@ func lookup(name string) *command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(&env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
-	stop()
-	os.Exit(code)
+	// Signals keep their default effect (ending the process) except in serve, which
+	// shuts down gracefully. A demo stopped at a question loses nothing: the pause
+	// is committed before the question is asked.
+	os.Exit(run(&env{ctx: context.Background(), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
 }
 
 // run runs the command line args and returns the exit code.

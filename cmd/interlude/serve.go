@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
@@ -97,8 +100,10 @@ func serve(e *env, log *slog.Logger, addr, db string, tokens []server.Token, bod
 	if err != nil {
 		return err
 	}
+	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	log.Info("listening", "addr", ln.Addr().String(), "db", db, "graphs", names, "tokens", len(tokens))
-	if err := srv.Serve(e.ctx, ln); err != nil {
+	if err := srv.Serve(ctx, ln); err != nil {
 		if errors.Is(err, server.ErrInsecureListen) {
 			return &usageError{err.Error()}
 		}

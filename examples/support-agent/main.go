@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/interludehq/interlude"
@@ -34,9 +33,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Getenv)
+	err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Getenv)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 	case err != nil:

@@ -45,10 +45,11 @@ import (
 
 // Store is a store.Store kept in one SQLite file. It is safe for concurrent use.
 type Store struct {
-	path string
-	w    *sql.DB // one connection: every write
-	r    *sql.DB // read-only pool
-	ckpt *checkpointer
+	path    string
+	w       *sql.DB // one connection: every write
+	r       *sql.DB // read-only pool
+	ckpt    *checkpointer
+	commits *committer
 
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
@@ -183,13 +184,16 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("sqlite store: prepare statements for %s: %w", path, err)
 		}
 	}
+	s.commits = newCommitter(s)
 	return s, nil
 }
 
 // Path returns the file the store was opened on.
 func (s *Store) Path() string { return s.path }
 
-// Append implements store.Store.
+// Append implements store.Store. Appends from concurrent callers are committed
+// together (group commit, see commit.go): each keeps its own compare-and-set, and
+// each returns only once its transaction is durable.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err := store.CheckAppend(a); err != nil {
 		return err
@@ -198,25 +202,27 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err != nil {
 		return err
 	}
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: a, interrupts: interrupts})
+}
+
+// apply writes one append inside the open group transaction: the thread row's
+// compare-and-set, the records and the snapshot.
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
+	a := req.a
 	now := time.Now().UnixNano()
 	updated := now
 	if !a.Meta.UpdatedAt.IsZero() {
 		updated = a.Meta.UpdatedAt.UnixNano()
 	}
 	last := a.Records[len(a.Records)-1].Version
-
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
-	if err != nil {
-		return s.wrap("append to", a.ThreadID, err)
-	}
-	defer tx.Rollback() // a no-op once committed
 	// The compare-and-set: a new thread's row must not exist, an existing thread's
 	// row must be at a.Expect.
 	var res sql.Result
+	var err error
 	if a.Expect == 0 {
-		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, interrupts, now, updated)
+		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, now, updated)
 	} else {
-		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, interrupts, a.Expect, updated)
+		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated)
 	}
 	if err != nil {
 		return s.wrap("append to", a.ThreadID, err)
@@ -243,10 +249,6 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 			return s.wrap("append to", a.ThreadID, err)
 		}
 	}
-	if err = tx.Commit(); err != nil {
-		return s.wrap("append to", a.ThreadID, err)
-	}
-	s.ckpt.appended()
 	return nil
 }
 
@@ -472,6 +474,9 @@ func (s *Store) Size() (int64, error) {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.commits != nil {
+			s.commits.close()
+		}
 		if s.ckpt != nil {
 			errs = append(errs, s.ckpt.close())
 		}

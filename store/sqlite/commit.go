@@ -1,0 +1,190 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+
+	"github.com/interludehq/interlude/store"
+)
+
+// Group commit. A durable commit costs one fsync of the log, which is most of an
+// append's time; SQLite admits one writer at a time, so concurrent appends would
+// each wait for the others' fsyncs in turn. Instead, one goroutine owns the writer:
+// it takes every append waiting at that moment, applies each inside its own
+// savepoint of a single transaction (so a failed compare-and-set undoes only that
+// append), and commits them with one fsync. An append returns when the transaction
+// holding it is durable. A lone append costs what it did before; under load, the
+// cost of the fsync is shared.
+
+// maxGroup caps how many appends share one transaction.
+const maxGroup = 256
+
+type appendReq struct {
+	ctx        context.Context
+	a          store.Append
+	interrupts []byte
+	err        error
+	done       chan struct{}
+}
+
+type committer struct {
+	s     *Store
+	queue chan *appendReq
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+}
+
+var errClosed = errors.New("sqlite store: the store is closed")
+
+func newCommitter(s *Store) *committer {
+	c := &committer{s: s, queue: make(chan *appendReq, maxGroup), stop: make(chan struct{})}
+	c.wg.Add(1)
+	go c.run()
+	return c
+}
+
+// submit queues req and waits until its group is committed or refused. Once
+// queued, an append is not abandoned when ctx ends: the caller learns its outcome.
+func (c *committer) submit(ctx context.Context, req *appendReq) error {
+	req.done = make(chan struct{})
+	select {
+	case c.queue <- req:
+	case <-c.stop:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	<-req.done
+	return req.err
+}
+
+func (c *committer) run() {
+	defer c.wg.Done()
+	group := make([]*appendReq, 0, maxGroup)
+	for {
+		select {
+		case <-c.stop:
+			c.drain()
+			return
+		case req := <-c.queue:
+			group = append(group[:0], req)
+		}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case req := <-c.queue:
+				group = append(group, req)
+			default:
+				break more
+			}
+		}
+		c.commit(group)
+	}
+}
+
+// commit applies a group in one transaction and reports each append's outcome.
+func (c *committer) commit(group []*appendReq) {
+	s := c.s
+	finish := func(err error) {
+		for _, r := range group {
+			if r.err == nil {
+				r.err = err
+			}
+			close(r.done)
+		}
+	}
+	// Appends whose callers gave up before the group started are not applied.
+	live := 0
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+		} else {
+			live++
+		}
+	}
+	if live == 0 {
+		finish(nil)
+		return
+	}
+	ctx := context.Background()      // the group outlives any one caller's context
+	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		finish(s.wrap("append to", group[0].a.ThreadID, err))
+		return
+	}
+	applied := 0
+	for _, r := range group {
+		if r.err != nil {
+			continue
+		}
+		if len(group) == 1 {
+			r.err = s.apply(ctx, tx, r)
+		} else {
+			r.err = s.applySaved(ctx, tx, r)
+		}
+		if r.err == nil {
+			applied++
+		}
+	}
+	if applied == 0 {
+		tx.Rollback()
+		finish(nil)
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		tx.Rollback()
+		err = s.wrap("append to", group[0].a.ThreadID, err)
+		for _, r := range group {
+			if r.err == nil {
+				r.err = err
+			}
+		}
+		finish(nil)
+		return
+	}
+	for range applied {
+		s.ckpt.appended()
+	}
+	finish(nil)
+}
+
+// applySaved applies one append of a group inside a savepoint, so its failure
+// leaves the others' changes in place.
+func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT one_append"); err != nil {
+		return s.wrap("append to", r.a.ThreadID, err)
+	}
+	err := s.apply(ctx, tx, r)
+	if err != nil {
+		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO one_append"); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+	}
+	if _, rerr := tx.ExecContext(ctx, "RELEASE one_append"); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// drain refuses the appends still queued when the store closes.
+func (c *committer) drain() {
+	for {
+		select {
+		case r := <-c.queue:
+			r.err = errClosed
+			close(r.done)
+		default:
+			return
+		}
+	}
+}
+
+func (c *committer) close() {
+	c.once.Do(func() {
+		close(c.stop)
+		c.wg.Wait()
+	})
+}

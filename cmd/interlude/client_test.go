@@ -72,7 +72,7 @@ func startServer(t *testing.T) *liveServer {
 	}
 	addr := freePort(t)
 	s := &liveServer{url: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens)
+	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens, "--body-limit", "4096")
 	s.cmd.Env = baseEnv()
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
@@ -236,6 +236,10 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		}
 		s.expectCLI(t, nil, exitFailed, []string{"run", "support-agent", "--message", "hello", "--thread", "chatty"},
 			"Thread chatty: failed", "Error: ", "limit of 10 model turns")
+	})
+	t.Run("a body over --body-limit is refused", func(t *testing.T) {
+		big := `{"topic": "` + strings.Repeat("x", 5000) + `"}`
+		s.expectCLI(t, nil, exitRefused, []string{"run", "gated", big}, "413 too_large")
 	})
 	t.Run("an unreachable server exits 4", func(t *testing.T) {
 		s.expectCLI(t, []string{"INTERLUDE_SERVER=http://" + freePort(t)}, exitUnreachable, []string{"threads"}, "unreachable", "is \"interlude serve\" running")

@@ -311,3 +311,43 @@ func TestInterruptOutsideRunIsAnError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// failingStore fails every append after the first n, as a process that dies right
+// after committing the answers would.
+type failingStore struct {
+	store.Store
+	left int
+}
+
+func (f *failingStore) Append(ctx context.Context, a store.Append) error {
+	if f.left == 0 {
+		return errors.New("the process died")
+	}
+	f.left--
+	return f.Store.Append(ctx, a)
+}
+
+func TestRetriedAnswerFinishesAStepWhoseRunDied(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	dying := &failingStore{Store: mem, left: 2} // the pause, then the answer; the step's commit fails
+	app := refundGraph(t, dying)
+	res, _ := app.Invoke(ctx, "d", graph.Input(refundState{Amount: 9}))
+	answer := graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: interlude.Resolve(map[string]any{"approved": true})})
+	if _, err := app.Invoke(ctx, "d", answer); err == nil {
+		t.Fatal("the step's commit should have failed")
+	}
+	restarted := refundGraph(t, mem)
+	res, err := restarted.Invoke(ctx, "d", answer)
+	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "refunded" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	h, _ := restarted.History(ctx, "d", graph.HistoryOptions{})
+	n := 0
+	for _, cp := range h {
+		n += len(cp.Resolved)
+	}
+	if n != 1 {
+		t.Fatalf("%d resolutions in history, want 1", n)
+	}
+}

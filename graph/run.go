@@ -323,6 +323,11 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	}
 	if len(apply) == 0 { // every answer was a replay of a recorded one
 		r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
+		if st.mid && len(pending) == 0 {
+			// The run these answers started died before finishing its step (its
+			// process stopped): the retried request finishes it.
+			return r.loop()
+		}
 		return r.finish(), nil
 	}
 	d := r.control(kindAnswer)

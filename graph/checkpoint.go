@@ -256,34 +256,36 @@ func (c codec[S]) capture(st *state[S]) (*checkpoint, error) {
 
 const compressAbove = 4096
 
-func encodeSnapshot(cp *checkpoint) ([]byte, error) {
+// encodeSnapshot returns the stored form of cp and the size of its JSON, which
+// decides when the next snapshot is due.
+func encodeSnapshot(cp *checkpoint) ([]byte, int, error) {
 	data, err := json.Marshal(cp)
 	if err != nil || len(data) <= compressAbove {
-		return data, err
+		return data, len(data), err
 	}
 	var b bytes.Buffer
 	b.WriteByte(1)
 	w, _ := flate.NewWriter(&b, flate.BestSpeed)
 	w.Write(data)
 	if err := w.Close(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return b.Bytes(), nil
+	return b.Bytes(), len(data), nil
 }
 
-func decodeSnapshot(data []byte) (*checkpoint, error) {
+func decodeSnapshot(data []byte) (*checkpoint, int, error) {
 	if len(data) > 0 && data[0] == 1 {
 		raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(data[1:])))
 		if err != nil {
-			return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: "snapshot is corrupt: " + err.Error(), Err: err}
+			return nil, 0, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: "snapshot is corrupt: " + err.Error(), Err: err}
 		}
 		data = raw
 	}
 	var cp checkpoint
 	if err := json.Unmarshal(data, &cp); err != nil {
-		return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: "snapshot is not readable: " + err.Error(), Err: err}
+		return nil, 0, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: "snapshot is not readable: " + err.Error(), Err: err}
 	}
-	return &cp, nil
+	return &cp, len(data), nil
 }
 
 func decodeDelta(r store.Record) (*delta, error) {
@@ -301,16 +303,19 @@ func decodeDelta(r store.Record) (*delta, error) {
 	return &d, nil
 }
 
-// load rebuilds a thread's state from its snapshot and later records.
-func (c codec[S]) load(l *store.Loaded) (*state[S], int, error) {
+// load rebuilds a thread's state from its snapshot and later records. It also
+// returns the bytes of records after the snapshot and the snapshot's JSON size.
+func (c codec[S]) load(l *store.Loaded) (*state[S], int, int, error) {
 	st := &state[S]{}
+	snapSize := 0
 	if l.Snapshot != nil {
-		cp, err := decodeSnapshot(l.Snapshot.Data)
+		cp, size, err := decodeSnapshot(l.Snapshot.Data)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
+		snapSize = size
 		if err := c.restore(st, cp); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		st.version = l.Snapshot.Version
 	}
@@ -318,13 +323,13 @@ func (c codec[S]) load(l *store.Loaded) (*state[S], int, error) {
 	for _, r := range l.Records {
 		d, err := decodeDelta(r)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if err := c.applyDelta(st, d, false); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		st.version = r.Version
 		since += len(r.Data)
 	}
-	return st, since, nil
+	return st, since, snapSize, nil
 }

@@ -52,7 +52,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	if err := g.owns(l); err != nil {
 		return nil, err
 	}
-	st, _, err := g.codec.load(l)
+	st, _, _, err := g.codec.load(l)
 	if err != nil {
 		return nil, err
 	}

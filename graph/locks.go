@@ -58,7 +58,7 @@ type cached[S any] struct {
 	id       string
 	st       *state[S]
 	since    int // record bytes since the snapshot
-	snapSize int // bytes of the stored snapshot
+	snapSize int // JSON bytes of the stored snapshot
 }
 
 func newCache[S any](limit int) *cache[S] {

@@ -127,15 +127,11 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], er
 	if err := g.owns(l); err != nil {
 		return nil, err
 	}
-	st, since, err := g.codec.load(l)
+	st, since, snapSize, err := g.codec.load(l)
 	if err != nil {
 		return nil, err
 	}
-	c := &cached[S]{id: threadID, st: st, since: since}
-	if l.Snapshot != nil {
-		c.snapSize = len(l.Snapshot.Data)
-	}
-	return c, nil
+	return &cached[S]{id: threadID, st: st, since: since, snapSize: snapSize}, nil
 }
 
 // owns refuses a thread that another graph runs.
@@ -410,10 +406,10 @@ func (r *runner[S]) commit(d *delta) error {
 	if since > compressAbove && since >= r.c.snapSize/2 {
 		cp, err := g.codec.capture(st)
 		if err == nil {
-			snap, err2 := encodeSnapshot(cp)
+			snap, size, err2 := encodeSnapshot(cp)
 			if err2 == nil {
 				app.Snapshot = &store.Snapshot{Version: st.version, Format: store.FormatVersion, Data: snap}
-				snapSize = len(snap)
+				snapSize = size
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -135,35 +134,6 @@ func builtins(opts []graph.Option) ([]graph.Erased, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []graph.Erased{refund.Erase(), twoStep.Erase(), parallel.Erase(), gated.Erase(), agentGraph{support.Erase()}}, nil
+	return []graph.Erased{refund.Erase(), twoStep.Erase(), parallel.Erase(), gated.Erase(), support.Erase()}, nil
 }
 
-// agentGraph hosts an agent graph with a written-out input schema. The schema the
-// erased graph derives from agent.State by reflection never comes back: a
-// model.Block holds a []model.Block, and the reflection expands nested types in
-// place, so the recursion has no end (and server.New, which asks every graph for
-// its schema, hangs).
-type agentGraph struct{ graph.Erased }
-
-// InputSchema describes agent.State: the messages to append, and the turn count.
-func (agentGraph) InputSchema() json.RawMessage { return json.RawMessage(agentInputSchema) }
-
-const agentInputSchema = `{
-	"type": "object",
-	"properties": {
-		"messages": {
-			"type": "array",
-			"description": "messages to add to the conversation, such as {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"...\"}]}",
-			"items": {
-				"type": "object",
-				"properties": {
-					"role": {"enum": ["system", "user", "assistant"]},
-					"content": {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string"}}, "required": ["type"]}}
-				},
-				"required": ["role", "content"]
-			}
-		},
-		"turns": {"type": "integer", "description": "model calls made in the thread"}
-	},
-	"additionalProperties": false
-}`

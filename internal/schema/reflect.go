@@ -17,9 +17,12 @@ func For(t reflect.Type) (json.RawMessage, error) {
 	if v, ok := reflected.Load(t); ok {
 		return v.(json.RawMessage), nil
 	}
+	// Inline everything, which forms and readers handle best, unless the type refers
+	// to itself: then named structs become local "$defs" references.
+	inline := !recursive(t, map[reflect.Type]bool{})
 	r := &jsonschema.Reflector{
-		DoNotReference:             true,
-		ExpandedStruct:             true,
+		DoNotReference:             inline,
+		ExpandedStruct:             inline,
 		Anonymous:                  true,
 		AllowAdditionalProperties:  false,
 		RequiredFromJSONSchemaTags: false,
@@ -35,4 +38,25 @@ func For(t reflect.Type) (json.RawMessage, error) {
 	}
 	reflected.Store(t, json.RawMessage(raw))
 	return raw, nil
+}
+
+// recursive reports whether t contains itself, through fields, elements or
+// pointers.
+func recursive(t reflect.Type, path map[reflect.Type]bool) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return recursive(t.Elem(), path)
+	case reflect.Struct:
+		if path[t] {
+			return true
+		}
+		path[t] = true
+		defer delete(path, t)
+		for i := 0; i < t.NumField(); i++ {
+			if recursive(t.Field(i).Type, path) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,34 @@ func TestCompileCachesByBytes(t *testing.T) {
 	b, _ := Compile([]byte(`{"type":"boolean"}`))
 	if a != b {
 		t.Fatal("same document compiled twice")
+	}
+}
+
+type node struct {
+	Name     string `json:"name"`
+	Children []node `json:"children,omitempty"`
+}
+
+func TestForHandlesRecursiveTypes(t *testing.T) {
+	raw, err := For(reflect.TypeFor[node]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Compile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := s.Validate([]byte(`{"name":"a","children":[{"name":"b","children":[{"name":7}]}]}`)); len(vs) != 1 || vs[0].Path != "/children/0/children/0/name" {
+		t.Fatalf("violations = %v (schema %s)", vs, raw)
+	}
+}
+
+func TestForInlinesPlainStructs(t *testing.T) {
+	type args struct {
+		OrderID string `json:"order_id"`
+	}
+	raw, _ := For(reflect.TypeFor[args]())
+	if strings.Contains(string(raw), "$ref") {
+		t.Fatalf("schema of a plain struct uses references: %s", raw)
 	}
 }

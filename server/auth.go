@@ -219,3 +219,30 @@ func authorize(p principal, need roleSet, doing string) error {
 	return &apiError{status: http.StatusForbidden, code: codeForbidden,
 		message: fmt.Sprintf("token %q may not %s: that needs the %s role", p.name, doing, roleName(need))}
 }
+
+// roles lists the roles of a role set, in the order run, approve, admin.
+func (rs roleSet) roles() []Role {
+	out := []Role{}
+	for _, b := range []roleSet{canRun, canApprove, canAdmin} {
+		if rs&b != 0 {
+			out = append(out, roleName(b))
+		}
+	}
+	return out
+}
+
+// meAnswer answers GET /v1/me.
+type meAnswer struct {
+	Name  string `json:"name"`
+	Roles []Role `json:"roles"`
+}
+
+// handleMe serves GET /v1/me: the caller's token name and roles. Without tokens
+// configured everyone is the anonymous admin: {"name": "", "roles": ["admin"]}.
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, meAnswer{Name: rc.who.name, Roles: rc.who.roles.roles()})
+}

@@ -21,9 +21,11 @@
 //	POST   /v1/threads/{id}/reject      {"interrupt_id", "error": {"name", "message"}}
 //	POST   /v1/threads/{id}/cancel      {"interrupt_id"}
 //	GET    /v1/threads/{id}/events      live events of the thread as SSE (Last-Event-ID resumes)
+//	GET    /v1/events                   live events of every thread as SSE
+//	GET    /v1/me                       the caller: {"name", "roles"}
 //	DELETE /v1/threads/{id}             forget the thread (admin)
 //	GET    /healthz, /metrics           liveness; Prometheus text metrics
-//	GET    /inbox/                      the web inbox (WithInbox), or a placeholder page
+//	GET    /inbox/                      the web inbox (package server/inbox; WithInbox replaces it)
 //
 // The invoke body has exactly one of input (or messages, which becomes the input
 // {"messages": [...]}), resume (the single pending interrupt; null cancels it) and
@@ -99,7 +101,9 @@
 // reach it, it answers only requests addressed to localhost or a loopback address
 // (against DNS rebinding) and refuses state-changing cross-origin browser requests
 // (http.CrossOriginProtection, against CSRF), with 403. /healthz and /inbox/ need
-// no token.
+// no token. GET /v1/me tells a caller its token's name and roles ({"name":
+// "alice", "roles": ["approve"]}), so that a user interface can offer only what
+// the token may do; without tokens it answers {"name": "", "roles": ["admin"]}.
 //
 // # Live events
 //
@@ -110,6 +114,20 @@
 // newest 256 events of each of the 1024 most recently active threads (see
 // NewEventHub). Live events carry no values: end is {"thread_id", "status",
 // "checkpoint"}.
+//
+// GET /v1/events streams the live events of every thread, for dashboards and the
+// web inbox: the same event names, each data wrapped as {"thread_id", "data"}. It
+// has no replay (Last-Event-ID is ignored): a listener that connects or
+// reconnects reads the listing (GET /v1/threads) once subscribed, then updates it
+// from the events; a pause is an updates event with status interrupted, and every
+// run ends with end. Any valid token may listen.
+//
+// # Web inbox
+//
+// /inbox/ serves the web inbox of package server/inbox, embedded in the binary:
+// the people who answer questions sign in with their token (unless the server has
+// none), see the pending questions live, and answer them with forms built from
+// the response schemas. WithInbox replaces it or, with nil, turns it off.
 //
 // # Metrics
 //

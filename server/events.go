@@ -73,8 +73,9 @@ func payload(e graph.Event) (string, []byte, bool) {
 }
 
 // EventHub fans the events of graph runs out to live listeners of
-// GET /v1/threads/{id}/events. Compile graphs with graph.WithEvents(hub.Publish)
-// and pass the hub to the server with WithEventHub.
+// GET /v1/threads/{id}/events and of GET /v1/events (every thread). Compile graphs
+// with graph.WithEvents(hub.Publish) and pass the hub to the server with
+// WithEventHub.
 //
 // Each event gets an id, increasing across the hub (it starts from the hub's
 // creation time in microseconds, so ids keep increasing across restarts). For a
@@ -83,7 +84,8 @@ func payload(e graph.Event) (string, []byte, bool) {
 // that published most recently (see WithHubBuffer and WithHubThreads); older
 // events are gone and a reconnecting listener resumes from the oldest kept. A
 // listener that falls 256 events behind is disconnected, to reconnect with
-// Last-Event-ID. An EventHub is safe for concurrent use.
+// Last-Event-ID. Listeners of every thread get no replay and are likewise
+// disconnected when 256 events behind. An EventHub is safe for concurrent use.
 type EventHub struct {
 	perThread   int
 	perShard    int
@@ -93,6 +95,12 @@ type EventHub struct {
 	subscribers atomic.Int64
 	dropped     atomic.Uint64
 	shards      [hubShards]hubShard
+
+	// Listeners of every thread (GET /v1/events); allN mirrors len(all) so that
+	// Publish skips allMu while nobody listens to everything.
+	allMu sync.Mutex
+	all   map[*subscription]struct{}
+	allN  atomic.Int64
 }
 
 const hubShards = 32
@@ -148,7 +156,7 @@ func WithHubThreads(n int) HubOption {
 
 // NewEventHub returns an empty hub.
 func NewEventHub(opts ...HubOption) *EventHub {
-	h := &EventHub{perThread: 256, perShard: 1024 / hubShards, seed: maphash.MakeSeed()}
+	h := &EventHub{perThread: 256, perShard: 1024 / hubShards, seed: maphash.MakeSeed(), all: map[*subscription]struct{}{}}
 	for _, o := range opts {
 		o(h)
 	}
@@ -203,6 +211,68 @@ func (h *EventHub) Publish(e graph.Event) {
 			h.dropped.Add(1)
 		}
 	}
+	// Still under the shard's lock, so that every listener sees a thread's events
+	// in order.
+	if h.allN.Load() > 0 {
+		h.publishAll(e.ThreadID, ev)
+	}
+}
+
+// allData is the data of an event in the feed of every thread.
+type allData struct {
+	ThreadID string          `json:"thread_id"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// publishAll sends ev of the thread to the listeners of every thread.
+func (h *EventHub) publishAll(threadID string, ev hubEvent) {
+	data, err := json.Marshal(allData{ThreadID: threadID, Data: ev.data})
+	if err != nil {
+		return
+	}
+	ev.data = data
+	h.allMu.Lock()
+	defer h.allMu.Unlock()
+	for sub := range h.all {
+		select {
+		case sub.ch <- ev:
+		default: // too far behind: let it reconnect and read the listing again
+			h.dropAll(sub)
+			h.dropped.Add(1)
+		}
+	}
+}
+
+// dropAll ends a listener of every thread. allMu is held.
+func (h *EventHub) dropAll(sub *subscription) {
+	if !sub.closed {
+		sub.closed = true
+		close(sub.ch)
+		delete(h.all, sub)
+		h.allN.Add(-1)
+		h.subscribers.Add(-1)
+	}
+}
+
+// subscribeAll registers a listener of every thread's events. It returns nil once
+// the hub is closed.
+func (h *EventHub) subscribeAll() *subscription {
+	h.allMu.Lock()
+	defer h.allMu.Unlock()
+	if h.closed.Load() {
+		return nil
+	}
+	sub := &subscription{ch: make(chan hubEvent, h.perThread)}
+	h.all[sub] = struct{}{}
+	h.allN.Add(1)
+	h.subscribers.Add(1)
+	return sub
+}
+
+func (h *EventHub) unsubscribeAll(sub *subscription) {
+	h.allMu.Lock()
+	defer h.allMu.Unlock()
+	h.dropAll(sub)
 }
 
 // log returns the thread's log, creating it (and forgetting the least recently
@@ -298,11 +368,21 @@ func (h *EventHub) Close() {
 		}
 		sh.mu.Unlock()
 	}
+	h.allMu.Lock()
+	for sub := range h.all {
+		h.dropAll(sub)
+	}
+	h.allMu.Unlock()
 }
 
 // keepAlive is how often an idle event stream sends a comment, so that proxies do
 // not close it.
 const keepAlive = 20 * time.Second
+
+var errNoHub = &apiError{status: http.StatusNotImplemented, code: codeNotImplemented,
+	message: "this server has no event hub: create one with server.NewEventHub, compile the graphs with graph.WithEvents(hub.Publish) and pass server.WithEventHub(hub)"}
+
+var errShuttingDown = &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable, message: "the server is shutting down"}
 
 // handleEvents serves GET /v1/threads/{id}/events.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
@@ -312,8 +392,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		return
 	}
 	if s.hub == nil {
-		s.writeError(w, r, &apiError{status: http.StatusNotImplemented, code: codeNotImplemented,
-			message: "this server has no event hub: create one with server.NewEventHub, compile the graphs with graph.WithEvents(hub.Publish) and pass server.WithEventHub(hub)"})
+		s.writeError(w, r, errNoHub)
 		return
 	}
 	last := r.Header.Get("Last-Event-ID")
@@ -329,12 +408,18 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	}
 	sub, backlog := s.hub.subscribe(id, after)
 	if sub == nil {
-		s.writeError(w, r, &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable, message: "the server is shutting down"})
+		s.writeError(w, r, errShuttingDown)
 		return
 	}
 	defer s.hub.unsubscribe(id, sub)
+	listen(w, r, "subscribed to thread "+id, sub, backlog)
+}
+
+// listen streams the backlog, then the subscription's events as SSE until the
+// listener leaves, falls behind or the hub closes.
+func listen(w http.ResponseWriter, r *http.Request, hello string, sub *subscription, backlog []hubEvent) {
 	ew := newEventWriter(w, true)
-	ew.comment("subscribed to thread " + id)
+	ew.comment(hello)
 	for _, ev := range backlog {
 		ew.sendID(ev.name, ev.data, ev.id)
 	}
@@ -353,6 +438,25 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 			return
 		}
 	}
+}
+
+// handleAllEvents serves GET /v1/events: every thread's live events.
+func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	if _, err := query(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if s.hub == nil {
+		s.writeError(w, r, errNoHub)
+		return
+	}
+	sub := s.hub.subscribeAll()
+	if sub == nil {
+		s.writeError(w, r, errShuttingDown)
+		return
+	}
+	defer s.hub.unsubscribeAll(sub)
+	listen(w, r, "subscribed to every thread", sub, nil)
 }
 
 // eventWriter writes a stream of events as NDJSON or SSE, flushing each.

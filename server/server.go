@@ -16,6 +16,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -51,6 +52,7 @@ type config struct {
 	metrics   bool
 	hub       *EventHub
 	inbox     http.Handler
+	inboxSet  bool
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph. All
@@ -93,16 +95,23 @@ func WithMetrics(on bool) Option { return func(c *config) { c.metrics = on } }
 // Without a hub that route answers 501.
 func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
 
-// WithInbox serves h under /inbox/ (the web inbox), without requiring a token:
-// a browser cannot send one when it navigates, so the inbox authenticates its own
-// API calls. Without it /inbox/ shows a placeholder page.
-func WithInbox(h http.Handler) Option { return func(c *config) { c.inbox = h } }
+// WithInbox serves h under /inbox/ instead of the built-in web inbox (package
+// server/inbox), without requiring a token: a browser cannot send one when it
+// navigates, so an inbox authenticates its own API calls. h sees the full request
+// path (/inbox/...). WithInbox(nil) turns the inbox off: /inbox/ then shows a
+// placeholder page pointing at the API.
+func WithInbox(h http.Handler) Option {
+	return func(c *config) { c.inbox, c.inboxSet = h, true }
+}
 
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
 	cfg := config{bodyLimit: 1 << 20, metrics: true}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if !cfg.inboxSet {
+		cfg.inbox = inbox.Handler()
 	}
 	if len(cfg.graphs) == 0 {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
@@ -247,6 +256,8 @@ func (s *Server) routes(withMetrics bool) {
 		{"/v1/threads/{id}/reject", false, answer("reject")},
 		{"/v1/threads/{id}/cancel", false, answer("cancel")},
 		{"/v1/threads/{id}/events", false, read(s.handleEvents)},
+		{"/v1/events", false, read(s.handleAllEvents)},
+		{"/v1/me", false, read(s.handleMe)},
 		{"/healthz", true, read(s.handleHealth)},
 		{"/inbox/", true, map[string]endpoint{http.MethodGet: {fn: s.handleInbox}, http.MethodHead: {fn: s.handleInbox}}},
 		{"/", true, nil},
@@ -453,7 +464,7 @@ func (s *Server) handleGraphs(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 const inboxPlaceholder = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Interlude inbox</title></head>
 <body><h1>Interlude inbox</h1>
-<p>The web inbox is not part of this server build. The threads waiting for answers are listed by
+<p>The web inbox is turned off on this server. The threads waiting for answers are listed by
 <code>GET /v1/threads?status=interrupted</code>, and answered with
 <code>POST /v1/threads/{id}/resume</code>, <code>/reject</code> or <code>/cancel</code>.</p>
 </body></html>

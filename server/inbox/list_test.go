@@ -1,0 +1,52 @@
+package inbox_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+func TestInboxListsPendingQuestionsLiveAndAnAnsweredOneLeavesWithoutAReload(t *testing.T) {
+	ctx := tab(t)
+	e := newEnv(t, nil) // no tokens: no sign-in
+	c := e.client()
+	e.start(c, "refund", "r-1", map[string]any{"amount": 150})
+	e.start(c, "refund", "r-2", map[string]any{"amount": 75})
+	e.start(c, "refund", "r-3", map[string]any{"amount": 20})
+	e.start(c, "parallel", "p-1", map[string]any{})
+
+	openInbox(t, ctx, e)
+	until(t, ctx, "five questions, live", rows+` === 5 && document.body.dataset.live === 'on'`)
+	do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.samePage = true`))
+	if got := text(t, ctx, "#count"); got != "5" {
+		t.Errorf("count %q, want 5", got)
+	}
+	// Newest first: the parallel thread's two questions, then r-3, r-2, r-1.
+	order := eval[string](t, ctx, `[...document.querySelectorAll('#questions li')].map(li => li.dataset.thread).join(' ')`)
+	if order != "p-1 p-1 r-3 r-2 r-1" {
+		t.Errorf("order %q, want p-1 p-1 r-3 r-2 r-1", order)
+	}
+
+	// Approve r-2 in the page.
+	do(t, ctx, "open r-2", chromedp.Click(chromedp.CSS(row("r-2"))))
+	until(t, ctx, "the question", `document.querySelector('.question h2')?.innerText === 'Approve a refund of $75?'`)
+	do(t, ctx, "approve", chromedp.Click(chromedp.CSS(`.answer button.approve`)))
+	until(t, ctx, "the answer's outcome", `document.querySelector('.flash')?.innerText.includes('Approved')`)
+	until(t, ctx, "r-2 to leave the list", rows+` === 4 && !document.querySelector('#questions li[data-thread="r-2"]')`)
+	th, err := c.Thread(context.Background(), "r-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.Status != "idle" || !strings.Contains(string(th.Values), `"outcome":"refunded"`) {
+		t.Errorf("r-2 is %s with %s, want idle and refunded", th.Status, th.Values)
+	}
+
+	// A question asked meanwhile appears, first.
+	e.start(c, "refund", "r-4", map[string]any{"amount": 9})
+	until(t, ctx, "r-4 to appear", rows+` === 5 && document.querySelector('#questions li')?.dataset.thread === 'r-4'`)
+	if !eval[bool](t, ctx, `window.samePage === true`) {
+		t.Error("the page was reloaded")
+	}
+}

@@ -1,0 +1,1018 @@
+// The Interlude inbox: the pending questions of every thread, live, and a page per
+// question to read and answer it. Routes live in the URL's fragment:
+//
+//   #/                         the list (and, on wide screens, an empty detail pane)
+//   #/q/<thread>/<interrupt>   one question, pending or answered, beside the list
+
+import { api, token, setToken, pendingQuestions, listen } from './api.js';
+import { h, add, when, refreshTimes, renderValue, folded, plural, humanize, uid } from './view.js';
+import { field, find, walk, booleanAnswer } from './form.js';
+
+const main = document.getElementById('main');
+const announcer = document.getElementById('announce');
+const who = document.getElementById('who');
+
+const state = {
+  me: null, // {name, roles}
+  canAnswer: false,
+  items: [], // pending questions: {thread_id, graph, q}
+  loaded: false,
+  listError: null,
+  graphs: [],
+  filter: loadFilter(),
+  route: { view: 'list' },
+  stream: null, // AbortController of the event stream
+  timers: [],
+};
+
+// Elements of the inbox layout, made by showInbox.
+let ui = null;
+
+function announce(text) {
+  announcer.textContent = '';
+  // A fresh text node is announced even when the text repeats.
+  setTimeout(() => { announcer.textContent = text; }, 50);
+}
+
+function loadFilter() {
+  try {
+    const f = JSON.parse(sessionStorage.getItem('interlude.filter') ?? '{}');
+    return { graph: typeof f.graph === 'string' ? f.graph : '', reason: typeof f.reason === 'string' ? f.reason : '' };
+  } catch {
+    return { graph: '', reason: '' };
+  }
+}
+
+function saveFilter() {
+  try {
+    sessionStorage.setItem('interlude.filter', JSON.stringify(state.filter));
+  } catch {
+    // not kept
+  }
+}
+
+const roleText = (roles) => (roles?.length ? roles.join(', ') : 'read only');
+
+// ---------------------------------------------------------------- signing in
+
+async function boot() {
+  let me;
+  try {
+    me = await api.me();
+  } catch (err) {
+    if (err.status === 401) {
+      if (token()) setToken('');
+      showSignIn(token() ? 'Your token is no longer accepted. Sign in again.' : '');
+      return;
+    }
+    showFatal(err);
+    return;
+  }
+  start(me);
+}
+
+function showFatal(err) {
+  document.body.dataset.state = 'error';
+  main.replaceChildren(h('section', { class: 'panel narrow' },
+    h('h1', null, 'The inbox cannot start'),
+    h('p', { class: 'form-error', role: 'alert' }, err.message),
+    h('p', null, h('button', { type: 'button', onclick: () => location.reload() }, 'Try again'))));
+}
+
+function showSignIn(message) {
+  stop();
+  ui = null;
+  who.replaceChildren();
+  document.body.dataset.state = 'signin';
+  document.title = 'Sign in – Interlude inbox';
+  const input = h('input', {
+    id: 'token', name: 'token', type: 'password', required: true, autocomplete: 'current-password',
+    spellcheck: 'false', 'aria-describedby': 'token-help',
+  });
+  const error = h('p', { class: 'form-error', id: 'signin-error', role: 'alert', hidden: !message }, message || '');
+  const button = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
+  const form = h('form', { class: 'signin', 'aria-labelledby': 'signin-title' },
+    h('h1', { id: 'signin-title' }, 'Sign in'),
+    h('p', null, 'This server asks for an API token. Paste the token you were given.'),
+    error,
+    h('div', { class: 'field' },
+      h('label', { for: 'token' }, 'API token'),
+      h('p', { class: 'help', id: 'token-help' }, 'It is kept in this browser tab only, and forgotten when you close the tab.'),
+      input),
+    h('div', { class: 'actions' }, button));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const t = input.value.trim();
+    if (!t) return;
+    button.disabled = true;
+    form.setAttribute('aria-busy', 'true');
+    try {
+      const me = await api.me(t);
+      setToken(t);
+      start(me);
+    } catch (err) {
+      error.textContent = err.status === 401 ? 'That token is not valid. Check it and try again.' : err.message;
+      error.hidden = false;
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+    } finally {
+      button.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+  });
+  main.replaceChildren(h('section', { class: 'panel narrow' }, form));
+  input.focus();
+}
+
+function signOut(message = '') {
+  setToken('');
+  state.me = null;
+  showSignIn(message);
+}
+
+function renderWho() {
+  const me = state.me;
+  if (!me.name) {
+    who.replaceChildren(h('span', { class: 'who-name' }, 'Open server, no sign-in needed'));
+    return;
+  }
+  who.replaceChildren(
+    h('span', { class: 'who-name' }, 'Signed in as ', h('strong', null, me.name),
+      ' ', h('span', { class: 'roles', title: 'roles of your token' }, roleText(me.roles))),
+    h('button', { type: 'button', class: 'link on-dark', onclick: () => signOut('You signed out.') }, 'Sign out'));
+}
+
+// ---------------------------------------------------------------- the inbox
+
+function start(me) {
+  state.me = me;
+  state.canAnswer = (me.roles ?? []).some((r) => r === 'approve' || r === 'admin');
+  state.loaded = false;
+  state.items = [];
+  document.body.dataset.state = 'inbox';
+  document.body.dataset.canAnswer = String(state.canAnswer);
+  renderWho();
+  showInbox();
+  api.graphs().then((g) => {
+    state.graphs = (g.graphs ?? []).map((x) => x.name);
+    renderList();
+  }, () => {});
+  connect();
+  state.timers.push(setInterval(() => refreshTimes(document), 30_000));
+  route(false);
+}
+
+function stop() {
+  state.stream?.abort();
+  state.stream = null;
+  for (const t of state.timers) clearInterval(t);
+  state.timers = [];
+}
+
+function showInbox() {
+  const graphSelect = h('select', { id: 'filter-graph', name: 'graph' });
+  const reasonSelect = h('select', { id: 'filter-reason', name: 'reason' });
+  graphSelect.addEventListener('change', () => { state.filter.graph = graphSelect.value; saveFilter(); renderList(); });
+  reasonSelect.addEventListener('change', () => { state.filter.reason = reasonSelect.value; saveFilter(); renderList(); });
+  ui = {
+    layout: null,
+    count: h('span', { class: 'count', id: 'count' }, '0'),
+    liveStatus: h('p', { class: 'live-status', id: 'live-status' }),
+    graphSelect,
+    reasonSelect,
+    shown: h('p', { class: 'shown', id: 'shown', 'aria-live': 'polite' }),
+    list: h('ul', { class: 'questions', id: 'questions', 'aria-labelledby': 'list-title' }),
+    empty: h('div', { class: 'empty', id: 'empty', hidden: true }),
+    detail: h('section', { class: 'detail-pane', id: 'detail', 'aria-label': 'Question' }),
+  };
+  ui.layout = h('div', { class: 'layout', dataset: { view: 'list' } },
+    h('section', { class: 'list-pane', 'aria-labelledby': 'list-title' },
+      h('div', { class: 'list-head' },
+        h('h1', { id: 'list-title', tabindex: '-1' }, 'Questions ', ui.count),
+        ui.liveStatus),
+      h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter questions', onsubmit: (e) => e.preventDefault() },
+        h('div', { class: 'field' }, h('label', { for: 'filter-graph' }, 'Graph'), graphSelect),
+        h('div', { class: 'field' }, h('label', { for: 'filter-reason' }, 'Reason'), reasonSelect)),
+      ui.shown,
+      ui.list,
+      ui.empty),
+    ui.detail);
+  main.replaceChildren(ui.layout);
+  setLive(state.liveMode ?? 'connecting');
+  renderList();
+}
+
+function setLive(mode) {
+  state.liveMode = mode;
+  document.body.dataset.live = mode;
+  if (!ui) return;
+  const text = {
+    connecting: 'Connecting…',
+    on: 'Live',
+    polling: 'Refreshing every 15 s',
+    off: 'Not updating',
+  }[mode];
+  ui.liveStatus.replaceChildren(h('span', { class: 'dot', 'aria-hidden': 'true' }), text);
+  ui.liveStatus.dataset.mode = mode;
+  ui.liveStatus.title = mode === 'on'
+    ? 'New questions appear here as they are asked.'
+    : mode === 'polling' ? 'This server has no event feed, so the list is read again every 15 seconds.' : '';
+}
+
+// Listing refreshes run one at a time; one asked for meanwhile runs afterwards.
+let refreshing = null;
+let again = false;
+let soon = null;
+
+function refresh() {
+  if (refreshing) {
+    again = true;
+    return refreshing;
+  }
+  refreshing = (async () => {
+    do {
+      again = false;
+      try {
+        state.items = await pendingQuestions();
+        state.listError = null;
+        state.loaded = true;
+      } catch (err) {
+        if (err.status === 401) {
+          signOut('Your token is no longer accepted. Sign in again.');
+          return;
+        }
+        state.listError = err;
+      }
+      renderList();
+    } while (again);
+  })().finally(() => { refreshing = null; });
+  return refreshing;
+}
+
+/** scheduleRefresh coalesces the refreshes that a burst of events asks for. */
+function scheduleRefresh() {
+  if (soon) return;
+  soon = setTimeout(() => {
+    soon = null;
+    refresh();
+  }, 60);
+}
+
+const sleep = (ms, signal) => new Promise((resolve) => {
+  const t = setTimeout(resolve, ms);
+  signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+});
+
+async function connect() {
+  const ctl = new AbortController();
+  state.stream = ctl;
+  let delay = 1000;
+  setLive('connecting');
+  while (!ctl.signal.aborted) {
+    try {
+      await listen({
+        signal: ctl.signal,
+        onOpen: () => {
+          // Subscribed first, read second: nothing asked in between is missed.
+          setLive('on');
+          delay = 1000;
+          refresh();
+        },
+        onEvent,
+      });
+    } catch (err) {
+      if (ctl.signal.aborted) return;
+      if (err.status === 401) {
+        signOut('Your token is no longer accepted. Sign in again.');
+        return;
+      }
+      if (err.status === 501) {
+        setLive('polling');
+        refresh();
+        state.timers.push(setInterval(refresh, 15_000));
+        return;
+      }
+    }
+    if (ctl.signal.aborted) return;
+    setLive('connecting');
+    refresh();
+    await sleep(delay, ctl.signal);
+    delay = Math.min(delay * 2, 30_000);
+  }
+}
+
+function onEvent(ev) {
+  const pause = ev.event === 'updates' && ev.data?.status === 'interrupted';
+  if (pause || ev.event === 'end' || ev.event === 'metadata') scheduleRefresh();
+  if ((pause || ev.event === 'end') && state.route.view === 'question' && ev.thread_id === state.route.thread) {
+    detailChanged();
+  }
+}
+
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible' && ui) refresh();
+});
+
+const NONE = '-';
+const reasonOf = (q) => q.reason || NONE;
+const reasonLabel = (r) => (r === NONE ? 'No reason' : humanize(r));
+
+function fillSelect(select, allLabel, values, counts, selected, label = (v) => v) {
+  const opts = [h('option', { value: '' }, allLabel)];
+  for (const v of values) {
+    opts.push(h('option', { value: v }, `${label(v)} (${counts.get(v) ?? 0})`));
+  }
+  select.replaceChildren(...opts);
+  select.value = selected;
+}
+
+function renderList() {
+  if (!ui) return;
+  const items = state.items;
+  const graphs = new Map();
+  const reasons = new Map();
+  for (const it of items) {
+    graphs.set(it.graph, (graphs.get(it.graph) ?? 0) + 1);
+    reasons.set(reasonOf(it.q), (reasons.get(reasonOf(it.q)) ?? 0) + 1);
+  }
+  const { graph, reason } = state.filter;
+  const graphNames = [...new Set([...state.graphs, ...graphs.keys(), ...(graph ? [graph] : [])])].sort();
+  const reasonNames = [...new Set([...reasons.keys(), ...(reason ? [reason] : [])])].sort();
+  fillSelect(ui.graphSelect, 'All graphs', graphNames, graphs, graph);
+  fillSelect(ui.reasonSelect, 'All reasons', reasonNames, reasons, reason, reasonLabel);
+
+  const shown = items.filter((it) => (!graph || it.graph === graph) && (!reason || reasonOf(it.q) === reason));
+  ui.count.textContent = String(items.length);
+  ui.count.setAttribute('aria-label', plural(items.length, 'question') + ' waiting');
+  document.title = items.length ? `(${items.length}) Interlude inbox` : 'Interlude inbox';
+  ui.shown.textContent = !state.loaded ? '' : shown.length === items.length
+    ? `${plural(items.length, 'question')} waiting`
+    : `Showing ${shown.length} of ${plural(items.length, 'question')}`;
+
+  // Keyed update: rows that stay keep their elements (and focus).
+  const old = new Map([...ui.list.children].map((li) => [li.dataset.key, li]));
+  const fresh = [];
+  const rows = shown.map((it) => {
+    const key = `${it.thread_id}\u0000${it.q.id}`;
+    let li = old.get(key);
+    if (!li) {
+      li = questionRow(it);
+      li.dataset.key = key;
+      if (state.loaded && ui.list.dataset.ready) fresh.push(it);
+    }
+    return li;
+  });
+  for (const [key, li] of old) if (!rows.includes(li)) li.remove();
+  rows.forEach((li, i) => {
+    if (ui.list.children[i] !== li) ui.list.insertBefore(li, ui.list.children[i] ?? null);
+  });
+  if (state.loaded) ui.list.dataset.ready = 'true';
+  markCurrent();
+
+  ui.empty.hidden = shown.length > 0 || (!state.loaded && !state.listError);
+  if (state.listError) {
+    ui.empty.replaceChildren(h('p', { class: 'form-error', role: 'alert' }, `The list cannot be read: ${state.listError.message}`),
+      h('button', { type: 'button', class: 'secondary', onclick: () => refresh() }, 'Try again'));
+    ui.empty.hidden = false;
+  } else if (items.length === 0) {
+    ui.empty.replaceChildren(h('p', { class: 'empty-title' }, 'Nothing is waiting for an answer.'),
+      h('p', null, 'New questions appear here as soon as they are asked.'));
+  } else {
+    ui.empty.replaceChildren(h('p', { class: 'empty-title' }, 'No question matches the filters.'),
+      h('button', {
+        type: 'button', class: 'secondary', onclick: () => {
+          state.filter = { graph: '', reason: '' };
+          saveFilter();
+          renderList();
+        },
+      }, 'Show all questions'));
+  }
+  if (fresh.length === 1) announce(`New question: ${fresh[0].q.message || 'without a message'}`);
+  else if (fresh.length > 1) announce(`${plural(fresh.length, 'new question')}`);
+}
+
+function questionRow(it) {
+  const q = it.q;
+  return h('li', { dataset: { thread: it.thread_id, interrupt: q.id, graph: it.graph } },
+    h('a', { href: questionHref(it.thread_id, q.id), class: 'row' },
+      h('span', { class: 'msg' }, q.message || h('em', null, 'No message')),
+      h('span', { class: 'meta' },
+        h('span', { class: 'badge graph' }, it.graph),
+        q.reason ? h('span', { class: `badge reason reason-${q.reason.replace(/[^a-z0-9_-]/gi, '')}` }, humanize(q.reason)) : null,
+        h('span', { class: 'thread', title: 'thread' }, it.thread_id),
+        when(q.created_at))));
+}
+
+function questionHref(thread, id) {
+  return `#/q/${encodeURIComponent(thread)}/${encodeURIComponent(id)}`;
+}
+
+function markCurrent() {
+  if (!ui) return;
+  const r = state.route;
+  for (const li of ui.list.children) {
+    const a = li.firstElementChild;
+    if (r.view === 'question' && li.dataset.thread === r.thread && li.dataset.interrupt === r.id) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+// ---------------------------------------------------------------- routing
+
+function parseRoute() {
+  const m = location.hash.match(/^#\/q\/([^/]+)\/([^/]+)\/?$/);
+  if (m) {
+    try {
+      return { view: 'question', thread: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) };
+    } catch {
+      // malformed: the list
+    }
+  }
+  return { view: 'list' };
+}
+
+window.addEventListener('hashchange', () => route(true));
+
+let flash = null; // shown once, on the next render of its question
+
+function route(moveFocus) {
+  if (!ui) return;
+  state.route = parseRoute();
+  ui.layout.dataset.view = state.route.view;
+  markCurrent();
+  if (state.route.view === 'question') {
+    openQuestion(state.route.thread, state.route.id, moveFocus);
+  } else {
+    detailSeq++;
+    detail = null;
+    ui.detail.replaceChildren(h('div', { class: 'placeholder' },
+      h('p', null, state.canAnswer ? 'Choose a question to read and answer it.' : 'Choose a question to read it.')));
+    if (moveFocus) document.getElementById('list-title')?.focus();
+  }
+}
+
+// ---------------------------------------------------------------- a question
+
+let detailSeq = 0;
+let detail = null; // the question shown: {thread, id, pending, form, submitting, gone()}
+
+function historyOf(hist) {
+  // Oldest first: each question raised, when, and its resolution.
+  const byID = new Map();
+  const entries = [];
+  for (const cp of [...(hist?.checkpoints ?? [])].reverse()) {
+    for (const q of cp.raised ?? []) {
+      if (byID.has(q.id)) continue;
+      const e = { q, at: q.created_at ?? cp.at, resolution: null };
+      byID.set(q.id, e);
+      entries.push(e);
+    }
+    for (const r of cp.resolved ?? []) {
+      const e = byID.get(r.interrupt_id);
+      if (e) e.resolution = r;
+    }
+    if (cp.kind === 'fail' && cp.error) entries.push({ failed: cp.error, at: cp.at });
+  }
+  return { entries, byID };
+}
+
+async function openQuestion(thread, id, moveFocus) {
+  const seq = ++detailSeq;
+  const shownFlash = flash && flash.thread === thread && flash.id === id ? flash : null;
+  flash = null;
+  if (!detail || detail.thread !== thread || detail.id !== id) {
+    ui.detail.replaceChildren(h('p', { class: 'loading', role: 'status' }, 'Loading the question…'));
+  }
+  let th;
+  let hist;
+  try {
+    [th, hist] = await Promise.all([api.thread(thread), api.history(thread).catch((err) => ({ error: err }))]);
+  } catch (err) {
+    if (seq !== detailSeq) return;
+    if (err.status === 401) {
+      signOut('Your token is no longer accepted. Sign in again.');
+      return;
+    }
+    detail = null;
+    ui.detail.replaceChildren(backLink(), h('div', { class: 'panel' },
+      h('h2', { tabindex: '-1' }, err.status === 404 ? 'This thread does not exist' : 'The question cannot be read'),
+      h('p', null, err.message)));
+    return;
+  }
+  if (seq !== detailSeq) return;
+  const { entries, byID } = historyOf(hist);
+  const pending = (th.interrupts ?? []).find((q) => q.id === id);
+  const q = pending ?? byID.get(id)?.q;
+  if (!q) {
+    detail = null;
+    ui.detail.replaceChildren(backLink(), h('div', { class: 'panel' },
+      h('h2', { tabindex: '-1' }, 'No such question'),
+      h('p', null, `Thread ${thread} has no question ${id}.`)));
+    return;
+  }
+  detail = { thread, id, pending: Boolean(pending), submitting: false, form: null };
+  const headingID = uid('qh');
+  const article = h('article', { class: 'question', 'aria-labelledby': headingID, dataset: { status: pending ? 'pending' : 'answered' } },
+    questionHeader(th, q, headingID),
+    shownFlash ? flashBox(shownFlash) : null,
+    pending ? null : resolvedBox(byID.get(id)?.resolution, th),
+    h('div', { class: 'gone', role: 'status', hidden: true }),
+    isToolApproval(q) ? toolSection(q) : valueSection(q),
+    conversation(th.messages),
+    pending ? answerSection(th, q) : null,
+    historySection(entries, id, hist?.error));
+  ui.detail.replaceChildren(backLink(), article);
+  detail.article = article;
+  if (shownFlash) article.querySelector('.flash')?.focus();
+  else if (moveFocus) document.getElementById(headingID)?.focus();
+}
+
+function backLink() {
+  return h('nav', { class: 'back', 'aria-label': 'Back' }, h('a', { href: '#/' }, h('span', { 'aria-hidden': 'true' }, '← '), 'All questions'));
+}
+
+function questionHeader(th, q, headingID) {
+  const facts = [
+    ['Thread', h('code', null, th.thread_id)],
+    ['Graph', th.graph],
+    ['Node', q.node ? h('code', null, q.node) : null],
+    ['Asked', when(q.created_at)],
+    ['Expires', q.expires_at ? when(q.expires_at) : null],
+  ].filter(([, v]) => v);
+  return h('header', null,
+    h('p', { class: 'kicker' },
+      q.reason ? h('span', { class: `badge reason reason-${q.reason.replace(/[^a-z0-9_-]/gi, '')}` }, humanize(q.reason)) : null,
+      h('span', { class: 'badge graph' }, th.graph)),
+    h('h2', { id: headingID, tabindex: '-1' }, q.message || 'A question without a message'),
+    h('dl', { class: 'facts' }, facts.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, v)))));
+}
+
+function flashBox(f) {
+  return h('div', { class: `flash ${f.kind}`, role: 'status', tabindex: '-1' },
+    h('p', null, h('strong', null, f.title), ' ', f.text),
+    f.next?.length ? h('p', null, f.next.length === 1 ? 'It now asks: ' : 'It now asks: ',
+      f.next.map((n, i) => [i ? ', ' : '', h('a', { href: questionHref(f.thread, n.id) }, n.message || n.id)])) : null,
+    h('p', null, h('a', { href: '#/' }, 'Back to all questions')));
+}
+
+function byWhom(by) {
+  return by ? h('strong', { class: 'by' }, by) : h('span', { class: 'by anonymous' }, 'anonymous');
+}
+
+function isDecision(v) {
+  return v && typeof v === 'object' && !Array.isArray(v) && ['approve', 'edit', 'reject', 'respond'].includes(v.action);
+}
+
+/** outcome describes a resolution: [verb, details, kind]. */
+function outcome(r) {
+  if (!r) return ['Waiting for an answer', null, 'pending'];
+  switch (r.status) {
+    case 'rejected':
+      return ['Rejected', r.error?.message ? h('q', { class: 'reason-text' }, r.error.message) : h('span', { class: 'none' }, 'no reason given'), 'rejected'];
+    case 'cancelled':
+      return ['Cancelled', null, 'cancelled'];
+    case 'expired':
+      return ['Expired', null, 'cancelled'];
+  }
+  const v = r.response;
+  if (v === true || v === false) return [v ? 'Approved' : 'Declined', null, v ? 'approved' : 'declined'];
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    const keys = Object.keys(v);
+    if (keys.length === 1 && typeof v[keys[0]] === 'boolean') {
+      return [v[keys[0]] ? 'Approved' : 'Declined', null, v[keys[0]] ? 'approved' : 'declined'];
+    }
+  }
+  if (isDecision(v)) {
+    switch (v.action) {
+      case 'approve':
+        return [v.sticky ? 'Approved for the rest of the run' : 'Approved', null, 'approved'];
+      case 'edit':
+        return ['Approved with edited arguments', folded(v.arguments ?? null, 'the arguments given'), 'approved'];
+      case 'reject':
+        return ['Rejected', v.message ? h('q', { class: 'reason-text' }, v.message) : h('span', { class: 'none' }, 'no reason given'), 'rejected'];
+      case 'respond':
+        return ['Responded in the tool’s place', v.message ? h('q', null, v.message) : null, 'approved'];
+    }
+  }
+  return ['Answered', renderValue(v), 'approved'];
+}
+
+function resolvedBox(r, th) {
+  const [verb, more, kind] = outcome(r);
+  return h('div', { class: `resolved ${kind}` },
+    h('p', null, h('strong', null, r ? verb : 'No longer waiting'), r ? [' by ', byWhom(r.by), ' ', when(r.at)] : null),
+    more,
+    h('p', { class: 'small' }, `The thread is now ${th.status}.`));
+}
+
+function valueSection(q) {
+  if (q.value === null || q.value === undefined) return null;
+  return h('section', { class: 'value', 'aria-label': 'Details' },
+    h('h3', null, 'Details'),
+    renderValue(q.value));
+}
+
+function isToolApproval(q) {
+  const props = q.response_schema?.properties;
+  return q.reason === 'tool_approval' && q.value && typeof q.value.tool === 'string' &&
+    Array.isArray(props?.action?.enum) && props.action.enum.includes('approve');
+}
+
+function toolSection(q) {
+  const v = q.value;
+  const rest = Object.fromEntries(Object.entries(v).filter(([k]) => !['tool', 'tool_call_id', 'arguments', 'input_schema', 'violations'].includes(k)));
+  return h('section', { class: 'tool', 'aria-label': 'Tool call' },
+    h('h3', null, 'Tool call'),
+    h('dl', { class: 'facts' },
+      h('div', null, h('dt', null, 'Tool'), h('dd', null, h('code', { class: 'tool-name' }, v.tool))),
+      v.tool_call_id ? h('div', null, h('dt', null, 'Call'), h('dd', null, h('code', null, v.tool_call_id))) : null),
+    h('h4', null, 'Arguments'),
+    h('div', { class: 'arguments' }, typeof v.arguments === 'string'
+      ? h('pre', null, h('code', null, v.arguments))
+      : renderValue(v.arguments ?? null)),
+    Array.isArray(v.violations) && v.violations.length ? h('div', { class: 'warning' },
+      h('p', null, 'The model’s arguments do not match the tool’s input schema, so approving them cannot run the tool; edit them instead.'),
+      h('ul', null, v.violations.map((x) => h('li', null, h('code', null, x.path || '/'), ' ', x.message)))) : null,
+    v.input_schema ? folded(v.input_schema, 'Input schema') : null,
+    Object.keys(rest).length ? [h('h4', null, 'Other details'), renderValue(rest)] : null);
+}
+
+function blockText(b) {
+  if (typeof b?.text === 'string') return b.text;
+  if (Array.isArray(b?.content)) return b.content.map(blockText).join('\n');
+  if (typeof b?.content === 'string') return b.content;
+  return '';
+}
+
+function conversation(messages) {
+  if (!Array.isArray(messages) || messages.length === 0) return null;
+  const last = messages.slice(-20);
+  const items = last.map((m) => h('li', { class: `message role-${m.role}` },
+    h('p', { class: 'role' }, humanize(m.role ?? 'message')),
+    (Array.isArray(m.content) ? m.content : [{ type: 'text', text: String(m.content ?? '') }]).map((b) => {
+      switch (b.type) {
+        case 'text':
+          return h('p', { class: 'text' }, b.text);
+        case 'tool_use':
+          return h('div', { class: 'tool-use' }, h('p', null, 'Calls ', h('code', null, b.name)), folded(b.input ?? null, 'arguments'));
+        case 'tool_result':
+          return h('p', { class: `tool-result${b.is_error ? ' error-result' : ''}` },
+            b.is_error ? 'Failed: ' : 'Result: ', blockText(b));
+        default:
+          return folded(b, b.type ?? 'block');
+      }
+    })));
+  return h('details', { class: 'conversation' },
+    h('summary', null, `Conversation (${plural(messages.length, 'message')})`),
+    messages.length > last.length ? h('p', { class: 'small' }, `The last ${last.length} are shown.`) : null,
+    h('ol', null, items));
+}
+
+function historySection(entries, current, error) {
+  const list = entries.map((e) => {
+    if (e.failed) {
+      return h('li', { class: 'entry failed' }, h('p', null, h('strong', null, 'The run failed: '), e.failed), h('p', { class: 'meta' }, when(e.at)));
+    }
+    const [verb, more, kind] = outcome(e.resolution);
+    return h('li', { class: `entry ${kind}`, 'aria-current': e.q.id === current ? 'true' : undefined },
+      h('p', { class: 'asked' },
+        e.q.id === current ? h('span', { class: 'badge current' }, 'This question') : null, ' ',
+        e.q.id === current ? h('span', null, e.q.message || e.q.id) : h('a', { href: questionHref(detail.thread, e.q.id) }, e.q.message || e.q.id)),
+      h('p', { class: 'meta' }, 'Asked ', when(e.at), e.q.node ? [' in ', h('code', null, e.q.node)] : null),
+      h('p', { class: 'outcome' }, h('span', { class: 'verb' }, verb),
+        e.resolution ? [' by ', byWhom(e.resolution.by), ' ', when(e.resolution.at)] : null),
+      more ? h('div', { class: 'more' }, more) : null);
+  });
+  return h('section', { class: 'history', 'aria-label': 'History' },
+    h('h3', null, 'History'),
+    error ? h('p', { class: 'form-error' }, `The history cannot be read: ${error.message}`) : null,
+    list.length ? h('ol', { class: 'timeline' }, list) : h('p', { class: 'none' }, 'No questions yet.'));
+}
+
+/** detailChanged runs when the shown question's thread paused or ended. */
+async function detailChanged() {
+  const d = detail;
+  if (!d || !d.pending || d.submitting) return;
+  let th;
+  try {
+    th = await api.thread(d.thread);
+  } catch {
+    return;
+  }
+  if (detail !== d || d.submitting || (th.interrupts ?? []).some((q) => q.id === d.id)) return;
+  d.pending = false;
+  d.form?.markGone();
+  const gone = d.article.querySelector('.gone');
+  gone.replaceChildren(h('p', null, h('strong', null, 'This question was answered meanwhile.'), ' ',
+    h('a', { href: location.hash, onclick: (e) => { e.preventDefault(); openQuestion(d.thread, d.id, true); } }, 'See how')));
+  gone.hidden = false;
+}
+
+// ---------------------------------------------------------------- answering
+
+function answerSection(th, q) {
+  const headingID = uid('ah');
+  const section = h('section', { class: 'answer', 'aria-labelledby': headingID },
+    h('h3', { id: headingID }, 'Your answer'));
+  if (!state.canAnswer) {
+    section.append(h('p', { class: 'note readonly' },
+      `You are signed in as ${state.me.name}, whose token may read questions but not answer them: that needs the approve role.`));
+    return section;
+  }
+  const f = isToolApproval(q) ? toolForm(th, q) : genericForm(th, q, headingID);
+  detail.form = f;
+  section.append(f.el);
+  if (!isToolApproval(q)) section.append(rejectBlock(th, q));
+  section.append(cancelBlock(th, q));
+  return section;
+}
+
+/** errorSummary lists a refused answer's problems above the form. */
+function errorSummary() {
+  const el = h('div', { class: 'error-summary', role: 'alert', tabindex: '-1', hidden: true });
+  return {
+    el,
+    show(title, items = []) {
+      el.replaceChildren(h('p', null, h('strong', null, title)),
+        items.length ? h('ul', null, items.map(([text, ctl]) => h('li', null,
+          ctl ? h('button', { type: 'button', class: 'link', onclick: () => ctl.focus() }, text) : text))) : null);
+      el.hidden = false;
+      el.focus();
+    },
+    clear() {
+      el.hidden = true;
+      el.replaceChildren();
+    },
+  };
+}
+
+function requiredNote(root) {
+  return root.querySelector('.req') ? h('p', { class: 'note small' }, 'Fields marked ', h('span', { class: 'req', 'aria-hidden': 'true' }, '*'), ' are required.') : null;
+}
+
+/** labelOf finds the text a person knows a field by. */
+function labelOf(ctl) {
+  const l = ctl.el.querySelector(':scope > label, :scope > legend, :scope > .const .label');
+  return l ? l.textContent.replace(/\*$/, '').trim() : ctl.path || 'The answer';
+}
+
+/**
+ * send posts an answer and shows the outcome: on success the question is shown
+ * again as answered; on a refusal the form stays as it was, with the server's
+ * violations at their fields.
+ */
+async function send(th, q, form, root, summary, verb, post) {
+  const d = detail;
+  summary.clear();
+  if (root) walk(root, (c) => c.clearError());
+  const buttons = [...form.querySelectorAll('button')];
+  buttons.forEach((b) => { b.disabled = true; });
+  form.setAttribute('aria-busy', 'true');
+  d.submitting = true;
+  try {
+    const res = await post();
+    d.pending = false;
+    flash = {
+      thread: th.thread_id, id: q.id, kind: 'ok', title: `${verb}.`,
+      text: res.status === 'completed' ? 'The thread finished.'
+        : res.status === 'failed' ? `The thread failed: ${res.error ?? 'no reason given'}.`
+          : res.interrupts?.length ? 'The thread is waiting for another answer.' : `The thread is ${res.status}.`,
+      next: (res.interrupts ?? []).filter((n) => n.id !== q.id),
+    };
+    announce(`${verb}.`);
+    refresh();
+    if (detail === d) openQuestion(th.thread_id, q.id, false);
+  } catch (err) {
+    d.submitting = false;
+    buttons.forEach((b) => { b.disabled = false; });
+    form.removeAttribute('aria-busy');
+    refused(err, form, root, summary, d);
+  }
+}
+
+function refused(err, form, root, summary, d) {
+  if (err.status === 401) {
+    signOut('Your token is no longer accepted. Sign in again.');
+    return;
+  }
+  if (err.code === 'invalid_response' && Array.isArray(err.details)) {
+    const items = [];
+    for (const v of err.details) {
+      const ctl = root ? find(root, v.path ?? '') : null;
+      if (ctl && ctl.path !== '') {
+        ctl.setError(v.message);
+        items.push([`${labelOf(ctl)}: ${v.message}`, ctl]);
+      } else {
+        items.push([v.path ? `${v.path}: ${v.message}` : v.message, null]);
+      }
+    }
+    summary.show('The server refused the answer. Correct what is marked and send it again.', items);
+    return;
+  }
+  if (['unknown_interrupt', 'not_interrupted'].includes(err.code)) {
+    summary.show('This question was answered or withdrawn meanwhile.', [[err.message, null]]);
+    d.form?.markGone();
+    return;
+  }
+  if (err.status === 403) {
+    summary.show('Your token may not answer questions.', [[err.message, null]]);
+    return;
+  }
+  summary.show('The answer was not sent.', [[err.message, null]]);
+}
+
+function formParts(className, labelledBy) {
+  const form = h('form', { class: `answer-form ${className}`, 'aria-labelledby': labelledBy });
+  return {
+    form,
+    markGone() {
+      form.inert = true;
+      form.classList.add('gone-form');
+    },
+  };
+}
+
+function genericForm(th, q, labelledBy) {
+  const schema = q.response_schema;
+  const bool = booleanAnswer(schema);
+  const summary = errorSummary();
+  const parts = formParts('generic', labelledBy);
+  const { form } = parts;
+  let root = null;
+  if (bool) {
+    const help = bool.description ?? (bool.key ? null : schema?.description);
+    add(form, [summary.el,
+      help ? h('p', { class: 'help' }, help) : null,
+      h('div', { class: 'actions' },
+        h('button', { type: 'submit', class: 'primary approve', value: 'true' }, 'Approve'),
+        h('button', { type: 'submit', class: 'secondary decline', value: 'false' }, 'Decline'))]);
+  } else {
+    const isObj = schema && typeof schema === 'object' && schema.properties && Object.keys(schema.properties).length > 0;
+    root = field(schema, { key: 'answer', label: schema?.title ?? 'Answer', path: '', required: true, root: Boolean(isObj) });
+    form.append(summary.el, root.el);
+    const note = requiredNote(form);
+    if (note) form.insertBefore(note, root.el);
+    form.append(h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Send answer')));
+  }
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    let value;
+    let verb = 'Answered';
+    if (bool) {
+      const yes = e.submitter?.value === 'true';
+      value = bool.key === null ? yes : { [bool.key]: yes };
+      verb = yes ? 'Approved' : 'Declined';
+    } else {
+      value = root.get();
+      if (value === undefined) value = null;
+    }
+    send(th, q, form, root, summary, verb, () => api.resume(th.thread_id, q.id, value));
+  });
+  return { el: form, markGone: parts.markGone };
+}
+
+function rejectBlock(th, q) {
+  const id = uid('reject');
+  const reason = h('textarea', { id, rows: 2, name: 'reason', 'aria-describedby': `${id}-help` });
+  const summary = errorSummary();
+  const form = h('form', { class: 'reject-form' },
+    summary.el,
+    h('div', { class: 'field' },
+      h('label', { for: id }, 'Reason'),
+      h('p', { class: 'help', id: `${id}-help` }, 'Optional. The waiting code receives it with the rejection.'),
+      reason),
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'danger' }, 'Reject')));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    send(th, q, form, null, summary, 'Rejected', () => api.reject(th.thread_id, q.id, reason.value.trim()));
+  });
+  return h('details', { class: 'more-actions' }, h('summary', null, 'Reject with a reason'), form);
+}
+
+function cancelBlock(th, q) {
+  const summary = errorSummary();
+  const confirm = h('div', { class: 'confirm', hidden: true },
+    h('p', null, 'The waiting code is told the question was withdrawn. This cannot be undone.'),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', class: 'danger' }, 'Yes, cancel it'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => { confirm.hidden = true; ask.hidden = false; ask.focus(); } }, 'Keep it')));
+  const ask = h('button', {
+    type: 'button', class: 'secondary cancel-question',
+    onclick: () => { confirm.hidden = false; ask.hidden = true; confirm.querySelector('button').focus(); },
+  }, 'Cancel this question…');
+  const form = h('form', { class: 'cancel-form' }, summary.el, ask, confirm);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    send(th, q, form, null, summary, 'Cancelled', () => api.cancel(th.thread_id, q.id));
+  });
+  return form;
+}
+
+const actionText = {
+  approve: ['Approve', 'Run {tool} with the arguments shown above.', 'Approve'],
+  edit: ['Edit, then run', 'Change the arguments; {tool} runs with yours.', 'Run with these arguments'],
+  reject: ['Reject', '{tool} does not run; the model is told why.', 'Reject'],
+  respond: ['Respond instead', '{tool} does not run; your text becomes its result.', 'Send response'],
+};
+
+function toolForm(th, q) {
+  const v = q.value;
+  const props = q.response_schema.properties;
+  const tool = v.tool;
+  const summary = errorSummary();
+  const parts = formParts('tool-approval', undefined);
+  const { form } = parts;
+  const actions = props.action.enum.filter((a) => actionText[a]);
+  const name = uid('action');
+  const radios = {};
+  const panels = {};
+  const ctls = [];
+
+  // approve: optionally for the rest of the run
+  if (props.sticky) {
+    const sticky = field({ ...props.sticky, description: undefined }, { key: 'sticky', label: `Also approve later calls of ${tool} in this run`, path: '/sticky' });
+    panels.approve = [sticky];
+    ctls.push(sticky);
+  }
+  // edit: the tool's input schema, filled with the model's arguments
+  const argsSchema = props.arguments ?? v.input_schema;
+  let args = null;
+  if (actions.includes('edit')) {
+    const initial = typeof v.arguments === 'string' ? undefined : v.arguments;
+    args = field(argsSchema ?? true, { key: 'arguments', label: 'Arguments', path: '/arguments', required: true, value: initial });
+    panels.edit = [args];
+    ctls.push(args);
+  }
+  // reject: a reason, sent with POST /reject
+  const reason = field({ type: 'string', description: 'Optional. The model sees it as the call’s error.' }, { key: 'reason', label: 'Reason', path: '/error' });
+  panels.reject = [reason];
+  // respond: the text the model gets as the tool's result
+  const message = field({ type: 'string', description: `The model gets it as the result of ${tool}.` }, { key: 'message', label: 'Result text', path: '/message', required: true });
+  panels.respond = [message];
+  ctls.push(message);
+
+  const choices = actions.map((a) => {
+    const id = uid('act');
+    radios[a] = h('input', { type: 'radio', name, id, value: a, checked: a === actions[0], 'aria-describedby': `${id}-help` });
+    const [label, help] = actionText[a];
+    return h('div', { class: 'choice' }, radios[a], h('label', { for: id }, label),
+      h('p', { class: 'help', id: `${id}-help` }, help.replace('{tool}', tool)));
+  });
+  const decision = h('fieldset', { class: 'field group choices decision', dataset: { path: '/action' } },
+    h('legend', null, 'Decision'), h('div', { class: 'options' }, choices));
+  const panelEls = Object.fromEntries(Object.entries(panels).map(([a, cs]) => [a,
+    h('fieldset', { class: `decision-panel decision-${a}`, dataset: { action: a } }, h('legend', { class: 'visually-hidden' }, actionText[a]?.[0] ?? a), cs.map((c) => c.el))]));
+  const submit = h('button', { type: 'submit', class: 'primary' });
+  const current = () => actions.find((a) => radios[a].checked) ?? actions[0];
+  const sync = () => {
+    const a = current();
+    for (const [k, el] of Object.entries(panelEls)) {
+      el.hidden = k !== a;
+      el.disabled = k !== a; // a hidden panel's fields are not checked
+    }
+    submit.textContent = actionText[a][2];
+    submit.dataset.action = a;
+    form.dataset.action = a;
+  };
+  for (const r of Object.values(radios)) r.addEventListener('change', sync);
+  form.append(summary.el, decision, ...Object.values(panelEls), h('div', { class: 'actions' }, submit));
+  sync();
+
+  // The controllers' tree, rooted at the answer: violations find their field.
+  const root = {
+    el: form, path: '', get: () => undefined, focus: () => radios[current()].focus(),
+    setError: () => {}, clearError: () => {}, children: () => ctls,
+  };
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const a = current();
+    const tid = th.thread_id;
+    switch (a) {
+      case 'approve': {
+        const sticky = panels.approve?.[0]?.get() === true;
+        send(th, q, form, root, summary, sticky ? 'Approved for the rest of the run' : 'Approved',
+          () => api.resume(tid, q.id, sticky ? { action: 'approve', sticky: true } : { action: 'approve' }));
+        break;
+      }
+      case 'edit':
+        send(th, q, form, root, summary, 'Approved with edited arguments',
+          () => api.resume(tid, q.id, { action: 'edit', arguments: args.get() ?? {} }));
+        break;
+      case 'reject':
+        send(th, q, form, root, summary, 'Rejected', () => api.reject(tid, q.id, (reason.get() ?? '').trim()));
+        break;
+      case 'respond':
+        send(th, q, form, root, summary, 'Responded', () => api.resume(tid, q.id, { action: 'respond', message: message.get() ?? '' }));
+        break;
+    }
+  });
+  return { el: form, markGone: parts.markGone };
+}
+
+// The skip link moves focus without touching the route in the fragment.
+document.querySelector('.skip')?.addEventListener('click', (e) => {
+  e.preventDefault();
+  main.focus();
+});
+
+boot();

@@ -136,4 +136,3 @@ func builtins(opts []graph.Option) ([]graph.Erased, error) {
 	}
 	return []graph.Erased{refund.Erase(), twoStep.Erase(), parallel.Erase(), gated.Erase(), support.Erase()}, nil
 }
-

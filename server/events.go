@@ -101,6 +101,11 @@ type EventHub struct {
 	allMu sync.Mutex
 	all   map[*subscription]struct{}
 	allN  atomic.Int64
+
+	// With an event log (WithHubLog): the log, and the end of the goroutine
+	// that feeds the hub from it.
+	elog       EventLog
+	stopListen func()
 }
 
 const hubShards = 32
@@ -164,6 +169,9 @@ func NewEventHub(opts ...HubOption) *EventHub {
 	for i := range h.shards {
 		h.shards[i].threads = make(map[string]*threadLog)
 	}
+	if h.elog != nil {
+		h.startListening()
+	}
 	return h
 }
 
@@ -172,7 +180,8 @@ func (h *EventHub) shard(threadID string) *hubShard {
 }
 
 // Publish records e and sends it to the thread's listeners. Pass it to
-// graph.WithEvents. It does not block.
+// graph.WithEvents. It does not block, except that with an event log
+// (WithHubLog) a run's end event waits until the run's events are logged.
 func (h *EventHub) Publish(e graph.Event) {
 	if e.ThreadID == "" {
 		return
@@ -192,11 +201,25 @@ func (h *EventHub) Publish(e graph.Event) {
 			return
 		}
 	}
-	sh := h.shard(e.ThreadID)
+	if h.elog != nil {
+		// The log numbers the event and hands it back to every replica's hub,
+		// this one's included, through deliver.
+		h.elog.Publish(e.ThreadID, name, data, e.Type == graph.EventEnd)
+		return
+	}
+	h.fanOut(e.ThreadID, hubEvent{name: name, data: data})
+}
+
+// fanOut records ev and sends it to the thread's listeners, numbering it from
+// the hub's sequence unless it has an id.
+func (h *EventHub) fanOut(threadID string, ev hubEvent) {
+	sh := h.shard(threadID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	tl := h.log(sh, e.ThreadID)
-	ev := hubEvent{id: h.seq.Add(1), name: name, data: data}
+	tl := h.log(sh, threadID)
+	if ev.id == 0 {
+		ev.id = h.seq.Add(1)
+	}
 	if len(tl.ring) < h.perThread {
 		tl.ring = append(tl.ring, ev)
 	} else {
@@ -214,7 +237,7 @@ func (h *EventHub) Publish(e graph.Event) {
 	// Still under the shard's lock, so that every listener sees a thread's events
 	// in order.
 	if h.allN.Load() > 0 {
-		h.publishAll(e.ThreadID, ev)
+		h.publishAll(threadID, ev)
 	}
 }
 
@@ -358,6 +381,9 @@ func (h *EventHub) forget(threadID string) {
 // Server.Drain) so that open event streams do not hold the shutdown up.
 func (h *EventHub) Close() {
 	h.closed.Store(true)
+	if h.stopListen != nil {
+		h.stopListen()
+	}
 	for i := range h.shards {
 		sh := &h.shards[i]
 		sh.mu.Lock()
@@ -406,6 +432,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 			return
 		}
 	}
+	if s.hub.elog != nil {
+		s.listenLogged(w, r, id, last != "", after)
+		return
+	}
 	sub, backlog := s.hub.subscribe(id, after)
 	if sub == nil {
 		s.writeError(w, r, errShuttingDown)
@@ -423,6 +453,13 @@ func listen(w http.ResponseWriter, r *http.Request, hello string, sub *subscript
 	for _, ev := range backlog {
 		ew.sendID(ev.name, ev.data, ev.id)
 	}
+	follow(ew, r, sub, 0)
+}
+
+// follow streams the subscription's events, skipping those with an id up to
+// seen (already sent from a replay), until the listener leaves, falls behind or
+// the hub closes.
+func follow(ew *eventWriter, r *http.Request, sub *subscription, seen int64) {
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for !ew.broken {
@@ -430,6 +467,9 @@ func listen(w http.ResponseWriter, r *http.Request, hello string, sub *subscript
 		case ev, ok := <-sub.ch:
 			if !ok {
 				return
+			}
+			if ev.id <= seen {
+				continue
 			}
 			ew.sendID(ev.name, ev.data, ev.id)
 		case <-tick.C:

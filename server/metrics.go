@@ -278,13 +278,27 @@ type instrumentedStore struct {
 // InstrumentStore wraps s so that the latency and errors of its operations show
 // in /metrics (interlude_store_operation_duration_seconds and
 // interlude_store_errors_total). Compile the graphs with the returned store; the
-// server finds it through the graphs.
+// server finds it through the graphs. If s is a store.Leaser (a store shared by
+// several processes), so is the returned store.
 func InstrumentStore(s store.Store) store.Store {
 	is := &instrumentedStore{inner: s}
 	for i := range is.latency {
 		is.latency[i] = newHistogram()
 	}
+	if l, ok := s.(store.Leaser); ok {
+		return &instrumentedLeaser{is, l}
+	}
 	return is
+}
+
+// instrumentedLeaser is an instrumented store that passes thread leases through.
+type instrumentedLeaser struct {
+	*instrumentedStore
+	leaser store.Leaser
+}
+
+func (s *instrumentedLeaser) Lease(ctx context.Context, threadID, owner string, ttl time.Duration) (store.Lease, error) {
+	return s.leaser.Lease(ctx, threadID, owner, ttl)
 }
 
 func (s *instrumentedStore) done(op int, start time.Time, err error) {

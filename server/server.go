@@ -154,8 +154,11 @@ func New(opts ...Option) (*Server, error) {
 	s.routes(cfg.metrics)
 	if cfg.metrics {
 		s.metrics.hub = s.hub
-		if is, ok := s.store.(*instrumentedStore); ok {
+		switch is := s.store.(type) {
+		case *instrumentedStore:
 			s.metrics.store = is
+		case *instrumentedLeaser:
+			s.metrics.store = is.instrumentedStore
 		}
 	}
 	return s, nil

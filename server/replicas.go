@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+)
+
+// EventLog is a log of thread events shared by the server replicas behind one
+// load balancer, such as store/postgres's EventLog. Give one to the hub of every
+// replica (WithHubLog) and a listener connected to any replica sees the events
+// of runs on all of them, each with the same id everywhere: the log's.
+type EventLog interface {
+	// Publish appends an event of a thread. With wait set it returns once the
+	// event and every event published before it are in the log; the hub waits on
+	// each run's end event, so a run's events are logged before another run of
+	// the thread, on any replica, can log its own.
+	Publish(threadID, name string, data []byte, wait bool)
+	// Read calls fn with the logged events of the thread whose id is above
+	// after, in id order, until fn fails or none are left.
+	Read(ctx context.Context, threadID string, after int64, fn func(id int64, name string, data []byte) error) error
+	// Listen calls deliver with every event logged from now on, by any replica,
+	// in increasing id order, until ctx ends.
+	Listen(ctx context.Context, deliver func(id int64, threadID, name string, data []byte)) error
+}
+
+// WithHubLog makes the hub exchange events through log, for several server
+// replicas: Publish appends each event to the log instead of sending it to the
+// listeners, and the hub feeds its listeners from the log (it calls log.Listen
+// until Close), so the listeners of every replica receive the events of every
+// replica's runs, numbered by the log. A listener reconnecting with
+// Last-Event-ID catches up from the log, not from the hub's memory, so it
+// misses nothing the log still keeps, whichever replica it reconnects to.
+func WithHubLog(log EventLog) HubOption {
+	return func(h *EventHub) { h.elog = log }
+}
+
+// startListening feeds the hub from its log until Close.
+func (h *EventHub) startListening() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		h.elog.Listen(ctx, func(id int64, threadID, name string, data []byte) {
+			h.fanOut(threadID, hubEvent{id: id, name: name, data: data})
+		})
+	})
+	h.stopListen = func() { cancel(); wg.Wait() }
+}
+
+// listenLogged serves GET /v1/threads/{id}/events on a hub with a log. It
+// subscribes first and then, if the listener gave a Last-Event-ID, replays the
+// logged events after it; the live events the replay already covered are
+// skipped, so none is lost or sent twice between the two.
+func (s *Server) listenLogged(w http.ResponseWriter, r *http.Request, threadID string, replay bool, after int64) {
+	sub, _ := s.hub.subscribe(threadID, 0)
+	if sub == nil {
+		s.writeError(w, r, errShuttingDown)
+		return
+	}
+	defer s.hub.unsubscribe(threadID, sub)
+	var ew *eventWriter
+	seen := after
+	if replay {
+		// Read the first page before answering, so that a failing log is an
+		// error status rather than a stream that ends at once.
+		var pending []hubEvent
+		errStop := errors.New("stop")
+		err := s.hub.elog.Read(r.Context(), threadID, after, func(id int64, name string, data []byte) error {
+			if ew == nil {
+				if len(pending) < 64 {
+					pending = append(pending, hubEvent{id: id, name: name, data: data})
+					return nil
+				}
+				ew = s.openLogged(w, threadID, pending)
+			}
+			ew.sendID(name, data, id)
+			seen = id
+			if ew.broken {
+				return errStop
+			}
+			return nil
+		})
+		if ew == nil {
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			ew = s.openLogged(w, threadID, pending)
+		}
+		if len(pending) > 0 && pending[len(pending)-1].id > seen {
+			seen = pending[len(pending)-1].id
+		}
+		if err != nil && !errors.Is(err, errStop) {
+			// The stream is open: end it, and let the listener reconnect with
+			// the id of the last event it got.
+			s.log.Warn("event replay failed", "thread", threadID, "err", err)
+			return
+		}
+	} else {
+		ew = s.openLogged(w, threadID, nil)
+	}
+	follow(ew, r, sub, seen)
+}
+
+// openLogged starts the event stream and sends the events read so far.
+func (s *Server) openLogged(w http.ResponseWriter, threadID string, first []hubEvent) *eventWriter {
+	ew := newEventWriter(w, true)
+	ew.comment("subscribed to thread " + threadID)
+	for _, ev := range first {
+		ew.sendID(ev.name, ev.data, ev.id)
+	}
+	return ew
+}

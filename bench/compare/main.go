@@ -412,7 +412,7 @@ func gitTree(ctx context.Context) string {
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = root
 		out, err := cmd.Output()
-		return strings.TrimSpace(string(out)), err
+		return strings.TrimRight(string(out), "\n"), err // keep the leading blanks of porcelain lines
 	}
 	head, err := git("log", "-1", "--format=%h %cd %s", "--date=format:%Y-%m-%d %H:%M")
 	if err != nil {

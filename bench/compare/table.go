@@ -209,6 +209,7 @@ func specs(c Case) []metricSpec {
 		}
 		return append(out,
 			metricSpec{key: "turn_us_mean", label: "turn µs (mean)", unit: micros, ratio: true},
+			metricSpec{key: "turn_us_p50", label: "turn µs (median)", unit: micros, ratio: true},
 			metricSpec{key: "turn_us_first_decile", label: "turn µs (first decile)", unit: micros, ratio: true},
 			metricSpec{key: "turn_us_last_decile", label: "turn µs (last decile)", unit: micros, ratio: true},
 			metricSpec{key: "turn_decile_ratio", label: "turn time last/first decile", unit: factor, target: flat},

@@ -115,10 +115,12 @@ func TestTheAnswerFormIsBuiltFromTheResponseSchema(t *testing.T) {
 	}
 	// ...and, past it, by the server, whose error shows at the nested field.
 	setField(t, ctx, field("/budget/limit")+" input", "10.25")
+	setField(t, ctx, field("/nights")+" input", "")
 	do(t, ctx, "send", chromedp.Evaluate[chromedp.Void](`document.querySelector('form.answer-form').noValidate = true`),
 		chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
-	until(t, ctx, "the server's errors", `!document.querySelector('`+field("/destination")+` .error').hidden && !document.querySelector('`+field("/budget/limit")+` .error').hidden`)
+	until(t, ctx, "the server's errors", `['/destination', '/budget/limit', '/nights'].every(p => !document.querySelector('[data-path="' + p + '"] .error').hidden)`)
 	contains(t, "the limit's error", text(t, ctx, field("/budget/limit")+" .error"), "multiple")
+	contains(t, "the missing nights' error", text(t, ctx, field("/nights")+" .error"), "required")
 
 	// A full answer arrives as the JSON the schema describes.
 	setField(t, ctx, field("/destination")+" input", "Lisbon")

@@ -2,10 +2,17 @@ package inbox_test
 
 import (
 	"context"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store/memory"
 )
 
 func TestInboxListsPendingQuestionsLiveAndAnAnsweredOneLeavesWithoutAReload(t *testing.T) {
@@ -46,7 +53,42 @@ func TestInboxListsPendingQuestionsLiveAndAnAnsweredOneLeavesWithoutAReload(t *t
 	// A question asked meanwhile appears, first.
 	e.start(c, "refund", "r-4", map[string]any{"amount": 9})
 	until(t, ctx, "r-4 to appear", rows+` === 5 && document.querySelector('#questions li')?.dataset.thread === 'r-4'`)
+	// A question answered elsewhere leaves the list, and its open page says so.
+	do(t, ctx, "open r-1", chromedp.Click(chromedp.CSS(row("r-1"))))
+	until(t, ctx, "r-1's form", `document.querySelector('.question h2')?.innerText === 'Approve a refund of $150?' && document.querySelector('.answer button.approve')`)
+	r1, err := c.Thread(context.Background(), "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Resume(context.Background(), "r-1", r1.Interrupts[0].ID, map[string]any{"approved": false}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, ctx, "r-1 to leave the list", rows+` === 4 && !document.querySelector('#questions li[data-thread="r-1"]')`)
+	until(t, ctx, "the page to say it was answered", `document.querySelector('.gone')?.offsetParent !== null && document.querySelector('form.answer-form').inert`)
+	contains(t, "the notice", text(t, ctx, ".gone"), "answered meanwhile")
+	do(t, ctx, "see how", chromedp.Click(chromedp.CSS(`.gone a`)))
+	until(t, ctx, "the answer", `document.querySelector('.resolved')?.innerText.includes('Declined by anonymous')`)
+
 	if !eval[bool](t, ctx, `window.samePage === true`) {
 		t.Error("the page was reloaded")
 	}
+}
+
+func TestWithoutAnEventHubTheInboxReadsTheListOnATimer(t *testing.T) {
+	ctx := tab(t)
+	g, err := graphs.Refund(graph.WithStore(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.WithGraph(g.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	e := &env{t: t, url: hs.URL, srv: srv}
+	e.start(e.client(), "refund", "r-1", map[string]any{"amount": 5})
+	openInbox(t, ctx, e)
+	until(t, ctx, "the list, read on a timer", rows+` === 1 && document.body.dataset.live === 'polling'`)
+	contains(t, "the status", text(t, ctx, "#live-status"), "every 15 s")
 }

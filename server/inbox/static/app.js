@@ -6,7 +6,7 @@
 
 import { api, token, setToken, pendingQuestions, listen } from './api.js';
 import { h, add, when, refreshTimes, renderValue, folded, plural, humanize, uid } from './view.js';
-import { field, find, walk, booleanAnswer } from './form.js';
+import { field, find, walk, booleanAnswer, pointer } from './form.js';
 
 const main = document.getElementById('main');
 const announcer = document.getElementById('announce');
@@ -602,7 +602,19 @@ function resolvedBox(r, th) {
   return h('div', { class: `resolved ${kind}` },
     h('p', null, h('strong', null, r ? verb : 'No longer waiting'), r ? [' by ', byWhom(r.by), ' ', when(r.at)] : null),
     more,
-    h('p', { class: 'small' }, `The thread is now ${th.status}.`));
+    threadNow(th) ? h('p', { class: 'small' }, threadNow(th)) : null);
+}
+
+function threadNow(th) {
+  switch (th.status) {
+    case 'interrupted':
+      return (th.interrupts ?? []).length ? 'The thread is waiting for another answer.' : 'The thread is paused.';
+    case 'running':
+      return 'The thread is running.';
+    case 'failed':
+      return `The thread failed${th.error ? `: ${th.error}` : '.'}`;
+  }
+  return null;
 }
 
 function valueSection(q) {
@@ -653,8 +665,12 @@ function conversation(messages) {
       switch (b.type) {
         case 'text':
           return h('p', { class: 'text' }, b.text);
-        case 'tool_use':
-          return h('div', { class: 'tool-use' }, h('p', null, 'Calls ', h('code', null, b.name)), folded(b.input ?? null, 'arguments'));
+        case 'tool_use': {
+          const args = JSON.stringify(b.input ?? null);
+          return args.length <= 120
+            ? h('p', { class: 'tool-use' }, 'Calls ', h('code', null, b.name), ' with ', h('code', null, args))
+            : h('div', { class: 'tool-use' }, h('p', null, 'Calls ', h('code', null, b.name)), folded(b.input ?? null, 'arguments'));
+        }
         case 'tool_result':
           return h('p', { class: `tool-result${b.is_error ? ' error-result' : ''}` },
             b.is_error ? 'Failed: ' : 'Result: ', blockText(b));
@@ -798,6 +814,20 @@ function refused(err, form, root, summary, d) {
   if (err.code === 'invalid_response' && Array.isArray(err.details)) {
     const items = [];
     for (const v of err.details) {
+      // A missing property is shown at the property's own field.
+      const missing = /^missing propert(?:y|ies) (.+)$/.exec(v.message ?? '');
+      if (missing && root) {
+        const fields = [...missing[1].matchAll(/'([^']*)'/g)]
+          .map((m) => find(root, pointer(v.path ?? '', m[1])))
+          .filter((c, i, all) => c && all.indexOf(c) === i && c.path.startsWith(`${v.path ?? ''}/`));
+        if (fields.length) {
+          for (const c of fields) {
+            c.setError('This is required.');
+            items.push([`${labelOf(c)}: this is required.`, c]);
+          }
+          continue;
+        }
+      }
       const ctl = root ? find(root, v.path ?? '') : null;
       if (ctl && ctl.path !== '') {
         ctl.setError(v.message);

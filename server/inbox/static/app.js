@@ -149,6 +149,7 @@ function start(me) {
   state.canAnswer = (me.roles ?? []).some((r) => r === 'approve' || r === 'admin');
   state.loaded = false;
   state.items = [];
+  state.known = null;
   document.body.dataset.state = 'inbox';
   document.body.dataset.canAnswer = String(state.canAnswer);
   renderWho();
@@ -172,15 +173,20 @@ function stop() {
 function showInbox() {
   const graphSelect = h('select', { id: 'filter-graph', name: 'graph' });
   const reasonSelect = h('select', { id: 'filter-reason', name: 'reason' });
-  graphSelect.addEventListener('change', () => { state.filter.graph = graphSelect.value; saveFilter(); renderList(); });
-  reasonSelect.addEventListener('change', () => { state.filter.reason = reasonSelect.value; saveFilter(); renderList(); });
+  const filtered = () => {
+    saveFilter();
+    renderList();
+    announce(ui.shown.textContent);
+  };
+  graphSelect.addEventListener('change', () => { state.filter.graph = graphSelect.value; filtered(); });
+  reasonSelect.addEventListener('change', () => { state.filter.reason = reasonSelect.value; filtered(); });
   ui = {
     layout: null,
     count: h('span', { class: 'count', id: 'count' }, '0'),
     liveStatus: h('p', { class: 'live-status', id: 'live-status' }),
     graphSelect,
     reasonSelect,
-    shown: h('p', { class: 'shown', id: 'shown', 'aria-live': 'polite' }),
+    shown: h('p', { class: 'shown', id: 'shown' }),
     list: h('ul', { class: 'questions', id: 'questions', 'aria-labelledby': 'list-title' }),
     empty: h('div', { class: 'empty', id: 'empty', hidden: true }),
     detail: h('section', { class: 'detail-pane', id: 'detail', 'aria-label': 'Question' }),
@@ -318,12 +324,15 @@ const reasonOf = (q) => q.reason || NONE;
 const reasonLabel = (r) => (r === NONE ? 'No reason' : humanize(r));
 
 function fillSelect(select, allLabel, values, counts, selected, label = (v) => v) {
-  const opts = [h('option', { value: '' }, allLabel)];
-  for (const v of values) {
-    opts.push(h('option', { value: v }, `${label(v)} (${counts.get(v) ?? 0})`));
+  const options = [['', allLabel], ...values.map((v) => [v, `${label(v)} (${counts.get(v) ?? 0})`])];
+  // Rebuilt only when they change, so that a refresh does not disturb a person
+  // choosing from it.
+  const signature = JSON.stringify(options);
+  if (select.dataset.signature !== signature) {
+    select.replaceChildren(...options.map(([v, text]) => h('option', { value: v }, text)));
+    select.dataset.signature = signature;
   }
-  select.replaceChildren(...opts);
-  select.value = selected;
+  if (select.value !== selected) select.value = selected;
 }
 
 function renderList() {
@@ -349,24 +358,32 @@ function renderList() {
     ? `${plural(items.length, 'question')} waiting`
     : `Showing ${shown.length} of ${plural(items.length, 'question')}`;
 
+  // Questions not seen before are announced (not those of the first reading).
+  const keyOf = (it) => `${it.thread_id}\u0000${it.q.id}`;
+  const fresh = state.known ? items.filter((it) => !state.known.has(keyOf(it))) : [];
+  if (state.loaded) state.known = new Set(items.map(keyOf));
+
   // Keyed update: rows that stay keep their elements (and focus).
   const old = new Map([...ui.list.children].map((li) => [li.dataset.key, li]));
-  const fresh = [];
   const rows = shown.map((it) => {
-    const key = `${it.thread_id}\u0000${it.q.id}`;
-    let li = old.get(key);
+    let li = old.get(keyOf(it));
     if (!li) {
       li = questionRow(it);
-      li.dataset.key = key;
-      if (state.loaded && ui.list.dataset.ready) fresh.push(it);
+      li.dataset.key = keyOf(it);
     }
     return li;
   });
-  for (const [key, li] of old) if (!rows.includes(li)) li.remove();
+  const focused = ui.list.contains(document.activeElement) ? document.activeElement.closest('li') : null;
+  const index = focused ? [...ui.list.children].indexOf(focused) : -1;
+  for (const li of old.values()) if (!rows.includes(li)) li.remove();
   rows.forEach((li, i) => {
     if (ui.list.children[i] !== li) ui.list.insertBefore(li, ui.list.children[i] ?? null);
   });
-  if (state.loaded) ui.list.dataset.ready = 'true';
+  if (focused && !focused.isConnected) {
+    // The focused question left: focus the one now in its place.
+    const next = ui.list.children[Math.min(index, ui.list.children.length - 1)];
+    (next?.querySelector('a') ?? document.getElementById('list-title')).focus();
+  }
   markCurrent();
 
   ui.empty.hidden = shown.length > 0 || (!state.loaded && !state.listError);
@@ -454,7 +471,7 @@ function route(moveFocus) {
 // ---------------------------------------------------------------- a question
 
 let detailSeq = 0;
-let detail = null; // the question shown: {thread, id, pending, form, submitting, gone()}
+let detail = null; // the question shown: {thread, id, pending, submitting, form, article}
 
 function historyOf(hist) {
   // Oldest first: each question raised, when, and its resolution.
@@ -788,7 +805,7 @@ async function send(th, q, form, root, summary, verb, post) {
   try {
     const res = await post();
     d.pending = false;
-    flash = {
+    const shown = {
       thread: th.thread_id, id: q.id, kind: 'ok', title: `${verb}.`,
       text: res.status === 'completed' ? 'The thread finished.'
         : res.status === 'failed' ? `The thread failed: ${res.error ?? 'no reason given'}.`
@@ -797,7 +814,10 @@ async function send(th, q, form, root, summary, verb, post) {
     };
     announce(`${verb}.`);
     refresh();
-    if (detail === d) openQuestion(th.thread_id, q.id, false);
+    if (detail === d) {
+      flash = shown;
+      openQuestion(th.thread_id, q.id, false);
+    }
   } catch (err) {
     d.submitting = false;
     buttons.forEach((b) => { b.disabled = false; });

@@ -9,27 +9,41 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/postgres"
 	"github.com/interludehq/interlude/store/sqlite"
 )
 
 var serveCommand = &command{
 	name:    "serve",
-	args:    "[--addr 127.0.0.1:8000] [--db interlude.db] [--tokens FILE] [--body-limit N]",
-	summary: "serve the HTTP API over the built-in graphs, keeping threads in a SQLite file",
+	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--body-limit N]",
+	summary: "serve the HTTP API over the built-in graphs, keeping threads in SQLite or Postgres",
 	about: `The built-in graphs are refund, two-step, parallel, gated and support-agent (on the
 scripted model). Without --tokens the API is open, so only loopback addresses are
 allowed. The tokens file holds lines of name:token:roles (roles among run,
 approve, admin, comma-separated) or a JSON list of {"name", "token", "roles"}.
 SIGINT or SIGTERM stops the server gracefully: it stops accepting requests and
-waits for the running ones.`,
+waits for the running ones.
+
+Threads live in the SQLite file --db unless --postgres (or INTERLUDE_POSTGRES)
+gives a Postgres connection string. Any number of replicas may serve one Postgres
+database behind a load balancer, with no sticky sessions: each run holds its
+thread's lease (renewed every third of --lease-ttl), and the live events of every
+replica's runs reach the event listeners of all of them through the database. If
+a replica dies mid-run, its threads read as failed once their leases expire, and
+any replica continues them from their last committed step.`,
 	maxArgs: 0,
 	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
 		addr := fs.String("addr", "127.0.0.1:8000", "the `address` to listen on")
 		db := fs.String("db", "interlude.db", "the SQLite `file` that keeps the threads")
+		pgDSN := fs.String("postgres", "", "keep the threads in the Postgres database at `DSN` (default $INTERLUDE_POSTGRES) instead of SQLite")
+		pgSchema := fs.String("postgres-schema", postgres.DefaultSchema, "the Postgres `schema` that holds the tables, created if missing")
+		leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "with Postgres, how long a run's hold on its thread outlives its replica: a thread whose replica died can be continued after this `duration`")
 		tokensFile := fs.String("tokens", "", "require the bearer tokens listed in `FILE`")
 		bodyLimit := fs.Int64("body-limit", 0, "refuse request bodies over `N` bytes (0: the server's default, 1 MiB)")
 		logFormat := fs.String("log-format", "text", "log `format`: text or json")
@@ -46,6 +60,21 @@ waits for the running ones.`,
 			if *bodyLimit < 0 {
 				return usageOf(fs, "--body-limit must not be negative")
 			}
+			if *leaseTTL < 100*time.Millisecond {
+				return usageOf(fs, "--lease-ttl must be at least 100ms")
+			}
+			set := map[string]bool{}
+			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+			cfg := storeConfig{sqlite: *db, postgres: *pgDSN, schema: *pgSchema, leaseTTL: *leaseTTL}
+			if cfg.postgres == "" {
+				cfg.postgres = e.getenv("INTERLUDE_POSTGRES")
+			}
+			if cfg.postgres != "" && set["db"] {
+				return usageOf(fs, "give --db or --postgres, not both")
+			}
+			if cfg.postgres == "" && set["postgres-schema"] {
+				return usageOf(fs, "--postgres-schema needs --postgres")
+			}
 			log := slog.New(h)
 			var tokens []server.Token
 			if *tokensFile != "" {
@@ -60,19 +89,44 @@ waits for the running ones.`,
 			if err := server.CheckListenAddr(*addr, len(tokens) > 0); err != nil {
 				return &usageError{err.Error()}
 			}
-			return serve(e, log, *addr, *db, tokens, *bodyLimit)
+			return serve(e, log, *addr, cfg, tokens, *bodyLimit)
 		}
 	},
 }
 
-func serve(e *env, log *slog.Logger, addr, db string, tokens []server.Token, bodyLimit int64) error {
-	st, err := sqlite.Open(db)
-	if err != nil {
-		return err
+// storeConfig says where serve keeps the threads.
+type storeConfig struct {
+	sqlite           string        // the SQLite file, unless postgres is set
+	postgres, schema string        // the Postgres DSN and schema
+	leaseTTL         time.Duration // thread leases, with Postgres
+}
+
+func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64) error {
+	var (
+		st    store.Store
+		hub   *server.EventHub
+		where []any
+	)
+	if sc.postgres != "" {
+		pg, err := postgres.Open(e.ctx, sc.postgres, postgres.WithSchema(sc.schema))
+		if err != nil {
+			return err
+		}
+		defer pg.Close()
+		events := pg.EventLog(postgres.EventConfig{Logger: log})
+		defer events.Close() // after the server: the last runs' events are written
+		st, hub = pg, server.NewEventHub(server.WithHubLog(events))
+		where = []any{"store", "postgres", "schema", sc.schema, "lease_ttl", sc.leaseTTL.String()}
+	} else {
+		lite, err := sqlite.Open(sc.sqlite)
+		if err != nil {
+			return err
+		}
+		defer lite.Close()
+		st, hub = lite, server.NewEventHub()
+		where = []any{"db", sc.sqlite}
 	}
-	defer st.Close()
-	hub := server.NewEventHub()
-	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish)}
+	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, "")}
 	gs, err := builtins(gopts)
 	if err != nil {
 		return err
@@ -101,7 +155,7 @@ func serve(e *env, log *slog.Logger, addr, db string, tokens []server.Token, bod
 	}
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("listening", "addr", ln.Addr().String(), "db", db, "graphs", names, "tokens", len(tokens))
+	log.Info("listening", append([]any{"addr", ln.Addr().String(), "graphs", names, "tokens", len(tokens)}, where...)...)
 	if err := srv.Serve(ctx, ln); err != nil {
 		if errors.Is(err, server.ErrInsecureListen) {
 			return &usageError{err.Error()}

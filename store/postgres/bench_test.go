@@ -101,6 +101,7 @@ func BenchmarkListInterrupted(b *testing.B) {
 	start := time.Now()
 	SeedSynthetic(b, s, n)
 	b.Logf("seeded %d threads in %v", n, time.Since(start).Round(time.Millisecond))
+	seedLeases(b, s, n)
 	for _, q := range []store.Query{{Status: store.StatusInterrupted}, {Status: store.StatusInterrupted, Graph: "graph-3"}, {}} {
 		query, args, err := s.listQuery(q, 50)
 		if err != nil {
@@ -112,5 +113,37 @@ func BenchmarkListInterrupted(b *testing.B) {
 			b.Fatalf("the listing does not walk an index in order:\n%s", plan)
 		}
 	}
+	// Running and failed add the leased threads: found from the leases table,
+	// never by walking every thread.
+	for _, q := range []store.Query{{Status: store.StatusFailed}, {Status: store.StatusRunning, Graph: "graph-3"}} {
+		query, args, err := s.listQuery(q, 50)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plan := explain(b, s.pool, "ANALYZE, BUFFERS, COSTS OFF", query, args...)
+		b.Logf("EXPLAIN (ANALYZE, BUFFERS) %s\n%s", query, plan)
+		if !strings.Contains(plan, "Index Scan using threads_") || strings.Contains(plan, "threads_recent") {
+			b.Fatalf("the listing walks every thread:\n%s", plan)
+		}
+	}
 	storetest.BenchmarkList(b, s, n)
+}
+
+// seedLeases gives 200 of the n threads a lease, half of them expired (as
+// their runs' processes died), as a busy deployment has, then runs ANALYZE.
+func seedLeases(tb testing.TB, s *Store, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	var ids []string
+	for i := range 200 {
+		ids = append(ids, storetest.SyntheticThread(i*(n/200)+i%7).ThreadID)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{s.schema}.Sanitize()+`.leases (thread_id, owner, token, expires_at)
+		SELECT x.id, 'bench', x.i, now() + CASE WHEN x.i % 2 = 0 THEN interval '1 hour' ELSE interval '-1 hour' END
+		FROM unnest($1::text[]) WITH ORDINALITY AS x (id, i)`, ids); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE "+pgx.Identifier{s.schema, "leases"}.Sanitize()); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -21,7 +21,7 @@ var migrationFiles embed.FS
 
 // SchemaVersion is the newest schema version this build knows: the number of
 // the last embedded migration.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migration is one embedded schema change, named NNNN_what.sql.
 type migration struct {

@@ -2,10 +2,18 @@
 // database, through pgx v5.
 //
 // A store lives in one Postgres schema ("interlude" unless WithSchema says
-// otherwise) holding three tables: threads (the indexed facts the inbox lists),
-// records (each thread's append-only log, keyed by thread and version) and
-// snapshots (the one newest snapshot per thread). Record and snapshot bytes are
-// stored as given; the runtime decides their encoding and compression.
+// otherwise) holding five tables: threads (the indexed facts the inbox lists),
+// records (each thread's append-only log, keyed by thread and version),
+// snapshots (the one newest snapshot per thread), leases (which run holds which
+// thread, see Store.Lease) and events (the event log replicas share, see
+// EventLog). Record and snapshot bytes are stored as given; the runtime decides
+// their encoding and compression.
+//
+// Several processes may share one store: the Store is a store.Leaser, so the
+// graph runtime holds a thread's lease while it runs it, and a thread whose
+// process died mid-run reads as failed once its lease expires, until any process
+// continues it (see Store.Lease for the rule). EventLog carries the events of
+// runs to the listeners of every process.
 //
 // Each Append is a single SQL statement, so one round trip and one implicit
 // transaction: it updates the thread's row only if the row is at the expected
@@ -108,8 +116,14 @@ type queries struct {
 	appends                        [2][2]string
 	version, meta, load, records   string
 	delThread, delRecords, delSnap string
-	list                           string // table and columns, for listQuery
+	delLease, delEvents            string
+	lease, renew, release          string
+	schema                         string // quoted, for listQuery
 }
+
+// statusSQL is a thread's status as reported: its lease, if any, overrides
+// what its last record says (see Store.Lease).
+const statusSQL = `CASE WHEN l.expires_at IS NULL THEN t.status WHEN l.expires_at > now() THEN 'running' ELSE 'failed' END`
 
 func newQueries(schema string) queries {
 	var q queries
@@ -119,11 +133,13 @@ func newQueries(schema string) queries {
 		}
 	}
 	q.version = `SELECT version FROM ` + schema + `.threads WHERE id = $1`
-	q.meta = `SELECT graph, status, version, interrupts, created_at, updated_at FROM ` + schema + `.threads WHERE id = $1`
-	q.load = `SELECT t.graph, t.status, t.version, t.interrupts, t.created_at, t.updated_at,
+	q.meta = `SELECT t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
+	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id WHERE t.id = $1`
+	q.load = `SELECT t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at,
 		s.version, s.format, s.data, r.versions, r.formats, r.kinds, r.datas, r.created
 	FROM ` + schema + `.threads t
 	LEFT JOIN ` + schema + `.snapshots s ON s.thread_id = t.id
+	LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id
 	CROSS JOIN LATERAL (
 		SELECT array_agg(version ORDER BY version), array_agg(format ORDER BY version), array_agg(kind ORDER BY version),
 			array_agg(data ORDER BY version), array_agg(created_at ORDER BY version)
@@ -136,7 +152,10 @@ func newQueries(schema string) queries {
 	q.delThread = `DELETE FROM ` + schema + `.threads WHERE id = $1`
 	q.delRecords = `DELETE FROM ` + schema + `.records WHERE thread_id = $1`
 	q.delSnap = `DELETE FROM ` + schema + `.snapshots WHERE thread_id = $1`
-	q.list = `SELECT id, graph, status, version, interrupts, created_at, updated_at FROM ` + schema + `.threads`
+	q.delLease = `DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND expires_at <= now()`
+	q.delEvents = `DELETE FROM ` + schema + `.events WHERE thread_id = $1`
+	q.schema = schema
+	leaseSQL(&q, schema)
 	return q
 }
 
@@ -353,6 +372,12 @@ func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) 
 
 // listQuery returns the SQL and arguments for q's page, fetching one row more
 // than the page to know whether another follows.
+//
+// Every listing walks one index of threads in order. Without a status it joins
+// each thread to its lease, if any, for the reported status. With a status it
+// keeps the threads with that stored status and no lease (an anti-join probing
+// the small leases table); for running and failed it adds, in a second branch,
+// the threads whose lease is held or expired, found from the leases table.
 func (s *Store) listQuery(q store.Query, limit int) (string, []any, error) {
 	var (
 		conds []string
@@ -362,25 +387,46 @@ func (s *Store) listQuery(q store.Query, limit int) (string, []any, error) {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
 	}
-	if q.Status != "" {
-		conds = append(conds, "status = "+arg(string(q.Status)))
-	}
 	if q.Graph != "" {
-		conds = append(conds, "graph = "+arg(q.Graph))
+		conds = append(conds, "t.graph = "+arg(q.Graph))
 	}
 	if q.Cursor != "" {
 		c, err := store.DecodeCursor(q.Cursor)
 		if err != nil {
 			return "", nil, err
 		}
-		conds = append(conds, "(updated_at, id) < ("+arg(c.UpdatedAt.UnixNano())+", "+arg(c.ThreadID)+")")
+		conds = append(conds, "(t.updated_at, t.id) < ("+arg(c.UpdatedAt.UnixNano())+", "+arg(c.ThreadID)+")")
 	}
-	query := s.sql.list
-	if len(conds) > 0 {
-		query += " WHERE " + strings.Join(conds, " AND ")
+	schema := s.sql.schema
+	lim := arg(limit + 1)
+	const order = " ORDER BY t.updated_at DESC, t.id DESC LIMIT "
+	where := func(extra ...string) string {
+		all := append(extra, conds...)
+		if len(all) == 0 {
+			return ""
+		}
+		return " WHERE " + strings.Join(all, " AND ")
 	}
-	query += " ORDER BY updated_at DESC, id DESC LIMIT " + arg(limit+1)
-	return query, args, nil
+	cols := func(status string) string {
+		return "SELECT t.id, t.graph, " + status + " AS status, t.version, t.interrupts, t.created_at, t.updated_at FROM " + schema + ".threads t"
+	}
+	if q.Status == "" {
+		return cols(statusSQL) + " LEFT JOIN " + schema + ".leases l ON l.thread_id = t.id" + where() + order + lim, args, nil
+	}
+	status := arg(string(q.Status))
+	stored := cols("t.status") + where("t.status = "+status,
+		"NOT EXISTS (SELECT 1 FROM "+schema+".leases l WHERE l.thread_id = t.id)") + order + lim
+	var leased string
+	switch q.Status {
+	case store.StatusRunning:
+		leased = "l.expires_at > now()"
+	case store.StatusFailed:
+		leased = "l.expires_at <= now()"
+	default:
+		return stored, args, nil
+	}
+	leased = cols(status+"::text") + " JOIN " + schema + ".leases l ON l.thread_id = t.id" + where(leased) + order + lim
+	return "(" + stored + ") UNION ALL (" + leased + ") ORDER BY updated_at DESC, id DESC LIMIT " + lim, args, nil
 }
 
 // List implements store.Store. Each kind of listing walks an index in order and
@@ -417,11 +463,12 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 }
 
 // Delete implements store.Store. It removes the thread's row first, in one
-// transaction with its records and snapshot, so an append racing with it either
-// lands before (and is deleted too) or conflicts.
+// transaction with its records, snapshot and logged events, so an append racing
+// with it either lands before (and is deleted too) or conflicts. A lease held by
+// a live run stays until that run ends; an expired one goes.
 func (s *Store) Delete(ctx context.Context, threadID string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, q := range []string{s.sql.delThread, s.sql.delRecords, s.sql.delSnap} {
+		for _, q := range []string{s.sql.delThread, s.sql.delRecords, s.sql.delSnap, s.sql.delLease, s.sql.delEvents} {
 			if _, err := tx.Exec(ctx, q, threadID); err != nil {
 				return err
 			}

@@ -1,0 +1,401 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EventLog is the log of graph run events that the server replicas sharing a
+// store exchange through its database, so that a listener connected to any
+// replica sees the events of runs on every replica. It implements
+// server.EventLog: pass it to server.NewEventHub with server.WithHubLog.
+//
+// Events are rows of the events table, numbered by its bigserial id; the id is
+// the event's id on every replica (the SSE id a listener reconnects with).
+// Publish queues an event and a writer goroutine inserts what is queued in one
+// statement, then wakes the replicas with one small NOTIFY (whose payload limit
+// of 8000 bytes never applies to the events themselves). Writers take an advisory
+// lock around their insert, so ids become visible in increasing order: a reader
+// that has seen id n has seen every event below it. Each replica's Listen keeps
+// one connection that LISTENs and reads the new rows in id order; Read serves a
+// listener catching up after a reconnect. Event writes, like lease writes, commit
+// without waiting for the WAL flush: events are a live feed, not the record.
+//
+// Old events are trimmed, by every replica, every TrimEvery: those older than
+// KeepFor, and all but the newest KeepEvents. A listener that reconnects later
+// than that resumes from the oldest event kept.
+type EventLog struct {
+	s       *Store
+	cfg     EventConfig
+	channel string // the NOTIFY channel
+	queue   chan queued
+	stop    context.CancelFunc
+	ctx     context.Context
+	done    chan struct{} // the writer and the trimmer have ended
+	closing sync.Once
+	closed  atomic.Bool
+	dropped atomic.Uint64
+}
+
+// EventConfig tunes an EventLog; zero fields take their defaults.
+type EventConfig struct {
+	// KeepFor is how long events are kept (default one hour).
+	KeepFor time.Duration
+	// KeepEvents caps how many events are kept (default 1,000,000).
+	KeepEvents int64
+	// TrimEvery is how often each replica trims the log (default 10 seconds).
+	TrimEvery time.Duration
+	// Batch caps how many events one insert writes (default 512).
+	Batch int
+	// Logger reports connection trouble and trimming failures (default
+	// slog.Default()).
+	Logger *slog.Logger
+}
+
+type queued struct {
+	threadID, name string
+	data           []byte
+	flushed        chan struct{} // closed once written, for Publish with wait
+}
+
+// EventLog starts the store's event log: its writer and its trimmer run until
+// Close. Events go to the store's schema, so separate schemas are separate logs.
+func (s *Store) EventLog(cfg EventConfig) *EventLog {
+	if cfg.KeepFor <= 0 {
+		cfg.KeepFor = time.Hour
+	}
+	if cfg.KeepEvents <= 0 {
+		cfg.KeepEvents = 1_000_000
+	}
+	if cfg.TrimEvery <= 0 {
+		cfg.TrimEvery = 10 * time.Second
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 512
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	l := &EventLog{s: s, cfg: cfg, channel: notifyChannel(s.schema), queue: make(chan queued, 8192),
+		ctx: ctx, stop: stop, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Go(l.write)
+	wg.Go(l.trimLoop)
+	go func() { wg.Wait(); close(l.done) }()
+	return l
+}
+
+// notifyChannel names the schema's NOTIFY channel (at most 63 bytes, as
+// channel names must be).
+func notifyChannel(schema string) string {
+	h := fnv.New64a()
+	h.Write([]byte(schema))
+	return fmt.Sprintf("interlude_events_%016x", h.Sum64())
+}
+
+// Publish appends an event of a thread to the log: name and data are what a
+// listener receives. Without wait it queues the event and returns; with wait it
+// returns once the event, and every event published before it, is in the log
+// (or could not be written), so a run that waits on its last event has all its
+// events logged before another run of the thread, on any replica, logs its own.
+// Events published after Close are dropped.
+func (l *EventLog) Publish(threadID, name string, data []byte, wait bool) {
+	if l.closed.Load() {
+		l.dropped.Add(1)
+		return
+	}
+	q := queued{threadID: threadID, name: name, data: nonNil(data)}
+	if wait {
+		q.flushed = make(chan struct{})
+	}
+	select {
+	case l.queue <- q:
+	case <-l.ctx.Done():
+		l.dropped.Add(1)
+		return
+	}
+	if wait {
+		select {
+		case <-q.flushed:
+		case <-l.done:
+		}
+	}
+}
+
+// Dropped counts the events that could not be logged: published after Close,
+// or lost to a write that kept failing.
+func (l *EventLog) Dropped() uint64 { return l.dropped.Load() }
+
+// write inserts queued events in batches until Close, then flushes what is left.
+func (l *EventLog) write() {
+	batch := make([]queued, 0, l.cfg.Batch)
+	for {
+		var q queued
+		select {
+		case q = <-l.queue:
+		case <-l.ctx.Done():
+			// Close: write what was queued before it.
+			for {
+				select {
+				case q := <-l.queue:
+					batch = append(batch, q)
+					if len(batch) == l.cfg.Batch {
+						l.flush(batch)
+						batch = batch[:0]
+					}
+					continue
+				default:
+				}
+				break
+			}
+			if len(batch) > 0 {
+				l.flush(batch)
+			}
+			return
+		}
+		batch = append(batch, q)
+	more:
+		for len(batch) < l.cfg.Batch {
+			select {
+			case q := <-l.queue:
+				batch = append(batch, q)
+			default:
+				break more
+			}
+		}
+		l.flush(batch)
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+// flush writes a batch, trying a few times, and releases the publishers that
+// wait on it.
+func (l *EventLog) flush(batch []queued) {
+	defer func() {
+		for _, q := range batch {
+			if q.flushed != nil {
+				close(q.flushed)
+			}
+		}
+	}()
+	n := len(batch)
+	threads, names, datas := make([]string, n), make([]string, n), make([][]byte, n)
+	for i, q := range batch {
+		threads[i], names[i], datas[i] = q.threadID, q.name, q.data
+	}
+	var err error
+	for attempt := range 5 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 100 * time.Millisecond) // back off from a failing database
+		}
+		// Not l.ctx: the last batch is written after Close cancels it.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = l.insert(ctx, threads, names, datas)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+	l.dropped.Add(uint64(n))
+	l.cfg.Logger.Error("postgres event log: events lost", "events", n, "err", err)
+}
+
+// insert writes events in one transaction, in one round trip: the advisory lock
+// orders the writers of every replica, so ids become visible in increasing
+// order; the NOTIFY is delivered when the transaction commits.
+func (l *EventLog) insert(ctx context.Context, threads, names []string, datas [][]byte) error {
+	ident := l.s.sql.schema
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit TO OFF")
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, eventLockKey(l.s.schema))
+	b.Queue(`INSERT INTO `+ident+`.events (thread_id, name, data)
+		SELECT x.thread_id, x.name, x.data FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
+		ORDER BY x.n`, threads, names, datas)
+	b.Queue(`SELECT pg_notify($1, '')`, l.channel)
+	b.Queue("COMMIT")
+	br := l.s.pool.SendBatch(ctx, b)
+	var err error
+	for range b.Len() {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	return errors.Join(err, br.Close())
+}
+
+func eventLockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("interlude/store/postgres events " + schema))
+	return int64(h.Sum64())
+}
+
+// Read calls fn with the thread's events whose id is above after, oldest first,
+// until fn returns an error (which Read returns) or none are left.
+func (l *EventLog) Read(ctx context.Context, threadID string, after int64, fn func(id int64, name string, data []byte) error) error {
+	const page = 1000
+	for {
+		rows, err := l.s.pool.Query(ctx, `SELECT id, name, data FROM `+l.s.sql.schema+`.events
+			WHERE thread_id = $1 AND id > $2 ORDER BY id LIMIT $3`, threadID, after, page)
+		if err != nil {
+			return fmt.Errorf("postgres event log: read the events of thread %q: %w", threadID, err)
+		}
+		var (
+			id   int64
+			name string
+			data []byte
+			n    int
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &name, &data}, func() error {
+			n++
+			after = id
+			return fn(id, name, data)
+		})
+		if err != nil {
+			return err
+		}
+		if n < page {
+			return nil
+		}
+	}
+}
+
+// Listen calls deliver with every event logged from now on, by any replica, in
+// id order, until ctx ends; it then returns ctx's error. It keeps one connection
+// of its own, LISTENing for the writers' notifications; if that connection
+// breaks it reconnects and carries on from the last event delivered, so nothing
+// is skipped unless it was trimmed meanwhile. deliver runs on Listen's
+// goroutine and must not block for long.
+func (l *EventLog) Listen(ctx context.Context, deliver func(id int64, threadID, name string, data []byte)) error {
+	last := int64(-1) // not known yet: start from the newest event
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		err := l.listen(ctx, &last, deliver)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		l.cfg.Logger.Warn("postgres event log: listening failed; reconnecting", "err", err, "in", wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// listen is one connection's life in Listen.
+func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int64, threadID, name string, data []byte)) error {
+	conn, err := pgx.ConnectConfig(ctx, l.s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
+		return err
+	}
+	if *last < 0 {
+		if err := conn.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+l.s.sql.schema+`.events`).Scan(last); err != nil {
+			return err
+		}
+	}
+	const page = 1000
+	query := `SELECT id, thread_id, name, data FROM ` + l.s.sql.schema + `.events WHERE id > $1 ORDER BY id LIMIT $2`
+	for {
+		// Read everything new; then wait for a notification. Reading after
+		// LISTEN took effect means no event committed since is missed.
+		for {
+			rows, err := conn.Query(ctx, query, *last, page)
+			if err != nil {
+				return err
+			}
+			var (
+				id           int64
+				thread, name string
+				data         []byte
+				n            int
+			)
+			_, err = pgx.ForEachRow(rows, []any{&id, &thread, &name, &data}, func() error {
+				n++
+				*last = id
+				deliver(id, thread, name, data)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if n < page {
+				break
+			}
+		}
+		// A bound on the wait, so that a lost notification (there should be
+		// none) delays events by seconds, not forever.
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// trimLoop trims the log every TrimEvery until Close.
+func (l *EventLog) trimLoop() {
+	t := time.NewTicker(l.cfg.TrimEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-t.C:
+			if err := l.Trim(l.ctx); err != nil && l.ctx.Err() == nil {
+				l.cfg.Logger.Warn("postgres event log: trimming failed", "err", err)
+			}
+		}
+	}
+}
+
+// Trim deletes the events older than KeepFor and all but the newest KeepEvents,
+// and the leases that expired more than KeepFor ago on threads that were never
+// written (their runs died before the first commit). The log's trimmer calls it
+// every TrimEvery.
+func (l *EventLog) Trim(ctx context.Context) error {
+	ident := l.s.sql.schema
+	keepFor := l.cfg.KeepFor.Microseconds()
+	// The first event new enough is found by walking the ids upwards from the
+	// oldest, past exactly the events to delete.
+	if _, err := l.s.pool.Exec(ctx, `DELETE FROM `+ident+`.events WHERE id < GREATEST(
+			(SELECT max(id) FROM `+ident+`.events) - $1 + 1,
+			COALESCE((SELECT id FROM `+ident+`.events WHERE created_at >= now() - $2::bigint * interval '1 microsecond' ORDER BY id LIMIT 1),
+				(SELECT max(id) + 1 FROM `+ident+`.events)))`, l.cfg.KeepEvents, keepFor); err != nil {
+		return fmt.Errorf("postgres event log: trim events: %w", err)
+	}
+	if _, err := l.s.pool.Exec(ctx, `DELETE FROM `+ident+`.leases l
+		WHERE l.expires_at < now() - $1::bigint * interval '1 microsecond'
+		AND NOT EXISTS (SELECT 1 FROM `+ident+`.threads t WHERE t.id = l.thread_id)`, keepFor); err != nil {
+		return fmt.Errorf("postgres event log: trim leases: %w", err)
+	}
+	return nil
+}
+
+// Close writes the events queued so far, stops the writer and the trimmer, and
+// drops events published afterwards. Listen runs on until its own context ends.
+func (l *EventLog) Close() error {
+	l.closing.Do(func() {
+		l.closed.Store(true)
+		l.stop()
+	})
+	<-l.done
+	return nil
+}

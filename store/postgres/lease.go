@@ -1,0 +1,175 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+	"github.com/jackc/pgx/v5"
+)
+
+// Thread leases.
+//
+// A run holds its thread's lease (a row of the leases table) for as long as it
+// runs, renewing it before it expires; the graph runtime takes it around every
+// run (graph.WithLease). Taking a lease is one atomic upsert that succeeds only if
+// the thread has no lease, its lease has expired, or the same owner holds it; the
+// database's clock decides expiry, so the replicas' clocks do not matter. A
+// replica that dies mid-run leaves its lease behind, and once it expires any
+// replica may take the thread over: the run that died committed nothing for the
+// step it was running, so the thread continues from its last committed record.
+//
+// Status rule: a thread whose lease is held reads as running, and a thread whose
+// lease expired without being released (its process died mid-run) reads as
+// failed, in Meta, Load and List alike, whatever its last record says. Such a
+// failed thread recovers when a run takes its lease over: a plain continue, or
+// the retried answer that started the run that died, runs the unfinished step
+// again. The lease, not the record, says so, so no write is needed when a
+// process dies.
+//
+// Lease writes commit without waiting for the WAL to reach disk
+// (synchronous_commit off for their transaction): a lease lost in a database
+// crash is harmless, because every append is a durable compare-and-set, and an
+// append's flush makes the earlier lease writes durable too.
+
+var _ store.Leaser = (*Store)(nil)
+
+// lease is a held thread lease.
+type lease struct {
+	s        *Store
+	threadID string
+	owner    string
+	token    int64
+	ttl      time.Duration
+}
+
+// Lease implements store.Leaser. If another owner holds an unexpired lease, it
+// fails with an error matching interlude.ErrThreadBusy that names the holder.
+func (s *Store) Lease(ctx context.Context, threadID, owner string, ttl time.Duration) (store.Lease, error) {
+	if threadID == "" {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a lease needs a thread id"}
+	}
+	if ttl <= 0 {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("a lease needs a positive time to live, not %s", ttl)}
+	}
+	l := &lease{s: s, threadID: threadID, owner: owner, token: newToken(), ttl: ttl}
+	// A lease released between the refused upsert and the look at its holder
+	// leaves nothing to name: try again.
+	for range 3 {
+		var (
+			won     bool
+			holder  *string
+			expires *float64
+		)
+		err := s.async(ctx, s.sql.lease, []any{threadID, owner, l.token, ttl.Microseconds()}, func(row pgx.Row) error {
+			return row.Scan(&won, &holder, &expires)
+		})
+		if err != nil {
+			return nil, s.wrap("lease", threadID, err)
+		}
+		if won {
+			return l, nil
+		}
+		if holder != nil {
+			return nil, busy(threadID, *holder, time.Duration(*expires*float64(time.Second)))
+		}
+	}
+	return nil, busy(threadID, "another run", 0)
+}
+
+func busy(threadID, holder string, left time.Duration) error {
+	msg := fmt.Sprintf("thread %q is being run by %s", threadID, holder)
+	if left > 0 {
+		msg += fmt.Sprintf(" (its lease runs for %s more unless renewed)", left.Round(time.Millisecond))
+	}
+	return &interlude.Error{Code: interlude.CodeThreadBusy, Message: msg + "; try again when that run ends"}
+}
+
+// Renew implements store.Lease. It fails with an error matching
+// interlude.ErrThreadBusy if the lease was lost: another run took it over after it
+// expired, or it was released.
+func (l *lease) Renew(ctx context.Context) error {
+	var n int64
+	err := l.s.async(ctx, l.s.sql.renew, []any{l.threadID, l.token, l.ttl.Microseconds()}, func(row pgx.Row) error {
+		return row.Scan(&n)
+	})
+	if err != nil {
+		return l.s.wrap("renew the lease on", l.threadID, err)
+	}
+	if n == 0 {
+		return &interlude.Error{Code: interlude.CodeThreadBusy, Message: fmt.Sprintf(
+			"the lease of %s on thread %q was lost: it expired and another run took the thread over; this run stops without committing more", l.owner, l.threadID)}
+	}
+	return nil
+}
+
+// Release implements store.Lease. Releasing a lease that was lost is not an
+// error, and leaves the new holder's lease alone.
+func (l *lease) Release(ctx context.Context) error {
+	var n int64
+	err := l.s.async(ctx, l.s.sql.release, []any{l.threadID, l.token}, func(row pgx.Row) error {
+		return row.Scan(&n)
+	})
+	if err != nil {
+		return l.s.wrap("release the lease on", l.threadID, err)
+	}
+	return nil
+}
+
+// async runs one statement returning one row in a transaction that commits
+// without waiting for the WAL flush, in one round trip.
+func (s *Store) async(ctx context.Context, query string, args []any, scan func(pgx.Row) error) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SET LOCAL synchronous_commit TO OFF")
+	b.Queue(query, args...)
+	b.Queue("COMMIT")
+	br := s.pool.SendBatch(ctx, b)
+	var err error
+	for i := range 4 {
+		if i == 2 {
+			err = scan(br.QueryRow())
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
+			break
+		}
+	}
+	return errors.Join(err, br.Close())
+}
+
+func newToken() int64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return int64(binary.LittleEndian.Uint64(b[:]))
+}
+
+// leaseSQL returns the lease statements for schema (already quoted).
+func leaseSQL(q *queries, schema string) {
+	// The upsert takes the lease if it is free, expired or the owner's own. The
+	// outer SELECT reads the table as of before the statement, so when the upsert
+	// is refused it names the holder.
+	q.lease = `WITH up AS (
+	INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
+	VALUES ($1, $2, $3, now() + $4::bigint * interval '1 microsecond')
+	ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
+	WHERE l.expires_at <= now() OR l.owner = excluded.owner
+	RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM up), h.owner, extract(epoch FROM h.expires_at - now())::float8
+FROM (SELECT 1) AS one LEFT JOIN ` + schema + `.leases h ON h.thread_id = $1`
+	q.renew = `WITH r AS (
+	UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond'
+	WHERE thread_id = $1 AND token = $2
+	RETURNING 1
+) SELECT count(*) FROM r`
+	q.release = `WITH r AS (
+	DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $2 RETURNING 1
+) SELECT count(*) FROM r`
+}

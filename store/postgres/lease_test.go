@@ -1,0 +1,299 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+	"github.com/jackc/pgx/v5"
+)
+
+// expire makes the thread's lease, if any, expire now, as it does when the
+// process holding it dies and stops renewing it.
+func expire(t *testing.T, s *Store, threadID string) {
+	t.Helper()
+	tag, err := s.pool.Exec(context.Background(), `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.leases SET expires_at = now() - interval '1 millisecond' WHERE thread_id = $1`, threadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tag.RowsAffected() != 1 {
+		t.Fatalf("thread %q has no lease to expire", threadID)
+	}
+}
+
+func mustLease(t *testing.T, s *Store, threadID, owner string) store.Lease {
+	t.Helper()
+	l, err := s.Lease(context.Background(), threadID, owner, time.Minute)
+	if err != nil {
+		t.Fatalf("Lease(%q, %q): %v", threadID, owner, err)
+	}
+	return l
+}
+
+func TestLeaseExcludesOtherOwners(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	a := mustLease(t, s, "t", "replica-a")
+	_, err := s.Lease(ctx, "t", "replica-b", time.Minute)
+	if !errors.Is(err, interlude.ErrThreadBusy) || !strings.Contains(err.Error(), "replica-a") {
+		t.Fatalf("a second owner's Lease: err = %v, want ErrThreadBusy naming replica-a", err)
+	}
+	// Another thread is free.
+	other := mustLease(t, s, "u", "replica-b")
+	if err := a.Renew(ctx); err != nil {
+		t.Fatalf("Renew of a held lease: %v", err)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b := mustLease(t, s, "t", "replica-b")
+	for _, l := range []store.Lease{b, other} {
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{s.schema}.Sanitize()+`.leases`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d leases left after every release (%v)", n, err)
+	}
+}
+
+func TestLeaseBySameOwnerTakesItOver(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	first := mustLease(t, s, "t", "replica-a")
+	second := mustLease(t, s, "t", "replica-a")
+	// The first taking is over: it can neither renew nor release the second's.
+	if err := first.Renew(ctx); !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("Renew of a lease taken over: err = %v, want ErrThreadBusy", err)
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lease(ctx, "t", "replica-b", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("the stale Release freed the thread: err = %v", err)
+	}
+	if err := second.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExpiredLeaseIsTakenOver(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	dead := mustLease(t, s, "t", "replica-a")
+	expire(t, s, "t")
+	alive := mustLease(t, s, "t", "replica-b")
+	if err := dead.Renew(ctx); !errors.Is(err, interlude.ErrThreadBusy) || !strings.Contains(err.Error(), "lost") {
+		t.Fatalf("Renew after the lease was taken over: err = %v, want ErrThreadBusy saying it was lost", err)
+	}
+	if err := dead.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lease(ctx, "t", "replica-c", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) || !strings.Contains(err.Error(), "replica-b") {
+		t.Fatalf("the dead run's Release freed the new holder's lease: err = %v", err)
+	}
+	if err := alive.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRenewExtendsAnExpiredLeaseNobodyTook(t *testing.T) {
+	// A run that was slow to renew, but that nobody took over, keeps its lease.
+	s := openTest(t)
+	ctx := context.Background()
+	l := mustLease(t, s, "t", "replica-a")
+	expire(t, s, "t")
+	if err := l.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lease(ctx, "t", "replica-b", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("after Renew: err = %v, want ErrThreadBusy", err)
+	}
+	var left float64
+	if err := s.pool.QueryRow(ctx, `SELECT extract(epoch FROM expires_at - now()) FROM `+pgx.Identifier{s.schema}.Sanitize()+`.leases`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left < 50 || left > 60 {
+		t.Fatalf("after Renew the lease has %.1fs left, want about 60s", left)
+	}
+}
+
+func TestLeaseRace(t *testing.T) {
+	s := openTest(t)
+	const n = 8
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			_, errs[i] = s.Lease(context.Background(), "t", "owner-"+string(rune('a'+i)), time.Minute)
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, interlude.ErrThreadBusy):
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d racing owners got the lease, want 1", won, n)
+	}
+}
+
+func TestLeaseArguments(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	if _, err := s.Lease(ctx, "", "a", time.Minute); !errors.Is(err, interlude.ErrInvalidRequest) {
+		t.Errorf("empty thread id: %v", err)
+	}
+	if _, err := s.Lease(ctx, "t", "a", 0); !errors.Is(err, interlude.ErrInvalidRequest) {
+		t.Errorf("zero ttl: %v", err)
+	}
+}
+
+// listed returns the ids of the threads List returns for q.
+func listed(t *testing.T, s *Store, q store.Query) map[string]store.Status {
+	t.Helper()
+	page, err := s.List(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]store.Status{}
+	for _, m := range page.Threads {
+		out[m.ThreadID] = m.Status
+	}
+	return out
+}
+
+// TestLeaseDecidesTheReportedStatus checks the status rule: a held lease reads
+// as running, an expired one as failed, in Meta, Load and every listing.
+func TestLeaseDecidesTheReportedStatus(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	q := interlude.Question{ID: "int_1", Node: "n", Message: "ok?"}
+	for _, id := range []string{"t", "other"} {
+		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: []interlude.Question{q}},
+			Records: []store.Record{{Version: 1, Format: 1, Kind: "pause", Data: []byte("x")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, want store.Status) {
+		t.Helper()
+		m, err := s.Meta(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.Load(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Status != want || l.Meta.Status != want {
+			t.Errorf("%s: Meta says %s, Load says %s; want %s", when, m.Status, l.Meta.Status, want)
+		}
+		if len(m.Interrupts) != 1 || m.Version != 1 {
+			t.Errorf("%s: the other facts changed: %+v", when, m)
+		}
+		for _, st := range []store.Status{"", store.StatusIdle, store.StatusRunning, store.StatusInterrupted, store.StatusFailed} {
+			for _, graph := range []string{"", "g"} {
+				got, in := listed(t, s, store.Query{Status: st, Graph: graph})["t"]
+				if wantIn := st == "" || st == want; in != wantIn || (in && got != want) {
+					t.Errorf("%s: List(status %q, graph %q) lists it: %v as %q; want %v as %q", when, st, graph, in, got, wantIn, want)
+				}
+			}
+		}
+		if got := listed(t, s, store.Query{Status: store.StatusInterrupted})["other"]; got != store.StatusInterrupted {
+			t.Errorf("%s: the other thread is listed as %q", when, got)
+		}
+	}
+	check("without a lease", store.StatusInterrupted)
+	a := mustLease(t, s, "t", "replica-a")
+	check("while its run holds the lease", store.StatusRunning)
+	expire(t, s, "t")
+	check("once the lease expired", store.StatusFailed)
+	b := mustLease(t, s, "t", "replica-b")
+	check("once another replica took it over", store.StatusRunning)
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after the dead run's release", store.StatusRunning)
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after release", store.StatusInterrupted)
+}
+
+func TestListFailedMergesStoredAndExpired(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Threads updated one second apart: f1 and f3 failed by their records, e2
+	// and e4 by expired leases; n5 idle.
+	for i, c := range []struct {
+		id     string
+		status store.Status
+	}{{"f1", store.StatusFailed}, {"e2", store.StatusIdle}, {"f3", store.StatusFailed}, {"e4", store.StatusInterrupted}, {"n5", store.StatusIdle}} {
+		if err := s.Append(ctx, store.Append{ThreadID: c.id, Meta: store.Meta{Graph: "g", Status: c.status, UpdatedAt: base.Add(time.Duration(i) * time.Second)},
+			Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"e2", "e4"} {
+		mustLease(t, s, id, "dead")
+		expire(t, s, id)
+	}
+	var got []string
+	cursor := ""
+	for range 10 {
+		page, err := s.List(ctx, store.Query{Status: store.StatusFailed, Limit: 1, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range page.Threads {
+			got = append(got, m.ThreadID)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(got, ",") != "e4,f3,e2,f1" {
+		t.Fatalf("failed threads page by page: %v, want e4,f3,e2,f1 (newest first)", got)
+	}
+}
+
+func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	mustLease(t, s, "t", "dead")
+	expire(t, s, "t")
+	log := s.EventLog(EventConfig{})
+	defer log.Close()
+	log.Publish("t", "end", []byte(`{}`), true)
+	log.Publish("u", "end", []byte(`{}`), true)
+	if err := s.Delete(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	schema := pgx.Identifier{s.schema}.Sanitize()
+	var leases, events int
+	if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+schema+`.leases), (SELECT count(*) FROM `+schema+`.events)`).Scan(&leases, &events); err != nil {
+		t.Fatal(err)
+	}
+	if leases != 0 || events != 1 {
+		t.Fatalf("after Delete: %d leases, %d events; want 0 and the other thread's 1", leases, events)
+	}
+}

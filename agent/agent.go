@@ -65,6 +65,7 @@ type config struct {
 	system    string
 	maxTurns  int
 	parallel  int
+	generate  bool
 	hooks     []namedHook
 	approvals map[string]*approval
 	graphOpts []graph.Option
@@ -96,6 +97,11 @@ func WithParallelTools(n int) Option {
 // made them. A call that pauses stops the turn there; the calls after it run once
 // it is answered.
 func Sequential() Option { return WithParallelTools(1) }
+
+// WithoutStreaming calls the model's Generate instead of Stream, for providers or
+// proxies that do not stream. Streams of the run then carry no model text until
+// each turn ends.
+func WithoutStreaming() Option { return func(c *config) error { c.generate = true; return nil } }
 
 // WithGraphOptions passes options to the underlying graph (store, name,
 // breakpoints, observer, ...).
@@ -203,10 +209,24 @@ func (l *loop) callModel(ctx context.Context, s State) (State, error) {
 		return State{}, &interlude.Error{Code: ErrMaxTurns.Code, Message: fmt.Sprintf("the agent reached its limit of %d model turns; raise WithMaxTurns or start a new thread", l.cfg.maxTurns)}
 	}
 	req := &model.Request{System: l.cfg.system, Messages: s.Messages, Tools: l.specs}
+	resp, err := l.ask(ctx, req)
+	if err != nil {
+		return State{}, err
+	}
+	msg := resp.Message
+	msg.Role = model.RoleAssistant
+	return State{Messages: []model.Message{msg}, Turns: 1}, nil
+}
+
+// ask calls the model, streaming its output to the run's stream as it comes.
+func (l *loop) ask(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if l.cfg.generate {
+		return l.model.Generate(ctx, req)
+	}
 	var resp *model.Response
 	for c, err := range l.model.Stream(ctx, req) {
 		if err != nil {
-			return State{}, err
+			return nil, err
 		}
 		if c.Type == model.ChunkDone {
 			resp = c.Response
@@ -215,11 +235,9 @@ func (l *loop) callModel(ctx context.Context, s State) (State, error) {
 		graph.Emit(ctx, graph.EventMessage, c)
 	}
 	if resp == nil {
-		return State{}, errors.New("the model's stream ended without a response")
+		return nil, errors.New("the model's stream ended without a response")
 	}
-	msg := resp.Message
-	msg.Role = model.RoleAssistant
-	return State{Messages: []model.Message{msg}, Turns: 1}, nil
+	return resp, nil
 }
 
 // runTools runs the tool calls of the last assistant message and returns their

@@ -1,0 +1,93 @@
+package agent_test
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/interludehq/interlude/agent"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/model/scripted"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/memory"
+	"github.com/interludehq/interlude/store/sqlite"
+)
+
+// BenchmarkAgentTurnScripted runs one agent turn with three parallel tool calls on
+// the scripted model over SQLite: model call, three tools, model answer. The
+// framework's own cost is what remains once the store's fsyncs (three commits) are
+// subtracted; see BenchmarkAppend in store/sqlite.
+func BenchmarkAgentTurnScripted(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		st, err := sqlite.Open(filepath.Join(b.TempDir(), "agent.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		agentTurn(b, st)
+	})
+	b.Run("memory", func(b *testing.B) { agentTurn(b, memory.New()) })
+}
+
+func agentTurn(b *testing.B, st store.Store) {
+	m := scripted.New(
+		scripted.Calls(
+			scripted.Call("lookup_order", lookupArgs{OrderID: "1"}),
+			scripted.Call("lookup_order", lookupArgs{OrderID: "2"}),
+			scripted.Call("lookup_order", lookupArgs{OrderID: "3"}),
+		),
+		scripted.Text("All three orders are fine."),
+	)
+	a, err := agent.New(m, newShop().tools(), agent.WithGraphOptions(graph.WithStore(st)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		res, err := a.Invoke(ctx, "t"+strconv.Itoa(i), agent.Ask("check orders 1, 2 and 3"))
+		if err != nil || res.Status != graph.Completed {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// BenchmarkAgentApprovalCycle pauses on a gated call and approves it: two
+// invocations, four commits.
+func BenchmarkAgentApprovalCycle(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "agent.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m := scripted.New(
+		scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 10})),
+		scripted.Text("Refunded."),
+	)
+	s := newShop()
+	s.amounts = make(chan float64, 1<<20)
+	a, err := agent.New(m, s.tools(), agent.RequireApproval("issue_refund"), agent.WithGraphOptions(graph.WithStore(st)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	approve := graph.Resume(agent.Approve().Response)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		id := "t" + strconv.Itoa(i)
+		if res, err := a.Invoke(ctx, id, agent.Ask("refund order 1")); err != nil || res.Status != graph.Interrupted {
+			b.Fatal(err, res)
+		}
+		if res, err := a.Invoke(ctx, id, approve); err != nil || res.Status != graph.Completed {
+			b.Fatal(err, res)
+		}
+		if i%1000 == 999 {
+			for len(s.amounts) > 0 {
+				<-s.amounts
+			}
+		}
+	}
+}

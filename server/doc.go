@@ -115,6 +115,12 @@
 // NewEventHub). Live events carry no values: end is {"thread_id", "status",
 // "checkpoint"}.
 //
+// Several replicas of a server share events through an EventLog (WithHubLog;
+// store/postgres provides one): every replica's listeners get the events of the
+// runs on all of them, with the log's ids, the same on every replica. A
+// listener may then reconnect to any replica with Last-Event-ID and catches up
+// from the log (Last-Event-ID 0 replays all the log keeps of the thread).
+//
 // GET /v1/events streams the live events of every thread, for dashboards and the
 // web inbox: the same event names, each data wrapped as {"thread_id", "data"}. It
 // has no replay (Last-Event-ID is ignored): a listener that connects or

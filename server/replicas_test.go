@@ -1,0 +1,218 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/memory"
+)
+
+// memLog is an in-memory server.EventLog shared by the "replicas" of a test, as
+// a database would be. Holding it stops deliveries to listeners (but not
+// Publish or Read), to make a listener's replay and its live events overlap.
+type memLog struct {
+	mu     sync.Mutex
+	events []logged
+	wake   []chan struct{}
+	held   bool
+}
+
+type logged struct {
+	id           int64
+	thread, name string
+	data         []byte
+}
+
+func (l *memLog) Publish(threadID, name string, data []byte, wait bool) {
+	l.mu.Lock()
+	l.events = append(l.events, logged{id: int64(len(l.events) + 1), thread: threadID, name: name, data: data})
+	wake := l.wake
+	l.mu.Unlock()
+	for _, w := range wake {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (l *memLog) Read(ctx context.Context, threadID string, after int64, fn func(id int64, name string, data []byte) error) error {
+	l.mu.Lock()
+	evs := append([]logged(nil), l.events...)
+	l.mu.Unlock()
+	for _, e := range evs {
+		if e.thread == threadID && e.id > after {
+			if err := fn(e.id, e.name, e.data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (l *memLog) Listen(ctx context.Context, deliver func(id int64, threadID, name string, data []byte)) error {
+	w := make(chan struct{}, 1)
+	l.mu.Lock()
+	l.wake = append(l.wake, w)
+	next := len(l.events)
+	l.mu.Unlock()
+	for {
+		l.mu.Lock()
+		var evs []logged
+		if !l.held {
+			evs = append(evs, l.events[next:]...)
+			next = len(l.events)
+		}
+		l.mu.Unlock()
+		for _, e := range evs {
+			deliver(e.id, e.thread, e.name, e.data)
+		}
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// hold stops or restarts deliveries.
+func (l *memLog) hold(on bool) {
+	l.mu.Lock()
+	l.held = on
+	wake := l.wake
+	l.mu.Unlock()
+	for _, w := range wake {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// replica starts a server over st whose hub exchanges events through log.
+func replica(t *testing.T, st store.Store, log server.EventLog) *client.Client {
+	t.Helper()
+	hub := server.NewEventHub(server.WithHubLog(log))
+	refund, err := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.WithGraph(refund.Erase()), server.WithEventHub(hub), server.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() { srv.Close(); hs.Close() })
+	return client.New(hs.URL)
+}
+
+func ids(evs []client.Event) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.ID)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestEventsThroughALogReachEveryReplicaWithTheLogsIDs(t *testing.T) {
+	ctx := context.Background()
+	st, log := memory.New(), &memLog{}
+	a, b := replica(t, st, log), replica(t, st, log)
+
+	// A listener on b sees the run on a, numbered by the log.
+	sub, err := b.Subscribe(ctx, "x", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "x", Input: map[string]any{"amount": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := until(t, sub)
+	sub.Close()
+	if names(first) != "metadata,updates,end" || ids(first) != "1,2,3" {
+		t.Fatalf("b's listener got %s with ids %s; want metadata,updates,end with ids 1,2,3", names(first), ids(first))
+	}
+
+	// While nobody listens, b answers; a listener reconnecting to a with the
+	// last id it got catches up from the log.
+	if _, err := b.Resume(ctx, "x", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err = a.Subscribe(ctx, "x", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := until(t, sub)
+	sub.Close()
+	if names(second) != "metadata,updates,end" || ids(second) != "4,5,6" {
+		t.Fatalf("after 3: %s with ids %s; want metadata,updates,end with ids 4,5,6", names(second), ids(second))
+	}
+	sameJSON(t, "end", second[2].Data, `{"thread_id":"x","status":"completed","checkpoint":3}`)
+
+	// Last-Event-ID 0 replays everything the log keeps.
+	sub, err = b.Subscribe(ctx, "x", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := until(t, sub)
+	sub.Close()
+	if ids(all) != "1,2,3" {
+		t.Fatalf("from 0, up to the first end: ids %s", ids(all))
+	}
+}
+
+func TestAReplayOverlappingLiveEventsSendsEachOnce(t *testing.T) {
+	ctx := context.Background()
+	st, log := memory.New(), &memLog{}
+	a, b := replica(t, st, log), replica(t, st, log)
+	res, err := a.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "y", Input: map[string]any{"amount": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The answer's events are logged but not yet delivered to any hub when the
+	// listener reconnects: its replay reads them from the log, and the hub
+	// delivers them again once the log lets go.
+	log.hold(true)
+	if _, err := b.Resume(ctx, "y", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := a.Subscribe(ctx, "y", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	log.hold(false)
+	// A third run (a fresh input) brings live events after the replayed ones.
+	if _, err := b.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "y", Input: map[string]any{"amount": 7}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []client.Event
+	for ev, err := range sub.Events() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+		if len(got) == 6 {
+			break
+		}
+	}
+	if ids(got) != "4,5,6,7,8,9" {
+		t.Fatalf("events after 3: ids %s (%s); want 4 to 9, each once", ids(got), names(got))
+	}
+	for i, ev := range got {
+		if want := fmt.Sprint(i + 4); ev.ID != want {
+			t.Fatalf("event %d has id %s, want %s", i, ev.ID, want)
+		}
+	}
+}

@@ -11,7 +11,9 @@
 // feed of every thread's events (GET /v1/events): it subscribes first, then reads
 // the listing, and reads it again whenever a thread pauses or a run ends, so new
 // questions appear and answered ones leave without a reload. Without an event hub
-// on the server it reads the listing every 15 seconds instead.
+// on the server it reads the listing every 15 seconds instead. Threads paused at a
+// breakpoint (graph.InterruptBefore, InterruptAfter) ask no question, so they are
+// not listed; they are continued over the API.
 //
 // A question's page shows its message, reason, graph, node and thread, the value
 // it carries (scalars as text, nested JSON folded), the conversation for agent

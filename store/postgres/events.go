@@ -292,9 +292,15 @@ func (l *EventLog) Listen(ctx context.Context, deliver func(id int64, threadID, 
 	}
 }
 
+// ListenerName is the application_name of the connections Listen keeps, as
+// pg_stat_activity shows them.
+const ListenerName = "interlude event listener"
+
 // listen is one connection's life in Listen.
 func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int64, threadID, name string, data []byte)) error {
-	conn, err := pgx.ConnectConfig(ctx, l.s.pool.Config().ConnConfig.Copy())
+	cfg := l.s.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = ListenerName
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,305 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// heard collects what a Listen delivers.
+type heard struct {
+	mu  sync.Mutex
+	evs []heardEvent
+}
+
+type heardEvent struct {
+	id           int64
+	thread, name string
+	data         string
+}
+
+func (h *heard) deliver(id int64, thread, name string, data []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.evs = append(h.evs, heardEvent{id, thread, name, string(data)})
+}
+
+// real returns what was heard, without the probes.
+func (h *heard) real() []heardEvent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []heardEvent
+	for _, e := range h.evs {
+		if e.thread != "probe" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (h *heard) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.evs)
+}
+
+// listen runs l.Listen until the test ends and returns once it delivers:
+// it publishes probe events until one arrives (Listen starts from the newest
+// event, so what is published before it starts is not heard).
+func listen(t *testing.T, l *EventLog) *heard {
+	t.Helper()
+	h := &heard{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); l.Listen(ctx, h.deliver) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if !poll(func() bool {
+		l.Publish("probe", "probe", nil, true)
+		return h.count() > 0
+	}) {
+		t.Fatal("Listen delivered none of the probe events")
+	}
+	return h
+}
+
+// poll checks cond until it holds, for at most 10 seconds.
+func poll(cond func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if cond() {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond) // polling observable state, not waiting for it
+	}
+	return cond()
+}
+
+// replicaStore returns another store over s's schema, as another replica has.
+func replicaStore(t *testing.T, s *Store) *Store {
+	t.Helper()
+	o, err := Open(context.Background(), testDSN(t), WithSchema(s.schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	return o
+}
+
+func newLog(t *testing.T, s *Store, cfg EventConfig) *EventLog {
+	t.Helper()
+	l := s.EventLog(cfg)
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestEventLogReachesEveryReplicaInOneOrder(t *testing.T) {
+	s := openTest(t)
+	a, b := newLog(t, s, EventConfig{}), newLog(t, replicaStore(t, s), EventConfig{})
+	ha, hb := listen(t, a), listen(t, b)
+	const n = 40
+	for i := range n {
+		from := a
+		if i%2 == 1 {
+			from = b
+		}
+		from.Publish(fmt.Sprintf("t%d", i%3), "updates", fmt.Appendf(nil, `{"i":%d}`, i), i%5 == 0)
+	}
+	if !poll(func() bool { return len(ha.real()) >= n && len(hb.real()) >= n }) {
+		t.Fatalf("heard %d and %d of %d events", len(ha.real()), len(hb.real()), n)
+	}
+	ea, eb := ha.real(), hb.real()
+	if !slices.Equal(ea, eb) {
+		t.Fatalf("the replicas heard different events:\n%v\n%v", ea, eb)
+	}
+	for i := 1; i < len(ea); i++ {
+		if ea[i].id <= ea[i-1].id {
+			t.Fatalf("ids out of order: %d after %d", ea[i].id, ea[i-1].id)
+		}
+	}
+	// Each replica's own events keep the order it published them in.
+	for parity, who := range []string{"a", "b"} {
+		last := -1
+		for _, e := range ea {
+			var i int
+			fmt.Sscanf(e.data, `{"i":%d}`, &i)
+			if i%2 == parity {
+				if i <= last {
+					t.Fatalf("replica %s's event %d came after its event %d", who, i, last)
+				}
+				last = i
+			}
+		}
+	}
+}
+
+// TestEventLogListenersMissNothingUnderConcurrentWriters checks the property
+// the advisory lock gives: ids become visible in increasing order, so a
+// listener reading "above the last id seen" never skips a late commit.
+func TestEventLogListenersMissNothingUnderConcurrentWriters(t *testing.T) {
+	s := openTest(t)
+	var logs []*EventLog
+	for i := range 4 {
+		st := s
+		if i > 0 {
+			st = replicaStore(t, s)
+		}
+		logs = append(logs, newLog(t, st, EventConfig{Batch: 7}))
+	}
+	h := listen(t, logs[0])
+	var wg sync.WaitGroup
+	const perWriter = 150
+	for i, l := range logs {
+		for w := range 3 {
+			wg.Go(func() {
+				for k := range perWriter {
+					l.Publish(fmt.Sprintf("t-%d-%d", i, w), "updates", []byte(`{}`), k%10 == 9)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for _, l := range logs {
+		l.Publish("probe", "probe", nil, true) // flushes what each queued before
+	}
+	const total = 4 * 3 * perWriter
+	var inTable []int64
+	rows, err := s.pool.Query(context.Background(), `SELECT id FROM `+pgx.Identifier{s.schema}.Sanitize()+`.events WHERE thread_id <> 'probe' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inTable, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		t.Fatal(err)
+	}
+	if len(inTable) != total {
+		t.Fatalf("%d events in the table, want %d", len(inTable), total)
+	}
+	if !poll(func() bool { return len(h.real()) >= total }) {
+		t.Fatalf("the listener heard %d of %d events", len(h.real()), total)
+	}
+	var got []int64
+	for _, e := range h.real() {
+		got = append(got, e.id)
+	}
+	if !slices.Equal(got, inTable) {
+		t.Fatalf("the listener heard %d events, not exactly the table's %d in id order", len(got), len(inTable))
+	}
+}
+
+func TestEventLogRead(t *testing.T) {
+	s := openTest(t)
+	l := newLog(t, s, EventConfig{})
+	for i := range 6 {
+		l.Publish("t", fmt.Sprintf("e%d", i), []byte(fmt.Sprint(i)), false)
+		l.Publish("u", "other", nil, false)
+	}
+	l.Publish("t", "last", nil, true)
+	var all []int64
+	var names []string
+	if err := l.Read(context.Background(), "t", 0, func(id int64, name string, data []byte) error {
+		all, names = append(all, id), append(names, name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(names) != "[e0 e1 e2 e3 e4 e5 last]" {
+		t.Fatalf("Read from 0: %v", names)
+	}
+	names = nil
+	stop := errors.New("enough")
+	err := l.Read(context.Background(), "t", all[2], func(id int64, name string, data []byte) error {
+		names = append(names, name)
+		if len(names) == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || fmt.Sprint(names) != "[e3 e4]" {
+		t.Fatalf("Read after the third, stopping at two: %v, %v", names, err)
+	}
+}
+
+func TestEventLogTrim(t *testing.T) {
+	s := openTest(t)
+	l := newLog(t, s, EventConfig{KeepEvents: 5, TrimEvery: time.Hour})
+	for i := range 20 {
+		l.Publish("t", fmt.Sprint(i), nil, i == 19)
+	}
+	ctx := context.Background()
+	if err := l.Trim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		var out []string
+		l.Read(ctx, "t", 0, func(_ int64, name string, _ []byte) error { out = append(out, name); return nil })
+		return out
+	}
+	if got := names(); fmt.Sprint(got) != "[15 16 17 18 19]" {
+		t.Fatalf("after trimming to 5: %v", got)
+	}
+	// Old events go whatever the count.
+	if _, err := s.pool.Exec(ctx, `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.events SET created_at = now() - interval '2 hours' WHERE name IN ('15', '16')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Trim(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); fmt.Sprint(got) != "[17 18 19]" {
+		t.Fatalf("after trimming events over an hour old: %v", got)
+	}
+}
+
+func TestEventLogCloseWritesWhatWasQueued(t *testing.T) {
+	s := openTest(t)
+	l := s.EventLog(EventConfig{Batch: 16})
+	for i := range 300 {
+		l.Publish("t", "updates", fmt.Appendf(nil, "%d", i), false)
+	}
+	l.Close()
+	l.Publish("t", "late", nil, true) // dropped, without blocking
+	var n int
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM `+pgx.Identifier{s.schema}.Sanitize()+`.events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 300 || l.Dropped() != 1 {
+		t.Fatalf("after Close: %d events logged, %d dropped; want 300 and 1", n, l.Dropped())
+	}
+}
+
+func TestEventLogListenerReconnects(t *testing.T) {
+	s := openTest(t)
+	l := newLog(t, s, EventConfig{})
+	h := listen(t, l)
+	l.Publish("t", "before", nil, true)
+	if !poll(func() bool { return len(h.real()) == 1 }) {
+		t.Fatal("the first event was not heard")
+	}
+	// Cut the listener's connection; events logged meanwhile are heard once it
+	// is back.
+	ctx := context.Background()
+	var cut int
+	if err := s.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = $1 AND query LIKE '%' || $2 || '%'`, ListenerName, s.schema).Scan(&cut); err != nil {
+		t.Fatal(err)
+	}
+	if cut != 1 {
+		t.Fatalf("terminated %d listener connections, want 1", cut)
+	}
+	for i := range 5 {
+		l.Publish("t", fmt.Sprint(i), nil, true)
+	}
+	if !poll(func() bool { return len(h.real()) == 6 }) {
+		t.Fatalf("after the reconnect the listener heard %v", h.real())
+	}
+	var names []string
+	for _, e := range h.real() {
+		names = append(names, e.name)
+	}
+	if fmt.Sprint(names) != "[before 0 1 2 3 4]" {
+		t.Fatalf("heard %v", names)
+	}
+}

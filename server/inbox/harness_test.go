@@ -154,14 +154,6 @@ var (
 	viewer = server.Token{Name: "viewer", Secret: "viewer-reads-00001"}
 )
 
-// agentGraph gives the support agent a written-out input schema: the schema
-// reflected from agent.State does not terminate (a model.Block holds blocks).
-type agentGraph struct{ graph.Erased }
-
-func (agentGraph) InputSchema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"messages":{"type":"array"}}}`)
-}
-
 func newEnv(t *testing.T, tokens []server.Token, extra ...func(...graph.Option) (graph.Erased, error)) *env {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "inbox.db"))
@@ -191,7 +183,7 @@ func newEnv(t *testing.T, tokens []server.Token, extra ...func(...graph.Option) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	add(agentGraph{support.Erase()}, nil)
+	add(support.Erase(), nil)
 	for _, b := range extra {
 		add(b(gopts...))
 	}

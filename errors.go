@@ -63,6 +63,8 @@ type Violation struct {
 	Message string `json:"message"`
 }
 
+// Error returns the message prefixed with "interlude: ", followed by the schema
+// violations if there are any.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("interlude: ")
@@ -92,23 +94,47 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code
 }
 
-// Values to match with errors.Is.
+// Values to match with errors.Is. Each matches every *Error of its code, whatever
+// the message.
 var (
-	ErrInvalidRequest    = &Error{Code: CodeInvalidRequest, Message: "invalid request"}
-	ErrNotInRun          = &Error{Code: CodeNotInRun, Message: "Interrupt was called outside a running graph task; call it from a node, a tool or an approval hook"}
+	// ErrInvalidRequest matches errors with CodeInvalidRequest: a malformed call or input.
+	ErrInvalidRequest = &Error{Code: CodeInvalidRequest, Message: "invalid request"}
+	// ErrNotInRun matches errors with CodeNotInRun: Interrupt called outside a running task.
+	ErrNotInRun = &Error{Code: CodeNotInRun, Message: "Interrupt was called outside a running graph task; call it from a node, a tool or an approval hook"}
+	// ErrThreadInterrupted matches errors with CodeThreadInterrupted: new input sent
+	// to a thread that is waiting for answers.
 	ErrThreadInterrupted = &Error{Code: CodeThreadInterrupted, Message: "the thread is waiting for answers to its interrupts; resume, reject or cancel them first"}
-	ErrNotInterrupted    = &Error{Code: CodeNotInterrupted, Message: "the thread is not interrupted; send input instead of an answer"}
-	ErrUnknownInterrupt  = &Error{Code: CodeUnknownInterrupt, Message: "no pending interrupt has that id"}
-	ErrAmbiguousResume   = &Error{Code: CodeAmbiguousResume, Message: "several interrupts are pending; answer them by id"}
-	ErrInvalidResponse   = &Error{Code: CodeInvalidResponse, Message: "the answer does not match the response schema"}
-	ErrConflict          = &Error{Code: CodeConflict, Message: "the thread was changed by another writer; reload it and try again"}
-	ErrThreadBusy        = &Error{Code: CodeThreadBusy, Message: "another run holds the thread; try again when it finishes"}
-	ErrNotFound          = &Error{Code: CodeNotFound, Message: "no such thread"}
-	ErrCancelled         = &Error{Code: CodeCancelled, Message: "the question was cancelled"}
-	ErrRecursionLimit    = &Error{Code: CodeRecursionLimit, Message: "the run exceeded its step limit"}
-	ErrUnknownFormat     = &Error{Code: CodeUnknownFormat, Message: "stored data has an unknown format version"}
-	ErrInvalidUpdate     = &Error{Code: CodeInvalidUpdate, Message: "a node wrote an update that cannot be applied"}
-	errPausedSentinel    = errors.New("interlude: paused for a human answer")
+	// ErrNotInterrupted matches errors with CodeNotInterrupted: an answer sent to a
+	// thread that is not waiting for one.
+	ErrNotInterrupted = &Error{Code: CodeNotInterrupted, Message: "the thread is not interrupted; send input instead of an answer"}
+	// ErrUnknownInterrupt matches errors with CodeUnknownInterrupt: an answer naming
+	// an interrupt that is not pending.
+	ErrUnknownInterrupt = &Error{Code: CodeUnknownInterrupt, Message: "no pending interrupt has that id"}
+	// ErrAmbiguousResume matches errors with CodeAmbiguousResume: a bare answer sent
+	// while several interrupts are pending.
+	ErrAmbiguousResume = &Error{Code: CodeAmbiguousResume, Message: "several interrupts are pending; answer them by id"}
+	// ErrInvalidResponse matches errors with CodeInvalidResponse: an answer that fails
+	// the interrupt's response schema.
+	ErrInvalidResponse = &Error{Code: CodeInvalidResponse, Message: "the answer does not match the response schema"}
+	// ErrConflict matches errors with CodeConflict: another writer changed the thread first.
+	ErrConflict = &Error{Code: CodeConflict, Message: "the thread was changed by another writer; reload it and try again"}
+	// ErrThreadBusy matches errors with CodeThreadBusy: another run holds the thread.
+	ErrThreadBusy = &Error{Code: CodeThreadBusy, Message: "another run holds the thread; try again when it finishes"}
+	// ErrNotFound matches errors with CodeNotFound: the thread does not exist.
+	ErrNotFound = &Error{Code: CodeNotFound, Message: "no such thread"}
+	// ErrCancelled matches errors with CodeCancelled: the question was withdrawn.
+	ErrCancelled = &Error{Code: CodeCancelled, Message: "the question was cancelled"}
+	// ErrRecursionLimit matches errors with CodeRecursionLimit: a run took more steps
+	// than allowed.
+	ErrRecursionLimit = &Error{Code: CodeRecursionLimit, Message: "the run exceeded its step limit"}
+	// ErrUnknownFormat matches errors with CodeUnknownFormat: stored data has a format
+	// version this build cannot read.
+	ErrUnknownFormat = &Error{Code: CodeUnknownFormat, Message: "stored data has an unknown format version"}
+	// ErrInvalidUpdate matches errors with CodeInvalidUpdate: a node wrote state that
+	// cannot be applied or stored.
+	ErrInvalidUpdate = &Error{Code: CodeInvalidUpdate, Message: "a node wrote an update that cannot be applied"}
+
+	errPausedSentinel = errors.New("interlude: paused for a human answer")
 )
 
 // ErrPaused matches the error Interrupt returns when it pauses the task. Pass it up
@@ -123,6 +149,8 @@ type PausedError struct {
 	Interrupt Question
 }
 
+// Error names the interrupt that paused the task and reminds the caller to return
+// the error unchanged.
 func (e *PausedError) Error() string {
 	return "interlude: paused for a human answer to interrupt " + e.Interrupt.ID + " (" + e.Interrupt.Message + "); return this error"
 }
@@ -144,6 +172,7 @@ type RejectedError struct {
 	By string `json:"by,omitempty"`
 }
 
+// Error returns "rejected" with the message, or else the name, when there is one.
 func (e *RejectedError) Error() string {
 	switch {
 	case e.Message != "":

@@ -46,9 +46,12 @@ type State struct {
 	Turns int `json:"turns,omitempty" graph:"add"`
 }
 
-// Node names of the agent graph.
+// Node names of the agent graph, for breakpoints, stream filters and inspection.
 const (
+	// ModelNode calls the model with the transcript and appends its reply.
 	ModelNode = "model"
+	// ToolsNode runs the tool calls of the last assistant turn and appends their
+	// results; the graph then goes back to ModelNode.
 	ToolsNode = "tools"
 )
 

@@ -75,6 +75,7 @@ type Error struct {
 	Details json.RawMessage
 }
 
+// Error returns the HTTP status, the code and the message.
 func (e *Error) Error() string {
 	return fmt.Sprintf("interlude server: %d %s: %s", e.Status, e.Code, e.Message)
 }

@@ -22,9 +22,13 @@ const (
 
 // Run statuses, as RunResult.Status reports them.
 const (
-	Completed   = "completed"
+	// Completed: the run reached the end of the graph.
+	Completed = "completed"
+	// Interrupted: the thread waits for answers to RunResult.Interrupts or sits at
+	// RunResult.Breakpoint.
 	Interrupted = "interrupted"
-	Failed      = "failed"
+	// Failed: the run stopped on an error, described by RunResult.Error.
+	Failed = "failed"
 )
 
 // Null is the JSON null. As InvokeRequest.Resume it cancels the pending

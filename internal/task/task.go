@@ -4,9 +4,10 @@
 // interrupts raised by this attempt, and the ledger of finished sub-tasks.
 //
 // The runtime (package graph) creates a Scope per task and reads back what the task
-// raised; package interlude reads and writes the Scope found on the context. The types
-// here mirror interlude.Interrupt and interlude.Resolution field for field, so each
-// side converts with a plain type conversion.
+// raised; package interlude reads and writes the Scope found on the context. Interrupt
+// mirrors interlude.Question exactly, so each side converts it with a plain type
+// conversion; Resolution and Rejection mirror interlude.Resolution and
+// interlude.Rejection and are copied field by field.
 package task
 
 import (
@@ -20,7 +21,9 @@ import (
 	"time"
 )
 
-// Interrupt mirrors interlude.Interrupt.
+// Interrupt mirrors interlude.Question: its fields mean what that type's do, and
+// keep their names, types and order so that each side converts with a plain type
+// conversion.
 type Interrupt struct {
 	ID         string
 	Name       string
@@ -36,13 +39,15 @@ type Interrupt struct {
 	ExpiresAt  *time.Time
 }
 
-// Rejection mirrors interlude.RejectedError's fields as carried by a resolution.
+// Rejection mirrors interlude.Rejection: the name and message a rejecting person
+// gives.
 type Rejection struct {
 	Name    string
 	Message string
 }
 
-// Resolution mirrors interlude.Resolution.
+// Resolution mirrors interlude.Resolution: its fields mean what that type's do.
+// The two are copied field by field, as interlude.Resolution has unexported state.
 type Resolution struct {
 	Kind     string
 	Response json.RawMessage
@@ -51,7 +56,8 @@ type Resolution struct {
 	At       time.Time
 }
 
-// Exchange is one question and, once answered, its answer.
+// Exchange is one question and, once answered, its answer (Resolution is nil
+// until then).
 type Exchange struct {
 	Interrupt  Interrupt
 	Resolution *Resolution
@@ -151,6 +157,7 @@ func (s *Scope) Paused() bool {
 // ErrDuplicateName is returned by NextID when a name is used twice in one task.
 type ErrDuplicateName string
 
+// Error names the duplicated interrupt name and says to give each call its own.
 func (e ErrDuplicateName) Error() string {
 	return "interrupt name " + strconv.Quote(string(e)) + " is used twice in the same task; give each Interrupt call its own name"
 }

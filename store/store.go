@@ -212,9 +212,10 @@ func NotFound(threadID string) error {
 
 // Cursor is the position in a listing after which the next page starts.
 type Cursor struct {
-	// UpdatedAt and ThreadID of the last thread on the previous page.
+	// UpdatedAt is when the last thread on the previous page was updated.
 	UpdatedAt time.Time `json:"u"`
-	ThreadID  string    `json:"t"`
+	// ThreadID is that thread's id; it orders threads updated at the same time.
+	ThreadID string `json:"t"`
 }
 
 // EncodeCursor encodes c for Page.NextCursor.

@@ -23,10 +23,14 @@ type LookupArgs struct {
 
 // Order is what lookup_order returns.
 type Order struct {
-	OrderID  string  `json:"order_id"`
-	Customer string  `json:"customer"`
-	Total    float64 `json:"total"`
-	Status   string  `json:"status"`
+	// OrderID is the order number, such as A-1001.
+	OrderID string `json:"order_id"`
+	// Customer names who placed the order.
+	Customer string `json:"customer"`
+	// Total is the amount paid for the order, in dollars.
+	Total float64 `json:"total"`
+	// Status is where the order stands, such as "delivered".
+	Status string `json:"status"`
 }
 
 // RefundArgs are the arguments of issue_refund.

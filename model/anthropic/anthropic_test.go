@@ -14,10 +14,6 @@ import (
 	"github.com/interludehq/interlude/model/internal/wiretest"
 )
 
-// The test servers ask for a 1 ms pause before a retry, the way real servers
-// ask for longer ones, so retries stay fast.
-var fastRetry = []string{"Retry-After-Ms", "1"}
-
 const apiKey = "sk-ant-test-123"
 
 func newModel(srv *wiretest.Server, opts ...anthropic.Option) *anthropic.Model {
@@ -29,28 +25,13 @@ func newModel(srv *wiretest.Server, opts ...anthropic.Option) *anthropic.Model {
 	return anthropic.New(append(base, opts...)...)
 }
 
-func firstRequest() *model.Request {
-	temp := 0.2
-	return &model.Request{
-		System:   "You help customers with their orders.",
-		Messages: []model.Message{model.UserText("Where are orders A-42 and B-7?")},
-		Tools: []model.ToolSpec{{
-			Name:        "lookup_order",
-			Description: "Look up an order by its id.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string","description":"The order id, like A-42."}},"required":["order_id"],"additionalProperties":false}`),
-		}},
-		MaxTokens:   300,
-		Temperature: &temp,
-	}
-}
-
-// answer runs one request, streamed or not.
-func answer(t *testing.T, m *anthropic.Model, req *model.Request, stream bool) (*model.Response, error) {
-	t.Helper()
-	if stream {
-		return model.Collect(m.Stream(context.Background(), req))
-	}
-	return m.Generate(context.Background(), req)
+// conversation is this provider's side of the canned conversation.
+var conversation = wiretest.Conversation{
+	ToolCalls:     "messages_tool_calls.json",
+	FinalText:     "messages_final_text.json",
+	Path:          "/v1/messages",
+	NewModel:      func(srv *wiretest.Server) model.Model { return newModel(srv) },
+	WantFinalText: wantFinalText,
 }
 
 func wantToolCalls(t *testing.T, resp *model.Response) {
@@ -79,7 +60,7 @@ func wantFinalText(t *testing.T, resp *model.Response) {
 
 func TestToolCallTurnGivesTextAndParallelToolCalls(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_tool_calls.json"))
-	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +71,7 @@ func TestToolCallTurnStreamedAssemblesInputJSONDeltas(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_tool_calls.sse"))
 	var kinds []string
 	var final *model.Response
-	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+	for c, err := range newModel(srv).Stream(context.Background(), wiretest.FirstRequest()) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +98,7 @@ func TestToolCallTurnStreamedAssemblesInputJSONDeltas(t *testing.T) {
 
 func TestFinalTextTurn(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
-	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +109,7 @@ func TestFinalTextTurnStreamedArrivesInPieces(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_final_text.sse"))
 	var pieces int
 	var final *model.Response
-	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+	for c, err := range newModel(srv).Stream(context.Background(), wiretest.FirstRequest()) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,58 +124,14 @@ func TestFinalTextTurnStreamedArrivesInPieces(t *testing.T) {
 	}
 }
 
-// roundTrip plays a full exchange: the model calls two tools, the results
-// (one failed) go back, the model answers. It returns what the client sent.
-func roundTrip(t *testing.T, stream bool) []wiretest.Request {
-	t.Helper()
-	first, second := "messages_tool_calls.json", "messages_final_text.json"
-	if stream {
-		first, second = "stream_tool_calls.sse", "stream_final_text.sse"
-	}
-	srv := wiretest.NewServer(t, wiretest.File(t, 200, first), wiretest.File(t, 200, second))
-	m := newModel(srv)
-
-	req := firstRequest()
-	resp, err := answer(t, m, req, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := resp.Message.ToolUses()
-	req.Messages = append(req.Messages, resp.Message, model.Message{Role: model.RoleUser, Content: []model.Block{
-		model.ToolResult(calls[0].ID, `{"status":"shipped","carrier":"DHL","shipped_at":"2025-07-06"}`, false),
-		model.ToolResult(calls[1].ID, "order B-7 not found", true),
-	}})
-	// The agent's interrupt history rides along on the result; it must not reach the model.
-	req.Messages[2].Content[0].Interrupts = json.RawMessage(`[{"id":"int_1","resolution":"resume"}]`)
-	resp, err = answer(t, m, req, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantFinalText(t, resp)
-
-	sent := srv.Requests()
-	if len(sent) != 2 {
-		t.Fatalf("server got %d requests, want 2", len(sent))
-	}
-	for _, r := range sent {
-		if r.Method != http.MethodPost || r.Path != "/v1/messages" {
-			t.Fatalf("request to %s %s", r.Method, r.Path)
-		}
-		if strings.Contains(string(r.Body), "int_1") {
-			t.Fatal("interrupt history was sent to the model")
-		}
-	}
-	return sent
-}
-
 func TestToolRoundTripSendsTheGoldenRequests(t *testing.T) {
-	sent := roundTrip(t, false)
+	sent := conversation.RoundTrip(t, false)
 	wiretest.Golden(t, "tool_roundtrip_request_1.json", sent[0].Body)
 	wiretest.Golden(t, "tool_roundtrip_request_2.json", sent[1].Body)
 }
 
 func TestToolRoundTripStreamedSendsTheGoldenRequests(t *testing.T) {
-	sent := roundTrip(t, true)
+	sent := conversation.RoundTrip(t, true)
 	wiretest.Golden(t, "tool_roundtrip_stream_request_1.json", sent[0].Body)
 	wiretest.Golden(t, "tool_roundtrip_stream_request_2.json", sent[1].Body)
 }
@@ -244,7 +181,7 @@ func TestSystemMessagesJoinTheSystemPromptAndResultsComeFirst(t *testing.T) {
 
 func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
-	if _, err := newModel(srv, anthropic.WithModel("claude-haiku-4-5")).Generate(context.Background(), firstRequest()); err != nil {
+	if _, err := newModel(srv, anthropic.WithModel("claude-haiku-4-5")).Generate(context.Background(), wiretest.FirstRequest()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -263,7 +200,7 @@ func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {
 func TestDefaultModelAndMaxTokens(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
 	m := newModel(srv, anthropic.WithMaxTokens(2048))
-	req := firstRequest()
+	req := wiretest.FirstRequest()
 	req.MaxTokens = 0
 	if _, err := m.Generate(context.Background(), req); err != nil {
 		t.Fatal(err)
@@ -280,12 +217,9 @@ func TestDefaultModelAndMaxTokens(t *testing.T) {
 
 func TestRateLimitIsRetriedThenSucceeds(t *testing.T) {
 	for _, stream := range []bool{false, true} {
-		ok := "messages_final_text.json"
-		if stream {
-			ok = "stream_final_text.sse"
-		}
-		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429.json", fastRetry...), wiretest.File(t, 200, ok))
-		resp, err := answer(t, newModel(srv), firstRequest(), stream)
+		_, ok := conversation.Replies(t, stream)
+		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429.json", wiretest.FastRetry...), ok)
+		resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), stream)
 		if err != nil {
 			t.Fatalf("stream=%v: %v", stream, err)
 		}
@@ -299,8 +233,8 @@ func TestRateLimitIsRetriedThenSucceeds(t *testing.T) {
 func TestServerErrorsEndInErrUnavailableAfterRetries(t *testing.T) {
 	for _, fixture := range []string{"error_500.json", "error_529.json"} {
 		for _, stream := range []bool{false, true} {
-			srv := wiretest.NewServer(t, wiretest.File(t, 500, fixture, fastRetry...))
-			_, err := answer(t, newModel(srv, anthropic.WithMaxRetries(2)), firstRequest(), stream)
+			srv := wiretest.NewServer(t, wiretest.File(t, 500, fixture, wiretest.FastRetry...))
+			_, err := wiretest.Answer(t, newModel(srv, anthropic.WithMaxRetries(2)), wiretest.FirstRequest(), stream)
 			if !errors.Is(err, model.ErrUnavailable) {
 				t.Fatalf("%s stream=%v: err = %v, want ErrUnavailable", fixture, stream, err)
 			}
@@ -317,7 +251,7 @@ func TestServerErrorsEndInErrUnavailableAfterRetries(t *testing.T) {
 
 func TestOverloadedIsErrUnavailable(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 529, "error_529.json"))
-	_, err := newModel(srv, anthropic.WithMaxRetries(0)).Generate(context.Background(), firstRequest())
+	_, err := newModel(srv, anthropic.WithMaxRetries(0)).Generate(context.Background(), wiretest.FirstRequest())
 	var me *model.Error
 	if !errors.Is(err, model.ErrUnavailable) || !errors.As(err, &me) || me.Code != "overloaded_error" {
 		t.Fatalf("err = %v, want ErrUnavailable with code overloaded_error", err)
@@ -326,7 +260,7 @@ func TestOverloadedIsErrUnavailable(t *testing.T) {
 
 func TestErrorBodyThatIsNotJSONIsClassifiedByStatus(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 502, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<html>Bad Gateway</html>")})
-	_, err := newModel(srv, anthropic.WithMaxRetries(0)).Generate(context.Background(), firstRequest())
+	_, err := newModel(srv, anthropic.WithMaxRetries(0)).Generate(context.Background(), wiretest.FirstRequest())
 	if !errors.Is(err, model.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
@@ -334,7 +268,7 @@ func TestErrorBodyThatIsNotJSONIsClassifiedByStatus(t *testing.T) {
 
 func TestMalformedBodyIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "malformed.json"))
-	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	_, err := newModel(srv).Generate(context.Background(), wiretest.FirstRequest())
 	if !errors.Is(err, model.ErrBadResponse) {
 		t.Fatalf("err = %v, want ErrBadResponse", err)
 	}
@@ -345,7 +279,7 @@ func TestMalformedBodyIsErrBadResponse(t *testing.T) {
 
 func TestBodyThatIsNotAMessageIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"type":"completion","completion":"hi"}`)})
-	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	_, err := newModel(srv).Generate(context.Background(), wiretest.FirstRequest())
 	if !errors.Is(err, model.ErrBadResponse) {
 		t.Fatalf("err = %v, want ErrBadResponse", err)
 	}
@@ -354,7 +288,7 @@ func TestBodyThatIsNotAMessageIsErrBadResponse(t *testing.T) {
 func TestMalformedStreamIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
 		Body: []byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\n\n")})
-	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if !errors.Is(err, model.ErrBadResponse) {
 		t.Fatalf("err = %v, want ErrBadResponse", err)
 	}
@@ -362,7 +296,7 @@ func TestMalformedStreamIsErrBadResponse(t *testing.T) {
 
 func TestStreamCutShortIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_truncated.sse"))
-	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if !errors.Is(err, model.ErrBadResponse) || !strings.Contains(err.Error(), "message_stop") {
 		t.Fatalf("err = %v, want ErrBadResponse about the missing message_stop", err)
 	}
@@ -372,7 +306,7 @@ func TestOverloadedErrorEventInStreamIsErrUnavailable(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_overloaded.sse"))
 	var texts int
 	var err error
-	for c, e := range newModel(srv).Stream(context.Background(), firstRequest()) {
+	for c, e := range newModel(srv).Stream(context.Background(), wiretest.FirstRequest()) {
 		if e != nil {
 			err = e
 			break
@@ -393,7 +327,7 @@ func TestOverloadedErrorEventInStreamIsErrUnavailable(t *testing.T) {
 func TestUnauthorizedIsErrAuthWithoutRetry(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		srv := wiretest.NewServer(t, wiretest.File(t, 401, "error_401.json"))
-		_, err := answer(t, newModel(srv), firstRequest(), stream)
+		_, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), stream)
 		if !errors.Is(err, model.ErrAuth) {
 			t.Fatalf("stream=%v: err = %v, want ErrAuth", stream, err)
 		}
@@ -414,11 +348,11 @@ func TestCancelledContextIsReportedAsSuch(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := newModel(srv).Generate(ctx, firstRequest())
+	_, err := newModel(srv).Generate(ctx, wiretest.FirstRequest())
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = model.Collect(newModel(srv).Stream(ctx, firstRequest()))
+	_, err = model.Collect(newModel(srv).Stream(ctx, wiretest.FirstRequest()))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("stream err = %v", err)
 	}
@@ -427,11 +361,11 @@ func TestCancelledContextIsReportedAsSuch(t *testing.T) {
 func TestStreamAndGenerateAgree(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_tool_calls.json"), wiretest.File(t, 200, "stream_tool_calls.sse"))
 	m := newModel(srv)
-	a, err := answer(t, m, firstRequest(), false)
+	a, err := wiretest.Answer(t, m, wiretest.FirstRequest(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := answer(t, m, firstRequest(), true)
+	b, err := wiretest.Answer(t, m, wiretest.FirstRequest(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +386,7 @@ func TestToolInputGivenWholeAtBlockStartIsKept(t *testing.T) {
 		"event: message_stop\n" +
 		`data: {"type":"message_stop"}` + "\n\n"
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(sse)})
-	resp, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	resp, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,10 +397,10 @@ func TestToolInputGivenWholeAtBlockStartIsKept(t *testing.T) {
 
 func TestInvalidRequestIsRefusedBeforeSending(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 500, "error_500.json"))
-	req := firstRequest()
+	req := wiretest.FirstRequest()
 	req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResult("", "orphan", false)}})
 	for _, stream := range []bool{false, true} {
-		_, err := answer(t, newModel(srv), req, stream)
+		_, err := wiretest.Answer(t, newModel(srv), req, stream)
 		if !errors.Is(err, model.ErrInvalidRequest) || !strings.Contains(err.Error(), "tool_use_id") {
 			t.Fatalf("stream=%v: err = %v, want ErrInvalidRequest naming the problem", stream, err)
 		}

@@ -14,10 +14,6 @@ import (
 	"github.com/interludehq/interlude/model/openai"
 )
 
-// The test servers ask for a 1 ms pause before a retry, the way real servers
-// ask for longer ones, so retries stay fast.
-var fastRetry = []string{"Retry-After-Ms", "1"}
-
 func newModel(srv *wiretest.Server, opts ...openai.Option) *openai.Model {
 	base := []openai.Option{
 		openai.WithBaseURL(srv.URL + "/v1"),
@@ -27,28 +23,13 @@ func newModel(srv *wiretest.Server, opts ...openai.Option) *openai.Model {
 	return openai.New(append(base, opts...)...)
 }
 
-func firstRequest() *model.Request {
-	temp := 0.2
-	return &model.Request{
-		System:   "You help customers with their orders.",
-		Messages: []model.Message{model.UserText("Where are orders A-42 and B-7?")},
-		Tools: []model.ToolSpec{{
-			Name:        "lookup_order",
-			Description: "Look up an order by its id.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string","description":"The order id, like A-42."}},"required":["order_id"],"additionalProperties":false}`),
-		}},
-		MaxTokens:   300,
-		Temperature: &temp,
-	}
-}
-
-// answer runs one request, streamed or not.
-func answer(t *testing.T, m *openai.Model, req *model.Request, stream bool) (*model.Response, error) {
-	t.Helper()
-	if stream {
-		return model.Collect(m.Stream(context.Background(), req))
-	}
-	return m.Generate(context.Background(), req)
+// conversation is this provider's side of the canned conversation.
+var conversation = wiretest.Conversation{
+	ToolCalls:     "chat_tool_calls.json",
+	FinalText:     "chat_final_text.json",
+	Path:          "/v1/chat/completions",
+	NewModel:      func(srv *wiretest.Server) model.Model { return newModel(srv) },
+	WantFinalText: wantFinalText,
 }
 
 func wantToolCalls(t *testing.T, resp *model.Response) {
@@ -76,7 +57,7 @@ func wantFinalText(t *testing.T, resp *model.Response) {
 
 func TestToolCallTurnGivesParallelToolCalls(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_tool_calls.json"))
-	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +68,7 @@ func TestToolCallTurnStreamedAssemblesArgumentsByIndex(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_tool_calls.sse"))
 	var kinds []string
 	var final *model.Response
-	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+	for c, err := range newModel(srv).Stream(context.Background(), wiretest.FirstRequest()) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +89,7 @@ func TestToolCallTurnStreamedAssemblesArgumentsByIndex(t *testing.T) {
 
 func TestFinalTextTurn(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
-	resp, err := answer(t, newModel(srv), firstRequest(), false)
+	resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +100,7 @@ func TestFinalTextTurnStreamedArrivesInPieces(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_final_text.sse"))
 	var pieces int
 	var final *model.Response
-	for c, err := range newModel(srv).Stream(context.Background(), firstRequest()) {
+	for c, err := range newModel(srv).Stream(context.Background(), wiretest.FirstRequest()) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,65 +115,21 @@ func TestFinalTextTurnStreamedArrivesInPieces(t *testing.T) {
 	}
 }
 
-// roundTrip plays a full exchange: the model calls two tools, the results
-// (one failed) go back, the model answers. It returns what the client sent.
-func roundTrip(t *testing.T, stream bool) []wiretest.Request {
-	t.Helper()
-	first, second := "chat_tool_calls.json", "chat_final_text.json"
-	if stream {
-		first, second = "stream_tool_calls.sse", "stream_final_text.sse"
-	}
-	srv := wiretest.NewServer(t, wiretest.File(t, 200, first), wiretest.File(t, 200, second))
-	m := newModel(srv)
-
-	req := firstRequest()
-	resp, err := answer(t, m, req, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := resp.Message.ToolUses()
-	req.Messages = append(req.Messages, resp.Message, model.Message{Role: model.RoleUser, Content: []model.Block{
-		model.ToolResult(calls[0].ID, `{"status":"shipped","carrier":"DHL","shipped_at":"2025-07-06"}`, false),
-		model.ToolResult(calls[1].ID, "order B-7 not found", true),
-	}})
-	// The agent's interrupt history rides along on the result; it must not reach the model.
-	req.Messages[2].Content[0].Interrupts = json.RawMessage(`[{"id":"int_1","resolution":"resume"}]`)
-	resp, err = answer(t, m, req, stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantFinalText(t, resp)
-
-	sent := srv.Requests()
-	if len(sent) != 2 {
-		t.Fatalf("server got %d requests, want 2", len(sent))
-	}
-	for _, r := range sent {
-		if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" {
-			t.Fatalf("request to %s %s", r.Method, r.Path)
-		}
-		if strings.Contains(string(r.Body), "int_1") {
-			t.Fatal("interrupt history was sent to the model")
-		}
-	}
-	return sent
-}
-
 func TestToolRoundTripSendsTheGoldenRequests(t *testing.T) {
-	sent := roundTrip(t, false)
+	sent := conversation.RoundTrip(t, false)
 	wiretest.Golden(t, "tool_roundtrip_request_1.json", sent[0].Body)
 	wiretest.Golden(t, "tool_roundtrip_request_2.json", sent[1].Body)
 }
 
 func TestToolRoundTripStreamedSendsTheGoldenRequests(t *testing.T) {
-	sent := roundTrip(t, true)
+	sent := conversation.RoundTrip(t, true)
 	wiretest.Golden(t, "tool_roundtrip_stream_request_1.json", sent[0].Body)
 	wiretest.Golden(t, "tool_roundtrip_stream_request_2.json", sent[1].Body)
 }
 
 func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
-	if _, err := newModel(srv, openai.WithModel("llama3.1:8b")).Generate(context.Background(), firstRequest()); err != nil {
+	if _, err := newModel(srv, openai.WithModel("llama3.1:8b")).Generate(context.Background(), wiretest.FirstRequest()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -209,7 +146,7 @@ func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {
 func TestDefaultModelName(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
 	m := newModel(srv)
-	if _, err := m.Generate(context.Background(), firstRequest()); err != nil {
+	if _, err := m.Generate(context.Background(), wiretest.FirstRequest()); err != nil {
 		t.Fatal(err)
 	}
 	var body struct{ Model string }
@@ -221,7 +158,7 @@ func TestDefaultModelName(t *testing.T) {
 
 func TestLegacyMaxTokensOption(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
-	if _, err := newModel(srv, openai.WithLegacyMaxTokens()).Generate(context.Background(), firstRequest()); err != nil {
+	if _, err := newModel(srv, openai.WithLegacyMaxTokens()).Generate(context.Background(), wiretest.FirstRequest()); err != nil {
 		t.Fatal(err)
 	}
 	var body map[string]any
@@ -233,12 +170,9 @@ func TestLegacyMaxTokensOption(t *testing.T) {
 
 func TestRateLimitIsRetriedThenSucceeds(t *testing.T) {
 	for _, stream := range []bool{false, true} {
-		ok := "chat_final_text.json"
-		if stream {
-			ok = "stream_final_text.sse"
-		}
-		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429.json", fastRetry...), wiretest.File(t, 200, ok))
-		resp, err := answer(t, newModel(srv), firstRequest(), stream)
+		_, ok := conversation.Replies(t, stream)
+		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429.json", wiretest.FastRetry...), ok)
+		resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), stream)
 		if err != nil {
 			t.Fatalf("stream=%v: %v", stream, err)
 		}
@@ -251,8 +185,8 @@ func TestRateLimitIsRetriedThenSucceeds(t *testing.T) {
 
 func TestServerErrorsEndInErrUnavailableAfterRetries(t *testing.T) {
 	for _, stream := range []bool{false, true} {
-		srv := wiretest.NewServer(t, wiretest.File(t, 500, "error_500.json", fastRetry...))
-		_, err := answer(t, newModel(srv, openai.WithMaxRetries(2)), firstRequest(), stream)
+		srv := wiretest.NewServer(t, wiretest.File(t, 500, "error_500.json", wiretest.FastRetry...))
+		_, err := wiretest.Answer(t, newModel(srv, openai.WithMaxRetries(2)), wiretest.FirstRequest(), stream)
 		if !errors.Is(err, model.ErrUnavailable) {
 			t.Fatalf("stream=%v: err = %v, want ErrUnavailable", stream, err)
 		}
@@ -268,7 +202,7 @@ func TestServerErrorsEndInErrUnavailableAfterRetries(t *testing.T) {
 
 func TestErrorBodyThatIsNotJSONIsClassifiedByStatus(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 502, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte("<html>Bad Gateway</html>")})
-	_, err := newModel(srv, openai.WithMaxRetries(0)).Generate(context.Background(), firstRequest())
+	_, err := newModel(srv, openai.WithMaxRetries(0)).Generate(context.Background(), wiretest.FirstRequest())
 	if !errors.Is(err, model.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
@@ -276,7 +210,7 @@ func TestErrorBodyThatIsNotJSONIsClassifiedByStatus(t *testing.T) {
 
 func TestMalformedBodyIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "malformed.json"))
-	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	_, err := newModel(srv).Generate(context.Background(), wiretest.FirstRequest())
 	if !errors.Is(err, model.ErrBadResponse) {
 		t.Fatalf("err = %v, want ErrBadResponse", err)
 	}
@@ -287,7 +221,7 @@ func TestMalformedBodyIsErrBadResponse(t *testing.T) {
 
 func TestResponseWithoutChoicesIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"x","object":"chat.completion","choices":[]}`)})
-	_, err := newModel(srv).Generate(context.Background(), firstRequest())
+	_, err := newModel(srv).Generate(context.Background(), wiretest.FirstRequest())
 	if !errors.Is(err, model.ErrBadResponse) {
 		t.Fatalf("err = %v, want ErrBadResponse", err)
 	}
@@ -295,7 +229,7 @@ func TestResponseWithoutChoicesIsErrBadResponse(t *testing.T) {
 
 func TestMalformedStreamIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte("data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"\n\n")})
-	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if !errors.Is(err, model.ErrBadResponse) {
 		t.Fatalf("err = %v, want ErrBadResponse", err)
 	}
@@ -303,7 +237,7 @@ func TestMalformedStreamIsErrBadResponse(t *testing.T) {
 
 func TestStreamCutShortIsErrBadResponse(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_truncated.sse"))
-	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if !errors.Is(err, model.ErrBadResponse) || !strings.Contains(err.Error(), "finish_reason") {
 		t.Fatalf("err = %v, want ErrBadResponse about the missing finish_reason", err)
 	}
@@ -312,7 +246,7 @@ func TestStreamCutShortIsErrBadResponse(t *testing.T) {
 func TestErrorEventInStreamIsReported(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
 		Body: []byte(`data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}` + "\n\n")})
-	_, err := model.Collect(newModel(srv).Stream(context.Background(), firstRequest()))
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if !errors.Is(err, model.ErrUnavailable) || !strings.Contains(err.Error(), "server had an error") {
 		t.Fatalf("err = %v, want ErrUnavailable with the server's message", err)
 	}
@@ -321,7 +255,7 @@ func TestErrorEventInStreamIsReported(t *testing.T) {
 func TestUnauthorizedIsErrAuthWithoutRetry(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		srv := wiretest.NewServer(t, wiretest.File(t, 401, "error_401.json"))
-		_, err := answer(t, newModel(srv), firstRequest(), stream)
+		_, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), stream)
 		if !errors.Is(err, model.ErrAuth) {
 			t.Fatalf("stream=%v: err = %v, want ErrAuth", stream, err)
 		}
@@ -342,11 +276,11 @@ func TestCancelledContextIsReportedAsSuch(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := newModel(srv).Generate(ctx, firstRequest())
+	_, err := newModel(srv).Generate(ctx, wiretest.FirstRequest())
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = model.Collect(newModel(srv).Stream(ctx, firstRequest()))
+	_, err = model.Collect(newModel(srv).Stream(ctx, wiretest.FirstRequest()))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("stream err = %v", err)
 	}
@@ -355,11 +289,11 @@ func TestCancelledContextIsReportedAsSuch(t *testing.T) {
 func TestStreamAndGenerateAgree(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_tool_calls.json"), wiretest.File(t, 200, "stream_tool_calls.sse"))
 	m := newModel(srv)
-	a, err := answer(t, m, firstRequest(), false)
+	a, err := wiretest.Answer(t, m, wiretest.FirstRequest(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := answer(t, m, firstRequest(), true)
+	b, err := wiretest.Answer(t, m, wiretest.FirstRequest(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,10 +304,10 @@ func TestStreamAndGenerateAgree(t *testing.T) {
 
 func TestInvalidRequestIsRefusedBeforeSending(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 500, "error_500.json"))
-	req := firstRequest()
+	req := wiretest.FirstRequest()
 	req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResult("", "orphan", false)}})
 	for _, stream := range []bool{false, true} {
-		_, err := answer(t, newModel(srv), req, stream)
+		_, err := wiretest.Answer(t, newModel(srv), req, stream)
 		if !errors.Is(err, model.ErrInvalidRequest) || !strings.Contains(err.Error(), "tool_use_id") {
 			t.Fatalf("stream=%v: err = %v, want ErrInvalidRequest naming the problem", stream, err)
 		}

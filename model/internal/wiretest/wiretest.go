@@ -2,6 +2,10 @@
 // replay canned responses (JSON bodies, SSE streams) and record what the
 // client sent, and compares recorded request bodies with golden files.
 //
+// Every provider's fixtures answer the same canned conversation, which starts
+// with FirstRequest; a provider describes its side of it with a Conversation,
+// whose checks (RoundTrip, RunAgent) are shared.
+//
 // Run the tests with -update to rewrite the golden files from what the
 // client sends.
 package wiretest

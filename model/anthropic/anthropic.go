@@ -33,7 +33,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net"
 	"net/http"
 	"strings"
 
@@ -42,6 +41,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/internal/sdkerr"
 )
 
 // DefaultModel is the model used unless [WithModel] says otherwise.
@@ -452,11 +452,8 @@ func inputSchema(t model.ToolSpec) (sdk.ToolInputSchemaParam, error) {
 // mapError turns an SDK error into a *model.Error. Cancellation is returned
 // as the context's error.
 func mapError(ctx context.Context, err error, raw *http.Response) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if cerr := sdkerr.Cancelled(ctx, err); cerr != nil {
+		return cerr
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -475,16 +472,7 @@ func mapError(ctx context.Context, err error, raw *http.Response) error {
 		e.Err = err
 		return e
 	}
-	if raw != nil && raw.StatusCode >= 400 {
-		e := model.StatusError(Provider, raw.StatusCode, "", "the error response could not be read")
-		e.Err = err
-		return e
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return &model.Error{Provider: Provider, Message: "cannot reach the server: " + err.Error(), Kind: model.ErrUnavailable, Retryable: true, Err: err}
-	}
-	return model.BadResponse(Provider, "cannot read the response: "+err.Error(), err)
+	return sdkerr.Other(Provider, err, raw)
 }
 
 // typeError classifies an error by the API's error type alone.

@@ -36,7 +36,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net"
 	"net/http"
 	"strings"
 
@@ -47,6 +46,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/internal/sdkerr"
 )
 
 // DefaultModel is the model used unless [WithModel] says otherwise.
@@ -397,11 +397,8 @@ func imageURL(b model.Block) (string, error) {
 // mapError turns an SDK error into a *model.Error. Cancellation is returned
 // as the context's error.
 func mapError(ctx context.Context, err error, raw *http.Response) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return ctxErr
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if cerr := sdkerr.Cancelled(ctx, err); cerr != nil {
+		return cerr
 	}
 	var apiErr *oai.Error
 	if errors.As(err, &apiErr) {
@@ -421,17 +418,7 @@ func mapError(ctx context.Context, err error, raw *http.Response) error {
 	if errors.As(err, &streamErr) {
 		return eventError(streamErr)
 	}
-	if raw != nil && raw.StatusCode >= 400 {
-		// The SDK could not read the error body; the status still says what happened.
-		e := model.StatusError(Provider, raw.StatusCode, "", "the error response could not be read")
-		e.Err = err
-		return e
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return &model.Error{Provider: Provider, Message: "cannot reach the server: " + err.Error(), Kind: model.ErrUnavailable, Retryable: true, Err: err}
-	}
-	return model.BadResponse(Provider, "cannot read the response: "+err.Error(), err)
+	return sdkerr.Other(Provider, err, raw)
 }
 
 // eventError classifies an error event received in the middle of a stream.

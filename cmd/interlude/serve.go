@@ -113,7 +113,10 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 			return err
 		}
 		defer pg.Close()
-		events := pg.EventLog(postgres.EventConfig{Logger: log})
+		events, err := pg.EventLog(e.ctx, postgres.EventConfig{Logger: log})
+		if err != nil {
+			return err
+		}
 		defer events.Close() // after the server: the last runs' events are written
 		st, hub = pg, server.NewEventHub(server.WithHubLog(events))
 		where = []any{"store", "postgres", "schema", sc.schema, "lease_ttl", sc.leaseTTL.String()}

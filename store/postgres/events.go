@@ -43,6 +43,7 @@ type EventLog struct {
 	closing sync.Once
 	closed  atomic.Bool
 	dropped atomic.Uint64
+	start   int64 // the newest id when the log was opened: Listen delivers the events after it
 }
 
 // EventConfig tunes an EventLog; zero fields take their defaults.
@@ -66,9 +67,10 @@ type queued struct {
 	flushed        chan struct{} // closed once written, for Publish with wait
 }
 
-// EventLog starts the store's event log: its writer and its trimmer run until
-// Close. Events go to the store's schema, so separate schemas are separate logs.
-func (s *Store) EventLog(cfg EventConfig) *EventLog {
+// EventLog opens the store's event log and starts its writer and its trimmer,
+// which run until Close. Events go to the store's schema, so separate schemas
+// are separate logs. Listen delivers the events logged after EventLog returns.
+func (s *Store) EventLog(ctx context.Context, cfg EventConfig) (*EventLog, error) {
 	if cfg.KeepFor <= 0 {
 		cfg.KeepFor = time.Hour
 	}
@@ -84,14 +86,18 @@ func (s *Store) EventLog(cfg EventConfig) *EventLog {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	var start int64
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+s.sql.schema+`.events`).Scan(&start); err != nil {
+		return nil, fmt.Errorf("postgres event log: read its end: %w", err)
+	}
+	run, stop := context.WithCancel(context.Background())
 	l := &EventLog{s: s, cfg: cfg, channel: notifyChannel(s.schema), queue: make(chan queued, 8192),
-		ctx: ctx, stop: stop, done: make(chan struct{})}
+		ctx: run, stop: stop, done: make(chan struct{}), start: start}
 	var wg sync.WaitGroup
 	wg.Go(l.write)
 	wg.Go(l.trimLoop)
 	go func() { wg.Wait(); close(l.done) }()
-	return l
+	return l, nil
 }
 
 // notifyChannel names the schema's NOTIFY channel (at most 63 bytes, as
@@ -270,14 +276,14 @@ func (l *EventLog) Read(ctx context.Context, threadID string, after int64, fn fu
 	}
 }
 
-// Listen calls deliver with every event logged from now on, by any replica, in
-// id order, until ctx ends; it then returns ctx's error. It keeps one connection
+// Listen calls deliver with every event logged since the EventLog was opened,
+// by any replica, in id order, until ctx ends; it then returns ctx's error. It keeps one connection
 // of its own, LISTENing for the writers' notifications; if that connection
 // breaks it reconnects and carries on from the last event delivered, so nothing
 // is skipped unless it was trimmed meanwhile. deliver runs on Listen's
 // goroutine and must not block for long.
 func (l *EventLog) Listen(ctx context.Context, deliver func(id int64, threadID, name string, data []byte)) error {
-	last := int64(-1) // not known yet: start from the newest event
+	last := l.start
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 		err := l.listen(ctx, &last, deliver)
 		if ctx.Err() != nil {
@@ -307,11 +313,6 @@ func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int6
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
 		return err
-	}
-	if *last < 0 {
-		if err := conn.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+l.s.sql.schema+`.events`).Scan(last); err != nil {
-			return err
-		}
 	}
 	const page = 1000
 	query := `SELECT id, thread_id, name, data FROM ` + l.s.sql.schema + `.events WHERE id > $1 ORDER BY id LIMIT $2`

@@ -92,7 +92,10 @@ func replicaStore(t *testing.T, s *Store) *Store {
 
 func newLog(t *testing.T, s *Store, cfg EventConfig) *EventLog {
 	t.Helper()
-	l := s.EventLog(cfg)
+	l, err := s.EventLog(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { l.Close() })
 	return l
 }
@@ -255,7 +258,7 @@ func TestEventLogTrim(t *testing.T) {
 
 func TestEventLogCloseWritesWhatWasQueued(t *testing.T) {
 	s := openTest(t)
-	l := s.EventLog(EventConfig{Batch: 16})
+	l := newLog(t, s, EventConfig{Batch: 16})
 	for i := range 300 {
 		l.Publish("t", "updates", fmt.Appendf(nil, "%d", i), false)
 	}

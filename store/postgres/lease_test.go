@@ -281,8 +281,7 @@ func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
 	}
 	mustLease(t, s, "t", "dead")
 	expire(t, s, "t")
-	log := s.EventLog(EventConfig{})
-	defer log.Close()
+	log := newLog(t, s, EventConfig{})
 	log.Publish("t", "end", []byte(`{}`), true)
 	log.Publish("u", "end", []byte(`{}`), true)
 	if err := s.Delete(ctx, "t"); err != nil {

@@ -55,8 +55,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		s.threads[a.ThreadID] = t
 	}
 	created := t.meta.CreatedAt
-	t.meta = a.Meta
-	t.meta.Interrupts = slices.Clone(a.Meta.Interrupts)
+	t.meta = cloneMeta(a.Meta)
 	t.meta.ThreadID = a.ThreadID
 	t.meta.CreatedAt = created
 	if t.meta.UpdatedAt.IsZero() {
@@ -78,38 +77,46 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	return nil
 }
 
-func (s *Store) get(threadID string) (*thread, error) {
+// readThread returns what read makes of thread threadID, read under the read
+// lock, or an error matching interlude.ErrNotFound if there is no such thread.
+func readThread[T any](ctx context.Context, s *Store, threadID string, read func(t *thread) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	t := s.threads[threadID]
 	if t == nil {
-		return nil, store.NotFound(threadID)
+		return zero, store.NotFound(threadID)
 	}
-	return t, nil
+	return read(t)
+}
+
+// cloneMeta returns a copy of m that shares no slice with it, so that neither the
+// caller nor the store sees the other's later changes.
+func cloneMeta(m store.Meta) store.Meta {
+	m.Interrupts = slices.Clone(m.Interrupts)
+	return m
 }
 
 // Load implements store.Store.
 func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, err := s.get(threadID)
-	if err != nil {
-		return nil, err
-	}
-	out := &store.Loaded{Meta: t.meta}
-	out.Meta.Interrupts = slices.Clone(t.meta.Interrupts)
-	var after int64
-	if t.snapshot != nil {
-		if err := store.CheckFormat(threadID, t.snapshot.Version, t.snapshot.Format); err != nil {
-			return nil, err
+	return readThread(ctx, s, threadID, func(t *thread) (*store.Loaded, error) {
+		out := &store.Loaded{Meta: cloneMeta(t.meta)}
+		var after int64
+		if t.snapshot != nil {
+			if err := store.CheckFormat(threadID, t.snapshot.Version, t.snapshot.Format); err != nil {
+				return nil, err
+			}
+			snap := *t.snapshot
+			out.Snapshot = &snap
+			after = snap.Version
 		}
-		snap := *t.snapshot
-		out.Snapshot = &snap
-		after = snap.Version
-	}
-	out.Records, err = recordsBetween(threadID, t.records, after, 0, 0)
-	return out, err
+		var err error
+		out.Records, err = recordsBetween(threadID, t.records, after, 0, 0)
+		return out, err
+	})
 }
 
 func recordsBetween(threadID string, recs []store.Record, after, before int64, limit int) ([]store.Record, error) {
@@ -144,32 +151,17 @@ func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
 
 // Records implements store.Store.
 func (s *Store) Records(ctx context.Context, threadID string, after, before int64, limit int) ([]store.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, err := s.get(threadID)
-	if err != nil {
-		return nil, err
-	}
-	return recordsBetween(threadID, t.records, max(after, 0), before, limit)
+	return readThread(ctx, s, threadID, func(t *thread) ([]store.Record, error) {
+		return recordsBetween(threadID, t.records, max(after, 0), before, limit)
+	})
 }
 
 // Meta implements store.Store.
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, err := s.get(threadID)
-	if err != nil {
-		return nil, err
-	}
-	m := t.meta
-	m.Interrupts = slices.Clone(m.Interrupts)
-	return &m, nil
+	return readThread(ctx, s, threadID, func(t *thread) (*store.Meta, error) {
+		m := cloneMeta(t.meta)
+		return &m, nil
+	})
 }
 
 // List implements store.Store. It scans every thread, which is fine for the memory
@@ -196,8 +188,7 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 		if after != nil && !store.Before(m.UpdatedAt, m.ThreadID, *after) {
 			continue
 		}
-		m.Interrupts = slices.Clone(m.Interrupts)
-		metas = append(metas, m)
+		metas = append(metas, cloneMeta(m))
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(metas, func(a, b store.Meta) int {

@@ -56,6 +56,20 @@ func wantAnswer(t *testing.T, res interlude.Resolution, out string, want string)
 	}
 }
 
+// wantOutput fails the test for each of wants that out lacks, and shows out once
+// if the test has failed.
+func wantOutput(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
 func TestBooleanIsYesNoAskedAgainUntilValid(t *testing.T) {
 	res, out, err := ask(t, question(`{"type":"boolean"}`), "maybe\n\ny\n")
 	if err != nil {
@@ -77,11 +91,7 @@ func TestRefundApprovalSchemaIsAFormWithARequiredBoolean(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAnswer(t, res, out, `{"approved":true}`)
-	for _, s := range []string{"? Approve a refund of $150?", `about: {"amount":150}`, "approved* (yes/no): ", `-> answered {"approved":true}`} {
-		if !strings.Contains(out, s) {
-			t.Errorf("output lacks %q:\n%s", s, out)
-		}
-	}
+	wantOutput(t, out, "? Approve a refund of $150?", `about: {"amount":150}`, "approved* (yes/no): ", `-> answered {"approved":true}`)
 }
 
 func TestEnumIsANumberedChoice(t *testing.T) {
@@ -91,11 +101,7 @@ func TestEnumIsANumberedChoice(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAnswer(t, res, out, `"blue"`)
-	for _, want := range []string{"Pick a colour", "1) red", "2) green  (default)", "3) blue", "(1-3) [2]: ", "! choose one of 1-3"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	wantOutput(t, out, "Pick a colour", "1) red", "2) green  (default)", "3) blue", "(1-3) [2]: ", "! choose one of 1-3")
 	res, out, _ = ask(t, question(s), "\n")
 	wantAnswer(t, res, out, `"green"`)
 	res, out, _ = ask(t, question(s), "1\n")
@@ -154,7 +160,7 @@ func TestObjectAsksEachFieldInOrderWithLimitsDefaultsAndRetries(t *testing.T) {
 	if !strings.HasPrefix(string(res.Response), `{"name":"Ada","weight":2.5,"parcels":1`) {
 		t.Errorf("fields are not in the schema's order: %s", res.Response)
 	}
-	for _, want := range []string{
+	wantOutput(t, out,
 		"Where to send the parcel",
 		"Who receives it",
 		"name* (text, at least 2 characters): ",
@@ -170,14 +176,7 @@ func TestObjectAsksEachFieldInOrderWithLimitsDefaultsAndRetries(t *testing.T) {
 		"    street* (text): ",
 		"    zip* (text, matching ^[0-9]{5}$): ",
 		"kind: \"parcel\" (fixed)",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Log(out)
-	}
+	)
 }
 
 func TestOptionalGroupCanBeLeftOut(t *testing.T) {
@@ -259,11 +258,7 @@ func TestHelpShowsDescriptionLimitsAndCommands(t *testing.T) {
 	if !errors.Is(err, io.EOF) {
 		t.Fatalf("err %v", err)
 	}
-	for _, want := range []string{"must be at least 2 characters", "!cancel withdraws the question"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	wantOutput(t, out, "must be at least 2 characters", "!cancel withdraws the question")
 }
 
 func TestEndOfInputLeavesTheQuestionUnanswered(t *testing.T) {
@@ -352,7 +347,7 @@ func TestToolApprovalShowsTheCallAndTheMenu(t *testing.T) {
 	if !errors.Is(err, io.EOF) {
 		t.Fatalf("err %v", err)
 	}
-	for _, want := range []string{
+	wantOutput(t, out,
 		"? Approve a refund of $150 for order A-1001?",
 		"tool: issue_refund",
 		`order_id: "A-1001"`,
@@ -365,12 +360,5 @@ func TestToolApprovalShowsTheCallAndTheMenu(t *testing.T) {
 		"order_id* (text) [A-1001]: ",
 		"amount* (number, > 0, <= 10000) [150]: ",
 		"! must be > 0",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Log(out)
-	}
+	)
 }

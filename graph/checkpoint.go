@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -265,13 +266,22 @@ func encodeSnapshot(cp *checkpoint) ([]byte, int, error) {
 	}
 	var b bytes.Buffer
 	b.WriteByte(1)
-	w, _ := flate.NewWriter(&b, flate.BestSpeed)
+	w := flaters.Get().(*flate.Writer)
+	defer flaters.Put(w)
+	w.Reset(&b)
 	w.Write(data)
 	if err := w.Close(); err != nil {
 		return nil, 0, err
 	}
 	return b.Bytes(), len(data), nil
 }
+
+// flaters reuses compressors: setting one up costs more than compressing a
+// typical snapshot.
+var flaters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return w
+}}
 
 func decodeSnapshot(data []byte) (*checkpoint, int, error) {
 	if len(data) > 0 && data[0] == 1 {

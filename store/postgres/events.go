@@ -221,16 +221,15 @@ func (l *EventLog) flush(batch []queued) {
 // order; the NOTIFY is delivered when the transaction commits.
 func (l *EventLog) insert(ctx context.Context, threads, names []string, datas [][]byte) error {
 	ident := l.s.sql.schema
+	// The statements of a batch run in one implicit transaction, on the pool
+	// whose commits do not wait for the WAL flush.
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue("SET LOCAL synchronous_commit TO OFF")
 	b.Queue(`SELECT pg_advisory_xact_lock($1)`, eventLockKey(l.s.schema))
 	b.Queue(`INSERT INTO `+ident+`.events (thread_id, name, data)
 		SELECT x.thread_id, x.name, x.data FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
 		ORDER BY x.n`, threads, names, datas)
 	b.Queue(`SELECT pg_notify($1, '')`, l.channel)
-	b.Queue("COMMIT")
-	br := l.s.pool.SendBatch(ctx, b)
+	br := l.s.fast.SendBatch(ctx, b)
 	var err error
 	for range b.Len() {
 		if _, err = br.Exec(); err != nil {

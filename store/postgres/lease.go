@@ -33,7 +33,7 @@ import (
 // process dies.
 //
 // Lease writes commit without waiting for the WAL to reach disk
-// (synchronous_commit off for their transaction): a lease lost in a database
+// (synchronous_commit off on the store's second pool): a lease lost in a database
 // crash is harmless, because every append is a durable compare-and-set, and an
 // append's flush makes the earlier lease writes durable too.
 
@@ -61,22 +61,26 @@ func (s *Store) Lease(ctx context.Context, threadID, owner string, ttl time.Dura
 	// A lease released between the refused upsert and the look at its holder
 	// leaves nothing to name: try again.
 	for range 3 {
-		var (
-			won     bool
-			holder  *string
-			expires *float64
-		)
-		err := s.async(ctx, s.sql.lease, []any{threadID, owner, l.token, ttl.Microseconds()}, func(row pgx.Row) error {
-			return row.Scan(&won, &holder, &expires)
-		})
+		tag, err := s.fast.Exec(ctx, s.sql.lease, threadID, owner, l.token, ttl.Microseconds())
 		if err != nil {
 			return nil, s.wrap("lease", threadID, err)
 		}
-		if won {
+		if tag.RowsAffected() == 1 {
 			return l, nil
 		}
-		if holder != nil {
-			return nil, busy(threadID, *holder, time.Duration(*expires*float64(time.Second)))
+		var (
+			holder string
+			left   float64
+		)
+		err = s.fast.QueryRow(ctx, s.sql.holder, threadID).Scan(&holder, &left)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, s.wrap("lease", threadID, err)
+		}
+		if left > 0 {
+			return nil, busy(threadID, holder, time.Duration(left*float64(time.Second)))
 		}
 	}
 	return nil, busy(threadID, "another run", 0)
@@ -94,14 +98,11 @@ func busy(threadID, holder string, left time.Duration) error {
 // interlude.ErrThreadBusy if the lease was lost: another run took it over after it
 // expired, or it was released.
 func (l *lease) Renew(ctx context.Context) error {
-	var n int64
-	err := l.s.async(ctx, l.s.sql.renew, []any{l.threadID, l.token, l.ttl.Microseconds()}, func(row pgx.Row) error {
-		return row.Scan(&n)
-	})
+	tag, err := l.s.fast.Exec(ctx, l.s.sql.renew, l.threadID, l.token, l.ttl.Microseconds())
 	if err != nil {
 		return l.s.wrap("renew the lease on", l.threadID, err)
 	}
-	if n == 0 {
+	if tag.RowsAffected() == 0 {
 		return &interlude.Error{Code: interlude.CodeThreadBusy, Message: fmt.Sprintf(
 			"the lease of %s on thread %q was lost: it expired and another run took the thread over; this run stops without committing more", l.owner, l.threadID)}
 	}
@@ -111,37 +112,10 @@ func (l *lease) Renew(ctx context.Context) error {
 // Release implements store.Lease. Releasing a lease that was lost is not an
 // error, and leaves the new holder's lease alone.
 func (l *lease) Release(ctx context.Context) error {
-	var n int64
-	err := l.s.async(ctx, l.s.sql.release, []any{l.threadID, l.token}, func(row pgx.Row) error {
-		return row.Scan(&n)
-	})
-	if err != nil {
+	if _, err := l.s.fast.Exec(ctx, l.s.sql.release, l.threadID, l.token); err != nil {
 		return l.s.wrap("release the lease on", l.threadID, err)
 	}
 	return nil
-}
-
-// async runs one statement returning one row in a transaction that commits
-// without waiting for the WAL flush, in one round trip.
-func (s *Store) async(ctx context.Context, query string, args []any, scan func(pgx.Row) error) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue("SET LOCAL synchronous_commit TO OFF")
-	b.Queue(query, args...)
-	b.Queue("COMMIT")
-	br := s.pool.SendBatch(ctx, b)
-	var err error
-	for i := range 4 {
-		if i == 2 {
-			err = scan(br.QueryRow())
-		} else {
-			_, err = br.Exec()
-		}
-		if err != nil {
-			break
-		}
-	}
-	return errors.Join(err, br.Close())
 }
 
 func newToken() int64 {
@@ -152,24 +126,13 @@ func newToken() int64 {
 
 // leaseSQL returns the lease statements for schema (already quoted).
 func leaseSQL(q *queries, schema string) {
-	// The upsert takes the lease if it is free, expired or the owner's own. The
-	// outer SELECT reads the table as of before the statement, so when the upsert
-	// is refused it names the holder.
-	q.lease = `WITH up AS (
-	INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
+	// The upsert takes the lease if it is free, expired or the owner's own; it
+	// touches no row when another owner's lease runs.
+	q.lease = `INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
 	VALUES ($1, $2, $3, now() + $4::bigint * interval '1 microsecond')
 	ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
-	WHERE l.expires_at <= now() OR l.owner = excluded.owner
-	RETURNING 1
-)
-SELECT EXISTS (SELECT 1 FROM up), h.owner, extract(epoch FROM h.expires_at - now())::float8
-FROM (SELECT 1) AS one LEFT JOIN ` + schema + `.leases h ON h.thread_id = $1`
-	q.renew = `WITH r AS (
-	UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond'
-	WHERE thread_id = $1 AND token = $2
-	RETURNING 1
-) SELECT count(*) FROM r`
-	q.release = `WITH r AS (
-	DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $2 RETURNING 1
-) SELECT count(*) FROM r`
+	WHERE l.expires_at <= now() OR l.owner = excluded.owner`
+	q.holder = `SELECT owner, extract(epoch FROM expires_at - now())::float8 FROM ` + schema + `.leases WHERE thread_id = $1`
+	q.renew = `UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond' WHERE thread_id = $1 AND token = $2`
+	q.release = `DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $2`
 }

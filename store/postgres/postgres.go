@@ -49,6 +49,7 @@ const DefaultSchema = "interlude"
 // Store is a store.Store kept in Postgres. It is safe for concurrent use.
 type Store struct {
 	pool   *pgxpool.Pool
+	fast   *pgxpool.Pool // leases and events: commits without waiting for the WAL flush
 	owned  bool
 	schema string
 	sql    queries
@@ -89,7 +90,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 }
 
 // New returns the store kept in pool's database, bringing its schema up to date.
-// The pool stays the caller's: Close does not close it.
+// The pool stays the caller's: Close does not close it. The store opens a second
+// pool like it, connecting as it needs, for its lease and event writes, which
+// commit without waiting for the WAL to reach disk (synchronous_commit off);
+// Close closes that one.
 func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	cfg := config{schema: DefaultSchema}
 	for _, o := range opts {
@@ -101,7 +105,14 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := migrate(ctx, pool, cfg.schema); err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, schema: cfg.schema, sql: newQueries(pgx.Identifier{cfg.schema}.Sanitize())}, nil
+	fc := pool.Config()
+	fc.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	fc.MinConns, fc.MinIdleConns = 0, 0
+	fast, err := pgxpool.NewWithConfig(ctx, fc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: connect: %w", err)
+	}
+	return &Store{pool: pool, fast: fast, schema: cfg.schema, sql: newQueries(pgx.Identifier{cfg.schema}.Sanitize())}, nil
 }
 
 // Schema returns the Postgres schema that holds the store's tables.
@@ -117,7 +128,7 @@ type queries struct {
 	version, meta, load, records   string
 	delThread, delRecords, delSnap string
 	delLease, delEvents            string
-	lease, renew, release          string
+	lease, holder, renew, release  string
 	schema                         string // quoted, for listQuery
 }
 
@@ -481,8 +492,10 @@ func (s *Store) Delete(ctx context.Context, threadID string) error {
 	return nil
 }
 
-// Close implements store.Store. It closes the pool if Open made it.
+// Close implements store.Store. It closes the pool if Open made it, and the
+// store's own pool for leases and events.
 func (s *Store) Close() error {
+	s.fast.Close()
 	if s.owned {
 		s.pool.Close()
 	}

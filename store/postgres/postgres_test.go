@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
@@ -145,9 +146,11 @@ func TestConcurrentOpenOnEmptySchema(t *testing.T) {
 func TestMigrationsIdempotent(t *testing.T) {
 	schema := freshSchema(t)
 	for range 3 {
-		if _, err := New(context.Background(), pool(t), WithSchema(schema)); err != nil {
+		s, err := New(context.Background(), pool(t), WithSchema(schema))
+		if err != nil {
 			t.Fatal(err)
 		}
+		s.Close()
 	}
 	var rows int
 	if err := pool(t).QueryRow(context.Background(), `SELECT count(*) FROM `+pgx.Identifier{schema}.Sanitize()+`.schema_migrations`).Scan(&rows); err != nil {
@@ -185,6 +188,7 @@ func TestSchemaNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer a.Close()
 	b := openTest(t)
 	if err := a.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
@@ -306,4 +310,32 @@ func TestAppendIsOneStatement(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUpgradeFromSchemaVersion1 opens a store over a schema that a build of
+// schema version 1 made: the leases and events tables are added.
+func TestUpgradeFromSchemaVersion1(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	ident := pgx.Identifier{s.schema}.Sanitize()
+	if _, err := s.pool.Exec(ctx, `DROP TABLE `+ident+`.leases, `+ident+`.events; DELETE FROM `+ident+`.schema_migrations WHERE version > 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, store.Append{ThreadID: "old", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := New(ctx, s.pool, WithSchema(s.schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	l, err := up.Lease(ctx, "old", "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := up.Meta(ctx, "old"); err != nil || m.Status != store.StatusRunning {
+		t.Fatalf("after the upgrade: %+v, %v", m, err)
+	}
+	l.Release(ctx)
 }

@@ -290,13 +290,18 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	ew.send("end", data)
 }
 
-// outcomeAt reads the thread as of the end event's checkpoint (or as it is now,
-// without one), since a stream's end event does not carry the values. Another run
-// may have moved the thread on since; the checkpoint is then read from history.
+// outcomeAt returns the run's outcome from its end event, or, without one, reads the
+// thread as it is now. (An end event without values reads the thread as of its
+// checkpoint; another run may have moved the thread on since, and the checkpoint is
+// then read from history.)
 func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (outcome, error) {
 	oc := outcome{threadID: threadID, status: graph.Failed}
 	if end != nil {
 		oc.status, oc.checkpoint = end.Status, end.Checkpoint
+		if end.Values != nil { // the end event carries the run's result
+			oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err = end.Values, end.Next, end.Interrupts, end.Breakpoint, end.Error
+			return oc, nil
+		}
 	}
 	snap, err := g.State(ctx, threadID)
 	if err != nil {

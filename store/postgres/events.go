@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // EventLog is the log of graph run events that the server replicas sharing a
@@ -56,6 +57,9 @@ type EventConfig struct {
 	TrimEvery time.Duration
 	// Batch caps how many events one insert writes (default 512).
 	Batch int
+	// Poll bounds how long Listen waits for a notification before it reads the
+	// log anyway (default 5 seconds); notifications make it read at once.
+	Poll time.Duration
 	// Logger reports connection trouble and trimming failures (default
 	// slog.Default()).
 	Logger *slog.Logger
@@ -82,6 +86,9 @@ func (s *Store) EventLog(ctx context.Context, cfg EventConfig) (*EventLog, error
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 512
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 5 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -305,6 +312,15 @@ const ListenerName = "interlude event listener"
 func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int64, threadID, name string, data []byte)) error {
 	cfg := l.s.pool.Config().ConnConfig.Copy()
 	cfg.RuntimeParams["application_name"] = ListenerName
+	// Notifications only say "read again": many that arrive during one read
+	// make one more read, not one each.
+	wake := make(chan struct{}, 1)
+	cfg.OnNotification = func(*pgconn.PgConn, *pgconn.Notification) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -342,16 +358,26 @@ func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int6
 				break
 			}
 		}
-		// A bound on the wait, so that a lost notification (there should be
-		// none) delays events by seconds, not forever.
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := conn.WaitForNotification(wctx)
-		cancel()
-		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-			return err
+		select {
+		case <-wake: // notified during the read
+			continue
+		default:
 		}
+		// A bound on the wait, so that a lost notification (there should be
+		// none) delays events by seconds, not forever. A timeout leaves the
+		// connection usable.
+		wctx, cancel := context.WithTimeout(ctx, l.cfg.Poll)
+		err := conn.PgConn().WaitForNotification(wctx)
+		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
+			return err
+		}
+		select {
+		case <-wake:
+		default:
 		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,5 +306,41 @@ func TestEventLogListenerReconnects(t *testing.T) {
 	}
 	if fmt.Sprint(names) != "[before 0 1 2 3 4]" {
 		t.Fatalf("heard %v", names)
+	}
+}
+
+// warnings counts the warnings a log handler gets.
+type warnings struct{ n atomic.Int64 }
+
+func (w *warnings) Enabled(context.Context, slog.Level) bool { return true }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		w.n.Add(1)
+	}
+	return nil
+}
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
+
+func TestEventLogListenerOutlastsIdleWaits(t *testing.T) {
+	s := openTest(t)
+	w := &warnings{}
+	l := newLog(t, s, EventConfig{Poll: 20 * time.Millisecond, Logger: slog.New(w)})
+	h := listen(t, l)
+	// Let several waits time out on an idle connection: it stays usable.
+	var waits int
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%' || $2 || '%'`, ListenerName, s.schema).Scan(&waits); err != nil || waits != 1 {
+		t.Fatalf("%d listener connections (%v), want 1", waits, err)
+	}
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // idle on purpose: the waits must time out
+	}
+	l.Publish("t", "after", nil, true)
+	if !poll(func() bool { return len(h.real()) == 1 }) {
+		t.Fatal("the event after the idle waits was not heard")
+	}
+	if w.n.Load() != 0 {
+		t.Fatalf("%d warnings: the listener reconnected", w.n.Load())
 	}
 }

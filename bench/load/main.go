@@ -1,21 +1,29 @@
-// Command load measures the server under load over loopback with SQLite: N clients
-// each start a refund thread, read the pause, and answer it, for a fixed time. It
+// Command load measures the server under load over loopback: N clients each
+// start a refund thread, read the pause, and answer it, for a fixed time. It
 // reports cycles per second and the p50/p99 latency of each request at every client
 // count, and the server's resident memory before and after a number of threads are
 // left paused (a paused thread should cost no memory in the server).
 //
 //	go run ./bench/load [-clients 1,8,64] [-duration 10s] [-paused 100000]
+//	go run ./bench/load -postgres DSN [-replicas 3] [-clients 16,64,128] [-paused 0]
 //
 // It builds cmd/interlude, starts `interlude serve` on a free loopback port with a
-// fresh SQLite file, and drives it with the Go client.
+// fresh SQLite file, and drives it with the Go client. With -postgres it starts
+// -replicas servers instead, all on the database at DSN (in a fresh schema,
+// dropped at the end), and sends the requests to them round robin, as a load
+// balancer would: a thread's start and its answer usually reach different
+// replicas. The DSN may set the servers' pool size (pool_max_conns=N).
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"log"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,57 +36,155 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 func main() {
 	clients := flag.String("clients", "1,8,64", "comma-separated client counts")
 	duration := flag.Duration("duration", 10*time.Second, "how long each client count runs")
 	paused := flag.Int("paused", 100000, "threads to leave paused before reading the server's memory (0 skips)")
+	dsn := flag.String("postgres", "", "run the servers on the Postgres database at `DSN` instead of SQLite")
+	replicas := flag.Int("replicas", 1, "with -postgres, how many servers share the database")
 	flag.Parse()
 	log.SetFlags(0)
+	if *replicas < 1 || (*replicas > 1 && *dsn == "") {
+		log.Fatal("-replicas needs -postgres, and at least 1")
+	}
+	header := "SQLite (synchronous=FULL)"
+	if *dsn != "" {
+		header = fmt.Sprintf("Postgres %s, %d replica(s) round robin", pgVersion(*dsn), *replicas)
+	}
 
 	dir, err := os.MkdirTemp("", "interlude-load-")
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	atExit(func() { os.RemoveAll(dir) })
 	bin := filepath.Join(dir, "interlude")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/interlude").CombinedOutput(); err != nil {
-		log.Fatalf("build: %v\n%s", err, out)
+		fatalf("build: %v\n%s", err, out)
 	}
-	addr := freeAddr()
-	srv := exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "load.db"))
-	srv.Stdout, srv.Stderr = nil, nil // request logs are part of the server's work, but not of the report
-	if err := srv.Start(); err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Process.Kill()
-	c := client.New("http://" + addr)
 	ctx := context.Background()
-	if err := waitHealthy(ctx, c); err != nil {
-		log.Fatal(err)
+	var schema string
+	if *dsn != "" {
+		b := make([]byte, 6)
+		rand.Read(b)
+		schema = "interlude_load_" + hex.EncodeToString(b)
+		atExit(func() { dropSchema(*dsn, schema) })
 	}
+	// Enough idle connections for every client to every server.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
+	var srvs []*exec.Cmd
+	var cs []*client.Client
+	for range *replicas {
+		addr := freeAddr()
+		args := []string{"serve", "--addr", addr, "--db", filepath.Join(dir, "load.db")}
+		if *dsn != "" {
+			args = []string{"serve", "--addr", addr, "--postgres", withAppName(*dsn, schema), "--postgres-schema", schema}
+		}
+		srv := exec.Command(bin, args...)
+		srv.Stdout, srv.Stderr = nil, nil // request logs are part of the server's work, but not of the report
+		if err := srv.Start(); err != nil {
+			fatalf("%v", err)
+		}
+		atExit(func() { srv.Process.Kill(); srv.Wait() })
+		srvs = append(srvs, srv)
+		cs = append(cs, client.New("http://"+addr, client.WithHTTPClient(hc)))
+	}
+	for _, c := range cs {
+		if err := waitHealthy(ctx, c); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	c := &roundRobin{cs: cs}
 
-	fmt.Printf("# load: refund cycles over loopback, SQLite (synchronous=FULL), %s per client count\n", *duration)
-	fmt.Printf("# %s, %d cores, %s\n\n", cpuModel(), runtime.NumCPU(), runtime.Version())
-	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("# load: refund cycles over loopback, %s, %s per client count\n", header, *duration)
+	fmt.Printf("# %s, %d cores, %s, load average %s at start\n", cpuModel(), runtime.NumCPU(), runtime.Version(), loadAvg())
+	fmt.Printf("# CPU per cycle: what the servers and their database backends used, divided by the cycles\n\n")
+	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | errors |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var seq atomic.Int64
 	for _, f := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			log.Fatalf("bad client count %q", f)
+			fatalf("bad client count %q", f)
 		}
+		srvCPU, dbCPU := cpuOf(srvs), backendsCPU(*dsn, schema)
 		r := run(ctx, c, n, *duration, &seq)
-		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
-			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), r.errors)
+		srvCPU, dbCPU = cpuOf(srvs)-srvCPU, backendsCPU(*dsn, schema)-dbCPU
+		perCycle := func(d time.Duration) string {
+			if r.cycles == 0 || d == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000/float64(r.cycles))
+		}
+		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
+			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), perCycle(srvCPU), perCycle(dbCPU), r.errors)
 	}
 	if *paused > 0 {
-		before := rss(srv.Process.Pid)
+		before := rssAll(srvs)
 		start := time.Now()
 		pauseMany(ctx, c, *paused, 64, &seq)
-		fmt.Printf("\nserver RSS: %s before, %s after %d more paused threads (started in %s)\n",
-			mib(before), mib(rss(srv.Process.Pid)), *paused, time.Since(start).Round(time.Second))
+		fmt.Printf("\nserver RSS (all replicas): %s before, %s after %d more paused threads (started in %s)\n",
+			mib(before), mib(rssAll(srvs)), *paused, time.Since(start).Round(time.Second))
+	}
+	exit(0)
+}
+
+// roundRobin sends each request to the next server in turn.
+type roundRobin struct {
+	cs   []*client.Client
+	next atomic.Uint64
+}
+
+func (r *roundRobin) pick() *client.Client { return r.cs[(r.next.Add(1)-1)%uint64(len(r.cs))] }
+
+func (r *roundRobin) Invoke(ctx context.Context, req client.InvokeRequest) (*client.RunResult, error) {
+	return r.pick().Invoke(ctx, req)
+}
+
+func (r *roundRobin) Resume(ctx context.Context, threadID, interruptID string, response any) (*client.RunResult, error) {
+	return r.pick().Resume(ctx, threadID, interruptID, response)
+}
+
+func rssAll(srvs []*exec.Cmd) int64 {
+	var n int64
+	for _, s := range srvs {
+		n += rss(s.Process.Pid)
+	}
+	return n
+}
+
+// connect opens one connection to dsn, which may carry pool settings.
+func connect(dsn string) (*pgx.Conn, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.ConnectConfig(context.Background(), cfg.ConnConfig)
+}
+
+func pgVersion(dsn string) string {
+	conn, err := connect(dsn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var v string
+	conn.QueryRow(context.Background(), "SHOW server_version").Scan(&v)
+	return v
+}
+
+func dropSchema(dsn, schema string) {
+	conn, err := connect(dsn)
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		log.Print(err)
 	}
 }
 
@@ -89,7 +195,7 @@ type result struct {
 }
 
 // run drives n clients for d: each starts a refund thread and answers its pause.
-func run(ctx context.Context, c *client.Client, n int, d time.Duration, seq *atomic.Int64) result {
+func run(ctx context.Context, c *roundRobin, n int, d time.Duration, seq *atomic.Int64) result {
 	var mu sync.Mutex
 	var total result
 	deadline := time.Now().Add(d)
@@ -131,7 +237,7 @@ func run(ctx context.Context, c *client.Client, n int, d time.Duration, seq *ato
 }
 
 // pauseMany starts count refund threads and leaves them paused.
-func pauseMany(ctx context.Context, c *client.Client, count, workers int, seq *atomic.Int64) {
+func pauseMany(ctx context.Context, c *roundRobin, count, workers int, seq *atomic.Int64) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
@@ -139,7 +245,7 @@ func pauseMany(ctx context.Context, c *client.Client, count, workers int, seq *a
 			for next.Add(1) <= int64(count) {
 				id := "paused-" + strconv.FormatInt(seq.Add(1), 10)
 				if _, err := c.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: id, Input: map[string]any{"amount": 5}, Granularity: "low"}); err != nil {
-					log.Fatal(err)
+					fatalf("%v", err)
 				}
 			}
 		})
@@ -168,10 +274,105 @@ func waitHealthy(ctx context.Context, c *client.Client) error {
 	return fmt.Errorf("server did not become healthy: %w", err)
 }
 
+// cleanups run, newest first, when the program ends (exit, fatalf): the
+// servers must not outlive it.
+var cleanups []func()
+
+func atExit(f func()) { cleanups = append(cleanups, f) }
+
+func exit(code int) {
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	os.Exit(code)
+}
+
+func fatalf(format string, args ...any) {
+	log.Printf(format, args...)
+	exit(1)
+}
+
+// clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ).
+const clockTick = 10 * time.Millisecond
+
+// cpuOfPid returns the user and system CPU time process pid used so far.
+func cpuOfPid(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * clockTick
+}
+
+func cpuOf(srvs []*exec.Cmd) time.Duration {
+	var d time.Duration
+	for _, s := range srvs {
+		d += cpuOfPid(s.Process.Pid)
+	}
+	return d
+}
+
+// withAppName sets the servers' application_name to tag, so that their
+// database backends can be told from others'.
+func withAppName(dsn, tag string) string {
+	if strings.Contains(dsn, "://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "application_name=" + tag
+	}
+	return dsn + " application_name=" + tag
+}
+
+// backendsCPU sums the CPU time of the database backends serving the servers
+// (found by their application_name, tag), if the database runs on this
+// machine. Backends that ended are missed; the servers keep theirs open.
+func backendsCPU(dsn, tag string) time.Duration {
+	if dsn == "" {
+		return 0
+	}
+	conn, err := connect(dsn)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), `SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1 || '%'`, tag)
+	if err != nil {
+		return 0
+	}
+	pids, _ := pgx.CollectRows(rows, pgx.RowTo[int32])
+	var d time.Duration
+	for _, pid := range pids {
+		d += cpuOfPid(int(pid))
+	}
+	return d
+}
+
+func loadAvg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
 func freeAddr() string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		log.Fatal(err)
+		fatalf("%v", err)
 	}
 	defer l.Close()
 	return l.Addr().String()

@@ -305,13 +305,18 @@ func (l *EventLog) Listen(ctx context.Context, deliver func(id int64, threadID, 
 }
 
 // ListenerName is the application_name of the connections Listen keeps, as
-// pg_stat_activity shows them.
+// pg_stat_activity shows them (after the store's own application_name, if it
+// has one).
 const ListenerName = "interlude event listener"
 
 // listen is one connection's life in Listen.
 func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int64, threadID, name string, data []byte)) error {
 	cfg := l.s.pool.Config().ConnConfig.Copy()
-	cfg.RuntimeParams["application_name"] = ListenerName
+	if app := cfg.RuntimeParams["application_name"]; app != "" {
+		cfg.RuntimeParams["application_name"] = app + " " + ListenerName
+	} else {
+		cfg.RuntimeParams["application_name"] = ListenerName
+	}
 	// Notifications only say "read again": many that arrive during one read
 	// make one more read, not one each.
 	wake := make(chan struct{}, 1)

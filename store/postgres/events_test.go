@@ -288,7 +288,7 @@ func TestEventLogListenerReconnects(t *testing.T) {
 	ctx := context.Background()
 	var cut int
 	if err := s.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = $1 AND query LIKE '%' || $2 || '%'`, ListenerName, s.schema).Scan(&cut); err != nil {
+		WHERE application_name LIKE '%' || $1 AND query LIKE '%' || $2 || '%'`, ListenerName, s.schema).Scan(&cut); err != nil {
 		t.Fatal(err)
 	}
 	if cut != 1 {
@@ -329,7 +329,7 @@ func TestEventLogListenerOutlastsIdleWaits(t *testing.T) {
 	h := listen(t, l)
 	// Let several waits time out on an idle connection: it stays usable.
 	var waits int
-	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%' || $2 || '%'`, ListenerName, s.schema).Scan(&waits); err != nil || waits != 1 {
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE '%' || $1 AND query LIKE '%' || $2 || '%'`, ListenerName, s.schema).Scan(&waits); err != nil || waits != 1 {
 		t.Fatalf("%d listener connections (%v), want 1", waits, err)
 	}
 	deadline := time.Now().Add(200 * time.Millisecond)

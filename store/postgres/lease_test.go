@@ -296,3 +296,54 @@ func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
 		t.Fatalf("after Delete: %d leases, %d events; want 0 and the other thread's 1", leases, events)
 	}
 }
+
+// TestLeaseAnswersTheNextVersion checks that the version read with the lease
+// answers one Version call, and only until an append or a release.
+func TestLeaseAnswersTheNextVersion(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	bump := func(v int) { // a write behind the store's back, to tell where an answer comes from
+		t.Helper()
+		if _, err := s.pool.Exec(ctx, `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.threads SET version = $1 WHERE id = 't'`, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := func() int64 {
+		t.Helper()
+		v, err := s.Version(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	l := mustLease(t, s, "t", "a")
+	bump(7)
+	if v := version(); v != 1 {
+		t.Fatalf("the first Version after Lease: %d, want 1 as the lease read it", v)
+	}
+	if v := version(); v != 7 {
+		t.Fatalf("the second Version: %d, want 7 from the database", v)
+	}
+	l.Release(ctx)
+	l = mustLease(t, s, "t", "a")
+	l.Release(ctx)
+	bump(8)
+	if v := version(); v != 8 {
+		t.Fatalf("Version after a release: %d, want 8 from the database", v)
+	}
+	mustLease(t, s, "new", "a")
+	if v := version(); v != 8 {
+		t.Fatalf("another thread's lease changed t's version: %d", v)
+	}
+	if v, err := s.Version(ctx, "new"); err != nil || v != 0 {
+		t.Fatalf("Version of a new thread after its lease: %d, %v", v, err)
+	}
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Expect: 8, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		Records: []store.Record{{Version: 9, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+}

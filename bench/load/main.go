@@ -46,6 +46,7 @@ func main() {
 	paused := flag.Int("paused", 100000, "threads to leave paused before reading the server's memory (0 skips)")
 	dsn := flag.String("postgres", "", "run the servers on the Postgres database at `DSN` instead of SQLite")
 	replicas := flag.Int("replicas", 1, "with -postgres, how many servers share the database")
+	procs := flag.Int("server-procs", 0, "run each server with GOMAXPROCS=`N` (0: Go's default, every core)")
 	flag.Parse()
 	log.SetFlags(0)
 	if *replicas < 1 || (*replicas > 1 && *dsn == "") {
@@ -84,6 +85,9 @@ func main() {
 			args = []string{"serve", "--addr", addr, "--postgres", withAppName(*dsn, schema), "--postgres-schema", schema}
 		}
 		srv := exec.Command(bin, args...)
+		if *procs > 0 {
+			srv.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(*procs))
+		}
 		srv.Stdout, srv.Stderr = nil, nil // request logs are part of the server's work, but not of the report
 		if err := srv.Start(); err != nil {
 			fatalf("%v", err)
@@ -99,6 +103,9 @@ func main() {
 	}
 	c := &roundRobin{cs: cs}
 
+	if *procs > 0 {
+		header += fmt.Sprintf(", GOMAXPROCS=%d per server", *procs)
+	}
 	fmt.Printf("# load: refund cycles over loopback, %s, %s per client count\n", header, *duration)
 	fmt.Printf("# %s, %d cores, %s, load average %s at start\n", cpuModel(), runtime.NumCPU(), runtime.Version(), loadAvg())
 	fmt.Printf("# CPU per cycle: what the servers and their database backends used, divided by the cycles\n\n")

@@ -13,7 +13,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Thread leases.
+var _ store.Leaser = (*Store)(nil)
+
+// lease is a held thread lease.
+type lease struct {
+	s        *Store
+	threadID string
+	owner    string
+	token    int64
+	ttl      time.Duration
+}
+
+// Lease implements store.Leaser. If another owner holds an unexpired lease, it
+// fails with an error matching interlude.ErrThreadBusy that names the holder.
 //
 // A run holds its thread's lease (a row of the leases table) for as long as it
 // runs, renewing it before it expires; the graph runtime takes it around every
@@ -42,20 +54,6 @@ import (
 // (synchronous_commit off on the store's second pool): a lease lost in a database
 // crash is harmless, because every append is a durable compare-and-set, and an
 // append's flush makes the earlier lease writes durable too.
-
-var _ store.Leaser = (*Store)(nil)
-
-// lease is a held thread lease.
-type lease struct {
-	s        *Store
-	threadID string
-	owner    string
-	token    int64
-	ttl      time.Duration
-}
-
-// Lease implements store.Leaser. If another owner holds an unexpired lease, it
-// fails with an error matching interlude.ErrThreadBusy that names the holder.
 func (s *Store) Lease(ctx context.Context, threadID, owner string, ttl time.Duration) (store.Lease, error) {
 	if threadID == "" {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a lease needs a thread id"}

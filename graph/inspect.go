@@ -56,10 +56,19 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	if err != nil {
 		return nil, err
 	}
+	status, errText := st.status, st.err
+	switch {
+	case l.Meta.Status == store.StatusRunning:
+		status = store.StatusRunning // a shared store knows a run holds the thread
+	case l.Meta.Status == store.StatusFailed && st.status != store.StatusFailed:
+		// A shared store reports a run whose process stopped mid-step.
+		status = store.StatusFailed
+		errText = "the process running this thread stopped before finishing its step; continue the thread (or retry the answer) to run the step again from the last checkpoint"
+	}
 	return &Snapshot[S]{
 		ThreadID:   threadID,
 		Graph:      l.Meta.Graph,
-		Status:     st.status,
+		Status:     status,
 		Values:     st.values,
 		Next:       st.next,
 		Interrupts: st.pending(),
@@ -67,7 +76,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 		Breakpoint: st.brk,
 		Checkpoint: st.version,
 		Step:       st.step,
-		Error:      st.err,
+		Error:      errText,
 		CreatedAt:  st.createdAt,
 		UpdatedAt:  l.Meta.UpdatedAt,
 	}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -349,5 +350,27 @@ func TestRetriedAnswerFinishesAStepWhoseRunDied(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d resolutions in history, want 1", n)
+	}
+}
+
+// deadRunStore reports, as a shared store does, that the process holding the
+// thread's lease stopped.
+type deadRunStore struct{ store.Store }
+
+func (d deadRunStore) Load(ctx context.Context, id string) (*store.Loaded, error) {
+	l, err := d.Store.Load(ctx, id)
+	if err == nil {
+		l.Meta.Status = store.StatusFailed
+	}
+	return l, err
+}
+
+func TestStateShowsAThreadWhoseRunDiedAsFailed(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	refundGraph(t, mem).Invoke(ctx, "d", graph.Input(refundState{Amount: 1}))
+	snap, err := refundGraph(t, deadRunStore{mem}).State(ctx, "d")
+	if err != nil || snap.Status != store.StatusFailed || !strings.Contains(snap.Error, "continue the thread") {
+		t.Fatalf("%v %+v", err, snap)
 	}
 }

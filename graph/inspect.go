@@ -292,7 +292,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 		st := r.c.st
 		if st != nil {
 			if ids := st.pendingIDs(); len(ids) > 0 {
-				return nil, refuseIfWaiting(st)
+				return nil, st.refuseIfWaiting()
 			}
 		}
 		ws, err := g.codec.fs.writesOf(reflect.ValueOf(update), "the update")

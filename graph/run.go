@@ -161,7 +161,7 @@ func (r *runner[S]) send(e Event) {
 func (r *runner[S]) start(input any) (*Result[S], error) {
 	st := r.c.st
 	if st != nil {
-		if err := refuseIfWaiting(st); err != nil {
+		if err := st.refuseIfWaiting(); err != nil {
 			return nil, err
 		}
 	}
@@ -187,15 +187,14 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	return r.loop()
 }
 
-func refuseIfWaiting(st interface {
-	pendingIDs() []string
-	breakpoint() *Breakpoint
-}) error {
+// refuseIfWaiting refuses new input while the thread waits for answers or sits at
+// a breakpoint.
+func (st *state[S]) refuseIfWaiting() error {
 	if ids := st.pendingIDs(); len(ids) > 0 {
 		return &interlude.Error{Code: interlude.CodeThreadInterrupted, Interrupts: ids,
 			Message: "the thread is waiting for answers to " + strings.Join(ids, ", ") + "; resume, reject or cancel them before sending input"}
 	}
-	if b := st.breakpoint(); b != nil {
+	if b := st.brk; b != nil {
 		return &interlude.Error{Code: interlude.CodeThreadInterrupted,
 			Message: fmt.Sprintf("the thread is paused at a breakpoint %s node %q; continue it (no input) before sending new input", b.When, b.Node)}
 	}
@@ -209,8 +208,6 @@ func (st *state[S]) pendingIDs() []string {
 	}
 	return ids
 }
-
-func (st *state[S]) breakpoint() *Breakpoint { return st.brk }
 
 // inputWrites turns an Input value into writes.
 func (g *Graph[S]) inputWrites(input any) ([]write, error) {

@@ -222,7 +222,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		return err
 	}
 	s.forgetVersion(a.ThreadID)
-	interrupts, err := encodeInterrupts(a.Meta.Interrupts)
+	interrupts, err := store.EncodeInterrupts(a.Meta.Interrupts)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 	}
 	m.Status = store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
-	if m.Interrupts, err = decodeInterrupts(threadID, interrupts); err != nil {
+	if m.Interrupts, err = store.DecodeInterrupts("postgres", threadID, interrupts); err != nil {
 		return nil, err
 	}
 	if snapVer != nil {
@@ -536,7 +536,7 @@ func scanMeta(row pgx.Row, threadID string) (*store.Meta, error) {
 	m.Status = store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	var err error
-	m.Interrupts, err = decodeInterrupts(m.ThreadID, interrupts)
+	m.Interrupts, err = store.DecodeInterrupts("postgres", m.ThreadID, interrupts)
 	return m, err
 }
 

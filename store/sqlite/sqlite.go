@@ -28,7 +28,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -198,7 +197,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err := store.CheckAppend(a); err != nil {
 		return err
 	}
-	interrupts, err := encodeInterrupts(a.Meta.Interrupts)
+	interrupts, err := store.EncodeInterrupts(a.Meta.Interrupts)
 	if err != nil {
 		return err
 	}
@@ -279,7 +278,7 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 	}
 	m.ThreadID, m.Status = threadID, store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
-	if m.Interrupts, err = decodeInterrupts(threadID, interrupts); err != nil {
+	if m.Interrupts, err = store.DecodeInterrupts("sqlite", threadID, interrupts); err != nil {
 		return nil, err
 	}
 	var after int64
@@ -517,7 +516,7 @@ func scanMeta(row scanner, threadID string) (*store.Meta, error) {
 	m.Status = store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	var err error
-	m.Interrupts, err = decodeInterrupts(m.ThreadID, interrupts)
+	m.Interrupts, err = store.DecodeInterrupts("sqlite", m.ThreadID, interrupts)
 	return m, err
 }
 
@@ -537,28 +536,6 @@ func scanRecords(threadID string, rows *sql.Rows) ([]store.Record, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-func encodeInterrupts(qs []interlude.Question) ([]byte, error) {
-	if len(qs) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(qs)
-	if err != nil {
-		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the pending interrupts cannot be encoded as JSON: " + err.Error(), Err: err}
-	}
-	return b, nil
-}
-
-func decodeInterrupts(threadID string, b []byte) ([]interlude.Question, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	var qs []interlude.Question
-	if err := json.Unmarshal(b, &qs); err != nil {
-		return nil, fmt.Errorf("sqlite store: thread %q has unreadable pending interrupts: %w", threadID, err)
-	}
-	return qs, nil
 }
 
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

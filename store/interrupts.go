@@ -1,0 +1,34 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/interludehq/interlude"
+)
+
+// EncodeInterrupts encodes a thread's pending questions for a store's listing
+// column; no questions encode as nil.
+func EncodeInterrupts(qs []interlude.Question) ([]byte, error) {
+	if len(qs) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(qs)
+	if err != nil {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the pending interrupts cannot be encoded as JSON: " + err.Error(), Err: err}
+	}
+	return b, nil
+}
+
+// DecodeInterrupts decodes what EncodeInterrupts made; store names the store in
+// the error.
+func DecodeInterrupts(storeName, threadID string, b []byte) ([]interlude.Question, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var qs []interlude.Question
+	if err := json.Unmarshal(b, &qs); err != nil {
+		return nil, fmt.Errorf("%s store: thread %q has unreadable pending interrupts: %w", storeName, threadID, err)
+	}
+	return qs, nil
+}

@@ -5,54 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/internal/proctest"
 )
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// freePort returns a loopback address with a port nothing listens on right now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 // liveServer is an "interlude serve" process.
 type liveServer struct {
 	url    string
 	cmd    *exec.Cmd
-	stderr *lockedBuffer
+	stderr *proctest.Buffer
 	done   chan struct{}
 }
 
@@ -70,8 +39,8 @@ func startServer(t *testing.T) *liveServer {
 	if err := os.WriteFile(tokens, []byte("# name:token:roles\nalice:"+aliceToken+":run,approve\nreader:"+readerToken+":\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freePort(t)
-	s := &liveServer{url: "http://" + addr, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	addr := proctest.FreeAddr(t)
+	s := &liveServer{url: "http://" + addr, stderr: &proctest.Buffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens, "--body-limit", "4096")
 	s.cmd.Env = baseEnv()
 	s.cmd.Stderr = s.stderr
@@ -242,8 +211,8 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, nil, exitRefused, []string{"run", "gated", big}, "413 too_large")
 	})
 	t.Run("an unreachable server exits 4", func(t *testing.T) {
-		s.expectCLI(t, []string{"INTERLUDE_SERVER=http://" + freePort(t)}, exitUnreachable, []string{"threads"}, "unreachable", "is \"interlude serve\" running")
-		s.expectCLI(t, nil, exitUnreachable, []string{"show", "order-1", "--server", "http://" + freePort(t)}, "unreachable")
+		s.expectCLI(t, []string{"INTERLUDE_SERVER=http://" + proctest.FreeAddr(t)}, exitUnreachable, []string{"threads"}, "unreachable", "is \"interlude serve\" running")
+		s.expectCLI(t, nil, exitUnreachable, []string{"show", "order-1", "--server", "http://" + proctest.FreeAddr(t)}, "unreachable")
 	})
 
 	// SIGTERM stops the server gracefully.

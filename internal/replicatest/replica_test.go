@@ -1,7 +1,6 @@
 package replicatest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +21,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/internal/proctest"
 	"github.com/interludehq/interlude/store/postgres"
 	"github.com/jackc/pgx/v5"
 )
@@ -38,21 +37,14 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envDSN) == "" {
 		os.Exit(m.Run()) // every test skips
 	}
-	dir, err := os.MkdirTemp("", "interlude-replicatest-")
-	if err != nil {
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = proctest.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "interlude")
-	build := exec.Command("go", "build", "-o", bin, "github.com/interludehq/interlude/cmd/interlude")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build the interlude binary:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
@@ -101,44 +93,17 @@ type replica struct {
 	name   string
 	url    string
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *proctest.Buffer
 	done   chan struct{}
 	client *client.Client
 	dead   atomic.Bool
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // launch starts a replica without waiting for it.
 func launch(t *testing.T, name, dsn, schema string, leaseTTL time.Duration) *replica {
 	t.Helper()
-	addr := freeAddr(t)
-	r := &replica{name: name, url: "http://" + addr, out: &lockedBuffer{}, done: make(chan struct{})}
+	addr := proctest.FreeAddr(t)
+	r := &replica{name: name, url: "http://" + addr, out: &proctest.Buffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(bin, "serve", "--addr", addr, "--postgres", dsn, "--postgres-schema", schema,
 		"--lease-ttl", leaseTTL.String(), "--log-format", "json")
 	var env []string

@@ -192,15 +192,8 @@ func runHITL(ctx context.Context, st *Store, c Config) (map[string]float64, int,
 		}
 		return nil
 	}
-	for range c.Warmup {
-		if err := once(false); err != nil {
-			return nil, 0, err
-		}
-	}
-	for range c.Iterations {
-		if err := once(true); err != nil {
-			return nil, 0, err
-		}
+	if err := c.repeat(once); err != nil {
+		return nil, 0, err
 	}
 	return map[string]float64{
 		"pause_us": r3(Mean(pause)), "resume_us": r3(Mean(resume)), "cycle_us": r3(Mean(cycle)),
@@ -232,15 +225,8 @@ func runParallel(ctx context.Context, st *Store, c Config) (map[string]float64, 
 		}
 		return nil
 	}
-	for range c.Warmup {
-		if err := once(false); err != nil {
-			return nil, 0, err
-		}
-	}
-	for range c.Iterations {
-		if err := once(true); err != nil {
-			return nil, 0, err
-		}
+	if err := c.repeat(once); err != nil {
+		return nil, 0, err
 	}
 	return map[string]float64{
 		"pause_us": r3(Mean(pause)), "finish_us": r3(Mean(finish)), "cycle_us": r3(Mean(pause) + Mean(finish)),
@@ -406,4 +392,19 @@ func SQLiteVersion() string {
 		return ""
 	}
 	return v
+}
+
+// repeat runs once c.Warmup times unmeasured, then c.Iterations times measured.
+func (c Config) repeat(once func(measure bool) error) error {
+	for range c.Warmup {
+		if err := once(false); err != nil {
+			return err
+		}
+	}
+	for range c.Iterations {
+		if err := once(true); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -198,14 +198,7 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 		return cmp.Compare(b.ThreadID, a.ThreadID)
 	})
 	limit := store.PageLimit(q)
-	page := &store.Page{}
-	if len(metas) > limit {
-		metas = metas[:limit]
-		last := metas[limit-1]
-		page.NextCursor = store.EncodeCursor(store.Cursor{UpdatedAt: last.UpdatedAt, ThreadID: last.ThreadID})
-	}
-	page.Threads = metas
-	return page, nil
+	return store.NewPage(metas, limit), nil
 }
 
 // Delete implements store.Store.

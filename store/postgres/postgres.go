@@ -461,23 +461,18 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 		return nil, fmt.Errorf("postgres store: list threads: %w", err)
 	}
 	defer rows.Close()
-	page := &store.Page{Threads: []store.Meta{}}
+	var threads []store.Meta
 	for rows.Next() {
 		m, err := scanMeta(rows, "")
 		if err != nil {
 			return nil, fmt.Errorf("postgres store: list threads: %w", err)
 		}
-		page.Threads = append(page.Threads, *m)
+		threads = append(threads, *m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres store: list threads: %w", err)
 	}
-	if len(page.Threads) > limit {
-		page.Threads = page.Threads[:limit]
-		last := page.Threads[limit-1]
-		page.NextCursor = store.EncodeCursor(store.Cursor{UpdatedAt: last.UpdatedAt, ThreadID: last.ThreadID})
-	}
-	return page, nil
+	return store.NewPage(threads, limit), nil
 }
 
 // Delete implements store.Store. It removes the thread's row first, in one

@@ -17,6 +17,11 @@ type Leaser interface {
 
 // Lease is a held thread lease.
 type Lease interface {
+	// Thread returns the graph and version of the thread as they were when the
+	// lease was taken ("" and 0 for a thread not written yet). While the lease is
+	// held no other process appends to the thread, so a run may trust them
+	// instead of reading them again.
+	Thread() (graph string, version int64)
 	// Renew extends the lease by its time to live from now. It fails if the lease was
 	// lost (it expired and another owner took it).
 	Renew(ctx context.Context) error

@@ -22,7 +22,12 @@ type lease struct {
 	owner    string
 	token    int64
 	ttl      time.Duration
+	graph    string // the thread's graph and version when the lease was taken
+	version  int64
 }
+
+// Thread implements store.Lease.
+func (l *lease) Thread() (string, int64) { return l.graph, l.version }
 
 // Lease implements store.Leaser. If another owner holds an unexpired lease, it
 // fails with an error matching interlude.ErrThreadBusy that names the holder.
@@ -44,11 +49,9 @@ type lease struct {
 // again. The lease, not the record, says so, so no write is needed when a
 // process dies.
 //
-// Taking a lease also reads the thread's version, and the store answers the
-// Version call that follows (the runtime's check of its cached state) from it,
-// sparing a round trip: while the lease is held no other run may append to the
-// thread, and an append that races anyway (a run that lost its lease without
-// noticing yet) still fails its compare-and-set.
+// Taking a lease also reads the thread's graph and version (Lease.Thread), in
+// the same statement, so a run learns whose thread it is and whether its cached
+// copy is current without another round trip.
 //
 // Lease writes commit without waiting for the WAL to reach disk
 // (synchronous_commit off on the store's second pool): a lease lost in a database
@@ -65,14 +68,15 @@ func (s *Store) Lease(ctx context.Context, threadID, owner string, ttl time.Dura
 	// A lease released between the refused upsert and the look at its holder
 	// leaves nothing to name: try again.
 	for range 3 {
-		var version *int64
-		err := s.fast.QueryRow(ctx, s.sql.lease, threadID, owner, l.token, ttl.Microseconds()).Scan(&version)
+		var (
+			graph   *string
+			version *int64
+		)
+		err := s.fast.QueryRow(ctx, s.sql.lease, threadID, owner, l.token, ttl.Microseconds()).Scan(&graph, &version)
 		if err == nil {
-			v := int64(0)
-			if version != nil {
-				v = *version
+			if graph != nil && version != nil {
+				l.graph, l.version = *graph, *version
 			}
-			s.leased.Store(threadID, leasedVersion{token: l.token, version: v})
 			return l, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
@@ -122,30 +126,11 @@ func (l *lease) Renew(ctx context.Context) error {
 // Release implements store.Lease. Releasing a lease that was lost is not an
 // error, and leaves the new holder's lease alone.
 func (l *lease) Release(ctx context.Context) error {
-	l.s.forgetVersion(l.threadID)
 	if _, err := l.s.fast.Exec(ctx, l.s.sql.release, l.threadID, l.token); err != nil {
 		return l.s.wrap("release the lease on", l.threadID, err)
 	}
 	return nil
 }
-
-// leasedVersion is a thread's version as read when this store took its lease.
-type leasedVersion struct {
-	token   int64
-	version int64
-}
-
-// leasedVersion returns, once, the version read when the thread's lease was
-// taken, if no append or release came since.
-func (s *Store) leasedVersion(threadID string) (int64, bool) {
-	e, ok := s.leased.LoadAndDelete(threadID)
-	if !ok {
-		return 0, false
-	}
-	return e.(leasedVersion).version, true
-}
-
-func (s *Store) forgetVersion(threadID string) { s.leased.Delete(threadID) }
 
 func newToken() int64 {
 	var b [8]byte
@@ -157,11 +142,12 @@ func newToken() int64 {
 func leaseSQL(q *queries, schema string) {
 	// The upsert takes the lease if it is free, expired or the owner's own; it
 	// touches no row when another owner's lease runs.
-	q.lease = `INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
+	q.lease = `WITH t AS (SELECT graph, version FROM ` + schema + `.threads WHERE id = $1)
+	INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
 	VALUES ($1, $2, $3, now() + $4::bigint * interval '1 microsecond')
 	ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
 	WHERE l.expires_at <= now() OR l.owner = excluded.owner
-	RETURNING (SELECT version FROM ` + schema + `.threads WHERE id = $1)`
+	RETURNING (SELECT graph FROM t), (SELECT version FROM t)`
 	q.holder = `SELECT owner, extract(epoch FROM expires_at - now())::float8 FROM ` + schema + `.leases WHERE thread_id = $1`
 	q.renew = `UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond' WHERE thread_id = $1 AND token = $2`
 	q.release = `DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $2`

@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -54,7 +53,6 @@ type Store struct {
 	owned  bool
 	schema string
 	sql    queries
-	leased sync.Map // thread id → leasedVersion, see Store.Lease
 }
 
 var _ store.Store = (*Store)(nil)
@@ -221,7 +219,6 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if err := store.CheckAppend(a); err != nil {
 		return err
 	}
-	s.forgetVersion(a.ThreadID)
 	interrupts, err := store.EncodeInterrupts(a.Meta.Interrupts)
 	if err != nil {
 		return err
@@ -317,12 +314,8 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 	return out, nil
 }
 
-// Version implements store.Store. Right after this store took the thread's
-// lease it answers from the version the lease read (see Store.Lease).
+// Version implements store.Store.
 func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
-	if v, ok := s.leasedVersion(threadID); ok {
-		return v, nil
-	}
 	var v int64
 	err := s.pool.QueryRow(ctx, s.sql.version, threadID).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -480,7 +473,6 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 // with it either lands before (and is deleted too) or conflicts. A lease held by
 // a live run stays until that run ends; an expired one goes.
 func (s *Store) Delete(ctx context.Context, threadID string) error {
-	s.forgetVersion(threadID)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, q := range []string{s.sql.delThread, s.sql.delRecords, s.sql.delSnap, s.sql.delLease, s.sql.delEvents} {
 			if _, err := tx.Exec(ctx, q, threadID); err != nil {

@@ -33,6 +33,8 @@ type Erased interface {
 	Delete(ctx context.Context, threadID string) error
 	// Store is the graph's store.
 	Store() store.Store
+	// Claim is Graph.Claim.
+	Claim(ctx context.Context, threadID string) (*Claim, error)
 }
 
 // Erase returns the graph as an Erased.
@@ -43,6 +45,9 @@ type erased[S any] struct{ g *Graph[S] }
 func (e erased[S]) Name() string       { return e.g.Name() }
 func (e erased[S]) Nodes() []string    { return e.g.Nodes() }
 func (e erased[S]) Store() store.Store { return e.g.Store() }
+func (e erased[S]) Claim(ctx context.Context, id string) (*Claim, error) {
+	return e.g.Claim(ctx, id)
+}
 func (e erased[S]) Delete(ctx context.Context, id string) error {
 	return e.g.Delete(ctx, id)
 }

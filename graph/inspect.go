@@ -49,7 +49,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	if err != nil {
 		return nil, err
 	}
-	if err := g.owns(l); err != nil {
+	if err := g.owns(threadID, l.Meta.Graph); err != nil {
 		return nil, err
 	}
 	st, _, _, err := g.codec.load(l)
@@ -143,7 +143,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 	if err != nil {
 		return nil, err
 	}
-	if err := g.owns(&store.Loaded{Meta: *meta}); err != nil {
+	if err := g.owns(threadID, meta.Graph); err != nil {
 		return nil, err
 	}
 	recs, err := g.cfg.store.Records(ctx, threadID, 0, 0, 0)
@@ -341,12 +341,17 @@ func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event)
 		return nil, err
 	}
 	defer unlock()
-	ctx, release, err := g.lease(ctx, threadID)
+	ctx, claim, release, err := g.lease(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	c, err := g.acquire(ctx, threadID)
+	if claim != nil && claim.Graph != "" {
+		if err := g.owns(threadID, claim.Graph); err != nil {
+			return nil, err
+		}
+	}
+	c, err := g.acquire(ctx, threadID, claim)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/interludehq/interlude/store"
@@ -19,42 +22,142 @@ func defaultOwner() string {
 	return host + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:])
 }
 
-// lease takes the thread's lease when the store is shared between processes and
-// keeps renewing it until release is called. If a renewal fails (the lease was
-// lost), the returned context is cancelled so the run stops before committing
-// more work.
-func (g *Graph[S]) lease(ctx context.Context, threadID string) (context.Context, func(), error) {
+// Claim is a thread's lease in a store shared by several processes, taken
+// before a run by a host that must learn whose thread it is before it picks the
+// graph to run it: a server hosting several graphs, behind a load balancer.
+// Taking it costs the store one round trip that also reads the thread's graph
+// and version, so the run that follows under Context takes no lease of its own
+// and reads neither again.
+type Claim struct {
+	// ThreadID is the claimed thread.
+	ThreadID string
+	// Graph is the name of the graph whose thread it is, "" for a thread not
+	// written yet.
+	Graph string
+
+	version atomic.Int64 // the thread's version when claimed; -1 once a run used it
+	keeper  *keeper
+}
+
+// Claim takes the thread's lease for a run, with the graph's lease settings
+// (WithLease), and keeps renewing it until Release. If another process runs
+// the thread, it fails with an error matching interlude.ErrThreadBusy. The
+// claim serves a run of any graph kept in the same store, not only this one.
+//
+// A store that only one process uses (not a store.Leaser) needs no lease:
+// Claim then returns nil and no error.
+func (g *Graph[S]) Claim(ctx context.Context, threadID string) (*Claim, error) {
 	l, ok := g.cfg.store.(store.Leaser)
 	if !ok {
-		return ctx, func() {}, nil
+		return nil, nil
 	}
 	held, err := l.Lease(ctx, threadID, g.cfg.owner, g.cfg.leaseTTL)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	stopped := make(chan struct{})
+	c := &Claim{ThreadID: threadID, keeper: keep(held, g.cfg.leaseTTL)}
+	var v int64
+	c.Graph, v = held.Thread()
+	c.version.Store(v)
+	return c, nil
+}
+
+type claimKey struct{}
+
+// Context returns ctx carrying the claim: a run of the claimed thread under it
+// uses the claim instead of taking the lease itself, and stops if the claim is
+// lost.
+func (c *Claim) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, claimKey{}, c)
+}
+
+// Release stops renewing the lease and gives it up. Call it once the runs
+// under the claim have ended.
+func (c *Claim) Release(ctx context.Context) { c.keeper.release(ctx) }
+
+// takeVersion returns, once, the thread's version as the claim read it: later
+// runs under the same claim must read it again, since the first one wrote.
+func (c *Claim) takeVersion() (int64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	v := c.version.Swap(-1)
+	return v, v >= 0
+}
+
+// lease returns the run's context and its claim on the thread when the store is
+// shared between processes: the caller's (Claim.Context), or one taken here and
+// given up by the returned release. The context is cancelled if the lease is
+// lost, so the run stops before committing more work.
+func (g *Graph[S]) lease(ctx context.Context, threadID string) (context.Context, *Claim, func(), error) {
+	if c, ok := ctx.Value(claimKey{}).(*Claim); ok && c.ThreadID == threadID {
+		rctx, unbind := c.keeper.bind(ctx)
+		return rctx, c, unbind, nil
+	}
+	c, err := g.Claim(ctx, threadID)
+	if err != nil || c == nil {
+		return ctx, nil, func() {}, err
+	}
+	rctx, unbind := c.keeper.bind(ctx)
+	return rctx, c, func() {
+		unbind()
+		c.Release(ctx)
+	}, nil
+}
+
+// errReleased ends a keeper's contexts when its lease is given up.
+var errReleased = errors.New("the thread's lease was released")
+
+// keeper renews a held lease every third of its time to live until released,
+// and reports its loss.
+type keeper struct {
+	lease   store.Lease
+	lost    context.Context // cancelled, with the reason as cause, once the lease is lost or released
+	end     context.CancelCauseFunc
+	done    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func keep(l store.Lease, ttl time.Duration) *keeper {
+	lost, end := context.WithCancelCause(context.Background())
+	k := &keeper{lease: l, lost: lost, end: end, done: make(chan struct{}), stopped: make(chan struct{})}
 	go func() {
-		defer close(stopped)
-		t := time.NewTicker(g.cfg.leaseTTL / 3)
+		defer close(k.stopped)
+		t := time.NewTicker(ttl / 3)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-k.done:
 				return
 			case <-t.C:
-				if err := held.Renew(ctx); err != nil {
-					cancel(err)
+				if err := l.Renew(lost); err != nil {
+					end(err)
 					return
 				}
 			}
 		}
 	}()
+	return k
+}
+
+// bind returns a context that ends with parent, or when the lease is lost (with
+// the loss as its cause), and the function that lets it go.
+func (k *keeper) bind(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(k.lost, func() { cancel(context.Cause(k.lost)) })
 	return ctx, func() {
-		close(done)
-		<-stopped
+		stop()
 		cancel(nil)
-		held.Release(context.WithoutCancel(ctx))
-	}, nil
+	}
+}
+
+// release stops renewing and gives the lease up; only the first call does.
+func (k *keeper) release(ctx context.Context) {
+	k.once.Do(func() {
+		close(k.done)
+		<-k.stopped
+		k.end(errReleased)
+		k.lease.Release(context.WithoutCancel(ctx))
+	})
 }

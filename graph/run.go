@@ -107,12 +107,16 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit f
 	})
 }
 
-// acquire returns the thread's current state: the cached copy if the store confirms
-// it is current, else a fresh load. A thread that does not exist has a nil state.
-func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], error) {
-	v, err := g.cfg.store.Version(ctx, threadID)
-	if err != nil {
-		return nil, err
+// acquire returns the thread's current state: the cached copy if it is current
+// (as the claim on the thread, or else the store, says), else a fresh load. A
+// thread that does not exist has a nil state.
+func (g *Graph[S]) acquire(ctx context.Context, threadID string, claim *Claim) (*cached[S], error) {
+	v, ok := claim.takeVersion()
+	if !ok {
+		var err error
+		if v, err = g.cfg.store.Version(ctx, threadID); err != nil {
+			return nil, err
+		}
 	}
 	if c, ok := g.cache.take(threadID); ok && c.st != nil && c.st.version == v {
 		return c, nil
@@ -124,7 +128,7 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], er
 	if err != nil {
 		return nil, err
 	}
-	if err := g.owns(l); err != nil {
+	if err := g.owns(threadID, l.Meta.Graph); err != nil {
 		return nil, err
 	}
 	st, since, snapSize, err := g.codec.load(l)
@@ -135,10 +139,10 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string) (*cached[S], er
 }
 
 // owns refuses a thread that another graph runs.
-func (g *Graph[S]) owns(l *store.Loaded) error {
-	if l.Meta.Graph != g.name {
+func (g *Graph[S]) owns(threadID, graph string) error {
+	if graph != g.name {
 		return &interlude.Error{Code: interlude.CodeInvalidRequest,
-			Message: fmt.Sprintf("thread %q belongs to graph %q, not %q; use that graph or another thread id", l.Meta.ThreadID, l.Meta.Graph, g.name)}
+			Message: fmt.Sprintf("thread %q belongs to graph %q, not %q; use that graph or another thread id", threadID, graph, g.name)}
 	}
 	return nil
 }

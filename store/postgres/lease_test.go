@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 	"github.com/jackc/pgx/v5"
 )
@@ -297,53 +298,76 @@ func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
 	}
 }
 
-// TestLeaseAnswersTheNextVersion checks that the version read with the lease
-// answers one Version call, and only until an append or a release.
-func TestLeaseAnswersTheNextVersion(t *testing.T) {
+// TestLeaseTellsTheThreadsGraphAndVersion checks that a lease reports whose
+// thread it is and at which version, as the database had it when it was taken.
+func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
-		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}, {Version: 2, Format: 1, Kind: "k", Data: []byte("y")}}}); err != nil {
 		t.Fatal(err)
 	}
-	bump := func(v int) { // a write behind the store's back, to tell where an answer comes from
-		t.Helper()
-		if _, err := s.pool.Exec(ctx, `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.threads SET version = $1 WHERE id = 't'`, v); err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		thread, graph string
+		version       int64
+	}{
+		{"t", "g", 2},
+		{"new", "", 0},
+	} {
+		l := mustLease(t, s, c.thread, "a")
+		if g, v := l.Thread(); g != c.graph || v != c.version {
+			t.Errorf("lease of %q: Thread() = %q, %d; want %q, %d", c.thread, g, v, c.graph, c.version)
 		}
+		l.Release(ctx)
 	}
-	version := func() int64 {
-		t.Helper()
-		v, err := s.Version(ctx, "t")
+}
+
+// TestClaimServesTheRunOfTheGraphWhoseThreadItIs checks graph.Claim on a shared
+// store: one claim tells whose thread it is, a run of that graph under it goes
+// without taking a lease of its own (which the claim would make busy), another
+// graph is refused, and the thread is free once the claim is released.
+func TestClaimServesTheRunOfTheGraphWhoseThreadItIs(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	type counter struct {
+		N int `json:"n" graph:"add"`
+	}
+	compile := func(name string) *graph.Graph[counter] {
+		g, err := graph.New[counter]().
+			AddNode("inc", func(ctx context.Context, c counter) (counter, error) { return counter{N: 1}, nil }).
+			AddEdge(graph.Start, "inc").AddEdge("inc", graph.End).
+			Compile(graph.WithStore(s), graph.WithName(name), graph.WithLease(time.Minute, "owner-"+name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return v
+		return g
 	}
-	l := mustLease(t, s, "t", "a")
-	bump(7)
-	if v := version(); v != 1 {
-		t.Fatalf("the first Version after Lease: %d, want 1 as the lease read it", v)
-	}
-	if v := version(); v != 7 {
-		t.Fatalf("the second Version: %d, want 7 from the database", v)
-	}
-	l.Release(ctx)
-	l = mustLease(t, s, "t", "a")
-	l.Release(ctx)
-	bump(8)
-	if v := version(); v != 8 {
-		t.Fatalf("Version after a release: %d, want 8 from the database", v)
-	}
-	mustLease(t, s, "new", "a")
-	if v := version(); v != 8 {
-		t.Fatalf("another thread's lease changed t's version: %d", v)
-	}
-	if v, err := s.Version(ctx, "new"); err != nil || v != 0 {
-		t.Fatalf("Version of a new thread after its lease: %d, %v", v, err)
-	}
-	if err := s.Append(ctx, store.Append{ThreadID: "t", Expect: 8, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
-		Records: []store.Record{{Version: 9, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+	a, b := compile("a"), compile("b")
+	if _, err := a.Invoke(ctx, "t", graph.Input(counter{})); err != nil {
 		t.Fatal(err)
 	}
+	claim, err := b.Claim(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claim.Graph != "a" {
+		t.Fatalf("claim.Graph = %q, want a", claim.Graph)
+	}
+	if _, err := s.Lease(ctx, "t", "someone-else", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("a lease while the claim is held: %v, want ErrThreadBusy", err)
+	}
+	under := claim.Context(ctx)
+	res, err := a.Invoke(under, "t", graph.Input(counter{}))
+	if err != nil || res.Values.N != 2 {
+		t.Fatalf("a run under the claim: %+v, %v; want n = 2", res, err)
+	}
+	if _, err := b.Invoke(under, "t", graph.Input(counter{})); !errors.Is(err, interlude.ErrInvalidRequest) || !strings.Contains(err.Error(), `graph "a"`) {
+		t.Fatalf("another graph's run under the claim: %v, want it refused naming graph a", err)
+	}
+	if _, err := a.Invoke(under, "u", graph.Input(counter{})); err != nil {
+		t.Fatalf("a run of another thread under the claim takes its own lease: %v", err)
+	}
+	claim.Release(ctx)
+	claim.Release(ctx) // a second release does nothing
+	mustLease(t, s, "t", "someone-else").Release(ctx)
 }

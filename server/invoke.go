@@ -24,6 +24,7 @@ type run struct {
 	answers     map[string]interlude.Resolution
 	granularity granularity
 	inputPath   string // "input" or "messages" for an input command
+	held        *held  // the thread, held for the run (Server.route)
 }
 
 // handleInvoke serves POST /v1/graph/invoke and, with stream set, /v1/graph/stream.
@@ -58,27 +59,26 @@ func (s *Server) handleInvoke(stream bool) handler {
 			}
 			threadID = newID("thr_")
 		}
-		g, isNew, err := s.threadGraph(r.Context(), threadID, req.graph, req.kind == cmdInput)
-		if err == nil && isNew {
-			// The graphs do not check that a thread they load is theirs, so two
-			// requests starting one thread with different graphs must not overlap:
-			// the second waits and then finds the thread made by the first.
-			var unlock func()
-			if unlock, err = s.creating.lock(r.Context(), threadID); err != nil {
+		if req.kind == cmdInput && req.graph != "" {
+			// Refuse bad input before holding the thread.
+			if err := s.checkInput(req.graph, req); err != nil {
 				s.writeError(w, r, err)
 				return
 			}
-			defer unlock()
-			g, _, err = s.threadGraph(r.Context(), threadID, req.graph, true)
 		}
-		if err == nil && req.kind == cmdInput {
-			err = s.checkInput(g.Name(), req)
-		}
+		g, h, err := s.route(r.Context(), threadID, req.graph, req.kind == cmdInput)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.drive(w, r, rc, run{g: g, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath}, stream)
+		defer h.release()
+		if req.kind == cmdInput && req.graph == "" {
+			if err := s.checkInput(g.Name(), req); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		s.drive(w, r, rc, run{g: g, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
 	}
 }
 
@@ -100,12 +100,13 @@ func (s *Server) handleAnswer(action string) handler {
 			s.writeError(w, r, err)
 			return
 		}
-		g, err := s.graphFor(r.Context(), id, "")
+		g, h, err := s.route(r.Context(), id, "", false)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.drive(w, r, rc, run{g: g, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity}, false)
+		defer h.release()
+		s.drive(w, r, rc, run{g: g, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
 	}
 }
 
@@ -186,6 +187,7 @@ func (s *Server) counted(ru *run, outcome string, d time.Duration) {
 func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) {
 	ctx, cancel := s.runContext(r, rc.who.name)
 	defer cancel()
+	ctx = ru.held.context(ctx)
 	if stream {
 		s.stream(w, r, ctx, &ru)
 		return

@@ -38,7 +38,8 @@ type Server struct {
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
-	creating   *keyLocks // held while a new thread's first run goes
+	threads    *keyLocks    // one request's run per thread at a time in this process
+	claimer    graph.Erased // with a store shared by several processes: takes the claims (graph.Claim)
 }
 
 // Option configures New.
@@ -117,7 +118,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), creating: newKeyLocks()}
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: newKeyLocks()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -138,6 +139,9 @@ func New(opts ...Option) (*Server, error) {
 			return nil, fmt.Errorf("server: graph %q keeps its threads in another store than graph %q; compile every graph with the same graph.WithStore", name, infos[0].Name)
 		}
 		s.graphs[name] = g
+		if _, shared := g.Store().(store.Leaser); shared && s.claimer == nil {
+			s.claimer = g // any graph claims for all: they share the store
+		}
 		schema := g.InputSchema()
 		infos = append(infos, graphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: schema})
 		s.inputProps[name] = propertiesOf(schema)
@@ -408,41 +412,115 @@ func pathID(r *http.Request) (string, error) {
 // graphFor returns the graph that runs the thread. For an existing thread it is the
 // graph stored with it, which named (if given) must match.
 func (s *Server) graphFor(ctx context.Context, threadID, named string) (graph.Erased, error) {
-	g, _, err := s.threadGraph(ctx, threadID, named, false)
-	return g, err
+	m, err := s.store.Meta(ctx, threadID)
+	if err != nil {
+		if errors.Is(err, interlude.ErrNotFound) {
+			return nil, notFound("thread %q does not exist; start it with input", threadID)
+		}
+		return nil, err
+	}
+	return s.pick(threadID, m.Graph, named, false)
 }
 
-// threadGraph is graphFor that, with create set, also accepts a thread that does
-// not exist yet: it then runs named, or the only graph hosted, and isNew is set.
-func (s *Server) threadGraph(ctx context.Context, threadID, named string, create bool) (g graph.Erased, isNew bool, err error) {
+// pick returns the graph to run the thread stored with graph stored ("" for a
+// thread not written yet): that one, which named (if given) must match, or for
+// a new thread with create set, named or the only graph hosted.
+func (s *Server) pick(threadID, stored, named string, create bool) (graph.Erased, error) {
 	if named != "" && s.graphs[named] == nil {
-		return nil, false, badRequest("graph", "graph %q is not hosted here; hosted: %s", named, s.graphNames())
+		return nil, badRequest("graph", "graph %q is not hosted here; hosted: %s", named, s.graphNames())
 	}
-	m, err := s.store.Meta(ctx, threadID)
-	switch {
-	case errors.Is(err, interlude.ErrNotFound):
+	if stored == "" {
 		switch {
 		case !create:
-			return nil, false, notFound("thread %q does not exist; start it with input", threadID)
+			return nil, notFound("thread %q does not exist; start it with input", threadID)
 		case named != "":
-			return s.graphs[named], true, nil
+			return s.graphs[named], nil
 		case len(s.graphs) == 1:
 			for _, g := range s.graphs {
-				return g, true, nil
+				return g, nil
 			}
 		}
-		return nil, false, badRequest("graph", "graph is required to start a thread; hosted: %s", s.graphNames())
-	case err != nil:
-		return nil, false, err
+		return nil, badRequest("graph", "graph is required to start a thread; hosted: %s", s.graphNames())
 	}
-	g = s.graphs[m.Graph]
+	g := s.graphs[stored]
 	switch {
 	case g == nil:
-		return nil, false, notFound("thread %q runs graph %q, which this server does not host", threadID, m.Graph)
-	case named != "" && named != m.Graph:
-		return nil, false, badRequest("graph", "thread %q runs graph %q, not %q; leave graph out or name %q", threadID, m.Graph, named, m.Graph)
+		return nil, notFound("thread %q runs graph %q, which this server does not host", threadID, stored)
+	case named != "" && named != stored:
+		return nil, badRequest("graph", "thread %q runs graph %q, not %q; leave graph out or name %q", threadID, stored, named, stored)
 	}
-	return g, false, nil
+	return g, nil
+}
+
+// held is what a request holds on a thread while its run goes: this process's
+// lock on the thread and, with a store shared by several processes, the claim.
+type held struct {
+	claim  *graph.Claim
+	unlock func()
+}
+
+// context returns the run's context under the claim, if any.
+func (h *held) context(ctx context.Context) context.Context {
+	if h.claim == nil {
+		return ctx
+	}
+	return h.claim.Context(ctx)
+}
+
+// release lets the thread go.
+func (h *held) release() {
+	if h.claim != nil {
+		h.claim.Release(context.Background())
+	}
+	h.unlock()
+}
+
+// route returns the graph that runs the thread, as pick chooses it, and holds
+// the thread for the request's run. With a store shared by several processes it
+// claims the thread (graph.Claim): one round trip that reserves the thread, or
+// answers thread_busy if another process runs it, and tells whose thread it is.
+// Otherwise it reads the thread's graph; a new thread stays locked in this
+// process until its first run ends, so two requests creating it with different
+// graphs do not overlap.
+func (s *Server) route(ctx context.Context, threadID, named string, create bool) (graph.Erased, *held, error) {
+	if named != "" && s.graphs[named] == nil {
+		g, err := s.pick(threadID, "", named, create)
+		return g, nil, err
+	}
+	if s.claimer == nil {
+		m, err := s.store.Meta(ctx, threadID)
+		switch {
+		case err == nil:
+			g, err := s.pick(threadID, m.Graph, named, create)
+			return g, &held{unlock: func() {}}, err
+		case !errors.Is(err, interlude.ErrNotFound):
+			return nil, nil, err
+		}
+	}
+	unlock, err := s.threads.lock(ctx, threadID)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := &held{unlock: unlock}
+	stored := ""
+	if s.claimer != nil {
+		if h.claim, err = s.claimer.Claim(ctx, threadID); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		stored = h.claim.Graph
+	} else if m, err := s.store.Meta(ctx, threadID); err == nil {
+		stored = m.Graph // created while this request waited for the lock
+	} else if !errors.Is(err, interlude.ErrNotFound) {
+		unlock()
+		return nil, nil, err
+	}
+	g, err := s.pick(threadID, stored, named, create)
+	if err != nil {
+		h.release()
+		return nil, nil, err
+	}
+	return g, h, nil
 }
 
 func (s *Server) graphNames() string {

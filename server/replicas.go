@@ -21,8 +21,10 @@ type EventLog interface {
 	// after, in id order, until fn fails or none are left.
 	Read(ctx context.Context, threadID string, after int64, fn func(id int64, name string, data []byte) error) error
 	// Listen calls deliver with every event logged from now on, by any replica,
-	// in increasing id order, until ctx ends.
-	Listen(ctx context.Context, deliver func(id int64, threadID, name string, data []byte)) error
+	// in increasing id order, until ctx ends. While wanted reports false nobody
+	// listens on this replica, and the log may pass over the events logged
+	// meanwhile instead of reading them.
+	Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error
 }
 
 // WithHubLog makes the hub exchange events through log, for several server
@@ -41,7 +43,8 @@ func (h *EventHub) startListening() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		h.elog.Listen(ctx, func(id int64, threadID, name string, data []byte) {
+		wanted := func() bool { return h.subscribers.Load() > 0 }
+		h.elog.Listen(ctx, wanted, func(id int64, threadID, name string, data []byte) {
 			h.fanOut(threadID, hubEvent{id: id, name: name, data: data})
 		})
 	})

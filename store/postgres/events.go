@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,10 +66,13 @@ type EventConfig struct {
 	Logger *slog.Logger
 }
 
+// queued is an event to log or, with release set, a lease to give up.
 type queued struct {
 	threadID, name string
 	data           []byte
-	flushed        chan struct{} // closed once written, for Publish with wait
+	release        *lease
+	flushed        chan struct{} // closed once written, for Publish with wait and releases
+	err            *error        // set to the write's error, for releases
 }
 
 // EventLog opens the store's event log and starts its writer and its trimmer,
@@ -104,6 +108,7 @@ func (s *Store) EventLog(ctx context.Context, cfg EventConfig) (*EventLog, error
 	wg.Go(l.write)
 	wg.Go(l.trimLoop)
 	go func() { wg.Wait(); close(l.done) }()
+	s.events.Store(l)
 	return l, nil
 }
 
@@ -120,11 +125,17 @@ func notifyChannel(schema string) string {
 // returns once the event, and every event published before it, is in the log
 // (or could not be written), so a run that waits on its last event has all its
 // events logged before another run of the thread, on any replica, logs its own.
-// Events published after Close are dropped.
+// If the store holds the thread's lease, Publish does not wait: the lease's
+// release will be written after the event, in the same transaction or a later
+// one, which gives the same order for one round trip less. Events published
+// after Close are dropped.
 func (l *EventLog) Publish(threadID, name string, data []byte, wait bool) {
 	if l.closed.Load() {
 		l.dropped.Add(1)
 		return
+	}
+	if wait && l.s.holds(threadID) {
+		wait = false
 	}
 	q := queued{threadID: threadID, name: name, data: nonNil(data)}
 	if wait {
@@ -141,6 +152,27 @@ func (l *EventLog) Publish(threadID, name string, data []byte, wait bool) {
 		case <-q.flushed:
 		case <-l.done:
 		}
+	}
+}
+
+// release gives the lease up through the writer, after the events queued
+// before it, and waits for that write. sent is false if the log is closed: the
+// caller then releases the lease itself.
+func (l *EventLog) release(ls *lease) (err error, sent bool) {
+	if l.closed.Load() {
+		return nil, false
+	}
+	q := queued{threadID: ls.threadID, release: ls, flushed: make(chan struct{}), err: &err}
+	select {
+	case l.queue <- q:
+	case <-l.ctx.Done():
+		return nil, false
+	}
+	select {
+	case <-q.flushed:
+		return err, true
+	case <-l.done:
+		return nil, false // closed before the write: release it directly
 	}
 }
 
@@ -201,10 +233,18 @@ func (l *EventLog) flush(batch []queued) {
 			}
 		}
 	}()
-	n := len(batch)
-	threads, names, datas := make([]string, n), make([]string, n), make([][]byte, n)
-	for i, q := range batch {
-		threads[i], names[i], datas[i] = q.threadID, q.name, q.data
+	var (
+		threads, names []string
+		datas          [][]byte
+		released       []string
+		tokens         []int64
+	)
+	for _, q := range batch {
+		if q.release != nil {
+			released, tokens = append(released, q.threadID), append(tokens, q.release.token)
+			continue
+		}
+		threads, names, datas = append(threads, q.threadID), append(names, q.name), append(datas, q.data)
 	}
 	var err error
 	for attempt := range 5 {
@@ -213,29 +253,39 @@ func (l *EventLog) flush(batch []queued) {
 		}
 		// Not l.ctx: the last batch is written after Close cancels it.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = l.insert(ctx, threads, names, datas)
+		err = l.insert(ctx, threads, names, datas, released, tokens)
 		cancel()
 		if err == nil {
 			return
 		}
 	}
-	l.dropped.Add(uint64(n))
-	l.cfg.Logger.Error("postgres event log: events lost", "events", n, "err", err)
+	for _, q := range batch {
+		if q.err != nil {
+			*q.err = err
+		}
+	}
+	if n := len(threads); n > 0 {
+		l.dropped.Add(uint64(n))
+		l.cfg.Logger.Error("postgres event log: events lost", "events", n, "err", err)
+	}
 }
 
-// insert writes events in one transaction, in one round trip: the advisory lock
-// orders the writers of every replica, so ids become visible in increasing
-// order; the NOTIFY is delivered when the transaction commits.
-func (l *EventLog) insert(ctx context.Context, threads, names []string, datas [][]byte) error {
+// insert writes events, and gives up leases after them, in one transaction, in
+// one round trip: the advisory lock orders the writers of every replica, so ids
+// become visible in increasing order; the NOTIFY, which carries the batch's
+// last id, is delivered when the transaction commits.
+func (l *EventLog) insert(ctx context.Context, threads, names []string, datas [][]byte, released []string, tokens []int64) error {
 	ident := l.s.sql.schema
 	// The statements of a batch run in one implicit transaction, on the pool
 	// whose commits do not wait for the WAL flush.
 	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_advisory_xact_lock($1)`, eventLockKey(l.s.schema))
-	b.Queue(`INSERT INTO `+ident+`.events (thread_id, name, data)
-		SELECT x.thread_id, x.name, x.data FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
-		ORDER BY x.n`, threads, names, datas)
-	b.Queue(`SELECT pg_notify($1, '')`, l.channel)
+	if len(threads) > 0 {
+		l.queueInsert(b, threads, names, datas)
+	}
+	if len(released) > 0 {
+		b.Queue(`DELETE FROM `+ident+`.leases l USING unnest($1::text[], $2::bigint[]) AS r (thread_id, token)
+			WHERE l.thread_id = r.thread_id AND l.token = r.token`, released, tokens)
+	}
 	br := l.s.fast.SendBatch(ctx, b)
 	var err error
 	for range b.Len() {
@@ -244,6 +294,19 @@ func (l *EventLog) insert(ctx context.Context, threads, names []string, datas []
 		}
 	}
 	return errors.Join(err, br.Close())
+}
+
+// queueInsert adds the statements that log events to b.
+func (l *EventLog) queueInsert(b *pgx.Batch, threads, names []string, datas [][]byte) {
+	ident := l.s.sql.schema
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, eventLockKey(l.s.schema))
+	b.Queue(`WITH ins AS (
+			INSERT INTO `+ident+`.events (thread_id, name, data)
+			SELECT x.thread_id, x.name, x.data FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
+			ORDER BY x.n
+			RETURNING id
+		)
+		SELECT pg_notify($4, max(id)::text) FROM ins`, threads, names, datas, l.channel)
 }
 
 func eventLockKey(schema string) int64 {
@@ -283,15 +346,20 @@ func (l *EventLog) Read(ctx context.Context, threadID string, after int64, fn fu
 }
 
 // Listen calls deliver with every event logged since the EventLog was opened,
-// by any replica, in id order, until ctx ends; it then returns ctx's error. It keeps one connection
-// of its own, LISTENing for the writers' notifications; if that connection
-// breaks it reconnects and carries on from the last event delivered, so nothing
-// is skipped unless it was trimmed meanwhile. deliver runs on Listen's
-// goroutine and must not block for long.
-func (l *EventLog) Listen(ctx context.Context, deliver func(id int64, threadID, name string, data []byte)) error {
+// by any replica, in id order, until ctx ends; it then returns ctx's error. It
+// keeps one connection of its own, LISTENing for the writers' notifications; if
+// that connection breaks it reconnects and carries on from the last event
+// delivered, so nothing is skipped unless it was trimmed meanwhile. deliver runs
+// on Listen's goroutine and must not block for long.
+//
+// While wanted reports false (nobody listens on this replica), Listen reads no
+// events: it only notes the last id each notification carries, and once wanted
+// it delivers from there. A replica without listeners thus costs the database
+// nothing per event.
+func (l *EventLog) Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
 	last := l.start
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := l.listen(ctx, &last, deliver)
+		err := l.listen(ctx, &last, wanted, deliver)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -310,17 +378,22 @@ func (l *EventLog) Listen(ctx context.Context, deliver func(id int64, threadID, 
 const ListenerName = "interlude event listener"
 
 // listen is one connection's life in Listen.
-func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int64, threadID, name string, data []byte)) error {
+func (l *EventLog) listen(ctx context.Context, last *int64, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
 	cfg := l.s.pool.Config().ConnConfig.Copy()
 	if app := cfg.RuntimeParams["application_name"]; app != "" {
 		cfg.RuntimeParams["application_name"] = app + " " + ListenerName
 	} else {
 		cfg.RuntimeParams["application_name"] = ListenerName
 	}
-	// Notifications only say "read again": many that arrive during one read
-	// make one more read, not one each.
+	// Notifications say "read again" and up to which id: many that arrive
+	// during one read make one more read, not one each.
 	wake := make(chan struct{}, 1)
-	cfg.OnNotification = func(*pgconn.PgConn, *pgconn.Notification) {
+	var notified atomic.Int64 // the highest id notified
+	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
+		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
+			for old := notified.Load(); id > old && !notified.CompareAndSwap(old, id); old = notified.Load() {
+			}
+		}
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -334,39 +407,32 @@ func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int6
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
 		return err
 	}
-	const page = 1000
-	query := `SELECT id, thread_id, name, data FROM ` + l.s.sql.schema + `.events WHERE id > $1 ORDER BY id LIMIT $2`
-	for {
-		// Read everything new; then wait for a notification. Reading after
-		// LISTEN took effect means no event committed since is missed.
-		for {
-			rows, err := conn.Query(ctx, query, *last, page)
-			if err != nil {
-				return err
-			}
-			var (
-				id           int64
-				thread, name string
-				data         []byte
-				n            int
-			)
-			_, err = pgx.ForEachRow(rows, []any{&id, &thread, &name, &data}, func() error {
-				n++
-				*last = id
-				deliver(id, thread, name, data)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if n < page {
-				break
-			}
+	if !wanted() {
+		// Notifications may have been missed while disconnected: pass over
+		// what is logged, as nobody here waits for it.
+		var end int64
+		if err := conn.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+l.s.sql.schema+`.events`).Scan(&end); err != nil {
+			return err
 		}
-		select {
-		case <-wake: // notified during the read
-			continue
-		default:
+		notified.Store(end)
+	}
+	for {
+		// Read everything new, then wait for a notification. Reading after
+		// LISTEN took effect means no event committed since is missed. With
+		// nobody listening, pass over what was notified instead: those events
+		// were logged before anyone here could wait for them (notifications
+		// arrive on this goroutine, during the connection's reads).
+		if wanted() {
+			if err := l.readNew(ctx, conn, last, deliver); err != nil {
+				return err
+			}
+			select {
+			case <-wake: // notified during the read
+				continue
+			default:
+			}
+		} else if n := notified.Load(); n > *last {
+			*last = n
 		}
 		// A bound on the wait, so that a lost notification (there should be
 		// none) delays events by seconds, not forever. A timeout leaves the
@@ -383,6 +449,32 @@ func (l *EventLog) listen(ctx context.Context, last *int64, deliver func(id int6
 		select {
 		case <-wake:
 		default:
+		}
+	}
+}
+
+// readNew delivers the events logged after last, in pages, moving last on.
+func (l *EventLog) readNew(ctx context.Context, conn *pgx.Conn, last *int64, deliver func(id int64, threadID, name string, data []byte)) error {
+	const page = 1000
+	for {
+		rows, err := conn.Query(ctx, `SELECT id, thread_id, name, data FROM `+l.s.sql.schema+`.events WHERE id > $1 ORDER BY id LIMIT $2`, *last, page)
+		if err != nil {
+			return err
+		}
+		var (
+			id           int64
+			thread, name string
+			data         []byte
+			n            int
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &thread, &name, &data}, func() error {
+			n++
+			*last = id
+			deliver(id, thread, name, data)
+			return nil
+		})
+		if err != nil || n < page {
+			return err
 		}
 	}
 }
@@ -431,6 +523,7 @@ func (l *EventLog) Trim(ctx context.Context) error {
 func (l *EventLog) Close() error {
 	l.closing.Do(func() {
 		l.closed.Store(true)
+		l.s.events.CompareAndSwap(l, nil)
 		l.stop()
 	})
 	<-l.done

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -56,10 +57,16 @@ func (h *heard) count() int {
 // event, so what is published before it starts is not heard).
 func listen(t *testing.T, l *EventLog) *heard {
 	t.Helper()
+	return listenWanted(t, l, func() bool { return true })
+}
+
+// listenWanted is listen with Listen's wanted.
+func listenWanted(t *testing.T, l *EventLog, wanted func() bool) *heard {
+	t.Helper()
 	h := &heard{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); l.Listen(ctx, h.deliver) }()
+	go func() { defer close(done); l.Listen(ctx, wanted, h.deliver) }()
 	t.Cleanup(func() { cancel(); <-done })
 	if !poll(func() bool {
 		l.Publish("probe", "probe", nil, true)
@@ -342,5 +349,53 @@ func TestEventLogListenerOutlastsIdleWaits(t *testing.T) {
 	}
 	if w.n.Load() != 0 {
 		t.Fatalf("%d warnings: the listener reconnected", w.n.Load())
+	}
+}
+
+// TestEventLogListenerWithoutListenersDeliversOnceWanted checks a replica that
+// nobody listens to: it may pass over the events logged meanwhile, but once a
+// listener comes every event logged from then on arrives, in order, once.
+func TestEventLogListenerWithoutListenersDeliversOnceWanted(t *testing.T) {
+	s := openTest(t)
+	l, err := s.EventLog(context.Background(), EventConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var wanted atomic.Bool
+	wanted.Store(true)
+	h := listenWanted(t, l, wanted.Load)
+	wanted.Store(false)
+	for i := range 50 {
+		l.Publish("before", "e", []byte(strconv.Itoa(i)), true)
+	}
+	wanted.Store(true)
+	for i := range 50 {
+		l.Publish("after", "e", []byte(strconv.Itoa(i)), i == 49)
+	}
+	if !poll(func() bool {
+		evs := h.real()
+		return len(evs) > 0 && evs[len(evs)-1].thread == "after" && evs[len(evs)-1].data == "49"
+	}) {
+		t.Fatalf("the events logged after a listener came did not all arrive: %d heard", len(h.real()))
+	}
+	var after []string
+	var prev int64
+	for _, e := range h.real() {
+		if e.id <= prev {
+			t.Fatalf("event %d heard after %d", e.id, prev)
+		}
+		prev = e.id
+		if e.thread == "after" {
+			after = append(after, e.data)
+		}
+	}
+	for i, d := range after {
+		if d != strconv.Itoa(i) {
+			t.Fatalf("events logged once wanted, as heard: %v; want 0 to 49 in order", after)
+		}
+	}
+	if len(after) != 50 {
+		t.Fatalf("heard %d of the 50 events logged once wanted", len(after))
 	}
 }

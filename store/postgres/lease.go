@@ -77,6 +77,7 @@ func (s *Store) Lease(ctx context.Context, threadID, owner string, ttl time.Dura
 			if graph != nil && version != nil {
 				l.graph, l.version = *graph, *version
 			}
+			s.held.Store(threadID, l.token)
 			return l, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
@@ -125,11 +126,34 @@ func (l *lease) Renew(ctx context.Context) error {
 
 // Release implements store.Lease. Releasing a lease that was lost is not an
 // error, and leaves the new holder's lease alone.
+//
+// With the store's event log open, the release goes through its writer, in the
+// same transaction as the thread's events published before it: a run's events
+// are logged no later than its lease is given up, so another run of the thread,
+// on any replica, logs its own after them, and the run pays one round trip for
+// both (EventLog.Publish does not wait for a thread whose lease is held here).
 func (l *lease) Release(ctx context.Context) error {
+	if v, ok := l.s.held.Load(l.threadID); ok && v.(int64) == l.token {
+		l.s.held.CompareAndDelete(l.threadID, l.token)
+	}
+	if ev := l.s.events.Load(); ev != nil {
+		if err, sent := ev.release(l); sent {
+			if err != nil {
+				return l.s.wrap("release the lease on", l.threadID, err)
+			}
+			return nil
+		}
+	}
 	if _, err := l.s.fast.Exec(ctx, l.s.sql.release, l.threadID, l.token); err != nil {
 		return l.s.wrap("release the lease on", l.threadID, err)
 	}
 	return nil
+}
+
+// holds reports whether this store holds the thread's lease.
+func (s *Store) holds(threadID string) bool {
+	_, ok := s.held.Load(threadID)
+	return ok
 }
 
 func newToken() int64 {

@@ -34,6 +34,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -53,6 +55,8 @@ type Store struct {
 	owned  bool
 	schema string
 	sql    queries
+	held   sync.Map                 // thread id → token of a lease this store holds
+	events atomic.Pointer[EventLog] // the open event log, which gives up the leases (see lease.Release)
 }
 
 var _ store.Store = (*Store)(nil)

@@ -399,3 +399,38 @@ func TestEventLogListenerWithoutListenersDeliversOnceWanted(t *testing.T) {
 		t.Fatalf("heard %d of the 50 events logged once wanted", len(after))
 	}
 }
+
+// TestLeaseReleasedWithTheRunsEvents checks a release with the event log open:
+// once Release returns, the thread's events published before it are logged and
+// another owner may take the thread.
+func TestLeaseReleasedWithTheRunsEvents(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	l, err := s.EventLog(ctx, EventConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	held := mustLease(t, s, "t", "a")
+	for i := range 3 {
+		l.Publish("t", "e", []byte(strconv.Itoa(i)), i == 2) // the last would wait without the lease
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var logged int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{s.schema}.Sanitize()+`.events WHERE thread_id = 't'`).Scan(&logged); err != nil {
+		t.Fatal(err)
+	}
+	if logged != 3 {
+		t.Fatalf("after Release, %d of the thread's 3 events are logged", logged)
+	}
+	mustLease(t, s, "t", "b").Release(ctx)
+	// Closed, the log no longer carries releases: they go straight to the table.
+	l.Close()
+	again := mustLease(t, s, "t", "c")
+	if err := again.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustLease(t, s, "t", "d").Release(ctx)
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -36,7 +37,10 @@ database behind a load balancer, with no sticky sessions: each run holds its
 thread's lease (renewed every third of --lease-ttl), and the live events of every
 replica's runs reach the event listeners of all of them through the database. If
 a replica dies mid-run, its threads read as failed once their leases expire, and
-any replica continues them from their last committed step.`,
+any replica continues them from their last committed step.
+
+Unless GOGC is set, the server runs its garbage collector less often than Go's
+default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 	maxArgs: 0,
 	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
 		addr := fs.String("addr", "127.0.0.1:8000", "the `address` to listen on")
@@ -102,6 +106,12 @@ type storeConfig struct {
 }
 
 func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64) error {
+	if e.getenv("GOGC") == "" {
+		// A server's live heap is small and steady (paused threads live in the
+		// store, not in memory), so Go's default pace of collection spends CPU
+		// for little memory: let the heap grow to five times what is live.
+		debug.SetGCPercent(gcPercent)
+	}
 	var (
 		st    store.Store
 		hub   *server.EventHub
@@ -168,6 +178,10 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	log.Info("stopped")
 	return nil
 }
+
+// gcPercent is the garbage collector's pace in `interlude serve` unless GOGC
+// sets it.
+const gcPercent = 400
 
 // builtins compiles the built-in graphs with opts.
 func builtins(opts []graph.Option) ([]graph.Erased, error) {

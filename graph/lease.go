@@ -35,7 +35,8 @@ type Claim struct {
 	// written yet.
 	Graph string
 
-	version atomic.Int64 // the thread's version when claimed; -1 once a run used it
+	version atomic.Int64  // the thread's version when claimed; -1 once a run used it
+	loaded  *store.Loaded // the thread as read with the claim, when the claiming graph's copy was stale
 	keeper  *keeper
 }
 
@@ -51,11 +52,12 @@ func (g *Graph[S]) Claim(ctx context.Context, threadID string) (*Claim, error) {
 	if !ok {
 		return nil, nil
 	}
-	held, err := l.Lease(ctx, threadID, g.cfg.owner, g.cfg.leaseTTL)
+	req := store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL, Load: true, Cached: g.cache.version(threadID)}
+	held, err := l.Lease(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	c := &Claim{ThreadID: threadID, keeper: keep(held, g.cfg.leaseTTL)}
+	c := &Claim{ThreadID: threadID, keeper: keep(held, g.cfg.leaseTTL), loaded: held.Loaded()}
 	var v int64
 	c.Graph, v = held.Thread()
 	c.version.Store(v)
@@ -75,14 +77,18 @@ func (c *Claim) Context(ctx context.Context) context.Context {
 // under the claim have ended.
 func (c *Claim) Release(ctx context.Context) { c.keeper.release(ctx) }
 
-// takeVersion returns, once, the thread's version as the claim read it: later
-// runs under the same claim must read it again, since the first one wrote.
-func (c *Claim) takeVersion() (int64, bool) {
+// take returns, once, the thread's version as the claim read it and the thread
+// if it was loaded with the claim: later runs under the same claim must read
+// them again, since the first one wrote.
+func (c *Claim) take() (int64, *store.Loaded, bool) {
 	if c == nil {
-		return 0, false
+		return 0, nil, false
 	}
 	v := c.version.Swap(-1)
-	return v, v >= 0
+	if v < 0 {
+		return 0, nil, false
+	}
+	return v, c.loaded, true
 }
 
 // lease returns the run's context and its claim on the thread when the store is

@@ -78,6 +78,18 @@ func (c *cache[S]) take(id string) (*cached[S], bool) {
 	return e.Value.(*cached[S]), true
 }
 
+// version returns the version of the thread's cached state, 0 if none.
+func (c *cache[S]) version(id string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[id]; ok {
+		if st := e.Value.(*cached[S]).st; st != nil {
+			return st.version
+		}
+	}
+	return 0
+}
+
 // put stores a state the caller no longer uses.
 func (c *cache[S]) put(v *cached[S]) {
 	if c.limit <= 0 {

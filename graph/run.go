@@ -111,7 +111,7 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit f
 // (as the claim on the thread, or else the store, says), else a fresh load. A
 // thread that does not exist has a nil state.
 func (g *Graph[S]) acquire(ctx context.Context, threadID string, claim *Claim) (*cached[S], error) {
-	v, ok := claim.takeVersion()
+	v, l, ok := claim.take()
 	if !ok {
 		var err error
 		if v, err = g.cfg.store.Version(ctx, threadID); err != nil {
@@ -124,9 +124,11 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string, claim *Claim) (
 	if v == 0 {
 		return &cached[S]{id: threadID}, nil
 	}
-	l, err := g.cfg.store.Load(ctx, threadID)
-	if err != nil {
-		return nil, err
+	if l == nil || l.Meta.Version != v {
+		var err error
+		if l, err = g.cfg.store.Load(ctx, threadID); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.owns(threadID, l.Meta.Graph); err != nil {
 		return nil, err

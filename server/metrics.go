@@ -297,8 +297,8 @@ type instrumentedLeaser struct {
 	leaser store.Leaser
 }
 
-func (s *instrumentedLeaser) Lease(ctx context.Context, threadID, owner string, ttl time.Duration) (store.Lease, error) {
-	return s.leaser.Lease(ctx, threadID, owner, ttl)
+func (s *instrumentedLeaser) Lease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	return s.leaser.Lease(ctx, req)
 }
 
 func (s *instrumentedStore) done(op int, start time.Time, err error) {

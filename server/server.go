@@ -504,7 +504,13 @@ func (s *Server) route(ctx context.Context, threadID, named string, create bool)
 	h := &held{unlock: unlock}
 	stored := ""
 	if s.claimer != nil {
-		if h.claim, err = s.claimer.Claim(ctx, threadID); err != nil {
+		// Any graph can claim, but the thread's own graph knows whether its
+		// copy is current, and the claim then skips loading it.
+		claimer := s.claimer
+		if named != "" {
+			claimer = s.graphs[named]
+		}
+		if h.claim, err = claimer.Claim(ctx, threadID); err != nil {
 			unlock()
 			return nil, nil, err
 		}

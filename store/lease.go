@@ -10,9 +10,26 @@ import (
 // a lease whose holder died expires after its time to live, and any process may
 // then take the thread over from its last committed record.
 type Leaser interface {
-	// Lease takes the thread's lease for owner for ttl. If another owner holds an
-	// unexpired lease, it fails with an error matching interlude.ErrThreadBusy.
-	Lease(ctx context.Context, threadID, owner string, ttl time.Duration) (Lease, error)
+	// Lease takes the thread's lease as the request says. If another owner holds
+	// an unexpired lease, it fails with an error matching interlude.ErrThreadBusy.
+	Lease(ctx context.Context, req LeaseRequest) (Lease, error)
+}
+
+// LeaseRequest asks for a thread's lease.
+type LeaseRequest struct {
+	// ThreadID is the thread to lease.
+	ThreadID string
+	// Owner names the taker, in the error another taker gets while it holds
+	// the lease.
+	Owner string
+	// TTL is how long the lease lasts unless renewed.
+	TTL time.Duration
+	// Load asks for the thread as Load returns it (Lease.Loaded), read in the
+	// same round trip, unless the thread is at version Cached: a run whose
+	// cached copy is stale, or that has none, then needs no second trip.
+	Load bool
+	// Cached is the version of the taker's copy of the thread (0 for none).
+	Cached int64
 }
 
 // Lease is a held thread lease.
@@ -22,6 +39,10 @@ type Lease interface {
 	// held no other process appends to the thread, so a run may trust them
 	// instead of reading them again.
 	Thread() (graph string, version int64)
+	// Loaded returns the thread as read with the lease, if the request asked
+	// for it and the thread exists at another version than the cached one;
+	// otherwise nil.
+	Loaded() *Loaded
 	// Renew extends the lease by its time to live from now. It fails if the lease was
 	// lost (it expired and another owner took it).
 	Renew(ctx context.Context) error

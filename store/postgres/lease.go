@@ -24,10 +24,14 @@ type lease struct {
 	ttl      time.Duration
 	graph    string // the thread's graph and version when the lease was taken
 	version  int64
+	loaded   *store.Loaded // the thread as loaded with the lease, if asked
 }
 
 // Thread implements store.Lease.
 func (l *lease) Thread() (string, int64) { return l.graph, l.version }
+
+// Loaded implements store.Lease.
+func (l *lease) Loaded() *store.Loaded { return l.loaded }
 
 // Lease implements store.Leaser. If another owner holds an unexpired lease, it
 // fails with an error matching interlude.ErrThreadBusy that names the holder.
@@ -50,38 +54,33 @@ func (l *lease) Thread() (string, int64) { return l.graph, l.version }
 // process dies.
 //
 // Taking a lease also reads the thread's graph and version (Lease.Thread), in
-// the same statement, so a run learns whose thread it is and whether its cached
-// copy is current without another round trip.
+// the same statement, and, if the request asks, loads the thread unless the
+// caller's copy is current (Lease.Loaded), in the same round trip: a run learns
+// whose thread it is and gets its state without another trip.
 //
 // Lease writes commit without waiting for the WAL to reach disk
 // (synchronous_commit off on the store's second pool): a lease lost in a database
 // crash is harmless, because every append is a durable compare-and-set, and an
 // append's flush makes the earlier lease writes durable too.
-func (s *Store) Lease(ctx context.Context, threadID, owner string, ttl time.Duration) (store.Lease, error) {
+func (s *Store) Lease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	threadID := req.ThreadID
 	if threadID == "" {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a lease needs a thread id"}
 	}
-	if ttl <= 0 {
-		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("a lease needs a positive time to live, not %s", ttl)}
+	if req.TTL <= 0 {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("a lease needs a positive time to live, not %s", req.TTL)}
 	}
-	l := &lease{s: s, threadID: threadID, owner: owner, token: newToken(), ttl: ttl}
+	l := &lease{s: s, threadID: threadID, owner: req.Owner, token: newToken(), ttl: req.TTL}
 	// A lease released between the refused upsert and the look at its holder
 	// leaves nothing to name: try again.
 	for range 3 {
-		var (
-			graph   *string
-			version *int64
-		)
-		err := s.fast.QueryRow(ctx, s.sql.lease, threadID, owner, l.token, ttl.Microseconds()).Scan(&graph, &version)
-		if err == nil {
-			if graph != nil && version != nil {
-				l.graph, l.version = *graph, *version
-			}
+		taken, err := s.take(ctx, req, l)
+		if err != nil {
+			return nil, s.wrap("lease", threadID, err)
+		}
+		if taken {
 			s.held.Store(threadID, l.token)
 			return l, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, s.wrap("lease", threadID, err)
 		}
 		var (
 			holder string
@@ -99,6 +98,43 @@ func (s *Store) Lease(ctx context.Context, threadID, owner string, ttl time.Dura
 		}
 	}
 	return nil, busy(threadID, "another run", 0)
+}
+
+// take tries to take the lease l, and loads the thread with it if req asks, in
+// one round trip. It reports false if another owner's lease runs.
+func (s *Store) take(ctx context.Context, req store.LeaseRequest, l *lease) (bool, error) {
+	var (
+		b       pgx.Batch
+		taken   bool
+		graph   *string
+		version *int64
+	)
+	b.Queue(s.sql.lease, req.ThreadID, req.Owner, l.token, req.TTL.Microseconds()).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&graph, &version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		taken = err == nil
+		return err
+	})
+	if req.Load {
+		// Only for a lease just taken: the token matches no other.
+		b.Queue(s.sql.leaseLoad, req.ThreadID, req.Cached, l.token).QueryRow(func(row pgx.Row) error {
+			// A thread that cannot be read (an unknown format, say) is left
+			// for the run's own Load to report, with the lease held as usual.
+			if loaded, err := scanLoaded(row, req.ThreadID); err == nil {
+				l.loaded = loaded
+			}
+			return nil
+		})
+	}
+	if err := s.fast.SendBatch(ctx, &b).Close(); err != nil {
+		return false, err
+	}
+	if graph != nil && version != nil {
+		l.graph, l.version = *graph, *version
+	}
+	return taken, nil
 }
 
 func busy(threadID, holder string, left time.Duration) error {
@@ -172,6 +208,7 @@ func leaseSQL(q *queries, schema string) {
 	ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
 	WHERE l.expires_at <= now() OR l.owner = excluded.owner
 	RETURNING (SELECT graph FROM t), (SELECT version FROM t)`
+	q.leaseLoad = q.load + ` AND t.version <> $2 AND EXISTS (SELECT 1 FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $3)`
 	q.holder = `SELECT owner, extract(epoch FROM expires_at - now())::float8 FROM ` + schema + `.leases WHERE thread_id = $1`
 	q.renew = `UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond' WHERE thread_id = $1 AND token = $2`
 	q.release = `DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $2`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func expire(t *testing.T, s *Store, threadID string) {
 
 func mustLease(t *testing.T, s *Store, threadID, owner string) store.Lease {
 	t.Helper()
-	l, err := s.Lease(context.Background(), threadID, owner, time.Minute)
+	l, err := s.Lease(context.Background(), store.LeaseRequest{ThreadID: threadID, Owner: owner, TTL: time.Minute})
 	if err != nil {
 		t.Fatalf("Lease(%q, %q): %v", threadID, owner, err)
 	}
@@ -40,7 +41,7 @@ func TestLeaseExcludesOtherOwners(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	a := mustLease(t, s, "t", "replica-a")
-	_, err := s.Lease(ctx, "t", "replica-b", time.Minute)
+	_, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "replica-b", TTL: time.Minute})
 	if !errors.Is(err, interlude.ErrThreadBusy) || !strings.Contains(err.Error(), "replica-a") {
 		t.Fatalf("a second owner's Lease: err = %v, want ErrThreadBusy naming replica-a", err)
 	}
@@ -76,7 +77,7 @@ func TestLeaseBySameOwnerTakesItOver(t *testing.T) {
 	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lease(ctx, "t", "replica-b", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) {
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "replica-b", TTL: time.Minute}); !errors.Is(err, interlude.ErrThreadBusy) {
 		t.Fatalf("the stale Release freed the thread: err = %v", err)
 	}
 	if err := second.Renew(ctx); err != nil {
@@ -96,7 +97,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	if err := dead.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lease(ctx, "t", "replica-c", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) || !strings.Contains(err.Error(), "replica-b") {
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "replica-c", TTL: time.Minute}); !errors.Is(err, interlude.ErrThreadBusy) || !strings.Contains(err.Error(), "replica-b") {
 		t.Fatalf("the dead run's Release freed the new holder's lease: err = %v", err)
 	}
 	if err := alive.Release(ctx); err != nil {
@@ -113,7 +114,7 @@ func TestRenewExtendsAnExpiredLeaseNobodyTook(t *testing.T) {
 	if err := l.Renew(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lease(ctx, "t", "replica-b", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) {
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "replica-b", TTL: time.Minute}); !errors.Is(err, interlude.ErrThreadBusy) {
 		t.Fatalf("after Renew: err = %v, want ErrThreadBusy", err)
 	}
 	var left float64
@@ -134,7 +135,7 @@ func TestLeaseRace(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			_, errs[i] = s.Lease(context.Background(), "t", "owner-"+string(rune('a'+i)), time.Minute)
+			_, errs[i] = s.Lease(context.Background(), store.LeaseRequest{ThreadID: "t", Owner: "owner-" + string(rune('a'+i)), TTL: time.Minute})
 		})
 	}
 	close(start)
@@ -156,10 +157,10 @@ func TestLeaseRace(t *testing.T) {
 func TestLeaseArguments(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
-	if _, err := s.Lease(ctx, "", "a", time.Minute); !errors.Is(err, interlude.ErrInvalidRequest) {
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "", Owner: "a", TTL: time.Minute}); !errors.Is(err, interlude.ErrInvalidRequest) {
 		t.Errorf("empty thread id: %v", err)
 	}
-	if _, err := s.Lease(ctx, "t", "a", 0); !errors.Is(err, interlude.ErrInvalidRequest) {
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "a", TTL: 0}); !errors.Is(err, interlude.ErrInvalidRequest) {
 		t.Errorf("zero ttl: %v", err)
 	}
 }
@@ -299,7 +300,8 @@ func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
 }
 
 // TestLeaseTellsTheThreadsGraphAndVersion checks that a lease reports whose
-// thread it is and at which version, as the database had it when it was taken.
+// thread it is and at which version, as the database had it when it was taken,
+// and loads the thread when asked unless the taker's copy is current.
 func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
@@ -308,17 +310,42 @@ func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		thread, graph string
+		name          string
+		req           store.LeaseRequest
+		graph         string
 		version       int64
+		loadedRecords int // -1: nothing loaded
 	}{
-		{"t", "g", 2},
-		{"new", "", 0},
+		{"no load asked", store.LeaseRequest{ThreadID: "t"}, "g", 2, -1},
+		{"no copy", store.LeaseRequest{ThreadID: "t", Load: true}, "g", 2, 2},
+		{"stale copy", store.LeaseRequest{ThreadID: "t", Load: true, Cached: 1}, "g", 2, 2},
+		{"current copy", store.LeaseRequest{ThreadID: "t", Load: true, Cached: 2}, "g", 2, -1},
+		{"new thread", store.LeaseRequest{ThreadID: "new", Load: true}, "", 0, -1},
 	} {
-		l := mustLease(t, s, c.thread, "a")
-		if g, v := l.Thread(); g != c.graph || v != c.version {
-			t.Errorf("lease of %q: Thread() = %q, %d; want %q, %d", c.thread, g, v, c.graph, c.version)
-		}
-		l.Release(ctx)
+		t.Run(c.name, func(t *testing.T) {
+			c.req.Owner, c.req.TTL = "a", time.Minute
+			l, err := s.Lease(ctx, c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release(ctx)
+			if g, v := l.Thread(); g != c.graph || v != c.version {
+				t.Errorf("Thread() = %q, %d; want %q, %d", g, v, c.graph, c.version)
+			}
+			loaded := l.Loaded()
+			switch {
+			case c.loadedRecords < 0 && loaded != nil:
+				t.Errorf("Loaded() = %+v, want nil", loaded)
+			case c.loadedRecords >= 0 && (loaded == nil || len(loaded.Records) != c.loadedRecords || loaded.Meta.Version != c.version || loaded.Meta.Status != store.StatusRunning):
+				t.Errorf("Loaded() = %+v, want the thread at version %d with %d records, running under the lease", loaded, c.version, c.loadedRecords)
+			}
+		})
+	}
+	// A refused lease loads nothing for its taker.
+	held := mustLease(t, s, "t", "a")
+	defer held.Release(ctx)
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "b", TTL: time.Minute, Load: true}); !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("a second owner's lease with load: %v", err)
 	}
 }
 
@@ -353,7 +380,7 @@ func TestClaimServesTheRunOfTheGraphWhoseThreadItIs(t *testing.T) {
 	if claim.Graph != "a" {
 		t.Fatalf("claim.Graph = %q, want a", claim.Graph)
 	}
-	if _, err := s.Lease(ctx, "t", "someone-else", time.Minute); !errors.Is(err, interlude.ErrThreadBusy) {
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "someone-else", TTL: time.Minute}); !errors.Is(err, interlude.ErrThreadBusy) {
 		t.Fatalf("a lease while the claim is held: %v, want ErrThreadBusy", err)
 	}
 	under := claim.Context(ctx)
@@ -370,4 +397,38 @@ func TestClaimServesTheRunOfTheGraphWhoseThreadItIs(t *testing.T) {
 	claim.Release(ctx)
 	claim.Release(ctx) // a second release does nothing
 	mustLease(t, s, "t", "someone-else").Release(ctx)
+
+	// Another process's graph a, which has no copy of the thread, gets it with
+	// its claim and loads nothing more.
+	counted := &loadCounter{Store: s}
+	a2, err := graph.New[counter]().
+		AddNode("inc", func(ctx context.Context, c counter) (counter, error) { return counter{N: 1}, nil }).
+		AddEdge(graph.Start, "inc").AddEdge("inc", graph.End).
+		Compile(graph.WithStore(counted), graph.WithName("a"), graph.WithLease(time.Minute, "owner-a2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim, err = a2.Claim(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = a2.Invoke(claim.Context(ctx), "t", graph.Input(counter{}))
+	claim.Release(ctx)
+	if err != nil || res.Values.N != 3 {
+		t.Fatalf("a run under a claim that loaded the thread: %+v, %v; want n = 3", res, err)
+	}
+	if n := counted.loads.Load(); n != 0 {
+		t.Fatalf("the run loaded the thread %d more times after its claim did", n)
+	}
+}
+
+// loadCounter counts the Load calls of a store.
+type loadCounter struct {
+	*Store
+	loads atomic.Int64
+}
+
+func (c *loadCounter) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	c.loads.Add(1)
+	return c.Store.Load(ctx, threadID)
 }

@@ -133,6 +133,7 @@ type queries struct {
 	delThread, delRecords, delSnap string
 	delLease, delEvents            string
 	lease, holder, renew, release  string
+	leaseLoad                      string
 	schema                         string // quoted, for listQuery
 }
 
@@ -273,6 +274,27 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 
 // Load implements store.Store.
 func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	out, err := scanLoaded(s.pool.QueryRow(ctx, s.sql.load, threadID), threadID)
+	if err := s.found("load", threadID, err); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// found turns the error of a one-row read into the store's: NotFound when the
+// thread has no row.
+func (s *Store) found(op, threadID string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.NotFound(threadID)
+	}
+	if err != nil {
+		return s.wrap(op, threadID, err)
+	}
+	return nil
+}
+
+// scanLoaded scans the row of the load query.
+func scanLoaded(row pgx.Row, threadID string) (*store.Loaded, error) {
 	var (
 		out                 = &store.Loaded{Meta: store.Meta{ThreadID: threadID}}
 		m                   = &out.Meta
@@ -287,13 +309,10 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 		kinds               []string
 		datas               [][]byte
 	)
-	err := s.pool.QueryRow(ctx, s.sql.load, threadID).Scan(&m.Graph, &status, &m.Version, &interrupts, &created, &updated,
+	err := row.Scan(&m.Graph, &status, &m.Version, &interrupts, &created, &updated,
 		&snapVer, &snapFormat, &snapData, &versions, &formats, &kinds, &datas, &createdAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.NotFound(threadID)
-	}
 	if err != nil {
-		return nil, s.wrap("load", threadID, err)
+		return nil, err
 	}
 	m.Status = store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
@@ -376,11 +395,8 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 // Meta implements store.Store.
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
 	m, err := scanMeta(s.pool.QueryRow(ctx, s.sql.meta, threadID), threadID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.NotFound(threadID)
-	}
-	if err != nil {
-		return nil, s.wrap("read", threadID, err)
+	if err := s.found("read", threadID, err); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -330,7 +330,7 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer up.Close()
-	l, err := up.Lease(ctx, "old", "a", time.Minute)
+	l, err := up.Lease(ctx, store.LeaseRequest{ThreadID: "old", Owner: "a", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,12 @@
 // listener may then reconnect to any replica with Last-Event-ID and catches up
 // from the log (Last-Event-ID 0 replays all the log keeps of the thread).
 //
+// On a store that several replicas share (a store.Leaser, such as Postgres), a
+// request that runs a thread first claims it (graph.Claim): one round trip that
+// takes the thread's lease, answering 409 thread_busy if another replica runs
+// it, and tells which graph the thread belongs to, so the server reads nothing
+// else before the run.
+//
 // GET /v1/events streams the live events of every thread, for dashboards and the
 // web inbox: the same event names, each data wrapped as {"thread_id", "data"}. It
 // has no replay (Last-Event-ID is ignored): a listener that connects or

@@ -194,6 +194,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 	}
 	start := time.Now()
 	res, err := ru.g.Invoke(ctx, ru.threadID, ru.cmd)
+	ru.held.release()
 	if res == nil || (err != nil && res.Status != graph.Failed) {
 		if err == nil {
 			err = errors.New("the graph returned no result")
@@ -253,6 +254,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			}
 		}
 	}
+	ru.held.release()
 	if refused != nil {
 		s.counted(ru, runOutcome("", refused), time.Since(start))
 		s.writeError(w, r, ru.refusal(refused))

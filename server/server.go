@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -457,6 +458,7 @@ func (s *Server) pick(threadID, stored, named string, create bool) (graph.Erased
 type held struct {
 	claim  *graph.Claim
 	unlock func()
+	once   sync.Once
 }
 
 // context returns the run's context under the claim, if any.
@@ -467,12 +469,19 @@ func (h *held) context(ctx context.Context) context.Context {
 	return h.claim.Context(ctx)
 }
 
-// release lets the thread go.
+// release lets the thread go, once the run has ended and before its answer is
+// sent, so that a client acting on the answer finds the thread free. Later
+// calls do nothing.
 func (h *held) release() {
-	if h.claim != nil {
-		h.claim.Release(context.Background())
+	if h == nil {
+		return
 	}
-	h.unlock()
+	h.once.Do(func() {
+		if h.claim != nil {
+			h.claim.Release(context.Background())
+		}
+		h.unlock()
+	})
 }
 
 // route returns the graph that runs the thread, as pick chooses it, and holds

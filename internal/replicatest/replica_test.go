@@ -614,6 +614,40 @@ func TestTwoReplicasStartTogetherOnAnEmptyDatabase(t *testing.T) {
 	}
 }
 
+// TestAStreamsEndFindsTheThreadFree checks that a replica gives a thread up
+// before a stream's end event leaves it: a client that answers on another
+// replica as soon as the end event arrives never finds the thread busy.
+func TestAStreamsEndFindsTheThreadFree(t *testing.T) {
+	dsn := testDSN(t)
+	rs := startReplicas(t, 2, dsn, freshSchema(t, dsn), 30*time.Second)
+	ctx := context.Background()
+	for i := range 40 {
+		id := fmt.Sprintf("s%d", i)
+		var end client.Event
+		for ev, err := range rs[i%2].client.Stream(ctx, client.InvokeRequest{Graph: "refund", ThreadID: id, Input: map[string]any{"amount": 150}}) {
+			if err != nil {
+				t.Fatalf("stream %s: %v", id, err)
+			}
+			if ev.Event == "end" {
+				end = ev
+				break // answer at once, as the end event arrives
+			}
+		}
+		var out struct {
+			Interrupts []struct {
+				ID string `json:"id"`
+			} `json:"interrupts"`
+		}
+		if err := end.Decode(&out); err != nil || len(out.Interrupts) != 1 {
+			t.Fatalf("stream %s ended with %s (%v); want one interrupt", id, end.Data, err)
+		}
+		res, err := rs[(i+1)%2].client.Resume(ctx, id, out.Interrupts[0].ID, map[string]any{"approved": true})
+		if err != nil || res.Status != "completed" {
+			t.Fatalf("answering %s on the other replica right after the end event: %+v, %v", id, res, err)
+		}
+	}
+}
+
 // TestADeadReplicasThreadReadsFailedUntilAnotherContinuesIt plays the death of
 // a replica mid-run exactly: its lease is left behind (written as the dead
 // replica would have), unrenewed. Until it expires the thread is busy; then

@@ -125,9 +125,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if unexpected {
 		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	switch ae.status {
-	case http.StatusUnauthorized:
+	switch {
+	case ae.status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="interlude"`)
+	case ae.code == string(interlude.CodeThreadBusy):
+		// Runs take milliseconds; a lease left by a dead replica expires on
+		// its own. Either way, asking again soon is right.
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSON(w, ae.status, errorBody{Error: ae.object()})
 }

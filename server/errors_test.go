@@ -159,7 +159,11 @@ func TestStoreConflictsAndBusyThreadsAre409AndFailuresAre500(t *testing.T) {
 	})
 	e.unchanged("r", func() {
 		f.versionErr <- &interlude.Error{Code: interlude.CodeThreadBusy, Message: "held elsewhere"}
-		expect(t, e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`), http.StatusConflict, "thread_busy")
+		a := e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`)
+		expect(t, a, http.StatusConflict, "thread_busy")
+		if got := a.header.Get("Retry-After"); got != "1" {
+			t.Fatalf("thread_busy with Retry-After %q, want 1", got)
+		}
 	})
 	e.unchanged("r", func() {
 		f.versionErr <- errors.New("disk on fire")

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/interludehq/interlude/internal/keylock"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -149,7 +150,7 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		routes: b.routes,
 		cfg:    cfg,
 		codec:  codec[S]{fs: fs},
-		locks:  newLocks(),
+		locks:  keylock.New(),
 		cache:  newCache[S](cfg.cache),
 	}
 	for i, n := range b.order {
@@ -258,7 +259,7 @@ type Graph[S any] struct {
 	routes    map[string][]Route[S]
 	cfg       config
 	codec     codec[S]
-	locks     *locks
+	locks     *keylock.Locks
 	cache     *cache[S]
 	observer  *Observer[S]
 }

@@ -321,7 +321,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 
 // Delete forgets the thread and its history.
 func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
-	unlock, err := g.locks.lock(ctx, threadID)
+	unlock, err := g.locks.Lock(ctx, threadID)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event)
 	if threadID == "" {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a thread id is required"}
 	}
-	unlock, err := g.locks.lock(ctx, threadID)
+	unlock, err := g.locks.Lock(ctx, threadID)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/keylock"
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/store"
 )
@@ -39,8 +40,8 @@ type Server struct {
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
-	threads    *keyLocks    // one request's run per thread at a time in this process
-	claimer    graph.Erased // with a store shared by several processes: takes the claims (graph.Claim)
+	threads    *keylock.Locks // one request's run per thread at a time in this process
+	claimer    graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
 }
 
 // Option configures New.
@@ -119,7 +120,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: newKeyLocks()}
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -506,7 +507,7 @@ func (s *Server) route(ctx context.Context, threadID, named string, create bool)
 			return nil, nil, err
 		}
 	}
-	unlock, err := s.threads.lock(ctx, threadID)
+	unlock, err := s.threads.Lock(ctx, threadID)
 	if err != nil {
 		return nil, nil, err
 	}

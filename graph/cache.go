@@ -2,49 +2,8 @@ package graph
 
 import (
 	"container/list"
-	"context"
 	"sync"
 )
-
-// locks serialises runs per thread within a process. Waiting honours the context.
-type locks struct {
-	mu sync.Mutex
-	m  map[string]*threadLock
-}
-
-type threadLock struct {
-	ch   chan struct{}
-	refs int
-}
-
-func newLocks() *locks { return &locks{m: make(map[string]*threadLock)} }
-
-// lock waits until the thread is free or ctx ends, and returns the unlock function.
-func (l *locks) lock(ctx context.Context, threadID string) (func(), error) {
-	l.mu.Lock()
-	tl := l.m[threadID]
-	if tl == nil {
-		tl = &threadLock{ch: make(chan struct{}, 1)}
-		l.m[threadID] = tl
-	}
-	tl.refs++
-	l.mu.Unlock()
-	release := func() {
-		l.mu.Lock()
-		tl.refs--
-		if tl.refs == 0 {
-			delete(l.m, threadID)
-		}
-		l.mu.Unlock()
-	}
-	select {
-	case tl.ch <- struct{}{}:
-		return func() { <-tl.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
-}
 
 // cache keeps recently used thread states, least recently used evicted first.
 type cache[S any] struct {

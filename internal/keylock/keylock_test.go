@@ -1,0 +1,67 @@
+package keylock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+)
+
+// TestOneHolderPerKey checks that holders of one key never overlap, while
+// other keys stay free.
+func TestOneHolderPerKey(t *testing.T) {
+	k := New()
+	ctx := context.Background()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		holding = map[string]int{}
+	)
+	for i := range 200 {
+		key := []string{"a", "b", "c"}[i%3]
+		wg.Go(func() {
+			unlock, err := k.Lock(ctx, key)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			holding[key]++
+			if holding[key] > 1 {
+				t.Errorf("two holders of %q at once", key)
+			}
+			mu.Unlock()
+			mu.Lock()
+			holding[key]--
+			mu.Unlock()
+			unlock()
+		})
+	}
+	wg.Wait()
+	for i := range k.shards {
+		if n := len(k.shards[i].m); n != 0 {
+			t.Fatalf("%d locks left behind with nobody holding them", n)
+		}
+	}
+}
+
+// TestWaitEndsWithTheContext checks that a waiter gives up when its context
+// ends, and that the key is still usable afterwards.
+func TestWaitEndsWithTheContext(t *testing.T) {
+	k := New()
+	unlock, err := k.Lock(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := k.Lock(ctx, "a"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a wait with a cancelled context: %v", err)
+	}
+	unlock()
+	again, err := k.Lock(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again()
+}

@@ -464,7 +464,7 @@ type held struct {
 
 // context returns the run's context under the claim, if any.
 func (h *held) context(ctx context.Context) context.Context {
-	if h.claim == nil {
+	if h == nil || h.claim == nil {
 		return ctx
 	}
 	return h.claim.Context(ctx)

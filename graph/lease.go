@@ -137,7 +137,12 @@ func keep(l store.Lease, ttl time.Duration) *keeper {
 			case <-k.done:
 				return
 			case <-t.C:
-				if err := l.Renew(lost); err != nil {
+				// A renewal that takes longer than its period cannot keep the
+				// lease safely: give the run up rather than wait on the store.
+				rctx, cancel := context.WithTimeout(lost, ttl/3)
+				err := l.Renew(rctx)
+				cancel()
+				if err != nil {
 					end(err)
 					return
 				}

@@ -496,6 +496,10 @@ func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request, rc *req
 		return
 	}
 	defer s.hub.unsubscribeAll(sub)
+	if err := s.hub.ready(r.Context()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	listen(w, r, "subscribed to every thread", sub, nil)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // EventLog is a log of thread events shared by the server replicas behind one
@@ -25,6 +26,11 @@ type EventLog interface {
 	// listens on this replica, and the log may pass over the events logged
 	// meanwhile instead of reading them.
 	Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error
+	// Ready returns once Listen delivers every event logged from then on. The
+	// hub calls it when a listener arrives (wanted then reports true), before
+	// the listener is told it is subscribed, so a log may stop listening while
+	// nobody listens and start again here.
+	Ready(ctx context.Context) error
 }
 
 // WithHubLog makes the hub exchange events through log, for several server
@@ -51,6 +57,22 @@ func (h *EventHub) startListening() {
 	h.stopListen = func() { cancel(); wg.Wait() }
 }
 
+// ready returns once the hub's log delivers every event logged from now on
+// (EventLog.Ready); a hub without a log is always ready. If the log does not
+// get there in time, the listener is told to come back.
+func (h *EventHub) ready(ctx context.Context) error {
+	if h.elog == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := h.elog.Ready(ctx); err != nil {
+		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+			message: "the event log is not reachable right now; subscribe again shortly: " + err.Error()}
+	}
+	return nil
+}
+
 // listenLogged serves GET /v1/threads/{id}/events on a hub with a log. It
 // subscribes first and then, if the listener gave a Last-Event-ID, replays the
 // logged events after it; the live events the replay already covered are
@@ -62,6 +84,10 @@ func (s *Server) listenLogged(w http.ResponseWriter, r *http.Request, threadID s
 		return
 	}
 	defer s.hub.unsubscribe(threadID, sub)
+	if err := s.hub.ready(r.Context()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	var ew *eventWriter
 	seen := after
 	if replay {

@@ -60,6 +60,8 @@ func (l *memLog) Read(ctx context.Context, threadID string, after int64, fn func
 	return nil
 }
 
+func (l *memLog) Ready(context.Context) error { return nil }
+
 func (l *memLog) Listen(ctx context.Context, _ func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
 	w := make(chan struct{}, 1)
 	l.mu.Lock()

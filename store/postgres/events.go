@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +45,11 @@ type EventLog struct {
 	closed  atomic.Bool
 	dropped atomic.Uint64
 	start   int64 // the newest id when the log was opened: Listen delivers the events after it
+
+	armMu     sync.Mutex
+	listening bool          // Listen listens and knows where it is: Ready returns at once
+	armed     chan struct{} // closed when Listen next starts listening, while a Ready waits
+	arm       chan struct{} // wakes a Listen that stopped listening
 }
 
 // EventConfig tunes an EventLog; zero fields take their defaults.
@@ -103,7 +107,7 @@ func (s *Store) EventLog(ctx context.Context, cfg EventConfig) (*EventLog, error
 	}
 	run, stop := context.WithCancel(context.Background())
 	l := &EventLog{s: s, cfg: cfg, channel: notifyChannel(s.schema), queue: make(chan queued, 8192),
-		ctx: run, stop: stop, done: make(chan struct{}), start: start}
+		ctx: run, stop: stop, done: make(chan struct{}), start: start, arm: make(chan struct{}, 1)}
 	var wg sync.WaitGroup
 	wg.Go(l.write)
 	wg.Go(l.trimLoop)
@@ -352,14 +356,14 @@ func (l *EventLog) Read(ctx context.Context, threadID string, after int64, fn fu
 // delivered, so nothing is skipped unless it was trimmed meanwhile. deliver runs
 // on Listen's goroutine and must not block for long.
 //
-// While wanted reports false (nobody listens on this replica), Listen reads no
-// events: it only notes the last id each notification carries, and once wanted
-// it delivers from there. A replica without listeners thus costs the database
-// nothing per event.
+// Listen LISTENs only while wanted reports true. Once nobody listens on this
+// replica it stops (UNLISTEN), so the database neither signals it nor sends it
+// anything per event, and the events logged meanwhile are passed over. A
+// listener that arrives calls Ready, which starts it again.
 func (l *EventLog) Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
-	last := l.start
+	pos := &position{last: l.start, current: true}
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := l.listen(ctx, &last, wanted, deliver)
+		err := l.listen(ctx, pos, wanted, deliver)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -372,28 +376,82 @@ func (l *EventLog) Listen(ctx context.Context, wanted func() bool, deliver func(
 	}
 }
 
+// position is where Listen is in the log.
+type position struct {
+	last    int64 // the last id delivered or passed over
+	current bool  // no event after last has been passed over unread
+}
+
+// Ready returns once Listen delivers every event logged from now on,
+// starting it again if it stopped because nobody listened. Call it when a
+// listener arrives, after wanted reports true, and before telling the listener
+// it is subscribed. It fails if ctx ends first (while the database cannot be
+// reached, say).
+func (l *EventLog) Ready(ctx context.Context) error {
+	l.armMu.Lock()
+	if l.listening {
+		l.armMu.Unlock()
+		return nil
+	}
+	if l.armed == nil {
+		l.armed = make(chan struct{})
+	}
+	armed := l.armed
+	l.armMu.Unlock()
+	select {
+	case l.arm <- struct{}{}:
+	default:
+	}
+	select {
+	case <-armed:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("postgres event log: not listening yet: %w", ctx.Err())
+	}
+}
+
+// setListening records whether Listen listens, releasing the Ready calls
+// waiting for it.
+func (l *EventLog) setListening(on bool) {
+	l.armMu.Lock()
+	defer l.armMu.Unlock()
+	l.listening = on
+	if on && l.armed != nil {
+		close(l.armed)
+		l.armed = nil
+	}
+}
+
+// stillWanted reports whether anybody listens; if nobody does, it marks Listen
+// as not listening in the same step, so that a Ready racing with it waits for
+// Listen to start again.
+func (l *EventLog) stillWanted(wanted func() bool) bool {
+	l.armMu.Lock()
+	defer l.armMu.Unlock()
+	if wanted() {
+		return true
+	}
+	l.listening = false
+	return false
+}
+
 // ListenerName is the application_name of the connections Listen keeps, as
 // pg_stat_activity shows them (after the store's own application_name, if it
 // has one).
 const ListenerName = "interlude event listener"
 
 // listen is one connection's life in Listen.
-func (l *EventLog) listen(ctx context.Context, last *int64, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
+func (l *EventLog) listen(ctx context.Context, pos *position, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
 	cfg := l.s.pool.Config().ConnConfig.Copy()
 	if app := cfg.RuntimeParams["application_name"]; app != "" {
 		cfg.RuntimeParams["application_name"] = app + " " + ListenerName
 	} else {
 		cfg.RuntimeParams["application_name"] = ListenerName
 	}
-	// Notifications say "read again" and up to which id: many that arrive
-	// during one read make one more read, not one each.
+	// Notifications say "read again": many that arrive during one read make
+	// one more read, not one each.
 	wake := make(chan struct{}, 1)
-	var notified atomic.Int64 // the highest id notified
-	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
-		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
-			for old := notified.Load(); id > old && !notified.CompareAndSwap(old, id); old = notified.Load() {
-			}
-		}
+	cfg.OnNotification = func(*pgconn.PgConn, *pgconn.Notification) {
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -404,38 +462,53 @@ func (l *EventLog) listen(ctx context.Context, last *int64, wanted func() bool, 
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
-		return err
-	}
-	if !wanted() {
-		// Notifications may have been missed while disconnected: pass over
-		// what is logged, as nobody here waits for it.
-		var end int64
-		if err := conn.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+l.s.sql.schema+`.events`).Scan(&end); err != nil {
-			return err
-		}
-		notified.Store(end)
-	}
+	defer l.setListening(false) // until the next connection listens
+	channel := pgx.Identifier{l.channel}.Sanitize()
+	on := false // LISTEN is in effect on conn
 	for {
-		// Read everything new, then wait for a notification. Reading after
-		// LISTEN took effect means no event committed since is missed. With
-		// nobody listening, pass over what was notified instead: those events
-		// were logged before anyone here could wait for them (notifications
-		// arrive on this goroutine, during the connection's reads).
-		if wanted() {
-			if err := l.readNew(ctx, conn, last, deliver); err != nil {
+		if !l.stillWanted(wanted) {
+			if on {
+				if _, err := conn.Exec(ctx, "UNLISTEN "+channel); err != nil {
+					return err
+				}
+				on = false
+			}
+			pos.current = false
+			select {
+			case <-l.arm:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		if !on {
+			if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 				return err
 			}
-			select {
-			case <-wake: // notified during the read
-				continue
-			default:
+			on = true
+			if !pos.current {
+				// Nobody here waited for what was logged while not listening:
+				// go on from the end of the log, read after LISTEN took effect.
+				if err := conn.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+l.s.sql.schema+`.events`).Scan(&pos.last); err != nil {
+					return err
+				}
+				pos.current = true
 			}
-		} else if n := notified.Load(); n > *last {
-			*last = n
+			l.setListening(true)
+		}
+		// Read everything new, then wait for a notification. Reading after
+		// LISTEN took effect means no event committed since is missed.
+		if err := l.readNew(ctx, conn, &pos.last, deliver); err != nil {
+			return err
+		}
+		select {
+		case <-wake: // notified during the read
+			continue
+		default:
 		}
 		// A bound on the wait, so that a lost notification (there should be
-		// none) delays events by seconds, not forever. A timeout leaves the
+		// none) delays events by seconds, not forever, and so that a replica
+		// whose listeners left stops listening. A timeout leaves the
 		// connection usable.
 		wctx, cancel := context.WithTimeout(ctx, l.cfg.Poll)
 		err := conn.PgConn().WaitForNotification(wctx)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -354,7 +355,8 @@ func TestEventLogListenerOutlastsIdleWaits(t *testing.T) {
 
 // TestEventLogListenerWithoutListenersDeliversOnceWanted checks a replica that
 // nobody listens to: it may pass over the events logged meanwhile, but once a
-// listener comes every event logged from then on arrives, in order, once.
+// listener comes and Ready returns, every event logged from then on arrives,
+// in order, once.
 func TestEventLogListenerWithoutListenersDeliversOnceWanted(t *testing.T) {
 	s := openTest(t)
 	l, err := s.EventLog(context.Background(), EventConfig{})
@@ -370,6 +372,9 @@ func TestEventLogListenerWithoutListenersDeliversOnceWanted(t *testing.T) {
 		l.Publish("before", "e", []byte(strconv.Itoa(i)), true)
 	}
 	wanted.Store(true)
+	if err := l.Ready(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 50 {
 		l.Publish("after", "e", []byte(strconv.Itoa(i)), i == 49)
 	}
@@ -433,4 +438,42 @@ func TestLeaseReleasedWithTheRunsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustLease(t, s, "t", "d").Release(ctx)
+}
+
+// TestEventLogStopsListeningWhileNobodyListens checks that a replica without
+// listeners holds no LISTEN, so the database sends it nothing per event, and
+// that Ready makes it listen again.
+func TestEventLogStopsListeningWhileNobodyListens(t *testing.T) {
+	s := openTest(t)
+	l := newLog(t, s, EventConfig{})
+	var wanted atomic.Bool
+	wanted.Store(true)
+	h := listenWanted(t, l, wanted.Load)
+	ctx := context.Background()
+	// The listener connection's last statement tells whether it listens.
+	lastStatement := func() string {
+		var q string
+		if err := s.pool.QueryRow(ctx, `SELECT query FROM pg_stat_activity
+			WHERE application_name LIKE '%' || $1 AND (query LIKE '%' || $2 || '%' OR query LIKE '%' || $3 || '%')`, ListenerName, l.channel, s.schema).Scan(&q); err != nil {
+			return err.Error()
+		}
+		return q
+	}
+	wanted.Store(false)
+	l.Publish("t", "wake", nil, true) // the notification wakes it to notice
+	if !poll(func() bool { return strings.HasPrefix(lastStatement(), "UNLISTEN") }) {
+		t.Fatalf("with nobody listening, the listener's last statement is %q; want UNLISTEN", lastStatement())
+	}
+	heard := len(h.real())
+	wanted.Store(true)
+	if err := l.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if q := lastStatement(); !strings.HasPrefix(q, "SELECT") && !strings.HasPrefix(q, "LISTEN") {
+		t.Fatalf("after Ready the listener's last statement is %q", q)
+	}
+	l.Publish("t", "after", nil, true)
+	if !poll(func() bool { evs := h.real(); return len(evs) > heard && evs[len(evs)-1].name == "after" }) {
+		t.Fatalf("after Ready the listener heard %v", h.real()[heard:])
+	}
 }

@@ -62,6 +62,10 @@ type EventConfig struct {
 	TrimEvery time.Duration
 	// Batch caps how many events one insert writes (default 512).
 	Batch int
+	// Linger is how long an event nobody waits for may wait for others before
+	// it is written (default 5 milliseconds): a run's events then mostly go in
+	// one write with its lease's release, which is written at once.
+	Linger time.Duration
 	// Poll bounds how long Listen waits for a notification before it reads the
 	// log anyway (default 5 seconds); notifications make it read at once.
 	Poll time.Duration
@@ -94,6 +98,9 @@ func (s *Store) EventLog(ctx context.Context, cfg EventConfig) (*EventLog, error
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 512
+	}
+	if cfg.Linger <= 0 {
+		cfg.Linger = 5 * time.Millisecond
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 5 * time.Second
@@ -212,18 +219,42 @@ func (l *EventLog) write() {
 			return
 		}
 		batch = append(batch, q)
-	more:
-		for len(batch) < l.cfg.Batch {
-			select {
-			case q := <-l.queue:
-				batch = append(batch, q)
-			default:
-				break more
-			}
-		}
+		l.gather(&batch, q.flushed != nil)
 		l.flush(batch)
 		clear(batch)
 		batch = batch[:0]
+	}
+}
+
+// gather adds to batch what is queued. Unless someone waits for the batch
+// (urgent), it also waits up to Linger for something that is waited for,
+// collecting what arrives meanwhile.
+func (l *EventLog) gather(batch *[]queued, urgent bool) {
+	var linger <-chan time.Time
+	if !urgent {
+		t := time.NewTimer(l.cfg.Linger)
+		defer t.Stop()
+		linger = t.C
+	}
+	for len(*batch) < l.cfg.Batch {
+		if urgent {
+			select {
+			case q := <-l.queue:
+				*batch = append(*batch, q)
+				continue
+			default:
+				return
+			}
+		}
+		select {
+		case q := <-l.queue:
+			*batch = append(*batch, q)
+			urgent = q.flushed != nil
+		case <-linger:
+			return
+		case <-l.ctx.Done():
+			return
+		}
 	}
 }
 

@@ -101,40 +101,28 @@ func (s *Store) Lease(ctx context.Context, req store.LeaseRequest) (store.Lease,
 }
 
 // take tries to take the lease l, and loads the thread with it if req asks, in
-// one round trip. It reports false if another owner's lease runs.
+// one statement. It reports false if another owner's lease runs.
 func (s *Store) take(ctx context.Context, req store.LeaseRequest, l *lease) (bool, error) {
-	var (
-		b       pgx.Batch
-		taken   bool
-		graph   *string
-		version *int64
-	)
-	b.Queue(s.sql.lease, req.ThreadID, req.Owner, l.token, req.TTL.Microseconds()).QueryRow(func(row pgx.Row) error {
-		err := row.Scan(&graph, &version)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		taken = err == nil
-		return err
-	})
+	var row loadRow
+	var err error
 	if req.Load {
-		// Only for a lease just taken: the token matches no other.
-		b.Queue(s.sql.leaseLoad, req.ThreadID, req.Cached, l.token).QueryRow(func(row pgx.Row) error {
-			// A thread that cannot be read (an unknown format, say) is left
-			// for the run's own Load to report, with the lease held as usual.
-			if loaded, err := scanLoaded(row, req.ThreadID); err == nil {
-				l.loaded = loaded
-			}
-			return nil
-		})
+		err = s.fast.QueryRow(ctx, s.sql.claim, req.ThreadID, req.Owner, l.token, req.TTL.Microseconds(), req.Cached).Scan(row.dest()...)
+	} else {
+		err = s.fast.QueryRow(ctx, s.sql.lease, req.ThreadID, req.Owner, l.token, req.TTL.Microseconds()).Scan(&row.graph, &row.version)
 	}
-	if err := s.fast.SendBatch(ctx, &b).Close(); err != nil {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
 		return false, err
 	}
-	if graph != nil && version != nil {
-		l.graph, l.version = *graph, *version
+	if row.graph != nil && row.version != nil {
+		l.graph, l.version = *row.graph, *row.version
 	}
-	return taken, nil
+	// A thread that cannot be read (an unknown format, say) is left for the
+	// run's own Load to report, with the lease held as usual.
+	l.loaded, _ = row.loaded(req.ThreadID)
+	return true, nil
 }
 
 func busy(threadID, holder string, left time.Duration) error {
@@ -202,13 +190,23 @@ func newToken() int64 {
 func leaseSQL(q *queries, schema string) {
 	// The upsert takes the lease if it is free, expired or the owner's own; it
 	// touches no row when another owner's lease runs.
-	q.lease = `WITH t AS (SELECT graph, version FROM ` + schema + `.threads WHERE id = $1)
-	INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
+	upsert := `INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
 	VALUES ($1, $2, $3, now() + $4::bigint * interval '1 microsecond')
 	ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
-	WHERE l.expires_at <= now() OR l.owner = excluded.owner
+	WHERE l.expires_at <= now() OR l.owner = excluded.owner`
+	q.lease = `WITH t AS (SELECT graph, version FROM ` + schema + `.threads WHERE id = $1)
+	` + upsert + `
 	RETURNING (SELECT graph FROM t), (SELECT version FROM t)`
-	q.leaseLoad = q.load + ` AND t.version <> $2 AND EXISTS (SELECT 1 FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $3)`
+	// The claim is the lease and, unless the thread is at version $5, the
+	// thread as Load reads it: running, as its lease is now held. It has no
+	// row when the lease was not taken.
+	q.claim = `WITH cur AS (SELECT graph, version FROM ` + schema + `.threads WHERE id = $1),
+	took AS (` + upsert + ` RETURNING 1)
+	SELECT cur.graph, x.status, cur.version, x.interrupts, x.created_at, x.updated_at,
+		x.snap_version, x.snap_format, x.snap_data, x.versions, x.formats, x.kinds, x.datas, x.created
+	FROM took LEFT JOIN cur ON true
+	LEFT JOIN LATERAL (` + loadSQL(schema, `'running'::text`, false) + ` AND t.version <> $5
+	) x (graph, status, version, interrupts, created_at, updated_at, snap_version, snap_format, snap_data, versions, formats, kinds, datas, created) ON true`
 	q.holder = `SELECT owner, extract(epoch FROM expires_at - now())::float8 FROM ` + schema + `.leases WHERE thread_id = $1`
 	q.renew = `UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond' WHERE thread_id = $1 AND token = $2`
 	q.release = `DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $2`

@@ -133,7 +133,7 @@ type queries struct {
 	delThread, delRecords, delSnap string
 	delLease, delEvents            string
 	lease, holder, renew, release  string
-	leaseLoad                      string
+	claim                          string
 	schema                         string // quoted, for listQuery
 }
 
@@ -151,18 +151,7 @@ func newQueries(schema string) queries {
 	q.version = `SELECT version FROM ` + schema + `.threads WHERE id = $1`
 	q.meta = `SELECT t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
 	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id WHERE t.id = $1`
-	q.load = `SELECT t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at,
-		s.version, s.format, s.data, r.versions, r.formats, r.kinds, r.datas, r.created
-	FROM ` + schema + `.threads t
-	LEFT JOIN ` + schema + `.snapshots s ON s.thread_id = t.id
-	LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id
-	CROSS JOIN LATERAL (
-		SELECT array_agg(version ORDER BY version), array_agg(format ORDER BY version), array_agg(kind ORDER BY version),
-			array_agg(data ORDER BY version), array_agg(created_at ORDER BY version)
-		FROM ` + schema + `.records
-		WHERE thread_id = t.id AND version > COALESCE(s.version, 0) AND version <= t.version
-	) r (versions, formats, kinds, datas, created)
-	WHERE t.id = $1`
+	q.load = loadSQL(schema, statusSQL, true)
 	q.records = `SELECT version, format, kind, data, created_at FROM ` + schema + `.records
 		WHERE thread_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4`
 	q.delThread = `DELETE FROM ` + schema + `.threads WHERE id = $1`
@@ -173,6 +162,27 @@ func newQueries(schema string) queries {
 	q.schema = schema
 	leaseSQL(&q, schema)
 	return q
+}
+
+// loadSQL is the query of a Load, reporting status as the given expression
+// (which may use the thread's lease as l, if joinLease).
+func loadSQL(schema, status string, joinLease bool) string {
+	lease := ""
+	if joinLease {
+		lease = `
+	LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id`
+	}
+	return `SELECT t.graph, ` + status + `, t.version, t.interrupts, t.created_at, t.updated_at,
+		s.version, s.format, s.data, r.versions, r.formats, r.kinds, r.datas, r.created
+	FROM ` + schema + `.threads t
+	LEFT JOIN ` + schema + `.snapshots s ON s.thread_id = t.id` + lease + `
+	CROSS JOIN LATERAL (
+		SELECT array_agg(version ORDER BY version), array_agg(format ORDER BY version), array_agg(kind ORDER BY version),
+			array_agg(data ORDER BY version), array_agg(created_at ORDER BY version)
+		FROM ` + schema + `.records
+		WHERE thread_id = t.id AND version > COALESCE(s.version, 0) AND version <= t.version
+	) r (versions, formats, kinds, datas, created)
+	WHERE t.id = $1`
 }
 
 // appendSQL is the single statement of an Append. The CTE t is the
@@ -274,11 +284,12 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 
 // Load implements store.Store.
 func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
-	out, err := scanLoaded(s.pool.QueryRow(ctx, s.sql.load, threadID), threadID)
+	var row loadRow
+	err := s.pool.QueryRow(ctx, s.sql.load, threadID).Scan(row.dest()...)
 	if err := s.found("load", threadID, err); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return row.loaded(threadID)
 }
 
 // found turns the error of a one-row read into the store's: NotFound when the
@@ -293,46 +304,50 @@ func (s *Store) found(op, threadID string, err error) error {
 	return nil
 }
 
-// scanLoaded scans the row of the load query.
-func scanLoaded(row pgx.Row, threadID string) (*store.Loaded, error) {
-	var (
-		out                 = &store.Loaded{Meta: store.Meta{ThreadID: threadID}}
-		m                   = &out.Meta
-		status              string
-		interrupts          []byte
-		created, updated    int64
-		snapVer             *int64
-		snapFormat          *int32
-		snapData            []byte
-		versions, createdAt []int64
-		formats             []int32
-		kinds               []string
-		datas               [][]byte
-	)
-	err := row.Scan(&m.Graph, &status, &m.Version, &interrupts, &created, &updated,
-		&snapVer, &snapFormat, &snapData, &versions, &formats, &kinds, &datas, &createdAt)
-	if err != nil {
+// loadRow is a row of loadSQL's columns. In a claim (see Store.Lease) the
+// thread's columns are NULL when it was not loaded, and graph and version when
+// it does not exist.
+type loadRow struct {
+	graph, status                      *string
+	version, created, updated, snapVer *int64
+	snapFormat                         *int32
+	interrupts, snapData               []byte
+	versions, createdAt                []int64
+	formats                            []int32
+	kinds                              []string
+	datas                              [][]byte
+}
+
+func (r *loadRow) dest() []any {
+	return []any{&r.graph, &r.status, &r.version, &r.interrupts, &r.created, &r.updated,
+		&r.snapVer, &r.snapFormat, &r.snapData, &r.versions, &r.formats, &r.kinds, &r.datas, &r.createdAt}
+}
+
+// loaded returns the thread the row holds, or nil if it holds none.
+func (r *loadRow) loaded(threadID string) (*store.Loaded, error) {
+	if r.graph == nil || r.status == nil || r.version == nil || r.created == nil || r.updated == nil {
+		return nil, nil
+	}
+	out := &store.Loaded{Meta: store.Meta{ThreadID: threadID, Graph: *r.graph, Status: store.Status(*r.status), Version: *r.version,
+		CreatedAt: fromNanos(*r.created), UpdatedAt: fromNanos(*r.updated)}}
+	var err error
+	if out.Meta.Interrupts, err = store.DecodeInterrupts("postgres", threadID, r.interrupts); err != nil {
 		return nil, err
 	}
-	m.Status = store.Status(status)
-	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
-	if m.Interrupts, err = store.DecodeInterrupts("postgres", threadID, interrupts); err != nil {
-		return nil, err
-	}
-	if snapVer != nil {
-		if err := store.CheckFormat(threadID, *snapVer, int(*snapFormat)); err != nil {
+	if r.snapVer != nil {
+		if err := store.CheckFormat(threadID, *r.snapVer, int(*r.snapFormat)); err != nil {
 			return nil, err
 		}
-		out.Snapshot = &store.Snapshot{Version: *snapVer, Format: int(*snapFormat), Data: snapData}
+		out.Snapshot = &store.Snapshot{Version: *r.snapVer, Format: int(*r.snapFormat), Data: r.snapData}
 	}
-	if len(versions) > 0 {
-		out.Records = make([]store.Record, len(versions))
+	if len(r.versions) > 0 {
+		out.Records = make([]store.Record, len(r.versions))
 	}
-	for i := range versions {
-		if err := store.CheckFormat(threadID, versions[i], int(formats[i])); err != nil {
+	for i, v := range r.versions {
+		if err := store.CheckFormat(threadID, v, int(r.formats[i])); err != nil {
 			return nil, err
 		}
-		out.Records[i] = store.Record{Version: versions[i], Format: int(formats[i]), Kind: kinds[i], Data: datas[i], CreatedAt: fromNanos(createdAt[i])}
+		out.Records[i] = store.Record{Version: v, Format: int(r.formats[i]), Kind: r.kinds[i], Data: r.datas[i], CreatedAt: fromNanos(r.createdAt[i])}
 	}
 	return out, nil
 }

@@ -311,16 +311,30 @@ func (l *EventLog) flush(batch []queued) {
 // last id, is delivered when the transaction commits.
 func (l *EventLog) insert(ctx context.Context, threads, names []string, datas [][]byte, released []string, tokens []int64) error {
 	ident := l.s.sql.schema
-	// The statements of a batch run in one implicit transaction, on the pool
-	// whose commits do not wait for the WAL flush.
-	b := &pgx.Batch{}
-	if len(threads) > 0 {
-		l.queueInsert(b, threads, names, datas)
+	release := `DELETE FROM ` + ident + `.leases l USING unnest($%d::text[], $%d::bigint[]) AS r (thread_id, token)
+		WHERE l.thread_id = r.thread_id AND l.token = r.token`
+	if len(threads) == 0 {
+		_, err := l.s.fast.Exec(ctx, fmt.Sprintf(release, 1, 2), released, tokens)
+		return err
 	}
+	// The statements run in one implicit transaction, on the pool whose
+	// commits do not wait for the WAL flush; the releases, if any, ride in the
+	// insert's statement.
+	query := `WITH ins AS (
+			INSERT INTO ` + ident + `.events (thread_id, name, data)
+			SELECT x.thread_id, x.name, x.data FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
+			ORDER BY x.n
+			RETURNING id
+		)`
+	args := []any{threads, names, datas, l.channel}
 	if len(released) > 0 {
-		b.Queue(`DELETE FROM `+ident+`.leases l USING unnest($1::text[], $2::bigint[]) AS r (thread_id, token)
-			WHERE l.thread_id = r.thread_id AND l.token = r.token`, released, tokens)
+		query += `, released AS (` + fmt.Sprintf(release, 5, 6) + `)`
+		args = append(args, released, tokens)
 	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, eventLockKey(l.s.schema))
+	b.Queue(query+`
+		SELECT pg_notify($4, max(id)::text) FROM ins`, args...)
 	br := l.s.fast.SendBatch(ctx, b)
 	var err error
 	for range b.Len() {
@@ -329,19 +343,6 @@ func (l *EventLog) insert(ctx context.Context, threads, names []string, datas []
 		}
 	}
 	return errors.Join(err, br.Close())
-}
-
-// queueInsert adds the statements that log events to b.
-func (l *EventLog) queueInsert(b *pgx.Batch, threads, names []string, datas [][]byte) {
-	ident := l.s.sql.schema
-	b.Queue(`SELECT pg_advisory_xact_lock($1)`, eventLockKey(l.s.schema))
-	b.Queue(`WITH ins AS (
-			INSERT INTO `+ident+`.events (thread_id, name, data)
-			SELECT x.thread_id, x.name, x.data FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
-			ORDER BY x.n
-			RETURNING id
-		)
-		SELECT pg_notify($4, max(id)::text) FROM ins`, threads, names, datas, l.channel)
 }
 
 func eventLockKey(schema string) int64 {

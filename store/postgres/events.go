@@ -317,32 +317,26 @@ func (l *EventLog) insert(ctx context.Context, threads, names []string, datas []
 		_, err := l.s.fast.Exec(ctx, fmt.Sprintf(release, 1, 2), released, tokens)
 		return err
 	}
-	// The statements run in one implicit transaction, on the pool whose
-	// commits do not wait for the WAL flush; the releases, if any, ride in the
-	// insert's statement.
+	// One statement, so one implicit transaction, on the pool whose commits do
+	// not wait for the WAL flush. The lock is taken before the first row gets
+	// its id: every row comes out of the join with the lock's one row, and the
+	// sort before the insert reads them all. The releases, if any, ride along.
 	query := `WITH ins AS (
 			INSERT INTO ` + ident + `.events (thread_id, name, data)
-			SELECT x.thread_id, x.name, x.data FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
+			SELECT x.thread_id, x.name, x.data
+			FROM (SELECT pg_advisory_xact_lock($5)) AS lock,
+				unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
 			ORDER BY x.n
 			RETURNING id
 		)`
-	args := []any{threads, names, datas, l.channel}
+	args := []any{threads, names, datas, l.channel, eventLockKey(l.s.schema)}
 	if len(released) > 0 {
-		query += `, released AS (` + fmt.Sprintf(release, 5, 6) + `)`
+		query += `, released AS (` + fmt.Sprintf(release, 6, 7) + `)`
 		args = append(args, released, tokens)
 	}
-	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_advisory_xact_lock($1)`, eventLockKey(l.s.schema))
-	b.Queue(query+`
+	_, err := l.s.fast.Exec(ctx, query+`
 		SELECT pg_notify($4, max(id)::text) FROM ins`, args...)
-	br := l.s.fast.SendBatch(ctx, b)
-	var err error
-	for range b.Len() {
-		if _, err = br.Exec(); err != nil {
-			break
-		}
-	}
-	return errors.Join(err, br.Close())
+	return err
 }
 
 func eventLockKey(schema string) int64 {

@@ -26,8 +26,9 @@ func defaultOwner() string {
 // before a run by a host that must learn whose thread it is before it picks the
 // graph to run it: a server hosting several graphs, behind a load balancer.
 // Taking it costs the store one round trip that also reads the thread's graph
-// and version, so the run that follows under Context takes no lease of its own
-// and reads neither again.
+// and version, and its state unless the claiming graph's cached copy is
+// current, so the run that follows under Context takes no lease of its own and
+// reads nothing again before it starts.
 type Claim struct {
 	// ThreadID is the claimed thread.
 	ThreadID string

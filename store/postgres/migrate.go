@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/migrations"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -22,43 +19,6 @@ var migrationFiles embed.FS
 // SchemaVersion is the newest schema version this build knows: the number of
 // the last embedded migration.
 const SchemaVersion = 2
-
-// migration is one embedded schema change, named NNNN_what.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order; their versions must run
-// 1, 2, 3, ... without gaps.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names { // fs.Glob sorts
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("postgres store: migration %s is not named NNNN_what.sql", base)
-		}
-		if v != len(out)+1 {
-			return nil, fmt.Errorf("postgres store: migration %s has version %d, want %d", base, v, len(out)+1)
-		}
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	if len(out) != SchemaVersion {
-		return nil, fmt.Errorf("postgres store: %d migrations are embedded but SchemaVersion is %d", len(out), SchemaVersion)
-	}
-	return out, nil
-}
 
 // lockKey is the advisory lock that serialises migrations of one schema.
 func lockKey(schema string) int64 {
@@ -71,7 +31,7 @@ func lockKey(schema string) int64 {
 // advisory lock, so processes starting together take turns and all come up; the
 // ones after the first find nothing to do.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
-	ms, err := migrations()
+	ms, err := migrations.Load(migrationFiles, "postgres", SchemaVersion)
 	if err != nil {
 		return err
 	}
@@ -102,7 +62,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+ident+`.schema_migrations`).Scan(&current); err != nil {
 			return fmt.Errorf("read the schema version: %w", err)
 		}
-		if latest := ms[len(ms)-1].version; current > latest {
+		if latest := ms[len(ms)-1].Version; current > latest {
 			return &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf(
 				"postgres store: schema %s has version %d, but this build of Interlude knows versions up to %d; run the newer Interlude that wrote it",
 				ident, current, latest)}
@@ -114,10 +74,10 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 			return err
 		}
 		for _, m := range ms[current:] {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migrate to schema version %d (%s): %w", m.version, m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("migrate to schema version %d (%s): %w", m.Version, m.Name, err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+ident+`.schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO `+ident+`.schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
 				return err
 			}
 		}

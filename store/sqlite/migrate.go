@@ -5,54 +5,14 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/migrations"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
-
-// migration is one embedded schema change, named NNNN_what.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order; their versions must run
-// 1, 2, 3, ... without gaps.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names { // fs.Glob sorts
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("sqlite store: migration %s is not named NNNN_what.sql", base)
-		}
-		if v != len(out)+1 {
-			return nil, fmt.Errorf("sqlite store: migration %s has version %d, want %d", base, v, len(out)+1)
-		}
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	if len(out) != SchemaVersion {
-		return nil, fmt.Errorf("sqlite store: %d migrations are embedded but SchemaVersion is %d", len(out), SchemaVersion)
-	}
-	return out, nil
-}
 
 // SchemaVersion is the newest schema version this build knows: the number of
 // the last embedded migration.
@@ -61,7 +21,7 @@ const SchemaVersion = 1
 // migrate brings the schema of db up to date in one write transaction, so two
 // processes opening the same new file both come up; applying is idempotent.
 func migrate(ctx context.Context, db *sql.DB, file string) (err error) {
-	ms, err := migrations()
+	ms, err := migrations.Load(migrationFiles, "sqlite", SchemaVersion)
 	if err != nil {
 		return err
 	}
@@ -85,18 +45,18 @@ func migrate(ctx context.Context, db *sql.DB, file string) (err error) {
 	if err = tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
 		return fmt.Errorf("sqlite store: read the schema version of %s: %w", file, err)
 	}
-	if latest := ms[len(ms)-1].version; current > latest {
+	if latest := ms[len(ms)-1].Version; current > latest {
 		return &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf(
 			"sqlite store: %s has schema version %d, but this build of Interlude knows versions up to %d; open it with the newer Interlude that wrote it",
 			file, current, latest)}
 	}
 	for _, m := range ms[current:] {
-		if _, err = tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("sqlite store: migrate %s to schema version %d (%s): %w", file, m.version, m.name, err)
+		if _, err = tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("sqlite store: migrate %s to schema version %d (%s): %w", file, m.Version, m.Name, err)
 		}
 		if _, err = tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, time.Now().UnixNano()); err != nil {
-			return fmt.Errorf("sqlite store: migrate %s to schema version %d: %w", file, m.version, err)
+			m.Version, m.Name, time.Now().UnixNano()); err != nil {
+			return fmt.Errorf("sqlite store: migrate %s to schema version %d: %w", file, m.Version, err)
 		}
 	}
 	if err = tx.Commit(); err != nil {

@@ -3,6 +3,7 @@ package keylock
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -31,6 +32,7 @@ func TestOneHolderPerKey(t *testing.T) {
 				t.Errorf("two holders of %q at once", key)
 			}
 			mu.Unlock()
+			runtime.Gosched() // let another holder in, if the lock would
 			mu.Lock()
 			holding[key]--
 			mu.Unlock()

@@ -157,9 +157,7 @@ func (l *lease) Renew(ctx context.Context) error {
 // on any replica, logs its own after them, and the run pays one round trip for
 // both (EventLog.Publish does not wait for a thread whose lease is held here).
 func (l *lease) Release(ctx context.Context) error {
-	if v, ok := l.s.held.Load(l.threadID); ok && v.(int64) == l.token {
-		l.s.held.CompareAndDelete(l.threadID, l.token)
-	}
+	l.s.held.CompareAndDelete(l.threadID, l.token)
 	if ev := l.s.events.Load(); ev != nil {
 		if err, sent := ev.release(l); sent {
 			if err != nil {

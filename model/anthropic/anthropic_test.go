@@ -215,20 +215,7 @@ func TestDefaultModelAndMaxTokens(t *testing.T) {
 	}
 }
 
-func TestRateLimitIsRetriedThenSucceeds(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		_, ok := conversation.Replies(t, stream)
-		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429.json", wiretest.FastRetry...), ok)
-		resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), stream)
-		if err != nil {
-			t.Fatalf("stream=%v: %v", stream, err)
-		}
-		wantFinalText(t, resp)
-		if srv.Hits() != 2 {
-			t.Fatalf("stream=%v: server saw %d requests, want 2", stream, srv.Hits())
-		}
-	}
-}
+func TestRateLimitIsRetriedThenSucceeds(t *testing.T) { conversation.RateLimitIsRetried(t) }
 
 func TestServerErrorsEndInErrUnavailableAfterRetries(t *testing.T) {
 	for _, fixture := range []string{"error_500.json", "error_529.json"} {
@@ -325,54 +312,14 @@ func TestOverloadedErrorEventInStreamIsErrUnavailable(t *testing.T) {
 }
 
 func TestUnauthorizedIsErrAuthWithoutRetry(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		srv := wiretest.NewServer(t, wiretest.File(t, 401, "error_401.json"))
-		_, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), stream)
-		if !errors.Is(err, model.ErrAuth) {
-			t.Fatalf("stream=%v: err = %v, want ErrAuth", stream, err)
-		}
-		var me *model.Error
-		if !errors.As(err, &me) || me.Code != "authentication_error" || me.Retryable {
-			t.Fatalf("stream=%v: got %#v", stream, me)
-		}
-		if !strings.Contains(err.Error(), "Check the API key") {
-			t.Fatalf("error should say what to do: %v", err)
-		}
-		if srv.Hits() != 1 {
-			t.Fatalf("stream=%v: server saw %d requests, want no retry", stream, srv.Hits())
-		}
-	}
+	conversation.UnauthorizedIsErrAuthWithoutRetry(t, "authentication_error")
 }
 
 func TestCancelledContextIsReportedAsSuch(t *testing.T) {
-	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := newModel(srv).Generate(ctx, wiretest.FirstRequest())
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
-	_, err = model.Collect(newModel(srv).Stream(ctx, wiretest.FirstRequest()))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("stream err = %v", err)
-	}
+	conversation.CancelledContextIsReportedAsSuch(t)
 }
 
-func TestStreamAndGenerateAgree(t *testing.T) {
-	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_tool_calls.json"), wiretest.File(t, 200, "stream_tool_calls.sse"))
-	m := newModel(srv)
-	a, err := wiretest.Answer(t, m, wiretest.FirstRequest(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := wiretest.Answer(t, m, wiretest.FirstRequest(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("Generate and Stream differ:\n%+v\n%+v", a, b)
-	}
-}
+func TestStreamAndGenerateAgree(t *testing.T) { conversation.StreamAndGenerateAgree(t) }
 
 func TestToolInputGivenWholeAtBlockStartIsKept(t *testing.T) {
 	sse := "event: message_start\n" +
@@ -396,16 +343,5 @@ func TestToolInputGivenWholeAtBlockStartIsKept(t *testing.T) {
 }
 
 func TestInvalidRequestIsRefusedBeforeSending(t *testing.T) {
-	srv := wiretest.NewServer(t, wiretest.File(t, 500, "error_500.json"))
-	req := wiretest.FirstRequest()
-	req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResult("", "orphan", false)}})
-	for _, stream := range []bool{false, true} {
-		_, err := wiretest.Answer(t, newModel(srv), req, stream)
-		if !errors.Is(err, model.ErrInvalidRequest) || !strings.Contains(err.Error(), "tool_use_id") {
-			t.Fatalf("stream=%v: err = %v, want ErrInvalidRequest naming the problem", stream, err)
-		}
-	}
-	if srv.Hits() != 0 {
-		t.Fatalf("server saw %d requests, want none", srv.Hits())
-	}
+	conversation.InvalidRequestIsRefusedBeforeSending(t)
 }

@@ -42,27 +42,9 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkLoad measures loading a thread with a snapshot and 5 records after it.
-func BenchmarkLoad(b *testing.B) {
-	s := openTest(b)
-	ctx := context.Background()
-	meta := store.Meta{Graph: "bench", Status: store.StatusIdle}
-	for v := range int64(10) {
-		a := store.Append{ThreadID: "t", Expect: v, Meta: meta, Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: make([]byte, 512)}}}
-		if v == 4 {
-			a.Snapshot = &store.Snapshot{Version: 5, Format: 1, Data: make([]byte, 4096)}
-		}
-		if err := s.Append(ctx, a); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if l, err := s.Load(ctx, "t"); err != nil || len(l.Records) != 5 {
-			b.Fatal(err)
-		}
-	}
-}
+// BenchmarkLoad measures loading a thread: its facts, snapshot and the 5
+// records after it.
+func BenchmarkLoad(b *testing.B) { storetest.BenchmarkLoad(b, openTest(b)) }
 
 // SeedSynthetic writes the first n storetest.SyntheticThread rows straight into
 // the threads table with COPY, then runs ANALYZE so the planner knows the

@@ -66,29 +66,9 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkLoad measures loading a thread: its facts, snapshot and the records
-// after it (here 5).
-func BenchmarkLoad(b *testing.B) {
-	s := openTemp(b)
-	ctx := context.Background()
-	meta := store.Meta{Graph: "bench", Status: store.StatusRunning}
-	for v := range int64(10) {
-		a := store.Append{ThreadID: "t", Expect: v, Meta: meta, Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: make([]byte, 512)}}}
-		if v == 4 {
-			a.Snapshot = &store.Snapshot{Version: 5, Format: 1, Data: make([]byte, 4096)}
-		}
-		if err := s.Append(ctx, a); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		l, err := s.Load(ctx, "t")
-		if err != nil || len(l.Records) != 5 {
-			b.Fatal(fmt.Sprint(err, len(l.Records)))
-		}
-	}
-}
+// BenchmarkLoad measures loading a thread: its facts, snapshot and the 5
+// records after it.
+func BenchmarkLoad(b *testing.B) { storetest.BenchmarkLoad(b, openTemp(b)) }
 
 // BenchmarkVersion measures the cheap version check a runtime makes before
 // trusting a cached thread.

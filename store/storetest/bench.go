@@ -138,3 +138,29 @@ func BenchmarkList(b *testing.B, s store.Store, n int) {
 	}
 	run("all", store.Query{Limit: 50})
 }
+
+// BenchmarkLoad measures loading a thread of s: its facts, its snapshot and
+// the 5 records after it.
+func BenchmarkLoad(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	meta := store.Meta{Graph: "bench", Status: store.StatusIdle}
+	for v := range int64(10) {
+		a := store.Append{ThreadID: "t", Expect: v, Meta: meta, Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: make([]byte, 512)}}}
+		if v == 4 {
+			a.Snapshot = &store.Snapshot{Version: 5, Format: 1, Data: make([]byte, 4096)}
+		}
+		if err := s.Append(ctx, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := s.Load(ctx, "t")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(l.Records) != 5 {
+			b.Fatalf("loaded %d records, want the 5 after the snapshot", len(l.Records))
+		}
+	}
+}

@@ -10,18 +10,9 @@ import (
 )
 
 // Sample is one run's JSON line, from either side: bench.mjs prints it for
-// LangGraph, the worker mode of this command for Interlude.
-type Sample struct {
-	Peer     string             `json:"peer"`
-	Workload string             `json:"workload"`
-	Store    string             `json:"store"`
-	Metrics  map[string]float64 `json:"metrics"`
-	N        int                `json:"n"`
-	Warmup   int                `json:"warmup"`
-	Config   map[string]any     `json:"config"`
-	WallS    float64            `json:"wall_s"`
-	Versions map[string]string  `json:"versions"`
-}
+// LangGraph, the worker mode of this command for Interlude. Both print the
+// shape of workloads.Result.
+type Sample = workloads.Result
 
 // Peer synchronous settings for SQLite runs of LangGraph.
 const (

@@ -72,7 +72,7 @@ func (c Config) withDefaults() (Config, error) {
 
 // Result is one workload run, shaped like the JSON line bench.mjs prints.
 type Result struct {
-	// Peer is "interlude".
+	// Peer names what ran: "interlude" here; the peer's lines name the peer.
 	Peer string `json:"peer"`
 	// Workload and Store say what ran.
 	Workload string `json:"workload"`

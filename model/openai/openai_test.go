@@ -86,44 +86,18 @@ func TestToolCallTurnStreamedAssemblesArgumentsByIndex(t *testing.T) {
 	}
 }
 
-func TestFinalTextTurn(t *testing.T) {
-	srv := wiretest.NewServer(t, wiretest.File(t, 200, "chat_final_text.json"))
-	resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantFinalText(t, resp)
-}
+func TestFinalTextTurn(t *testing.T) { conversation.FinalTextTurn(t) }
 
 func TestFinalTextTurnStreamedArrivesInPieces(t *testing.T) {
-	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_final_text.sse"))
-	var pieces int
-	var final *model.Response
-	for c, err := range newModel(srv).Stream(context.Background(), wiretest.FirstRequest()) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Type == model.ChunkText {
-			pieces++
-		}
-		final = c.Response
-	}
-	wantFinalText(t, final)
-	if pieces < 10 {
-		t.Fatalf("text arrived in %d pieces", pieces)
-	}
+	conversation.FinalTextTurnStreamedArrivesInPieces(t)
 }
 
 func TestToolRoundTripSendsTheGoldenRequests(t *testing.T) {
-	sent := conversation.RoundTrip(t, false)
-	wiretest.Golden(t, "tool_roundtrip_request_1.json", sent[0].Body)
-	wiretest.Golden(t, "tool_roundtrip_request_2.json", sent[1].Body)
+	conversation.ToolRoundTripSendsTheGoldenRequests(t, false)
 }
 
 func TestToolRoundTripStreamedSendsTheGoldenRequests(t *testing.T) {
-	sent := conversation.RoundTrip(t, true)
-	wiretest.Golden(t, "tool_roundtrip_stream_request_1.json", sent[0].Body)
-	wiretest.Golden(t, "tool_roundtrip_stream_request_2.json", sent[1].Body)
+	conversation.ToolRoundTripSendsTheGoldenRequests(t, true)
 }
 
 func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {

@@ -109,3 +109,49 @@ func (c Conversation) InvalidRequestIsRefusedBeforeSending(t *testing.T) {
 		t.Fatalf("server saw %d requests, want none", srv.Hits())
 	}
 }
+
+// FinalTextTurn checks the final answer, not streamed.
+func (c Conversation) FinalTextTurn(t *testing.T) {
+	t.Helper()
+	srv := NewServer(t, File(t, 200, c.FinalText))
+	resp, err := Answer(t, c.NewModel(srv), FirstRequest(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.WantFinalText(t, resp)
+}
+
+// FinalTextTurnStreamedArrivesInPieces checks the final answer streamed: its
+// text comes in many chunks and the last chunk carries the whole answer.
+func (c Conversation) FinalTextTurnStreamedArrivesInPieces(t *testing.T) {
+	t.Helper()
+	srv := NewServer(t, File(t, 200, "stream_final_text.sse"))
+	var pieces int
+	var final *model.Response
+	for ch, err := range c.NewModel(srv).Stream(context.Background(), FirstRequest()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Type == model.ChunkText {
+			pieces++
+		}
+		final = ch.Response
+	}
+	c.WantFinalText(t, final)
+	if pieces < 10 {
+		t.Fatalf("text arrived in %d pieces", pieces)
+	}
+}
+
+// ToolRoundTripSendsTheGoldenRequests plays RoundTrip and compares the two
+// requests sent with the golden files tool_roundtrip[_stream]_request_N.json.
+func (c Conversation) ToolRoundTripSendsTheGoldenRequests(t *testing.T, stream bool) {
+	t.Helper()
+	sent := c.RoundTrip(t, stream)
+	prefix := "tool_roundtrip_request_"
+	if stream {
+		prefix = "tool_roundtrip_stream_request_"
+	}
+	Golden(t, prefix+"1.json", sent[0].Body)
+	Golden(t, prefix+"2.json", sent[1].Body)
+}

@@ -106,9 +106,9 @@ func (s *Store) take(ctx context.Context, req store.LeaseRequest, l *lease) (boo
 	var row loadRow
 	var err error
 	if req.Load {
-		err = s.fast.QueryRow(ctx, s.sql.claim, req.ThreadID, req.Owner, l.token, req.TTL.Microseconds(), req.Cached).Scan(row.dest()...)
+		err = s.leases.queryRow(ctx, req.ThreadID, s.sql.claim, []any{req.ThreadID, req.Owner, l.token, req.TTL.Microseconds(), req.Cached}, row.dest()...)
 	} else {
-		err = s.fast.QueryRow(ctx, s.sql.lease, req.ThreadID, req.Owner, l.token, req.TTL.Microseconds()).Scan(&row.graph, &row.version)
+		err = s.leases.queryRow(ctx, req.ThreadID, s.sql.lease, []any{req.ThreadID, req.Owner, l.token, req.TTL.Microseconds()}, &row.graph, &row.version)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil

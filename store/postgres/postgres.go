@@ -15,12 +15,15 @@
 // continues it (see Store.Lease for the rule). EventLog carries the events of
 // runs to the listeners of every process.
 //
-// Each Append is a single SQL statement, so one round trip and one implicit
-// transaction: it updates the thread's row only if the row is at the expected
-// version (or inserts it, for a new thread), and inserts the records and the
-// snapshot only if that succeeded. Two writers can never both win; the loser
-// gets an error matching interlude.ErrConflict. Load is also one statement, so the
-// facts, the snapshot and the records it returns always agree.
+// Each Append is a single SQL statement: it updates the thread's row only if
+// the row is at the expected version (or inserts it, for a new thread), and
+// inserts the records and the snapshot only if that succeeded. Two writers can
+// never both win; the loser gets an error matching interlude.ErrConflict. Load is
+// also one statement, so the facts, the snapshot and the records it returns
+// always agree. Under load, the appends of different threads made while one
+// is on its way to the database go together in the next round trip, as one
+// transaction with one commit; leases are taken the same way. Append returns
+// once its commit is durable, as it would alone.
 //
 // The schema is versioned by embedded migrations, applied by New (and Open) in
 // one transaction under a Postgres advisory lock, so any number of replicas may
@@ -57,6 +60,8 @@ type Store struct {
 	sql    queries
 	held   sync.Map                 // thread id → token of a lease this store holds
 	events atomic.Pointer[EventLog] // the open event log, which gives up the leases (see lease.Release)
+	// Appends share round trips and commits on pool, leases on fast.
+	appends, leases *batcher
 }
 
 var _ store.Store = (*Store)(nil)
@@ -116,7 +121,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: connect: %w", err)
 	}
-	return &Store{pool: pool, fast: fast, schema: cfg.schema, sql: newQueries(pgx.Identifier{cfg.schema}.Sanitize())}, nil
+	return &Store{pool: pool, fast: fast, schema: cfg.schema, sql: newQueries(pgx.Identifier{cfg.schema}.Sanitize()),
+		appends: newBatcher(pool), leases: newBatcher(fast)}, nil
 }
 
 // Schema returns the Postgres schema that holds the store's tables.
@@ -269,7 +275,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	}
 	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)]
 	var won int64
-	if err := s.pool.QueryRow(ctx, query, args...).Scan(&won); err != nil {
+	if err := s.appends.queryRow(ctx, a.ThreadID, query, args, &won); err != nil {
 		return s.wrap("append to", a.ThreadID, err)
 	}
 	if won != 1 {

@@ -1,0 +1,203 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+)
+
+// blockBatches sends a statement through b that waits on an advisory lock the
+// test holds, so that calls made meanwhile queue behind it. The returned
+// function lets that statement finish.
+func blockBatches(t *testing.T, s *Store, b *batcher) (unblock func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := eventLockKey("batch test " + s.schema)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var one int
+		if err := b.queryRow(ctx, "blocker", `SELECT 1 FROM (SELECT pg_advisory_xact_lock_shared($1)) l`, []any{key}, &one); err != nil {
+			t.Error(err)
+		}
+	})
+	if !poll(func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.busy }) {
+		t.Fatal("the blocking statement never went out")
+	}
+	t.Cleanup(conn.Release)
+	return func() {
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			t.Error(err)
+		}
+		wg.Wait()
+	}
+}
+
+// waitQueued waits until n calls are queued behind the batch that is out.
+func waitQueued(t *testing.T, b *batcher, n int) {
+	t.Helper()
+	if !poll(func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == n }) {
+		t.Fatalf("%d calls never queued", n)
+	}
+}
+
+func TestCallsMadeWhileABatchIsOutShareOneTransaction(t *testing.T) {
+	s := openTest(t)
+	b := newBatcher(s.fast)
+	unblock := blockBatches(t, s, b)
+
+	threads := []string{"t1", "t2", "t3", "t1"} // the second call on t1 must wait for a later batch
+	xids := make([]int64, len(threads))
+	var wg sync.WaitGroup
+	for i, th := range threads {
+		wg.Go(func() {
+			if err := b.queryRow(context.Background(), th, `SELECT txid_current()`, nil, &xids[i]); err != nil {
+				t.Error(err)
+			}
+		})
+		waitQueued(t, b, i+1)
+	}
+	unblock()
+	wg.Wait()
+	if xids[0] != xids[1] || xids[1] != xids[2] {
+		t.Errorf("calls on three threads queued together ran in transactions %v, want one", xids[:3])
+	}
+	if xids[3] == xids[0] {
+		t.Errorf("two calls on thread t1 ran in one transaction (%d); a batch holds one call per thread", xids[0])
+	}
+}
+
+func TestAFailingAppendInABatchFailsAlone(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	unblock := blockBatches(t, s, s.appends)
+
+	appendOf := func(thread, kind string) store.Append {
+		return store.Append{ThreadID: thread, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+			Records: []store.Record{{Version: 1, Format: 1, Kind: kind, Data: []byte("x")}}}
+	}
+	cases := []struct {
+		append store.Append
+		fails  bool
+	}{
+		{appendOf("good-1", "step"), false},
+		{appendOf("bad", "\xff not UTF-8"), true}, // Postgres refuses the text
+		{appendOf("good-2", "step"), false},
+	}
+	errs := make([]error, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Go(func() { errs[i] = s.Append(ctx, c.append) })
+		waitQueued(t, s.appends, i+1)
+	}
+	unblock()
+	wg.Wait()
+	for i, c := range cases {
+		if (errs[i] != nil) != c.fails {
+			t.Errorf("append to %s: error %v, want failure %v", c.append.ThreadID, errs[i], c.fails)
+		}
+		v, err := s.Version(ctx, c.append.ThreadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int64{false: 1, true: 0}[c.fails]; v != want {
+			t.Errorf("thread %s is at version %d, want %d", c.append.ThreadID, v, want)
+		}
+	}
+}
+
+func TestAConflictInABatchFailsOnlyItsAppend(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	first := store.Append{ThreadID: "taken", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: []byte("first")}}}
+	if err := s.Append(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	unblock := blockBatches(t, s, s.appends)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i, th := range []string{"taken", "free-1", "free-2"} {
+		a := first
+		a.ThreadID = th
+		wg.Go(func() { errs[i] = s.Append(ctx, a) })
+		waitQueued(t, s.appends, i+1)
+	}
+	unblock()
+	wg.Wait()
+	if !errors.Is(errs[0], interlude.ErrConflict) {
+		t.Errorf("creating an existing thread in a batch: %v, want a conflict", errs[0])
+	}
+	for i, err := range errs[1:] {
+		if err != nil {
+			t.Errorf("append %d, batched with a conflict: %v", i+1, err)
+		}
+	}
+}
+
+func TestACallWhoseContextEndsWhileQueuedIsNeverSent(t *testing.T) {
+	s := openTest(t)
+	unblock := blockBatches(t, s, s.appends)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		done <- s.Append(ctx, store.Append{ThreadID: "abandoned", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+			Records: []store.Record{{Version: 1, Format: 1, Kind: "step"}}})
+	}()
+	waitQueued(t, s.appends, 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("append abandoned in the queue: %v, want context.Canceled", err)
+	}
+	unblock()
+	if v, err := s.Version(context.Background(), "abandoned"); err != nil || v != 0 {
+		t.Errorf("abandoned append: thread at version %d (%v), want nothing written", v, err)
+	}
+}
+
+func TestConcurrentAppendsAllLand(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	const writers, rounds = 32, 20
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			th := fmt.Sprintf("w%d", w)
+			for v := range int64(rounds) {
+				a := store.Append{ThreadID: th, Expect: v, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+					Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: []byte(th)}}}
+				if err := s.Append(ctx, a); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for w := range writers {
+		th := fmt.Sprintf("w%d", w)
+		recs, err := s.Records(ctx, th, 0, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != rounds {
+			t.Fatalf("thread %s has %d records, want %d", th, len(recs), rounds)
+		}
+		for i, r := range recs {
+			if r.Version != int64(i+1) || string(r.Data) != th {
+				t.Fatalf("thread %s record %d is %+v", th, i, r)
+			}
+		}
+	}
+}

@@ -34,6 +34,7 @@ type batcher struct {
 
 // call is one statement of a batch and what came of it.
 type call struct {
+	ctx      context.Context
 	threadID string
 	query    string
 	args     []any
@@ -51,16 +52,17 @@ func newBatcher(pool *pgxpool.Pool) *batcher {
 
 // queryRow runs query with args as pool.QueryRow(...).Scan(dest...) would, in a
 // batch with the calls of others. threadID names the thread the statement
-// writes. A caller whose ctx ends while its call is queued leaves the queue;
-// once the call is sent, its caller waits for the outcome, so that a statement
-// that took effect is never reported as abandoned.
+// writes. A caller whose ctx ends while its call is queued leaves the queue.
+// Once the call is sent, its caller waits for the outcome, so that a statement
+// that took effect is never reported as abandoned; the batch is cancelled when
+// the contexts of all its callers have ended.
 func (b *batcher) queryRow(ctx context.Context, threadID, query string, args []any, dest ...any) error {
-	c := &call{threadID: threadID, query: query, args: args, dest: dest}
+	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: dest}
 	b.mu.Lock()
 	if !b.busy {
 		b.busy = true
 		b.mu.Unlock()
-		b.lead(ctx, []*call{c})
+		b.lead([]*call{c})
 		return c.err
 	}
 	c.wake = make(chan []*call, 1)
@@ -76,7 +78,7 @@ func (b *batcher) queryRow(ctx context.Context, threadID, query string, args []a
 		batch = <-c.wake
 	}
 	if batch != nil {
-		b.lead(ctx, batch)
+		b.lead(batch)
 	}
 	return c.err
 }
@@ -84,8 +86,8 @@ func (b *batcher) queryRow(ctx context.Context, threadID, query string, args []a
 // lead sends batch, whose first call is the caller's, then hands the queue on
 // as the next batch to the first of its callers and wakes the callers of this
 // one.
-func (b *batcher) lead(ctx context.Context, batch []*call) {
-	b.send(ctx, batch)
+func (b *batcher) lead(batch []*call) {
+	b.send(batch)
 	b.mu.Lock()
 	next := b.take()
 	b.busy = next != nil
@@ -130,14 +132,26 @@ func (b *batcher) withdraw(c *call) bool {
 	return true
 }
 
-// send runs the calls of batch and sets what came of each. A batch of several
-// runs whatever the leader's ctx does meanwhile: it carries others' calls.
-func (b *batcher) send(ctx context.Context, batch []*call) {
+// send runs the calls of batch and sets what came of each.
+func (b *batcher) send(batch []*call) {
 	if len(batch) == 1 {
-		b.sendOne(ctx, batch[0])
+		b.sendOne(batch[0].ctx, batch[0])
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
+	defer cancel()
+	live := len(batch)
+	var mu sync.Mutex
+	for _, c := range batch {
+		stop := context.AfterFunc(c.ctx, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if live--; live == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
 	var pb pgx.Batch
 	for _, c := range batch {
 		pb.Queue(c.query, c.args...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
@@ -199,5 +200,82 @@ func TestConcurrentAppendsAllLand(t *testing.T) {
 				t.Fatalf("thread %s record %d is %+v", th, i, r)
 			}
 		}
+	}
+}
+
+// TestABatchRunsWhileAnyOfItsCallersWaits sends two calls together in a batch
+// that waits on a lock, and has some of their callers give up: the batch goes
+// on, and every call gets its outcome, while anyone still waits; once all have
+// given up, it is cancelled.
+func TestABatchRunsWhileAnyOfItsCallersWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		giveUp    int // how many of the two callers give up
+		wantFails bool
+	}{
+		{"one of two gives up", 1, false},
+		{"both give up", 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTest(t)
+			b := newBatcher(s.fast)
+			ctx := context.Background()
+			conn, err := s.pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Release()
+			key := eventLockKey("batch cancel test " + s.schema)
+			if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+				t.Fatal(err)
+			}
+			locked := true
+			unlock := func() {
+				if locked {
+					locked = false
+					conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key)
+				}
+			}
+			defer unlock()
+
+			unblock := blockBatches(t, s, b)
+			cancels := make([]context.CancelFunc, 2)
+			errs := make(chan error, 2)
+			for i := range cancels {
+				var callCtx context.Context
+				callCtx, cancels[i] = context.WithCancel(ctx)
+				go func() {
+					var one int
+					errs <- b.queryRow(callCtx, fmt.Sprint("waiter", i), `SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) l`, []any{key}, &one)
+				}()
+				waitQueued(t, b, i+1)
+			}
+			unblock() // the two calls go out together and wait on the lock
+			if !poll(func() bool {
+				var waiting int
+				conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+					AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = $1`, key).Scan(&waiting)
+				return waiting > 0
+			}) {
+				t.Fatal("the batch never waited on the lock")
+			}
+			for _, cancel := range cancels[:tc.giveUp] {
+				cancel()
+			}
+			if !tc.wantFails {
+				unlock()
+			}
+			for range 2 {
+				select {
+				case err := <-errs:
+					if (err != nil) != tc.wantFails {
+						t.Errorf("call: %v, want failure %v", err, tc.wantFails)
+					}
+				case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+					t.Fatal("the batch went on after all its callers gave up")
+				}
+			}
+			cancels[1]()
+		})
 	}
 }

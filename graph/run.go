@@ -536,9 +536,10 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 		wg.Wait()
 	}
-	if err := r.ctx.Err(); err != nil {
+	if r.ctx.Err() != nil {
+		// The cause says why: a lost lease rather than a plain cancellation.
 		r.dirty = true
-		return false, nil, err
+		return false, nil, context.Cause(r.ctx)
 	}
 	var ledger []ledgerEntry
 	var raised []interlude.Question

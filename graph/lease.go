@@ -116,41 +116,47 @@ func (g *Graph[S]) lease(ctx context.Context, threadID string) (context.Context,
 var errReleased = errors.New("the thread's lease was released")
 
 // keeper renews a held lease every third of its time to live until released,
-// and reports its loss.
+// and reports its loss. Renewals run from a timer, so a held lease costs no
+// goroutine and releasing it wakes none.
 type keeper struct {
-	lease   store.Lease
-	lost    context.Context // cancelled, with the reason as cause, once the lease is lost or released
-	end     context.CancelCauseFunc
-	done    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	lease  store.Lease
+	period time.Duration
+	lost   context.Context // cancelled, with the reason as cause, once the lease is lost or released
+	end    context.CancelCauseFunc
+	once   sync.Once
+
+	mu       sync.Mutex // held through a renewal, so release waits for one under way
+	timer    *time.Timer
+	released bool
 }
 
+// keep starts renewing l, whose time to live is ttl.
 func keep(l store.Lease, ttl time.Duration) *keeper {
 	lost, end := context.WithCancelCause(context.Background())
-	k := &keeper{lease: l, lost: lost, end: end, done: make(chan struct{}), stopped: make(chan struct{})}
-	go func() {
-		defer close(k.stopped)
-		t := time.NewTicker(ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-k.done:
-				return
-			case <-t.C:
-				// A renewal that takes longer than its period cannot keep the
-				// lease safely: give the run up rather than wait on the store.
-				rctx, cancel := context.WithTimeout(lost, ttl/3)
-				err := l.Renew(rctx)
-				cancel()
-				if err != nil {
-					end(err)
-					return
-				}
-			}
-		}
-	}()
+	k := &keeper{lease: l, period: ttl / 3, lost: lost, end: end}
+	k.mu.Lock()
+	k.timer = time.AfterFunc(k.period, k.renew)
+	k.mu.Unlock()
 	return k
+}
+
+// renew renews the lease and sets the timer for the next renewal. A renewal
+// that takes longer than its period cannot keep the lease safely: the run is
+// given up rather than left waiting on the store.
+func (k *keeper) renew() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.released {
+		return
+	}
+	ctx, cancel := context.WithTimeout(k.lost, k.period)
+	err := k.lease.Renew(ctx)
+	cancel()
+	if err != nil {
+		k.end(err)
+		return
+	}
+	k.timer.Reset(k.period)
 }
 
 // bind returns a context that ends with parent, or when the lease is lost (with
@@ -167,8 +173,10 @@ func (k *keeper) bind(parent context.Context) (context.Context, func()) {
 // release stops renewing and gives the lease up; only the first call does.
 func (k *keeper) release(ctx context.Context) {
 	k.once.Do(func() {
-		close(k.done)
-		<-k.stopped
+		k.mu.Lock()
+		k.released = true
+		k.timer.Stop()
+		k.mu.Unlock()
 		k.end(errReleased)
 		k.lease.Release(context.WithoutCancel(ctx))
 	})

@@ -305,9 +305,11 @@ func TestAppendIsOneStatement(t *testing.T) {
 	defer conn.Release()
 	for i, row := range s.sql.appends {
 		for j, q := range row {
-			if _, err := conn.Conn().Prepare(ctx, fmt.Sprintf("append_%d_%d", i, j), q); err != nil {
+			name := fmt.Sprintf("append_%d_%d", i, j)
+			if _, err := conn.Conn().Prepare(ctx, name, q); err != nil {
 				t.Errorf("append statement (insert %d, snapshot %d): %v\n%s", i, j, err, q)
 			}
+			conn.Conn().Deallocate(ctx, name) // the pool keeps the connection
 		}
 	}
 }

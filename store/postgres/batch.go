@@ -85,9 +85,26 @@ func (b *batcher) queryRow(ctx context.Context, threadID, query string, args []a
 
 // lead sends batch, whose first call is the caller's, then hands the queue on
 // as the next batch to the first of its callers and wakes the callers of this
-// one.
+// one. It does so even if sending panics, so that the store goes on serving.
 func (b *batcher) lead(batch []*call) {
+	sent := false
+	defer func() {
+		if !sent {
+			for _, c := range batch {
+				c.err = errBatchFailed
+			}
+		}
+		b.handOn(batch)
+	}()
 	b.send(batch)
+	sent = true
+}
+
+var errBatchFailed = errors.New("postgres store: sending this statement failed unexpectedly; try again")
+
+// handOn gives the queue, as the next batch, to the first of its callers, and
+// wakes the callers of batch, which was led by the caller.
+func (b *batcher) handOn(batch []*call) {
 	b.mu.Lock()
 	next := b.take()
 	b.busy = next != nil

@@ -279,3 +279,34 @@ func TestABatchRunsWhileAnyOfItsCallersWaits(t *testing.T) {
 		})
 	}
 }
+
+// panicScanner panics when a value is scanned into it.
+type panicScanner struct{}
+
+func (panicScanner) Scan(any) error { panic("scan exploded") }
+
+func TestABatchThatPanicsLeavesTheBatcherServing(t *testing.T) {
+	s := openTest(t)
+	b := newBatcher(s.fast)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the scan's panic did not reach its caller")
+			}
+		}()
+		b.queryRow(context.Background(), "t", `SELECT 1`, nil, panicScanner{})
+	}()
+	done := make(chan error, 1)
+	go func() {
+		var one int
+		done <- b.queryRow(context.Background(), "t", `SELECT 1`, nil, &one)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+		t.Fatal("the batcher stopped serving after a panic")
+	}
+}

@@ -10,7 +10,54 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// testLock is an advisory lock a test holds, on a connection of its own, so
+// that statements taking the lock wait until the test lets it go.
+type testLock struct {
+	key    int64
+	conn   *pgxpool.Conn
+	locked bool
+}
+
+// holdLock takes an advisory lock named name for the rest of the test.
+func holdLock(t *testing.T, s *Store, name string) *testLock {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &testLock{key: eventLockKey(name + " " + s.schema), conn: conn, locked: true}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, l.key); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		l.unlock(t)
+		conn.Release()
+	})
+	return l
+}
+
+// unlock lets the lock go, if it is held.
+func (l *testLock) unlock(t *testing.T) {
+	if !l.locked {
+		return
+	}
+	l.locked = false
+	if _, err := l.conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, l.key); err != nil {
+		t.Error(err)
+	}
+}
+
+// waitedOn reports whether a statement waits for the lock.
+func (l *testLock) waitedOn() bool {
+	var waiting int
+	l.conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+		AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = $1`, l.key).Scan(&waiting)
+	return waiting > 0
+}
 
 // blockBatches sends a statement through b that waits on an advisory lock the
 // test holds, so that calls made meanwhile queue behind it. The returned
@@ -18,14 +65,8 @@ import (
 func blockBatches(t *testing.T, s *Store, b *batcher) (unblock func()) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := eventLockKey("batch test " + s.schema)
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
-		t.Fatal(err)
-	}
+	lock := holdLock(t, s, "batch test")
+	key := lock.key
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		var one int
@@ -36,11 +77,8 @@ func blockBatches(t *testing.T, s *Store, b *batcher) (unblock func()) {
 	if !poll(func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.busy }) {
 		t.Fatal("the blocking statement never went out")
 	}
-	t.Cleanup(conn.Release)
 	return func() {
-		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
-			t.Error(err)
-		}
+		lock.unlock(t)
 		wg.Wait()
 	}
 }
@@ -220,24 +258,7 @@ func TestABatchRunsWhileAnyOfItsCallersWaits(t *testing.T) {
 			s := openTest(t)
 			b := newBatcher(s.fast)
 			ctx := context.Background()
-			conn, err := s.pool.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Release()
-			key := eventLockKey("batch cancel test " + s.schema)
-			if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
-				t.Fatal(err)
-			}
-			locked := true
-			unlock := func() {
-				if locked {
-					locked = false
-					conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, key)
-				}
-			}
-			defer unlock()
-
+			lock := holdLock(t, s, "batch cancel test")
 			unblock := blockBatches(t, s, b)
 			cancels := make([]context.CancelFunc, 2)
 			errs := make(chan error, 2)
@@ -246,24 +267,19 @@ func TestABatchRunsWhileAnyOfItsCallersWaits(t *testing.T) {
 				callCtx, cancels[i] = context.WithCancel(ctx)
 				go func() {
 					var one int
-					errs <- b.queryRow(callCtx, fmt.Sprint("waiter", i), `SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) l`, []any{key}, &one)
+					errs <- b.queryRow(callCtx, fmt.Sprint("waiter", i), `SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) l`, []any{lock.key}, &one)
 				}()
 				waitQueued(t, b, i+1)
 			}
 			unblock() // the two calls go out together and wait on the lock
-			if !poll(func() bool {
-				var waiting int
-				conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-					AND objsubid = 1 AND (classid::bigint << 32 | objid::bigint) = $1`, key).Scan(&waiting)
-				return waiting > 0
-			}) {
+			if !poll(lock.waitedOn) {
 				t.Fatal("the batch never waited on the lock")
 			}
 			for _, cancel := range cancels[:tc.giveUp] {
 				cancel()
 			}
 			if !tc.wantFails {
-				unlock()
+				lock.unlock(t)
 			}
 			for range 2 {
 				select {

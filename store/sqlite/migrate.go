@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/migrations"
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -20,12 +23,13 @@ const SchemaVersion = 1
 
 // migrate brings the schema of db up to date in one write transaction, so two
 // processes opening the same new file both come up; applying is idempotent.
-func migrate(ctx context.Context, db *sql.DB, file string) (err error) {
+// Waiting for another process's migration lasts up to busyTimeout.
+func migrate(ctx context.Context, db *sql.DB, file string, busyTimeout time.Duration) (err error) {
 	ms, err := migrations.Load(migrationFiles, "sqlite", SchemaVersion)
 	if err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one migrator at a time
+	tx, err := beginWhenFree(ctx, db, busyTimeout)
 	if err != nil {
 		return fmt.Errorf("sqlite store: open %s (does its directory exist, and may this process write there?): %w", file, err)
 	}
@@ -63,4 +67,30 @@ func migrate(ctx context.Context, db *sql.DB, file string) (err error) {
 		return fmt.Errorf("sqlite store: migrate %s: %w", file, err)
 	}
 	return nil
+}
+
+// beginWhenFree begins the migration's write transaction (BEGIN IMMEDIATE:
+// one migrator at a time). Processes opening a new file together race to turn
+// on its write-ahead log, and SQLite answers the losers SQLITE_BUSY at once,
+// without waiting as the busy timeout would: those try again, with growing
+// pauses, for up to wait.
+func beginWhenFree(ctx context.Context, db *sql.DB, wait time.Duration) (*sql.Tx, error) {
+	pause := time.Millisecond
+	deadline := time.Now().Add(wait)
+	for {
+		tx, err := db.BeginTx(ctx, nil)
+		var se *msqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY {
+			return tx, err
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }

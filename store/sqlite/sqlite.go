@@ -127,7 +127,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	w.SetConnMaxIdleTime(0)
 	s := &Store{path: path, w: w}
 	ctx := context.Background()
-	if err := migrate(ctx, w, path); err != nil {
+	if err := migrate(ctx, w, path, cfg.busyTimeout); err != nil {
 		w.Close()
 		return nil, err
 	}

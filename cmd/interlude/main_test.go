@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -15,17 +14,7 @@ import (
 // bin is the interlude binary, built once for the tests that run it as a process.
 var bin string
 
-func TestMain(m *testing.M) {
-	var cleanup func()
-	var err error
-	if bin, cleanup, err = proctest.Build(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m, &bin) }
 
 // baseEnv is the environment of the processes the tests start: the test's own,
 // without what would change the tool's behaviour.

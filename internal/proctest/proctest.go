@@ -14,21 +14,26 @@ import (
 	"testing"
 )
 
-// Build builds cmd/interlude into a new temporary directory and returns the
-// binary's path and a function that removes the directory. Call it from TestMain.
-func Build() (bin string, cleanup func(), err error) {
+// Main builds cmd/interlude into a new temporary directory, sets *bin to the
+// binary's path, runs the tests and exits with their result, removing the
+// directory first. Call it from TestMain.
+func Main(m *testing.M, bin *string) {
 	dir, err := os.MkdirTemp("", "interlude-bin-")
 	if err != nil {
-		return "", nil, err
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "interlude")
-	build := exec.Command("go", "build", "-o", bin, "github.com/interludehq/interlude/cmd/interlude")
+	*bin = filepath.Join(dir, "interlude")
+	build := exec.Command("go", "build", "-o", *bin, "github.com/interludehq/interlude/cmd/interlude")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("build the interlude binary: %w", err)
+		fmt.Fprintf(os.Stderr, "build the interlude binary: %v\n", err)
+		os.Exit(1)
 	}
-	return bin, func() { os.RemoveAll(dir) }, nil
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // FreeAddr returns a loopback address with a port nothing listens on right now.

@@ -37,15 +37,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envDSN) == "" {
 		os.Exit(m.Run()) // every test skips
 	}
-	var cleanup func()
-	var err error
-	if bin, cleanup, err = proctest.Build(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	proctest.Main(m, &bin)
 }
 
 // testDSN returns the database's connection string, or skips the test.
@@ -79,6 +71,27 @@ func freshSchema(t *testing.T, dsn string) string {
 		}
 	})
 	return name
+}
+
+// connect opens a connection to the test database for the rest of the test.
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// pauseRefund starts a refund thread on r, which pauses for approval.
+func pauseRefund(t *testing.T, r *replica, threadID string) *client.RunResult {
+	t.Helper()
+	res, err := r.client.Invoke(context.Background(), client.InvokeRequest{Graph: "refund", ThreadID: threadID, Input: map[string]any{"amount": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // httpClient is shared by every client of the tests: many streams and requests
@@ -592,19 +605,12 @@ func TestTwoReplicasStartTogetherOnAnEmptyDatabase(t *testing.T) {
 	schema := freshSchema(t, dsn)
 	rs := startReplicas(t, 2, dsn, schema, 30*time.Second)
 	ctx := context.Background()
-	res, err := rs[0].client.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "t", Input: map[string]any{"amount": 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err = rs[1].client.Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": false})
+	res := pauseRefund(t, rs[0], "t")
+	res, err := rs[1].client.Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": false})
 	if err != nil || res.Status != "completed" {
 		t.Fatalf("the second replica answered %+v, %v", res, err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, dsn)
 	var migrations int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{schema}.Sanitize()+`.schema_migrations`).Scan(&migrations); err != nil {
 		t.Fatal(err)
@@ -657,15 +663,8 @@ func TestADeadReplicasThreadReadsFailedUntilAnotherContinuesIt(t *testing.T) {
 	schema := freshSchema(t, dsn)
 	rs := startReplicas(t, 3, dsn, schema, 30*time.Second)
 	ctx := context.Background()
-	res, err := rs[0].client.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "t", Input: map[string]any{"amount": 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	res := pauseRefund(t, rs[0], "t")
+	conn := connect(t, dsn)
 	if _, err := conn.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema}.Sanitize()+`.leases (thread_id, owner, token, expires_at)
 		VALUES ('t', 'replica-that-died', 1, now() + interval '1500 milliseconds')`); err != nil {
 		t.Fatal(err)
@@ -679,7 +678,7 @@ func TestADeadReplicasThreadReadsFailedUntilAnotherContinuesIt(t *testing.T) {
 	}
 	// Before the lease expires an answer is refused as busy: 409 thread_busy
 	// naming the holder. (The expiry is 1.5 s away: plenty for this request.)
-	_, err = rs[1].client.Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": true})
+	_, err := rs[1].client.Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": true})
 	var ce *client.Error
 	if !errors.As(err, &ce) || ce.Status != http.StatusConflict || ce.Code != "thread_busy" || !strings.Contains(ce.Message, "replica-that-died") {
 		t.Fatalf("an answer while the dead replica's lease runs: %v; want 409 thread_busy naming the holder", err)

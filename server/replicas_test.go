@@ -118,6 +118,18 @@ func replica(t *testing.T, st store.Store, log server.EventLog) *client.Client {
 	return client.New(hs.URL)
 }
 
+// replayed subscribes to a thread's events with a Last-Event-ID and returns
+// what arrives up to the next end event.
+func replayed(t *testing.T, c *client.Client, threadID, lastEventID string) []client.Event {
+	t.Helper()
+	sub, err := c.Subscribe(context.Background(), threadID, lastEventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	return until(t, sub)
+}
+
 func ids(evs []client.Event) string {
 	var out []string
 	for _, e := range evs {
@@ -151,24 +163,14 @@ func TestEventsThroughALogReachEveryReplicaWithTheLogsIDs(t *testing.T) {
 	if _, err := b.Resume(ctx, "x", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err = a.Subscribe(ctx, "x", "3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	second := until(t, sub)
-	sub.Close()
+	second := replayed(t, a, "x", "3")
 	if names(second) != "metadata,updates,end" || ids(second) != "4,5,6" {
 		t.Fatalf("after 3: %s with ids %s; want metadata,updates,end with ids 4,5,6", names(second), ids(second))
 	}
 	sameJSON(t, "end", second[2].Data, `{"thread_id":"x","status":"completed","checkpoint":3}`)
 
 	// Last-Event-ID 0 replays everything the log keeps.
-	sub, err = b.Subscribe(ctx, "x", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := until(t, sub)
-	sub.Close()
+	all := replayed(t, b, "x", "0")
 	if ids(all) != "1,2,3" {
 		t.Fatalf("from 0, up to the first end: ids %s", ids(all))
 	}

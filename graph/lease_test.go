@@ -76,9 +76,14 @@ func TestALeaseIsRenewedWhileItsRunLastsAndReleasedAfter(t *testing.T) {
 	proceed := make(chan struct{})
 	app := slowRun(t, st, 30*time.Millisecond, proceed)
 	go func() {
-		<-st.renewed
-		<-st.renewed
-		close(proceed) // the run outlived two renewals
+		defer close(proceed) // the run outlived two renewals, or none came and the check below fails
+		for range 2 {
+			select {
+			case <-st.renewed:
+			case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+				return
+			}
+		}
 	}()
 	res, err := app.Invoke(context.Background(), "long", graph.Input(refundState{Amount: 1}))
 	if err != nil || res.Values.Outcome != "done" {

@@ -35,7 +35,8 @@ type batcher struct {
 // call is one statement of a batch and what came of it.
 type call struct {
 	ctx      context.Context
-	threadID string
+	threadID string   // the thread the statement writes
+	threads  []string // instead, the threads whose events it writes
 	query    string
 	args     []any
 	dest     []any
@@ -58,22 +59,38 @@ func newBatcher(pool *pgxpool.Pool) *batcher {
 // the contexts of all its callers have ended.
 func (b *batcher) queryRow(ctx context.Context, threadID, query string, args []any, dest ...any) error {
 	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: dest}
+	return b.await(c, b.submit(c))
+}
+
+// submit queues c, or reports true if no batch is out: c then leads the next
+// one, and no call submitted later goes before it. The caller must pass what
+// submit reports to await. Calls on one thread are sent in the order they are
+// submitted, so a caller that submits under a lock of its own orders them.
+func (b *batcher) submit(c *call) (lead bool) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if !b.busy {
 		b.busy = true
-		b.mu.Unlock()
-		b.lead([]*call{c})
-		return c.err
+		return true
 	}
 	c.wake = make(chan []*call, 1)
 	b.queue = append(b.queue, c)
-	b.mu.Unlock()
+	return false
+}
+
+// await sends c, if it leads, or waits for the batch that carries it, and
+// returns what came of it.
+func (b *batcher) await(c *call, lead bool) error {
+	if lead {
+		b.lead([]*call{c})
+		return c.err
+	}
 	var batch []*call
 	select {
 	case batch = <-c.wake:
-	case <-ctx.Done():
+	case <-c.ctx.Done():
 		if b.withdraw(c) {
-			return ctx.Err()
+			return c.ctx.Err()
 		}
 		batch = <-c.wake
 	}
@@ -118,18 +135,41 @@ func (b *batcher) handOn(batch []*call) {
 }
 
 // take removes the next batch from the queue: the oldest calls, up to
-// maxCalls, one per thread. It returns nil if nothing is queued.
+// maxCalls, one per thread, except that a call carrying several threads'
+// events may share a batch with a call on one of them. A call never passes an
+// earlier one on the same thread that stays queued, so each thread's calls are
+// sent in the order they were submitted. It returns nil if nothing is queued.
 func (b *batcher) take() []*call {
 	if len(b.queue) == 0 {
 		return nil
 	}
 	var next []*call
+	taken := make(map[string]bool)   // threads with a one-thread call in next
+	waiting := make(map[string]bool) // threads with a call left queued
 	rest := b.queue[:0]
 	for _, c := range b.queue {
-		if len(next) < b.maxCalls && !slices.ContainsFunc(next, func(n *call) bool { return n.threadID == c.threadID }) {
-			next = append(next, c)
+		ok := len(next) < b.maxCalls
+		if c.threads == nil {
+			ok = ok && !taken[c.threadID] && !waiting[c.threadID]
 		} else {
+			for _, t := range c.threads {
+				ok = ok && !waiting[t]
+			}
+		}
+		switch {
+		case ok && c.threads == nil:
+			next = append(next, c)
+			taken[c.threadID] = true
+		case ok:
+			next = append(next, c)
+		case c.threads == nil:
 			rest = append(rest, c)
+			waiting[c.threadID] = true
+		default:
+			rest = append(rest, c)
+			for _, t := range c.threads {
+				waiting[t] = true
+			}
 		}
 	}
 	clear(b.queue[len(rest):])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func holdLock(t *testing.T, s *Store, name string) *testLock {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &testLock{key: eventLockKey(name + " " + s.schema), conn: conn, locked: true}
+	l := &testLock{key: lockKey(name + " " + s.schema), conn: conn, locked: true}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, l.key); err != nil {
 		t.Fatal(err)
 	}
@@ -324,5 +325,43 @@ func TestABatchThatPanicsLeavesTheBatcherServing(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
 		t.Fatal("the batcher stopped serving after a panic")
+	}
+}
+
+// TestEachThreadsCallsGoInTheOrderSubmitted checks how take forms batches from
+// a queue: one call per thread, except that a call writing several threads'
+// events may join a call on one of them, and no call passes an earlier one on
+// the same thread that stays queued.
+func TestEachThreadsCallsGoInTheOrderSubmitted(t *testing.T) {
+	one := func(name, thread string) *call { return &call{query: name, threadID: thread} }
+	many := func(name string, threads ...string) *call { return &call{query: name, threads: threads} }
+	cases := []struct {
+		name    string
+		queue   []*call
+		batches string
+	}{
+		{"one call per thread", []*call{one("a1", "a"), one("b1", "b"), one("a2", "a")}, "[a1 b1] [a2]"},
+		{"events of several threads join their calls",
+			[]*call{many("ev1", "a", "b"), one("a1", "a"), one("b1", "b")}, "[ev1 a1 b1]"},
+		{"events wait behind a queued call on one of their threads",
+			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b")}, "[a1] [a2 ev1 b1]"},
+		{"a call waits behind queued events of its thread",
+			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b"), one("c1", "c")}, "[a1 c1] [a2 ev1 b1]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &batcher{maxCalls: 64, queue: tc.queue}
+			var got []string
+			for batch := b.take(); batch != nil; batch = b.take() {
+				var names []string
+				for _, c := range batch {
+					names = append(names, c.query)
+				}
+				got = append(got, fmt.Sprint(names))
+			}
+			if s := strings.Join(got, " "); s != tc.batches {
+				t.Fatalf("batches %s, want %s", s, tc.batches)
+			}
+		})
 	}
 }

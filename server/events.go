@@ -384,6 +384,12 @@ func (h *EventHub) Close() {
 	if h.stopListen != nil {
 		h.stopListen()
 	}
+	h.endStreams()
+}
+
+// endStreams ends every listener's stream. A listener of one thread reconnects
+// with Last-Event-ID and catches up on what it missed.
+func (h *EventHub) endStreams() {
 	for i := range h.shards {
 		sh := &h.shards[i]
 		sh.mu.Lock()

@@ -14,18 +14,24 @@ import (
 // of runs on all of them, each with the same id everywhere: the log's.
 type EventLog interface {
 	// Publish appends an event of a thread. With wait set it returns once the
-	// event and every event published before it are in the log; the hub waits on
-	// each run's end event, so a run's events are logged before another run of
-	// the thread, on any replica, can log its own.
+	// event and the thread's events published before it are in the log; the
+	// hub waits on each run's end event, so a run's events are logged before
+	// another run of the thread, on any replica, can log its own.
 	Publish(threadID, name string, data []byte, wait bool)
 	// Read calls fn with the logged events of the thread whose id is above
-	// after, in id order, until fn fails or none are left.
+	// after, in id order, until fn fails or none are left. A thread's ids rise
+	// in the order its events are logged, so a listener that has had the
+	// thread's event n misses none of the thread's events if it reads after n.
 	Read(ctx context.Context, threadID string, after int64, fn func(id int64, name string, data []byte) error) error
 	// Listen calls deliver with every event logged from now on, by any replica,
-	// in increasing id order, until ctx ends. While wanted reports false nobody
-	// listens on this replica, and the log may pass over the events logged
-	// meanwhile instead of reading them.
-	Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error
+	// each thread's in increasing id order, until ctx ends. While wanted
+	// reports false nobody listens on this replica, and the log may pass over
+	// the events logged meanwhile instead of reading them. If the log may have
+	// missed events while listeners were waiting for them (its connection to
+	// the database broke, say), it calls lost before it delivers more: the hub
+	// then ends every stream, and each listener reconnects and catches up from
+	// the log.
+	Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte), lost func()) error
 	// Ready returns once Listen delivers every event logged from then on. The
 	// hub calls it when a listener arrives (wanted then reports true), before
 	// the listener is told it is subscribed, so a log may stop listening while
@@ -52,7 +58,7 @@ func (h *EventHub) startListening() {
 		wanted := func() bool { return h.subscribers.Load() > 0 }
 		h.elog.Listen(ctx, wanted, func(id int64, threadID, name string, data []byte) {
 			h.fanOut(threadID, hubEvent{id: id, name: name, data: data})
-		})
+		}, h.endStreams)
 	})
 	h.stopListen = func() { cancel(); wg.Wait() }
 }

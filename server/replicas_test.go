@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
@@ -19,12 +20,15 @@ import (
 
 // memLog is an in-memory server.EventLog shared by the "replicas" of a test, as
 // a database would be. Holding it stops deliveries to listeners (but not
-// Publish or Read), to make a listener's replay and its live events overlap.
+// Publish or Read), to make a listener's replay and its live events overlap;
+// losing it makes every listener skip what it has not delivered, as a broken
+// connection would.
 type memLog struct {
 	mu     sync.Mutex
 	events []logged
 	wake   []chan struct{}
 	held   bool
+	losses int // how many times listeners lost what they had not delivered
 }
 
 type logged struct {
@@ -62,20 +66,27 @@ func (l *memLog) Read(ctx context.Context, threadID string, after int64, fn func
 
 func (l *memLog) Ready(context.Context) error { return nil }
 
-func (l *memLog) Listen(ctx context.Context, _ func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
+func (l *memLog) Listen(ctx context.Context, _ func() bool, deliver func(id int64, threadID, name string, data []byte), lost func()) error {
 	w := make(chan struct{}, 1)
 	l.mu.Lock()
 	l.wake = append(l.wake, w)
-	next := len(l.events)
+	next, losses := len(l.events), l.losses
 	l.mu.Unlock()
 	for {
 		l.mu.Lock()
 		var evs []logged
+		gap := losses != l.losses
+		if gap {
+			next, losses = len(l.events), l.losses
+		}
 		if !l.held {
 			evs = append(evs, l.events[next:]...)
 			next = len(l.events)
 		}
 		l.mu.Unlock()
+		if gap {
+			lost()
+		}
 		for _, e := range evs {
 			deliver(e.id, e.thread, e.name, e.data)
 		}
@@ -85,6 +96,15 @@ func (l *memLog) Listen(ctx context.Context, _ func() bool, deliver func(id int6
 			return ctx.Err()
 		}
 	}
+}
+
+// lose makes every listener pass over the events it has not delivered, and
+// report the loss, then lets deliveries go on.
+func (l *memLog) lose() {
+	l.mu.Lock()
+	l.losses++
+	l.mu.Unlock()
+	l.hold(false)
 }
 
 // hold stops or restarts deliveries.
@@ -218,5 +238,51 @@ func TestAReplayOverlappingLiveEventsSendsEachOnce(t *testing.T) {
 		if want := fmt.Sprint(i + 4); ev.ID != want {
 			t.Fatalf("event %d has id %s, want %s", i, ev.ID, want)
 		}
+	}
+}
+
+func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
+	ctx := context.Background()
+	st, log := memory.New(), &memLog{}
+	a, b := replica(t, st, log), replica(t, st, log)
+	// Bounded, so that a stream that never ends fails the test.
+	subCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	sub, err := b.Subscribe(subCtx, "z", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	res, err := a.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "z", Input: map[string]any{"amount": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Once the first run's events are in, the answer's events are logged and
+	// b's log loses them before they reach its listener: b ends the stream
+	// rather than go on with a gap.
+	var first []client.Event
+	for ev, err := range sub.Events() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first) > 0 && first[len(first)-1].Event == "end" {
+			t.Fatalf("after the loss the stream went on with %+v", ev)
+		}
+		first = append(first, ev)
+		if ev.Event == "end" {
+			log.hold(true)
+			if _, err := a.Resume(ctx, "z", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
+				t.Fatal(err)
+			}
+			log.lose()
+		}
+	}
+	if ids(first) != "1,2,3" {
+		t.Fatalf("before the loss the listener got ids %s, want 1,2,3", ids(first))
+	}
+	// The listener reconnects with the last id it got and catches up.
+	second := replayed(t, b, "z", first[len(first)-1].ID)
+	if names(second) != "metadata,updates,end" || ids(second) != "4,5,6" {
+		t.Fatalf("after reconnecting: %s with ids %s; want metadata,updates,end with ids 4,5,6", names(second), ids(second))
 	}
 }

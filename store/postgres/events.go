@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,13 +23,22 @@ import (
 //
 // Events are rows of the events table, numbered by its bigserial id; the id is
 // the event's id on every replica (the SSE id a listener reconnects with).
-// Publish queues an event and a writer goroutine inserts what is queued in one
-// statement, then wakes the replicas with one small NOTIFY (whose payload limit
-// of 8000 bytes never applies to the events themselves). Writers take an advisory
-// lock around their insert, so ids become visible in increasing order: a reader
-// that has seen id n has seen every event below it. Each replica's Listen keeps
-// one connection that LISTENs and reads the new rows in id order; Read serves a
-// listener catching up after a reconnect. Event writes, like lease writes, commit
+// Each thread's ids rise in the order its events are published, and become
+// visible in that order: a run's events are written before or with the release
+// of its lease, and the thread's next run, on any replica, writes its own only
+// after it takes the lease. So a reader that has seen a thread's event n has
+// seen all of the thread's events below n, with no lock that orders the writers
+// of different threads.
+//
+// Publish buffers the events of a thread whose lease the store holds: they go
+// with the lease's release, in the same statement, or, for a run that lasts,
+// every Linger with the other threads' buffered events, in one statement. Those
+// statements share round trips and commits with the store's lease claims. Each
+// wakes the replicas with one small NOTIFY naming its transaction and its range
+// of ids (the payload limit of 8000 bytes never applies to the events
+// themselves). Each replica's Listen keeps one connection that LISTENs and
+// reads exactly the rows each notification names; Read serves a listener
+// catching up after a reconnect. Event writes, like lease writes, commit
 // without waiting for the WAL flush: events are a live feed, not the record.
 //
 // Old events are trimmed, by every replica, every TrimEvery: those older than
@@ -37,20 +48,35 @@ type EventLog struct {
 	s       *Store
 	cfg     EventConfig
 	channel string // the NOTIFY channel
-	queue   chan queued
 	stop    context.CancelFunc
 	ctx     context.Context
-	done    chan struct{} // the writer and the trimmer have ended
+	done    chan struct{} // the flusher and the trimmer have ended
 	closing sync.Once
-	closed  atomic.Bool
+	closed  atomic.Bool // set under mu
 	dropped atomic.Uint64
-	start   int64 // the newest id when the log was opened: Listen delivers the events after it
+
+	mu      sync.Mutex
+	pending map[string]*backlog // events published and not yet sent, per thread
+	count   int                 // events in pending
+	size    int                 // their bytes
+	kick    chan struct{}       // the flusher has events to write
+	full    chan struct{}       // the flusher should write them now
 
 	armMu     sync.Mutex
-	listening bool          // Listen listens and knows where it is: Ready returns at once
+	listening bool          // Listen listens: Ready returns at once
 	armed     chan struct{} // closed when Listen next starts listening, while a Ready waits
 	arm       chan struct{} // wakes a Listen that stopped listening
 }
+
+// backlog is a thread's events waiting to be written, in the order published.
+type backlog struct {
+	names []string
+	datas [][]byte
+}
+
+// flushBytes is how many bytes of events may wait to be written before the
+// flusher writes them without waiting out Linger.
+const flushBytes = 1 << 20
 
 // EventConfig tunes an EventLog; zero fields take their defaults.
 type EventConfig struct {
@@ -60,32 +86,24 @@ type EventConfig struct {
 	KeepEvents int64
 	// TrimEvery is how often each replica trims the log (default 10 seconds).
 	TrimEvery time.Duration
-	// Batch caps how many events one insert writes (default 512).
+	// Batch is how many events may wait to be written before they are written
+	// without waiting out Linger (default 512).
 	Batch int
 	// Linger is how long an event nobody waits for may wait for others before
-	// it is written (default 5 milliseconds): a run's events then mostly go in
-	// one write with its lease's release, which is written at once.
+	// it is written (default 5 milliseconds): a short run's events then mostly
+	// go in one statement with its lease's release.
 	Linger time.Duration
-	// Poll bounds how long Listen waits for a notification before it reads the
-	// log anyway (default 5 seconds); notifications make it read at once.
+	// Poll bounds how long Listen waits for a notification before it checks
+	// whether anybody still listens (default 5 seconds).
 	Poll time.Duration
-	// Logger reports connection trouble and trimming failures (default
-	// slog.Default()).
+	// Logger reports connection trouble, lost events and trimming failures
+	// (default slog.Default()).
 	Logger *slog.Logger
 }
 
-// queued is an event to log or, with release set, a lease to give up.
-type queued struct {
-	threadID, name string
-	data           []byte
-	release        *lease
-	flushed        chan struct{} // closed once written, for Publish with wait and releases
-	err            *error        // set to the write's error, for releases
-}
-
-// EventLog opens the store's event log and starts its writer and its trimmer,
+// EventLog opens the store's event log and starts its flusher and its trimmer,
 // which run until Close. Events go to the store's schema, so separate schemas
-// are separate logs. Listen delivers the events logged after EventLog returns.
+// are separate logs.
 func (s *Store) EventLog(ctx context.Context, cfg EventConfig) (*EventLog, error) {
 	if cfg.KeepFor <= 0 {
 		cfg.KeepFor = time.Hour
@@ -108,15 +126,14 @@ func (s *Store) EventLog(ctx context.Context, cfg EventConfig) (*EventLog, error
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	var start int64
-	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+s.sql.schema+`.events`).Scan(&start); err != nil {
-		return nil, fmt.Errorf("postgres event log: read its end: %w", err)
+	if err := s.pool.Ping(ctx); err != nil {
+		return nil, fmt.Errorf("postgres event log: reach the database: %w", err)
 	}
 	run, stop := context.WithCancel(context.Background())
-	l := &EventLog{s: s, cfg: cfg, channel: notifyChannel(s.schema), queue: make(chan queued, 8192),
-		ctx: run, stop: stop, done: make(chan struct{}), start: start, arm: make(chan struct{}, 1)}
+	l := &EventLog{s: s, cfg: cfg, channel: notifyChannel(s.schema), ctx: run, stop: stop, done: make(chan struct{}),
+		pending: make(map[string]*backlog), kick: make(chan struct{}, 1), full: make(chan struct{}, 1), arm: make(chan struct{}, 1)}
 	var wg sync.WaitGroup
-	wg.Go(l.write)
+	wg.Go(l.flushLoop)
 	wg.Go(l.trimLoop)
 	go func() { wg.Wait(); close(l.done) }()
 	s.events.Store(l)
@@ -132,217 +149,182 @@ func notifyChannel(schema string) string {
 }
 
 // Publish appends an event of a thread to the log: name and data are what a
-// listener receives. Without wait it queues the event and returns; with wait it
-// returns once the event, and every event published before it, is in the log
-// (or could not be written), so a run that waits on its last event has all its
-// events logged before another run of the thread, on any replica, logs its own.
-// If the store holds the thread's lease, Publish does not wait: the lease's
-// release will be written after the event, in the same transaction or a later
-// one, which gives the same order for one round trip less. Events published
-// after Close are dropped.
+// listener receives. Without wait it buffers the event and returns; with wait
+// it returns once the event, and the thread's events published before it, are
+// in the log (or could not be written), so a run that waits on its last event
+// has all its events logged before another run of the thread, on any replica,
+// logs its own. If the store holds the thread's lease, Publish does not wait:
+// the lease's release writes the thread's events, which gives the same order
+// for one round trip less. Events published after Close are dropped.
 func (l *EventLog) Publish(threadID, name string, data []byte, wait bool) {
+	l.mu.Lock()
 	if l.closed.Load() {
+		l.mu.Unlock()
 		l.dropped.Add(1)
 		return
 	}
-	if wait && l.s.holds(threadID) {
-		wait = false
+	b := l.pending[threadID]
+	if b == nil {
+		b = &backlog{}
+		l.pending[threadID] = b
 	}
-	q := queued{threadID: threadID, name: name, data: nonNil(data)}
-	if wait {
-		q.flushed = make(chan struct{})
-	}
-	select {
-	case l.queue <- q:
-	case <-l.ctx.Done():
-		l.dropped.Add(1)
+	b.names, b.datas = append(b.names, name), append(b.datas, nonNil(data))
+	l.count++
+	l.size += len(name) + len(data)
+	if wait && !l.s.holds(threadID) {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		defer cancel()
+		l.send(ctx, l.takeThread(ctx, threadID, b, nil))
 		return
 	}
-	if wait {
-		select {
-		case <-q.flushed:
-		case <-l.done:
-		}
+	first, full := l.count == 1, l.count >= l.cfg.Batch || l.size >= flushBytes
+	l.mu.Unlock()
+	if first {
+		signal(l.kick)
+	}
+	if full {
+		signal(l.full)
 	}
 }
 
-// release gives the lease up through the writer, after the events queued
-// before it, and waits for that write. sent is false if the log is closed: the
-// caller then releases the lease itself.
-func (l *EventLog) release(ls *lease) (err error, sent bool) {
-	if l.closed.Load() {
-		return nil, false
-	}
-	q := queued{threadID: ls.threadID, release: ls, flushed: make(chan struct{}), err: &err}
+// writeTimeout bounds a write of events that no caller's context bounds.
+const writeTimeout = 10 * time.Second
+
+func signal(ch chan struct{}) {
 	select {
-	case l.queue <- q:
-	case <-l.ctx.Done():
-		return nil, false
-	}
-	select {
-	case <-q.flushed:
-		return err, true
-	case <-l.done:
-		return nil, false // closed before the write: release it directly
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
-// Dropped counts the events that could not be logged: published after Close,
-// or lost to a write that kept failing.
-func (l *EventLog) Dropped() uint64 { return l.dropped.Load() }
-
-// write inserts queued events in batches until Close, then flushes what is left.
-func (l *EventLog) write() {
-	batch := make([]queued, 0, l.cfg.Batch)
-	for {
-		var q queued
-		select {
-		case q = <-l.queue:
-		case <-l.ctx.Done():
-			// Close: write what was queued before it.
-			for {
-				select {
-				case q := <-l.queue:
-					batch = append(batch, q)
-					if len(batch) == l.cfg.Batch {
-						l.flush(batch)
-						batch = batch[:0]
-					}
-					continue
-				default:
-				}
-				break
-			}
-			if len(batch) > 0 {
-				l.flush(batch)
-			}
-			return
-		}
-		batch = append(batch, q)
-		l.gather(&batch, q.flushed != nil)
-		l.flush(batch)
-		clear(batch)
-		batch = batch[:0]
-	}
+// submitted is a write of events submitted to the store's lease batcher.
+type submitted struct {
+	c      *call
+	lead   bool
+	events int
 }
 
-// gather adds to batch what is queued. Unless someone waits for the batch
-// (urgent), it also waits up to Linger for something that is waited for,
-// collecting what arrives meanwhile.
-func (l *EventLog) gather(batch *[]queued, urgent bool) {
-	var linger <-chan time.Time
-	if !urgent {
-		t := time.NewTimer(l.cfg.Linger)
-		defer t.Stop()
-		linger = t.C
+// takeThread removes the thread's backlog b from pending and submits its write,
+// with the lease's release if ls is set. It is called with mu held, which it
+// releases: writes are submitted in the order their events were taken, so a
+// thread's events are written in the order published.
+func (l *EventLog) takeThread(ctx context.Context, threadID string, b *backlog, ls *lease) submitted {
+	delete(l.pending, threadID)
+	l.count -= len(b.names)
+	for i, d := range b.datas {
+		l.size -= len(b.names[i]) + len(d)
 	}
-	for len(*batch) < l.cfg.Batch {
-		if urgent {
-			select {
-			case q := <-l.queue:
-				*batch = append(*batch, q)
-				continue
-			default:
-				return
-			}
-		}
-		select {
-		case q := <-l.queue:
-			*batch = append(*batch, q)
-			urgent = q.flushed != nil
-		case <-linger:
-			return
-		case <-l.ctx.Done():
-			return
-		}
+	threads := make([]string, len(b.names))
+	for i := range threads {
+		threads[i] = threadID
 	}
+	query, args := l.insertSQL(threads, b.names, b.datas, ls)
+	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: []any{nil}}
+	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(b.names)}
+	l.mu.Unlock()
+	return sub
 }
 
-// flush writes a batch, trying a few times, and releases the publishers that
-// wait on it.
-func (l *EventLog) flush(batch []queued) {
-	defer func() {
-		for _, q := range batch {
-			if q.flushed != nil {
-				close(q.flushed)
-			}
-		}
-	}()
-	var (
-		threads, names []string
-		datas          [][]byte
-		released       []string
-		tokens         []int64
-	)
-	for _, q := range batch {
-		if q.release != nil {
-			released, tokens = append(released, q.threadID), append(tokens, q.release.token)
-			continue
-		}
-		threads, names, datas = append(threads, q.threadID), append(names, q.name), append(datas, q.data)
+// send waits for a submitted write and counts its events as dropped if it
+// failed, which it returns.
+func (l *EventLog) send(ctx context.Context, sub submitted) error {
+	err := l.s.leases.await(sub.c, sub.lead)
+	if err != nil {
+		l.dropped.Add(uint64(sub.events))
+		l.cfg.Logger.Error("postgres event log: events lost", "events", sub.events, "err", err)
 	}
-	var err error
-	for attempt := range 5 {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 100 * time.Millisecond) // back off from a failing database
-		}
-		// Not l.ctx: the last batch is written after Close cancels it.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = l.insert(ctx, threads, names, datas, released, tokens)
-		cancel()
-		if err == nil {
-			return
-		}
-	}
-	for _, q := range batch {
-		if q.err != nil {
-			*q.err = err
-		}
-	}
-	if n := len(threads); n > 0 {
-		l.dropped.Add(uint64(n))
-		l.cfg.Logger.Error("postgres event log: events lost", "events", n, "err", err)
-	}
-}
-
-// insert writes events, and gives up leases after them, in one transaction, in
-// one round trip: the advisory lock orders the writers of every replica, so ids
-// become visible in increasing order; the NOTIFY, which carries the batch's
-// last id, is delivered when the transaction commits.
-func (l *EventLog) insert(ctx context.Context, threads, names []string, datas [][]byte, released []string, tokens []int64) error {
-	ident := l.s.sql.schema
-	release := `DELETE FROM ` + ident + `.leases l USING unnest($%d::text[], $%d::bigint[]) AS r (thread_id, token)
-		WHERE l.thread_id = r.thread_id AND l.token = r.token`
-	if len(threads) == 0 {
-		_, err := l.s.fast.Exec(ctx, fmt.Sprintf(release, 1, 2), released, tokens)
-		return err
-	}
-	// One statement, so one implicit transaction, on the pool whose commits do
-	// not wait for the WAL flush. The lock is taken before the first row gets
-	// its id: every row comes out of the join with the lock's one row, and the
-	// sort before the insert reads them all. The releases, if any, ride along.
-	query := `WITH ins AS (
-			INSERT INTO ` + ident + `.events (thread_id, name, data)
-			SELECT x.thread_id, x.name, x.data
-			FROM (SELECT pg_advisory_xact_lock($5)) AS lock,
-				unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
-			ORDER BY x.n
-			RETURNING id
-		)`
-	args := []any{threads, names, datas, l.channel, eventLockKey(l.s.schema)}
-	if len(released) > 0 {
-		query += `, released AS (` + fmt.Sprintf(release, 6, 7) + `)`
-		args = append(args, released, tokens)
-	}
-	_, err := l.s.fast.Exec(ctx, query+`
-		SELECT pg_notify($4, max(id)::text) FROM ins`, args...)
 	return err
 }
 
-func eventLockKey(schema string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("interlude/store/postgres events " + schema))
-	return int64(h.Sum64())
+// release gives the lease up in the same statement as the thread's buffered
+// events, and waits for that write. sent is false if there were no events to
+// write, or the log is closed: the caller then releases the lease itself.
+func (l *EventLog) release(ctx context.Context, ls *lease) (err error, sent bool) {
+	l.mu.Lock()
+	b := l.pending[ls.threadID]
+	if b == nil || l.closed.Load() {
+		l.mu.Unlock()
+		return nil, false
+	}
+	return l.send(ctx, l.takeThread(ctx, ls.threadID, b, ls)), true
+}
+
+// Dropped counts the events that could not be logged: published after Close,
+// or lost to a write that failed.
+func (l *EventLog) Dropped() uint64 { return l.dropped.Load() }
+
+// flushLoop writes the buffered events of every thread once the first of them
+// has waited Linger, or at once when many wait, until Close; it then writes
+// what is left.
+func (l *EventLog) flushLoop() {
+	for {
+		select {
+		case <-l.kick:
+		case <-l.ctx.Done():
+			l.flush()
+			return
+		}
+		t := time.NewTimer(l.cfg.Linger)
+		select {
+		case <-t.C:
+		case <-l.full:
+		case <-l.ctx.Done():
+		}
+		t.Stop()
+		l.flush()
+	}
+}
+
+// flush writes the buffered events of every thread in one statement.
+func (l *EventLog) flush() {
+	l.mu.Lock()
+	if l.count == 0 {
+		l.mu.Unlock()
+		return
+	}
+	keys := make([]string, 0, len(l.pending))
+	threads := make([]string, 0, l.count)
+	names := make([]string, 0, l.count)
+	datas := make([][]byte, 0, l.count)
+	for thread, b := range l.pending {
+		keys = append(keys, thread)
+		for range b.names {
+			threads = append(threads, thread)
+		}
+		names, datas = append(names, b.names...), append(datas, b.datas...)
+	}
+	clear(l.pending)
+	l.count, l.size = 0, 0
+	// Not l.ctx: the last flush runs after Close cancels it.
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	query, args := l.insertSQL(threads, names, datas, nil)
+	c := &call{ctx: ctx, threads: keys, query: query, args: args, dest: []any{nil}}
+	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(names)}
+	l.mu.Unlock()
+	l.send(ctx, sub)
+}
+
+// insertSQL returns the statement that writes events, each of threads[i] with
+// names[i] and datas[i], in that order, and gives up the lease ls if set. It
+// then notifies the listeners with its transaction's id and the range of ids
+// it wrote, so that they read exactly its rows once it commits.
+func (l *EventLog) insertSQL(threads, names []string, datas [][]byte, ls *lease) (string, []any) {
+	ident := l.s.sql.schema
+	query := `WITH ins AS (
+			INSERT INTO ` + ident + `.events (thread_id, name, data)
+			SELECT x.thread_id, x.name, x.data
+			FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
+			ORDER BY x.n
+			RETURNING id
+		)`
+	args := []any{threads, names, datas, l.channel}
+	if ls != nil {
+		query += `, released AS (DELETE FROM ` + ident + `.leases WHERE thread_id = $5 AND token = $6)`
+		args = append(args, ls.threadID, ls.token)
+	}
+	return query + `
+		SELECT pg_notify($4, pg_current_xact_id()::xid::text || ' ' || min(id) || ' ' || max(id)) FROM ins`, args
 }
 
 // Read calls fn with the thread's events whose id is above after, oldest first,
@@ -375,23 +357,27 @@ func (l *EventLog) Read(ctx context.Context, threadID string, after int64, fn fu
 	}
 }
 
-// Listen calls deliver with every event logged since the EventLog was opened,
-// by any replica, in id order, until ctx ends; it then returns ctx's error. It
-// keeps one connection of its own, LISTENing for the writers' notifications; if
-// that connection breaks it reconnects and carries on from the last event
-// delivered, so nothing is skipped unless it was trimmed meanwhile. deliver runs
-// on Listen's goroutine and must not block for long.
+// Listen calls deliver with every event logged while it listens, by any
+// replica, until ctx ends; it then returns ctx's error. Each thread's events
+// come in id order. It keeps one connection of its own, LISTENing for the
+// writers' notifications, each of which names the rows one statement wrote.
+//
+// If that connection breaks, the notifications sent meanwhile are lost, so
+// Listen calls lost before it reconnects: whoever it delivers to then knows it
+// may have missed events and can catch up with Read.
 //
 // Listen LISTENs only while wanted reports true. Once nobody listens on this
 // replica it stops (UNLISTEN), so the database neither signals it nor sends it
 // anything per event, and the events logged meanwhile are passed over. A
 // listener that arrives calls Ready, which starts it again.
-func (l *EventLog) Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
-	pos := &position{last: l.start, current: true}
+func (l *EventLog) Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte), lost func()) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := l.listen(ctx, pos, wanted, deliver)
+		listened, err := l.listen(ctx, wanted, deliver)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if listened {
+			lost()
 		}
 		l.cfg.Logger.Warn("postgres event log: listening failed; reconnecting", "err", err, "in", wait)
 		select {
@@ -400,12 +386,6 @@ func (l *EventLog) Listen(ctx context.Context, wanted func() bool, deliver func(
 			return ctx.Err()
 		}
 	}
-}
-
-// position is where Listen is in the log.
-type position struct {
-	last    int64 // the last id delivered or passed over
-	current bool  // no event after last has been passed over unread
 }
 
 // Ready returns once Listen delivers every event logged from now on,
@@ -424,10 +404,7 @@ func (l *EventLog) Ready(ctx context.Context) error {
 	}
 	armed := l.armed
 	l.armMu.Unlock()
-	select {
-	case l.arm <- struct{}{}:
-	default:
-	}
+	signal(l.arm)
 	select {
 	case <-armed:
 		return nil
@@ -466,26 +443,59 @@ func (l *EventLog) stillWanted(wanted func() bool) bool {
 // has one).
 const ListenerName = "interlude event listener"
 
-// listen is one connection's life in Listen.
-func (l *EventLog) listen(ctx context.Context, pos *position, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) error {
+// written is what a notification says: one statement's transaction (as xid
+// text) and the lowest and highest id it wrote.
+type written struct {
+	xid    string
+	lo, hi int64
+}
+
+// parseWritten reads a notification's payload.
+func parseWritten(payload string) (written, bool) {
+	f := strings.Fields(payload)
+	if len(f) != 3 {
+		return written{}, false
+	}
+	lo, err1 := strconv.ParseInt(f[1], 10, 64)
+	hi, err2 := strconv.ParseInt(f[2], 10, 64)
+	if _, err := strconv.ParseUint(f[0], 10, 32); err != nil || err1 != nil || err2 != nil {
+		return written{}, false
+	}
+	return written{xid: f[0], lo: lo, hi: hi}, true
+}
+
+// listen is one connection's life in Listen. listened reports whether it was
+// listening when it ended, so that notifications may have been lost.
+func (l *EventLog) listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte)) (listened bool, err error) {
 	cfg := l.s.pool.Config().ConnConfig.Copy()
 	if app := cfg.RuntimeParams["application_name"]; app != "" {
 		cfg.RuntimeParams["application_name"] = app + " " + ListenerName
 	} else {
 		cfg.RuntimeParams["application_name"] = ListenerName
 	}
-	// Notifications say "read again": many that arrive during one read make
-	// one more read, not one each.
-	wake := make(chan struct{}, 1)
-	cfg.OnNotification = func(*pgconn.PgConn, *pgconn.Notification) {
-		select {
-		case wake <- struct{}{}:
-		default:
+	// Notifications arrive while the connection reads anything; they queue
+	// here, and each read takes all that arrived.
+	var (
+		mu    sync.Mutex
+		notes []written
+	)
+	cfg.OnNotification = func(_ *pgconn.PgConn, n *pgconn.Notification) {
+		if w, ok := parseWritten(n.Payload); ok {
+			mu.Lock()
+			notes = append(notes, w)
+			mu.Unlock()
 		}
+	}
+	takeNotes := func() []written {
+		mu.Lock()
+		defer mu.Unlock()
+		out := notes
+		notes = nil
+		return out
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	defer l.setListening(false) // until the next connection listens
@@ -495,68 +505,63 @@ func (l *EventLog) listen(ctx context.Context, pos *position, wanted func() bool
 		if !l.stillWanted(wanted) {
 			if on {
 				if _, err := conn.Exec(ctx, "UNLISTEN "+channel); err != nil {
-					return err
+					return true, err
 				}
 				on = false
+				takeNotes() // nobody here waits for them
 			}
-			pos.current = false
 			select {
 			case <-l.arm:
 			case <-ctx.Done():
-				return ctx.Err()
+				return false, ctx.Err()
 			}
 			continue
 		}
 		if !on {
+			// Every statement that commits once LISTEN has taken effect
+			// notifies this connection.
 			if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-				return err
+				return false, err
 			}
 			on = true
-			if !pos.current {
-				// Nobody here waited for what was logged while not listening:
-				// go on from the end of the log, read after LISTEN took effect.
-				if err := conn.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+l.s.sql.schema+`.events`).Scan(&pos.last); err != nil {
-					return err
-				}
-				pos.current = true
-			}
 			l.setListening(true)
 		}
-		// Read everything new, then wait for a notification. Reading after
-		// LISTEN took effect means no event committed since is missed.
-		if err := l.readNew(ctx, conn, &pos.last, deliver); err != nil {
-			return err
-		}
-		select {
-		case <-wake: // notified during the read
+		if ws := takeNotes(); len(ws) > 0 {
+			if err := l.readWritten(ctx, conn, ws, deliver); err != nil {
+				return true, err
+			}
 			continue
-		default:
 		}
-		// A bound on the wait, so that a lost notification (there should be
-		// none) delays events by seconds, not forever, and so that a replica
-		// whose listeners left stops listening. A timeout leaves the
-		// connection usable.
+		// A bound on the wait, so that a replica whose listeners left stops
+		// listening. A timeout leaves the connection usable.
 		wctx, cancel := context.WithTimeout(ctx, l.cfg.Poll)
 		err := conn.PgConn().WaitForNotification(wctx)
 		cancel()
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
-			return err
-		}
-		select {
-		case <-wake:
-		default:
+			return true, err
 		}
 	}
 }
 
-// readNew delivers the events logged after last, in pages, moving last on.
-func (l *EventLog) readNew(ctx context.Context, conn *pgx.Conn, last *int64, deliver func(id int64, threadID, name string, data []byte)) error {
-	const page = 1000
-	for {
-		rows, err := conn.Query(ctx, `SELECT id, thread_id, name, data FROM `+l.s.sql.schema+`.events WHERE id > $1 ORDER BY id LIMIT $2`, *last, page)
+// readWritten delivers the rows that the notified statements ws wrote, in id
+// order: ws arrive in commit order, and a thread's ids rise in commit order,
+// so each thread's events are delivered in order.
+func (l *EventLog) readWritten(ctx context.Context, conn *pgx.Conn, ws []written, deliver func(id int64, threadID, name string, data []byte)) error {
+	const most = 256 // notifications read at once
+	for len(ws) > 0 {
+		n := min(len(ws), most)
+		xids, los, his := make([]string, n), make([]int64, n), make([]int64, n)
+		for i, w := range ws[:n] {
+			xids[i], los[i], his[i] = w.xid, w.lo, w.hi
+		}
+		ws = ws[n:]
+		rows, err := conn.Query(ctx, `SELECT e.id, e.thread_id, e.name, e.data
+			FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS w (xid, lo, hi)
+			JOIN `+l.s.sql.schema+`.events e ON e.id BETWEEN w.lo AND w.hi AND e.xmin = w.xid::xid
+			ORDER BY e.id`, xids, los, his)
 		if err != nil {
 			return err
 		}
@@ -564,18 +569,15 @@ func (l *EventLog) readNew(ctx context.Context, conn *pgx.Conn, last *int64, del
 			id           int64
 			thread, name string
 			data         []byte
-			n            int
 		)
-		_, err = pgx.ForEachRow(rows, []any{&id, &thread, &name, &data}, func() error {
-			n++
-			*last = id
+		if _, err := pgx.ForEachRow(rows, []any{&id, &thread, &name, &data}, func() error {
 			deliver(id, thread, name, data)
 			return nil
-		})
-		if err != nil || n < page {
+		}); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // trimLoop trims the log every TrimEvery until Close.
@@ -617,11 +619,15 @@ func (l *EventLog) Trim(ctx context.Context) error {
 	return nil
 }
 
-// Close writes the events queued so far, stops the writer and the trimmer, and
+// Close writes the events buffered so far, stops the flusher and the trimmer, and
 // drops events published afterwards. Listen runs on until its own context ends.
 func (l *EventLog) Close() error {
 	l.closing.Do(func() {
+		// Under mu, so that an event published from now on is dropped rather
+		// than left behind by the last flush.
+		l.mu.Lock()
 		l.closed.Store(true)
+		l.mu.Unlock()
 		l.s.events.CompareAndSwap(l, nil)
 		l.stop()
 	})

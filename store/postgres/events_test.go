@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,10 +17,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// heard collects what a Listen delivers.
+// heard collects what a Listen delivers, and counts its losses.
 type heard struct {
-	mu  sync.Mutex
-	evs []heardEvent
+	mu   sync.Mutex
+	evs  []heardEvent
+	lost int
 }
 
 type heardEvent struct {
@@ -32,6 +34,18 @@ func (h *heard) deliver(id int64, thread, name string, data []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.evs = append(h.evs, heardEvent{id, thread, name, string(data)})
+}
+
+func (h *heard) lose() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lost++
+}
+
+func (h *heard) losses() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lost
 }
 
 // real returns what was heard, without the probes.
@@ -67,7 +81,7 @@ func listenWanted(t *testing.T, l *EventLog, wanted func() bool) *heard {
 	h := &heard{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); l.Listen(ctx, wanted, h.deliver) }()
+	go func() { defer close(done); l.Listen(ctx, wanted, h.deliver, h.lose) }()
 	t.Cleanup(func() { cancel(); <-done })
 	if !poll(func() bool {
 		l.Publish("probe", "probe", nil, true)
@@ -110,49 +124,74 @@ func newLog(t *testing.T, s *Store, cfg EventConfig) *EventLog {
 	return l
 }
 
-func TestEventLogReachesEveryReplicaInOneOrder(t *testing.T) {
+// byThread returns the data of each thread's events, in the order heard.
+func byThread(evs []heardEvent) map[string][]string {
+	out := make(map[string][]string)
+	for _, e := range evs {
+		out[e.thread] = append(out[e.thread], e.data)
+	}
+	return out
+}
+
+// idsRisePerThread fails the test unless each thread's ids rise in the order
+// heard.
+func idsRisePerThread(t *testing.T, who string, evs []heardEvent) {
+	t.Helper()
+	last := make(map[string]int64)
+	for _, e := range evs {
+		if e.id <= last[e.thread] {
+			t.Fatalf("%s heard thread %s's event %d after its event %d", who, e.thread, e.id, last[e.thread])
+		}
+		last[e.thread] = e.id
+	}
+}
+
+func TestEventLogReachesEveryReplicaInEachThreadsOrder(t *testing.T) {
 	s := openTest(t)
 	a, b := newLog(t, s, EventConfig{}), newLog(t, replicaStore(t, s), EventConfig{})
 	ha, hb := listen(t, a), listen(t, b)
-	const n = 40
-	for i := range n {
-		from := a
-		if i%2 == 1 {
-			from = b
+	// Each thread's events come from one replica at a time: a thread moves to
+	// the other replica only once its last event there is logged, as a lease
+	// hands it over.
+	const threads, turns, perTurn = 3, 6, 5
+	want := make(map[string][]string)
+	var wg sync.WaitGroup
+	for th := range threads {
+		thread := fmt.Sprintf("t%d", th)
+		for turn := range turns {
+			for k := range perTurn {
+				want[thread] = append(want[thread], fmt.Sprintf("%d.%d", turn, k))
+			}
 		}
-		from.Publish(fmt.Sprintf("t%d", i%3), "updates", fmt.Appendf(nil, `{"i":%d}`, i), i%5 == 0)
+		wg.Go(func() {
+			for turn := range turns {
+				from := []*EventLog{a, b}[(turn+th)%2]
+				for k := range perTurn {
+					from.Publish(thread, "updates", fmt.Appendf(nil, "%d.%d", turn, k), k == perTurn-1)
+				}
+			}
+		})
 	}
+	wg.Wait()
+	const n = threads * turns * perTurn
 	if !poll(func() bool { return len(ha.real()) >= n && len(hb.real()) >= n }) {
 		t.Fatalf("heard %d and %d of %d events", len(ha.real()), len(hb.real()), n)
 	}
-	ea, eb := ha.real(), hb.real()
-	if !slices.Equal(ea, eb) {
-		t.Fatalf("the replicas heard different events:\n%v\n%v", ea, eb)
-	}
-	for i := 1; i < len(ea); i++ {
-		if ea[i].id <= ea[i-1].id {
-			t.Fatalf("ids out of order: %d after %d", ea[i].id, ea[i-1].id)
+	for who, h := range map[string]*heard{"a": ha, "b": hb} {
+		evs := h.real()
+		if len(evs) != n {
+			t.Fatalf("replica %s heard %d events, want %d", who, len(evs), n)
 		}
-	}
-	// Each replica's own events keep the order it published them in.
-	for parity, who := range []string{"a", "b"} {
-		last := -1
-		for _, e := range ea {
-			var i int
-			fmt.Sscanf(e.data, `{"i":%d}`, &i)
-			if i%2 == parity {
-				if i <= last {
-					t.Fatalf("replica %s's event %d came after its event %d", who, i, last)
-				}
-				last = i
-			}
+		idsRisePerThread(t, "replica "+who, evs)
+		if got := byThread(evs); !maps.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("replica %s heard each thread's events as\n%v\nwant\n%v", who, got, want)
 		}
 	}
 }
 
-// TestEventLogListenersMissNothingUnderConcurrentWriters checks the property
-// the advisory lock gives: ids become visible in increasing order, so a
-// listener reading "above the last id seen" never skips a late commit.
+// TestEventLogListenersMissNothingUnderConcurrentWriters checks that a
+// listener hears every event written, by four replicas' writers at once, each
+// once, and each thread's in order.
 func TestEventLogListenersMissNothingUnderConcurrentWriters(t *testing.T) {
 	s := openTest(t)
 	var logs []*EventLog
@@ -170,15 +209,12 @@ func TestEventLogListenersMissNothingUnderConcurrentWriters(t *testing.T) {
 		for w := range 3 {
 			wg.Go(func() {
 				for k := range perWriter {
-					l.Publish(fmt.Sprintf("t-%d-%d", i, w), "updates", []byte(`{}`), k%10 == 9)
+					l.Publish(fmt.Sprintf("t-%d-%d", i, w), "updates", []byte(strconv.Itoa(k)), k%10 == 9)
 				}
 			})
 		}
 	}
 	wg.Wait()
-	for _, l := range logs {
-		l.Publish("probe", "probe", nil, true) // flushes what each queued before
-	}
 	const total = 4 * 3 * perWriter
 	var inTable []int64
 	rows, err := s.pool.Query(context.Background(), `SELECT id FROM `+pgx.Identifier{s.schema}.Sanitize()+`.events WHERE thread_id <> 'probe' ORDER BY id`)
@@ -194,12 +230,81 @@ func TestEventLogListenersMissNothingUnderConcurrentWriters(t *testing.T) {
 	if !poll(func() bool { return len(h.real()) >= total }) {
 		t.Fatalf("the listener heard %d of %d events", len(h.real()), total)
 	}
+	evs := h.real()
+	idsRisePerThread(t, "the listener", evs)
 	var got []int64
-	for _, e := range h.real() {
+	for _, e := range evs {
 		got = append(got, e.id)
 	}
+	slices.Sort(got)
 	if !slices.Equal(got, inTable) {
-		t.Fatalf("the listener heard %d events, not exactly the table's %d in id order", len(got), len(inTable))
+		t.Fatalf("the listener heard %d events, not exactly the table's %d, each once", len(got), len(inTable))
+	}
+	for thread, data := range byThread(evs) {
+		for k, d := range data {
+			if d != strconv.Itoa(k) {
+				t.Fatalf("thread %s's events were heard as %v", thread, data)
+			}
+		}
+	}
+}
+
+// TestAThreadsEventsKeepTheirOrderAcrossReplicas checks the rule the log's
+// order rests on: a thread's runs, on whichever replica, write their events
+// before or with their lease's release, so the thread's ids rise in the order
+// its runs published them, for listeners and for Read alike, while other
+// threads' events are written all the while.
+func TestAThreadsEventsKeepTheirOrderAcrossReplicas(t *testing.T) {
+	s := openTest(t)
+	stores := []*Store{s, replicaStore(t, s), replicaStore(t, s)}
+	var logs []*EventLog
+	for _, st := range stores {
+		logs = append(logs, newLog(t, st, EventConfig{Linger: time.Millisecond}))
+	}
+	h := listen(t, logs[2])
+	ctx, stop := context.WithCancel(context.Background())
+	var noise sync.WaitGroup
+	for i, l := range logs {
+		noise.Go(func() {
+			for k := 0; ctx.Err() == nil; k++ {
+				l.Publish(fmt.Sprintf("noise-%d", i), "updates", nil, k%20 == 19)
+			}
+		})
+	}
+	var want []string
+	for run := range 30 {
+		st := stores[run%len(stores)]
+		held := mustLease(t, st, "t", fmt.Sprint("replica-", run%len(stores)))
+		for k := range 4 {
+			d := fmt.Sprintf("%d.%d", run, k)
+			want = append(want, d)
+			logs[run%len(stores)].Publish("t", "updates", []byte(d), k == 3)
+			if k == 1 && run%2 == 0 {
+				logs[run%len(stores)].flush() // a run that lasts: its first events go before its release
+			}
+		}
+		if err := held.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	noise.Wait()
+	if !poll(func() bool { return len(byThread(h.real())["t"]) >= len(want) }) {
+		t.Fatalf("the listener heard %d of the thread's %d events", len(byThread(h.real())["t"]), len(want))
+	}
+	idsRisePerThread(t, "the listener", h.real())
+	if got := byThread(h.real())["t"]; !slices.Equal(got, want) {
+		t.Fatalf("the listener heard the thread's events as\n%v\nwant\n%v", got, want)
+	}
+	var read []string
+	if err := logs[1].Read(context.Background(), "t", 0, func(_ int64, _ string, data []byte) error {
+		read = append(read, string(data))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(read, want) {
+		t.Fatalf("Read gives the thread's events as\n%v\nwant\n%v", read, want)
 	}
 }
 
@@ -283,7 +388,10 @@ func TestEventLogCloseWritesWhatWasQueued(t *testing.T) {
 	}
 }
 
-func TestEventLogListenerReconnects(t *testing.T) {
+// TestEventLogListenerReportsALossAndReconnects checks a listener whose
+// connection breaks: it reports that it may have missed events, listens again,
+// and Read gives what it missed.
+func TestEventLogListenerReportsALossAndReconnects(t *testing.T) {
 	s := openTest(t)
 	l := newLog(t, s, EventConfig{})
 	h := listen(t, l)
@@ -291,29 +399,47 @@ func TestEventLogListenerReconnects(t *testing.T) {
 	if !poll(func() bool { return len(h.real()) == 1 }) {
 		t.Fatal("the first event was not heard")
 	}
-	// Cut the listener's connection; events logged meanwhile are heard once it
-	// is back.
+	before := h.real()[0].id
 	ctx := context.Background()
 	var cut int
 	if err := s.pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name LIKE '%' || $1 AND query LIKE '%' || $2 || '%'`, ListenerName, s.schema).Scan(&cut); err != nil {
+		WHERE application_name LIKE '%' || $1 AND (query LIKE '%' || $2 || '%' OR query LIKE '%' || $3 || '%')`, ListenerName, l.channel, s.schema).Scan(&cut); err != nil {
 		t.Fatal(err)
 	}
 	if cut != 1 {
 		t.Fatalf("terminated %d listener connections, want 1", cut)
 	}
+	l.Publish("t", "gap", nil, true)
+	if !poll(func() bool { return h.losses() == 1 }) {
+		t.Fatalf("the listener reported %d losses after its connection broke, want 1", h.losses())
+	}
+	if err := l.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 5 {
 		l.Publish("t", fmt.Sprint(i), nil, true)
 	}
-	if !poll(func() bool { return len(h.real()) == 6 }) {
+	if !poll(func() bool { evs := h.real(); return len(evs) > 0 && evs[len(evs)-1].name == "4" }) {
 		t.Fatalf("after the reconnect the listener heard %v", h.real())
 	}
 	var names []string
 	for _, e := range h.real() {
-		names = append(names, e.name)
+		if e.name != "gap" { // logged while the listener was away: it may or may not have been heard
+			names = append(names, e.name)
+		}
 	}
 	if fmt.Sprint(names) != "[before 0 1 2 3 4]" {
 		t.Fatalf("heard %v", names)
+	}
+	names = nil
+	if err := l.Read(ctx, "t", before, func(_ int64, name string, _ []byte) error {
+		names = append(names, name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(names) != "[gap 0 1 2 3 4]" {
+		t.Fatalf("Read after the last event heard before the loss: %v", names)
 	}
 }
 
@@ -411,24 +537,31 @@ func TestEventLogListenerWithoutListenersDeliversOnceWanted(t *testing.T) {
 func TestLeaseReleasedWithTheRunsEvents(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
-	l, err := s.EventLog(ctx, EventConfig{})
+	l, err := s.EventLog(ctx, EventConfig{Linger: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
+	logged := func() int {
+		t.Helper()
+		var n int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{s.schema}.Sanitize()+`.events WHERE thread_id = 't'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
 	held := mustLease(t, s, "t", "a")
 	for i := range 3 {
 		l.Publish("t", "e", []byte(strconv.Itoa(i)), i == 2) // the last would wait without the lease
 	}
+	if n := logged(); n != 0 {
+		t.Fatalf("%d of the thread's events were logged before its release; want them written with it", n)
+	}
 	if err := held.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var logged int
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{s.schema}.Sanitize()+`.events WHERE thread_id = 't'`).Scan(&logged); err != nil {
-		t.Fatal(err)
-	}
-	if logged != 3 {
-		t.Fatalf("after Release, %d of the thread's 3 events are logged", logged)
+	if n := logged(); n != 3 {
+		t.Fatalf("after Release, %d of the thread's 3 events are logged", n)
 	}
 	mustLease(t, s, "t", "b").Release(ctx)
 	// Closed, the log no longer carries releases: they go straight to the table.
@@ -438,6 +571,21 @@ func TestLeaseReleasedWithTheRunsEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustLease(t, s, "t", "d").Release(ctx)
+}
+
+// TestALongRunsEventsAreLoggedWhileItRuns checks that the events of a thread
+// whose lease is held do not wait for the release: listeners on other replicas
+// get them within Linger.
+func TestALongRunsEventsAreLoggedWhileItRuns(t *testing.T) {
+	s := openTest(t)
+	l := newLog(t, s, EventConfig{Linger: 10 * time.Millisecond})
+	h := listen(t, newLog(t, replicaStore(t, s), EventConfig{}))
+	held := mustLease(t, s, "t", "a")
+	defer held.Release(context.Background())
+	l.Publish("t", "progress", nil, false)
+	if !poll(func() bool { return len(h.real()) == 1 }) {
+		t.Fatal("the event of a run still holding its lease never reached the other replica")
+	}
 }
 
 // TestEventLogStopsListeningWhileNobodyListens checks that a replica without

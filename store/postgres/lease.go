@@ -151,17 +151,17 @@ func (l *lease) Renew(ctx context.Context) error {
 // Release implements store.Lease. Releasing a lease that was lost is not an
 // error, and leaves the new holder's lease alone.
 //
-// With the store's event log open, the release goes through its writer, in the
-// same transaction as the thread's events published before it: a run's events
-// are logged no later than its lease is given up, so another run of the thread,
-// on any replica, logs its own after them, and the run pays one round trip for
-// both (EventLog.Publish does not wait for a thread whose lease is held here).
-// Without it, the release shares a round trip with the store's other lease
-// writes.
+// With the store's event log open, the thread's events published while the
+// lease was held and not yet written go in the same statement as the release:
+// a run's events are logged no later than its lease is given up, so another
+// run of the thread, on any replica, logs its own after them, and the run pays
+// one round trip for both (EventLog.Publish does not wait for a thread whose
+// lease is held here). The release shares its round trip with the store's
+// other lease writes.
 func (l *lease) Release(ctx context.Context) error {
 	l.s.held.CompareAndDelete(l.threadID, l.token)
 	if ev := l.s.events.Load(); ev != nil {
-		if err, sent := ev.release(l); sent {
+		if err, sent := ev.release(ctx, l); sent {
 			if err != nil {
 				return l.s.wrap("release the lease on", l.threadID, err)
 			}

@@ -218,7 +218,7 @@ func (l *EventLog) takeThread(ctx context.Context, threadID string, b *backlog, 
 	for i := range threads {
 		threads[i] = threadID
 	}
-	query, args := l.insertSQL(threads, b.names, b.datas, ls)
+	query, args := l.logEvents(threads, b.names, b.datas, ls)
 	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: []any{nil}}
 	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(b.names)}
 	l.mu.Unlock()
@@ -298,33 +298,42 @@ func (l *EventLog) flush() {
 	// Not l.ctx: the last flush runs after Close cancels it.
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
-	query, args := l.insertSQL(threads, names, datas, nil)
+	query, args := l.logEvents(threads, names, datas, nil)
 	c := &call{ctx: ctx, threads: keys, query: query, args: args, dest: []any{nil}}
 	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(names)}
 	l.mu.Unlock()
 	l.send(ctx, sub)
 }
 
-// insertSQL returns the statement that writes events, each of threads[i] with
-// names[i] and datas[i], in that order, and gives up the lease ls if set. It
-// then notifies the listeners with its transaction's id and the range of ids
-// it wrote, so that they read exactly its rows once it commits.
-func (l *EventLog) insertSQL(threads, names []string, datas [][]byte, ls *lease) (string, []any) {
-	ident := l.s.sql.schema
+// logEvents returns the arguments of the statement that writes events, each
+// of threads[i] with names[i] and datas[i], in that order, and gives up the
+// lease ls if set; and the statement itself, from the store's queries.
+func (l *EventLog) logEvents(threads, names []string, datas [][]byte, ls *lease) (string, []any) {
+	args := []any{threads, names, datas, l.channel}
+	if ls == nil {
+		return l.s.sql.logEvents[0], args
+	}
+	return l.s.sql.logEvents[1], append(args, ls.threadID, ls.token)
+}
+
+// eventsSQL is the statement that writes events: thread ids, names and data
+// in three arrays ($1-$3), in that order; with release set it also gives up
+// the lease of thread $5 taken with token $6. It then notifies channel $4 with
+// its transaction's id and the range of ids it wrote, so that listeners read
+// exactly its rows once it commits.
+func eventsSQL(schema string, release bool) string {
 	query := `WITH ins AS (
-			INSERT INTO ` + ident + `.events (thread_id, name, data)
+			INSERT INTO ` + schema + `.events (thread_id, name, data)
 			SELECT x.thread_id, x.name, x.data
 			FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS x (thread_id, name, data, n)
 			ORDER BY x.n
 			RETURNING id
 		)`
-	args := []any{threads, names, datas, l.channel}
-	if ls != nil {
-		query += `, released AS (DELETE FROM ` + ident + `.leases WHERE thread_id = $5 AND token = $6)`
-		args = append(args, ls.threadID, ls.token)
+	if release {
+		query += `, released AS (DELETE FROM ` + schema + `.leases WHERE thread_id = $5 AND token = $6)`
 	}
 	return query + `
-		SELECT pg_notify($4, pg_current_xact_id()::xid::text || ' ' || min(id) || ' ' || max(id)) FROM ins`, args
+		SELECT pg_notify($4, pg_current_xact_id()::xid::text || ' ' || min(id) || ' ' || max(id)) FROM ins`
 }
 
 // Read calls fn with the thread's events whose id is above after, oldest first,

@@ -140,7 +140,8 @@ type queries struct {
 	delLease, delEvents            string
 	lease, holder, renew, release  string
 	claim                          string
-	schema                         string // quoted, for listQuery
+	logEvents                      [2]string // [with the release of a lease]
+	schema                         string    // quoted, for listQuery
 }
 
 // statusSQL is a thread's status as reported: its lease, if any, overrides
@@ -154,6 +155,7 @@ func newQueries(schema string) queries {
 			q.appends[b2i(insert)][b2i(snap)] = appendSQL(schema, insert, snap)
 		}
 	}
+	q.logEvents = [2]string{eventsSQL(schema, false), eventsSQL(schema, true)}
 	q.version = `SELECT version FROM ` + schema + `.threads WHERE id = $1`
 	q.meta = `SELECT t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
 	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id WHERE t.id = $1`

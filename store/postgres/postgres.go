@@ -32,10 +32,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,10 +187,10 @@ func loadSQL(schema, status string, joinLease bool) string {
 	FROM ` + schema + `.threads t
 	LEFT JOIN ` + schema + `.snapshots s ON s.thread_id = t.id` + lease + `
 	CROSS JOIN LATERAL (
-		SELECT array_agg(version ORDER BY version), array_agg(format ORDER BY version), array_agg(kind ORDER BY version),
-			array_agg(data ORDER BY version), array_agg(created_at ORDER BY version)
-		FROM ` + schema + `.records
-		WHERE thread_id = t.id AND version > COALESCE(s.version, 0) AND version <= t.version
+		SELECT array_agg(x.version), array_agg(x.format), array_agg(x.kind), array_agg(x.data), array_agg(x.created_at)
+		FROM (SELECT version, format, kind, data, created_at FROM ` + schema + `.records
+			WHERE thread_id = t.id AND version > COALESCE(s.version, 0) AND version <= t.version
+			ORDER BY version) x
 	) r (versions, formats, kinds, datas, created)
 	WHERE t.id = $1`
 }
@@ -357,6 +359,9 @@ func (r *loadRow) loaded(threadID string) (*store.Loaded, error) {
 		}
 		out.Records[i] = store.Record{Version: v, Format: int(r.formats[i]), Kind: r.kinds[i], Data: r.datas[i], CreatedAt: fromNanos(r.createdAt[i])}
 	}
+	// The records are aggregated from a scan in version order, which
+	// Postgres follows without promising to: make sure.
+	slices.SortFunc(out.Records, func(a, b store.Record) int { return cmp.Compare(a.Version, b.Version) })
 	return out, nil
 }
 

@@ -117,9 +117,12 @@
 //
 // Several replicas of a server share events through an EventLog (WithHubLog;
 // store/postgres provides one): every replica's listeners get the events of the
-// runs on all of them, with the log's ids, the same on every replica. A
-// listener may then reconnect to any replica with Last-Event-ID and catches up
-// from the log (Last-Event-ID 0 replays all the log keeps of the thread).
+// runs on all of them, with the log's ids, the same on every replica; each
+// thread's events arrive in order. A listener may then reconnect to any replica
+// with Last-Event-ID and catches up from the log (Last-Event-ID 0 replays all
+// the log keeps of the thread). If a replica's log may have missed events (its
+// connection to the database broke), the replica ends every stream, so that
+// listeners reconnect and catch up.
 //
 // On a store that several replicas share (a store.Leaser, such as Postgres), a
 // request that runs a thread first claims it (graph.Claim): one round trip that

@@ -283,7 +283,9 @@ func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
 	}
 	mustLease(t, s, "t", "dead")
 	expire(t, s, "t")
-	log := newLog(t, s, EventConfig{})
+	// The events come from another replica, which holds no lease on t, so
+	// Publish waits for them.
+	log := newLog(t, replicaStore(t, s), EventConfig{})
 	log.Publish("t", "end", []byte(`{}`), true)
 	log.Publish("u", "end", []byte(`{}`), true)
 	if err := s.Delete(ctx, "t"); err != nil {

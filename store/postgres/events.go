@@ -24,11 +24,13 @@ import (
 // Events are rows of the events table, numbered by its bigserial id; the id is
 // the event's id on every replica (the SSE id a listener reconnects with).
 // Each thread's ids rise in the order its events are published, and become
-// visible in that order: a run's events are written before or with the release
-// of its lease, and the thread's next run, on any replica, writes its own only
-// after it takes the lease. So a reader that has seen a thread's event n has
-// seen all of the thread's events below n, with no lock that orders the writers
-// of different threads.
+// visible in that order, as long as its runs hold its lease (as every run on a
+// shared store does) or wait on their last event: a run's events are written
+// before or with the release of its lease, and the thread's next run, on any
+// replica, writes its own only after it takes the lease. So a reader that has
+// seen a thread's event n has seen all of the thread's events below n, with no
+// lock that orders the writers of different threads. (A run that lost its
+// lease to another may have its last events logged after the new run's.)
 //
 // Publish buffers the events of a thread whose lease the store holds: they go
 // with the lease's release, in the same statement, or, for a run that lasts,
@@ -174,7 +176,7 @@ func (l *EventLog) Publish(threadID, name string, data []byte, wait bool) {
 	if wait && !l.s.holds(threadID) {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		defer cancel()
-		l.send(ctx, l.takeThread(ctx, threadID, b, nil))
+		l.send(l.takeThread(ctx, threadID, b, nil))
 		return
 	}
 	first, full := l.count == 1, l.count >= l.cfg.Batch || l.size >= flushBytes
@@ -190,6 +192,7 @@ func (l *EventLog) Publish(threadID, name string, data []byte, wait bool) {
 // writeTimeout bounds a write of events that no caller's context bounds.
 const writeTimeout = 10 * time.Second
 
+// signal wakes whoever waits on ch, unless a wake-up is already pending.
 func signal(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
@@ -227,7 +230,7 @@ func (l *EventLog) takeThread(ctx context.Context, threadID string, b *backlog, 
 
 // send waits for a submitted write and counts its events as dropped if it
 // failed, which it returns.
-func (l *EventLog) send(ctx context.Context, sub submitted) error {
+func (l *EventLog) send(sub submitted) error {
 	err := l.s.leases.await(sub.c, sub.lead)
 	if err != nil {
 		l.dropped.Add(uint64(sub.events))
@@ -246,7 +249,7 @@ func (l *EventLog) release(ctx context.Context, ls *lease) (err error, sent bool
 		l.mu.Unlock()
 		return nil, false
 	}
-	return l.send(ctx, l.takeThread(ctx, ls.threadID, b, ls)), true
+	return l.send(l.takeThread(ctx, ls.threadID, b, ls)), true
 }
 
 // Dropped counts the events that could not be logged: published after Close,
@@ -302,7 +305,7 @@ func (l *EventLog) flush() {
 	c := &call{ctx: ctx, threads: keys, query: query, args: args, dest: []any{nil}}
 	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(names)}
 	l.mu.Unlock()
-	l.send(ctx, sub)
+	l.send(sub)
 }
 
 // logEvents returns the arguments of the statement that writes events, each

@@ -1,5 +1,5 @@
 // Package postgres is the Store for many server replicas sharing one Postgres
-// database, through pgx v5.
+// database (PostgreSQL 13 or later), through pgx v5.
 //
 // A store lives in one Postgres schema ("interlude" unless WithSchema says
 // otherwise) holding five tables: threads (the indexed facts the inbox lists),

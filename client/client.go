@@ -303,16 +303,21 @@ func readNDJSON(ctx context.Context, r io.Reader, yield func(Event, error) bool)
 // readSSE parses server-sent events: event, data (lines joined by newlines) and id
 // fields, blank lines ending each event, comments ignored.
 func readSSE(ctx context.Context, r io.Reader, yield func(Event, error) bool) {
+	readSSEFrom(ctx, r, new(string), yield)
+}
+
+// readSSEFrom is readSSE keeping the last id the stream gave in *lastID, from
+// an event or from a block that only moves it.
+func readSSEFrom(ctx context.Context, r io.Reader, lastID *string, yield func(Event, error) bool) {
 	sc := newScanner(r)
 	var ev Event
 	var data []byte
-	lastID := ""
 	hasData := false
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "" {
 			if hasData {
-				ev.ID = lastID
+				ev.ID = *lastID
 				if ev.Event == "" {
 					ev.Event = "message"
 				}
@@ -337,7 +342,7 @@ func readSSE(ctx context.Context, r io.Reader, yield func(Event, error) bool) {
 			hasData = true
 		case "id":
 			if !strings.ContainsRune(value, 0) {
-				lastID = value
+				*lastID = value
 			}
 		}
 	}
@@ -485,9 +490,10 @@ func (c *Client) Metrics(ctx context.Context) (string, error) {
 
 // Subscription is an open stream of a thread's live events.
 type Subscription struct {
-	ctx  context.Context
-	resp *http.Response
-	used bool
+	ctx    context.Context
+	resp   *http.Response
+	used   bool
+	lastID string
 }
 
 // Subscribe opens the thread's live events (GET /v1/threads/{id}/events) and
@@ -524,7 +530,7 @@ func (c *Client) Subscribe(ctx context.Context, threadID, lastEventID string) (*
 		return nil, readError(resp)
 	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-	return &Subscription{ctx: ctx, resp: resp}, nil
+	return &Subscription{ctx: ctx, resp: resp, lastID: lastEventID}, nil
 }
 
 type cancelBody struct {
@@ -538,9 +544,9 @@ func (b *cancelBody) Close() error {
 }
 
 // Events yields the subscription's events as they arrive, until the server ends
-// the stream (it shuts down, or the listener fell too far behind: subscribe again
-// with the last Event.ID), the context ends, or the iteration stops. It can be
-// ranged over once.
+// the stream (it shuts down, the listener fell too far behind, or the server may
+// have missed events: subscribe again with LastEventID), the context ends, or the
+// iteration stops. It can be ranged over once.
 func (s *Subscription) Events() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if s.used {
@@ -548,9 +554,15 @@ func (s *Subscription) Events() iter.Seq2[Event, error] {
 			return
 		}
 		s.used = true
-		readSSE(s.ctx, s.resp.Body, yield)
+		readSSEFrom(s.ctx, s.resp.Body, &s.lastID, yield)
 	}
 }
+
+// LastEventID is the id to subscribe again with once the stream ends, so that
+// nothing published meanwhile is missed: the last event's, or, before any
+// event, the position the server gave when the stream opened. Read it after
+// ranging over Events, not during.
+func (s *Subscription) LastEventID() string { return s.lastID }
 
 // Close ends the subscription.
 func (s *Subscription) Close() error { return s.resp.Body.Close() }

@@ -110,7 +110,9 @@
 // GET /v1/threads/{id}/events streams the thread's events as SSE from an
 // EventHub the graphs publish to (graph.WithEvents(hub.Publish)). Without
 // Last-Event-ID (header, or last_event_id query parameter) it starts with the next
-// event; with one it first replays the kept events after it. The hub keeps the
+// event, and first sends, as an SSE id with no event, the position to reconnect
+// from, so that a listener whose stream ends before any event misses nothing;
+// with one it first replays the kept events after it. The hub keeps the
 // newest 256 events of each of the 1024 most recently active threads (see
 // NewEventHub). Live events carry no values: end is {"thread_id", "status",
 // "checkpoint"}.

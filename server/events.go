@@ -329,13 +329,15 @@ func (h *EventHub) drop(tl *threadLog, sub *subscription) {
 }
 
 // subscribe registers a listener of the thread and returns the kept events with an
-// id above after (none when after is 0). It returns nil once the hub is closed.
-func (h *EventHub) subscribe(threadID string, after int64) (*subscription, []hubEvent) {
+// id above after (none when after is 0), and the hub's position: every event of
+// the thread from now on has an id above it. It returns nil once the hub is
+// closed.
+func (h *EventHub) subscribe(threadID string, after int64) (*subscription, []hubEvent, int64) {
 	sh := h.shard(threadID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if h.closed.Load() {
-		return nil, nil
+		return nil, nil, 0
 	}
 	tl := h.log(sh, threadID)
 	var backlog []hubEvent
@@ -349,7 +351,8 @@ func (h *EventHub) subscribe(threadID string, after int64) (*subscription, []hub
 	sub := &subscription{ch: make(chan hubEvent, h.perThread)}
 	tl.subs[sub] = struct{}{}
 	h.subscribers.Add(1)
-	return sub, backlog
+	// The thread's events are numbered under the shard's lock, which is held.
+	return sub, backlog, h.seq.Load()
 }
 
 func (h *EventHub) unsubscribe(threadID string, sub *subscription) {
@@ -442,20 +445,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		s.listenLogged(w, r, id, last != "", after)
 		return
 	}
-	sub, backlog := s.hub.subscribe(id, after)
+	sub, backlog, pos := s.hub.subscribe(id, after)
 	if sub == nil {
 		s.writeError(w, r, errShuttingDown)
 		return
 	}
 	defer s.hub.unsubscribe(id, sub)
-	listen(w, r, "subscribed to thread "+id, sub, backlog)
-}
-
-// listen streams the backlog, then the subscription's events as SSE until the
-// listener leaves, falls behind or the hub closes.
-func listen(w http.ResponseWriter, r *http.Request, hello string, sub *subscription, backlog []hubEvent) {
 	ew := newEventWriter(w, true)
-	ew.comment(hello)
+	ew.comment("subscribed to thread " + id)
+	if last == "" {
+		ew.position(pos)
+	}
 	for _, ev := range backlog {
 		ew.sendID(ev.name, ev.data, ev.id)
 	}
@@ -506,7 +506,9 @@ func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request, rc *req
 		s.writeError(w, r, err)
 		return
 	}
-	listen(w, r, "subscribed to every thread", sub, nil)
+	ew := newEventWriter(w, true)
+	ew.comment("subscribed to every thread")
+	follow(ew, r, sub, 0)
 }
 
 // eventWriter writes a stream of events as NDJSON or SSE, flushing each.
@@ -574,6 +576,20 @@ func (ew *eventWriter) sendID(name string, data []byte, id int64) {
 	}
 	ew.buf = b
 	if _, err := ew.w.Write(b); err != nil {
+		ew.broken = true
+		return
+	}
+	ew.flush()
+}
+
+// position tells an SSE listener where its stream starts, as an id with no
+// event: a listener that reconnects with it before any event arrives misses
+// none published after it subscribed.
+func (ew *eventWriter) position(id int64) {
+	if ew.broken || !ew.sse {
+		return
+	}
+	if _, err := ew.w.Write([]byte("id: " + strconv.FormatInt(id, 10) + "\n\n")); err != nil {
 		ew.broken = true
 		return
 	}

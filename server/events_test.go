@@ -168,3 +168,32 @@ func TestEventHubKeepsABoundedBufferPerThread(t *testing.T) {
 		t.Fatalf("replayed %s, want the last run's three events", names(got))
 	}
 }
+
+func TestAStreamTellsWhereItStartsSoAReconnectBeforeAnyEventMissesNothing(t *testing.T) {
+	e := newEnv(t, setup{})
+	ctx := context.Background()
+	c := e.client()
+	watcher, err := c.Subscribe(ctx, "pos", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "pos", Input: map[string]any{"amount": 9}}); err != nil {
+		t.Fatal(err)
+	}
+	seen := until(t, watcher)
+	watcher.Close()
+	last := seen[len(seen)-1].ID
+	sub, err := c.Subscribe(ctx, "pos", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	// The stream ends before any event reaches it.
+	e.hub.Close()
+	for ev, err := range sub.Events() {
+		t.Fatalf("the stream of a closed hub went on: %+v, %v", ev, err)
+	}
+	if sub.LastEventID() != last {
+		t.Fatalf("the stream's position was %q; want %s, the id of the thread's last event", sub.LastEventID(), last)
+	}
+}

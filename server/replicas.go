@@ -32,6 +32,9 @@ type EventLog interface {
 	// then ends every stream, and each listener reconnects and catches up from
 	// the log.
 	Listen(ctx context.Context, wanted func() bool, deliver func(id int64, threadID, name string, data []byte), lost func()) error
+	// Last returns the id of the thread's newest logged event, or 0 if it has
+	// none: the thread's events logged from then on have higher ids.
+	Last(ctx context.Context, threadID string) (int64, error)
 	// Ready returns once Listen delivers every event logged from then on. The
 	// hub calls it when a listener arrives (wanted then reports true), before
 	// the listener is told it is subscribed, so a log may stop listening while
@@ -84,7 +87,7 @@ func (h *EventHub) ready(ctx context.Context) error {
 // logged events after it; the live events the replay already covered are
 // skipped, so none is lost or sent twice between the two.
 func (s *Server) listenLogged(w http.ResponseWriter, r *http.Request, threadID string, replay bool, after int64) {
-	sub, _ := s.hub.subscribe(threadID, 0)
+	sub, _, _ := s.hub.subscribe(threadID, 0)
 	if sub == nil {
 		s.writeError(w, r, errShuttingDown)
 		return
@@ -133,7 +136,16 @@ func (s *Server) listenLogged(w http.ResponseWriter, r *http.Request, threadID s
 			return
 		}
 	} else {
+		// Every event of the thread logged after this read has a higher id,
+		// so a listener that reconnects with it misses nothing.
+		pos, err := s.hub.elog.Last(r.Context(), threadID)
+		if err != nil {
+			s.writeError(w, r, &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+				message: "the event log is not reachable right now; subscribe again shortly: " + err.Error()})
+			return
+		}
 		ew = s.openLogged(w, threadID, nil)
+		ew.position(pos)
 	}
 	follow(ew, r, sub, seen)
 }

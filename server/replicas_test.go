@@ -66,6 +66,18 @@ func (l *memLog) Read(ctx context.Context, threadID string, after int64, fn func
 
 func (l *memLog) Ready(context.Context) error { return nil }
 
+func (l *memLog) Last(_ context.Context, threadID string) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var last int64
+	for _, e := range l.events {
+		if e.thread == threadID {
+			last = e.id
+		}
+	}
+	return last, nil
+}
+
 func (l *memLog) Listen(ctx context.Context, _ func() bool, deliver func(id int64, threadID, name string, data []byte), lost func()) error {
 	w := make(chan struct{}, 1)
 	l.mu.Lock()
@@ -241,10 +253,17 @@ func TestAReplayOverlappingLiveEventsSendsEachOnce(t *testing.T) {
 	}
 }
 
+// TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp checks the hard case of
+// a loss: the listener has had no event yet, so it reconnects with the position
+// its stream opened at.
 func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
 	ctx := context.Background()
 	st, log := memory.New(), &memLog{}
 	a, b := replica(t, st, log), replica(t, st, log)
+	res, err := a.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "z", Input: map[string]any{"amount": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Bounded, so that a stream that never ends fails the test.
 	subCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -253,35 +272,22 @@ func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	res, err := a.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "z", Input: map[string]any{"amount": 5}})
-	if err != nil {
+	// The answer's events are logged, and b's log loses them before they
+	// reach its listener: b ends the stream rather than go on with a gap.
+	log.hold(true)
+	if _, err := a.Resume(ctx, "z", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
 		t.Fatal(err)
 	}
-	// Once the first run's events are in, the answer's events are logged and
-	// b's log loses them before they reach its listener: b ends the stream
-	// rather than go on with a gap.
-	var first []client.Event
+	log.lose()
 	for ev, err := range sub.Events() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(first) > 0 && first[len(first)-1].Event == "end" {
-			t.Fatalf("after the loss the stream went on with %+v", ev)
-		}
-		first = append(first, ev)
-		if ev.Event == "end" {
-			log.hold(true)
-			if _, err := a.Resume(ctx, "z", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
-				t.Fatal(err)
-			}
-			log.lose()
-		}
+		t.Fatalf("after the loss the stream went on: %+v, %v", ev, err)
 	}
-	if ids(first) != "1,2,3" {
-		t.Fatalf("before the loss the listener got ids %s, want 1,2,3", ids(first))
+	// The stream opened at the thread's newest event, 3: reconnecting from
+	// there catches up.
+	if sub.LastEventID() != "3" {
+		t.Fatalf("the stream's position was %q, want 3", sub.LastEventID())
 	}
-	// The listener reconnects with the last id it got and catches up.
-	second := replayed(t, b, "z", first[len(first)-1].ID)
+	second := replayed(t, b, "z", sub.LastEventID())
 	if names(second) != "metadata,updates,end" || ids(second) != "4,5,6" {
 		t.Fatalf("after reconnecting: %s with ids %s; want metadata,updates,end with ids 4,5,6", names(second), ids(second))
 	}

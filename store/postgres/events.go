@@ -369,6 +369,16 @@ func (l *EventLog) Read(ctx context.Context, threadID string, after int64, fn fu
 	}
 }
 
+// Last returns the id of the thread's newest logged event, or 0 if it has
+// none. The thread's events logged afterwards have higher ids.
+func (l *EventLog) Last(ctx context.Context, threadID string) (int64, error) {
+	var id int64
+	if err := l.s.pool.QueryRow(ctx, `SELECT COALESCE(max(id), 0) FROM `+l.s.sql.schema+`.events WHERE thread_id = $1`, threadID).Scan(&id); err != nil {
+		return 0, fmt.Errorf("postgres event log: read the newest event of thread %q: %w", threadID, err)
+	}
+	return id, nil
+}
+
 // Listen calls deliver with every event logged while it listens, by any
 // replica, until ctx ends; it then returns ctx's error. Each thread's events
 // come in id order. It keeps one connection of its own, LISTENing for the

@@ -327,6 +327,11 @@ func TestEventLogRead(t *testing.T) {
 	if fmt.Sprint(names) != "[e0 e1 e2 e3 e4 e5 last]" {
 		t.Fatalf("Read from 0: %v", names)
 	}
+	for thread, want := range map[string]int64{"t": all[len(all)-1], "none": 0} {
+		if last, err := l.Last(context.Background(), thread); err != nil || last != want {
+			t.Fatalf("Last(%q) = %d, %v; want %d", thread, last, err, want)
+		}
+	}
 	names = nil
 	stop := errors.New("enough")
 	err := l.Read(context.Background(), "t", all[2], func(id int64, name string, data []byte) error {

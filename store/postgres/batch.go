@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -136,9 +138,14 @@ func (b *batcher) handOn(batch []*call) {
 
 // take removes the next batch from the queue: the oldest calls, up to
 // maxCalls, one per thread, except that a call carrying several threads'
-// events may share a batch with a call on one of them. A call never passes an
-// earlier one on the same thread that stays queued, so each thread's calls are
-// sent in the order they were submitted. It returns nil if nothing is queued.
+// events may go ahead of calls on those threads in the same batch. A call
+// never passes an earlier one on the same thread that stays queued, so each
+// thread's calls are sent in the order they were submitted. It returns nil if
+// nothing is queued.
+//
+// The batch goes out with the calls carrying several threads' events first,
+// then the others in the order of their threads: batches of different replicas
+// then lock the rows they share in the same order, and never deadlock.
 func (b *batcher) take() []*call {
 	if len(b.queue) == 0 {
 		return nil
@@ -153,7 +160,7 @@ func (b *batcher) take() []*call {
 			ok = ok && !taken[c.threadID] && !waiting[c.threadID]
 		} else {
 			for _, t := range c.threads {
-				ok = ok && !waiting[t]
+				ok = ok && !taken[t] && !waiting[t]
 			}
 		}
 		switch {
@@ -174,7 +181,22 @@ func (b *batcher) take() []*call {
 	}
 	clear(b.queue[len(rest):])
 	b.queue = rest
+	slices.SortStableFunc(next, func(x, y *call) int {
+		if c := cmp.Compare(x.rank(), y.rank()); c != 0 || x.threads != nil {
+			return c
+		}
+		return strings.Compare(x.threadID, y.threadID)
+	})
 	return next
+}
+
+// rank orders a batch: calls carrying several threads' events (which lock no
+// rows) before calls on one thread.
+func (c *call) rank() int {
+	if c.threads != nil {
+		return 0
+	}
+	return 1
 }
 
 // withdraw removes c from the queue, reporting false if it was already taken.

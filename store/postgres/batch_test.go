@@ -330,8 +330,9 @@ func TestABatchThatPanicsLeavesTheBatcherServing(t *testing.T) {
 
 // TestEachThreadsCallsGoInTheOrderSubmitted checks how take forms batches from
 // a queue: one call per thread, except that a call writing several threads'
-// events may join a call on one of them, and no call passes an earlier one on
-// the same thread that stays queued.
+// events may go ahead of calls on them in a batch; no call passes an earlier one
+// on the same thread; and a batch is ordered events first, then by thread, so
+// that replicas lock shared rows in one order.
 func TestEachThreadsCallsGoInTheOrderSubmitted(t *testing.T) {
 	one := func(name, thread string) *call { return &call{query: name, threadID: thread} }
 	many := func(name string, threads ...string) *call { return &call{query: name, threads: threads} }
@@ -341,12 +342,16 @@ func TestEachThreadsCallsGoInTheOrderSubmitted(t *testing.T) {
 		batches string
 	}{
 		{"one call per thread", []*call{one("a1", "a"), one("b1", "b"), one("a2", "a")}, "[a1 b1] [a2]"},
-		{"events of several threads join their calls",
+		{"events of several threads go ahead of their calls",
 			[]*call{many("ev1", "a", "b"), one("a1", "a"), one("b1", "b")}, "[ev1 a1 b1]"},
+		{"events wait behind a call on one of their threads",
+			[]*call{one("a1", "a"), many("ev1", "a", "b"), one("c1", "c")}, "[a1 c1] [ev1]"},
 		{"events wait behind a queued call on one of their threads",
-			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b")}, "[a1] [a2 ev1 b1]"},
+			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b")}, "[a1] [a2] [ev1 b1]"},
 		{"a call waits behind queued events of its thread",
-			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b"), one("c1", "c")}, "[a1 c1] [a2 ev1 b1]"},
+			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b"), one("c1", "c")}, "[a1 c1] [a2] [ev1 b1]"},
+		{"a batch goes in the order of its threads",
+			[]*call{one("c1", "c"), one("a1", "a"), many("ev1", "x"), one("b1", "b"), many("ev2", "y")}, "[ev1 ev2 a1 b1 c1]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,11 +23,14 @@ import (
 // batches out at once measured slower: the second mostly halves the first.)
 //
 // A batch carries at most one call per thread, so its statements never touch
-// the same rows. If a statement fails, the transaction rolls back and the calls
-// of the batch are sent again one by one, so that only the failing call fails.
+// the same rows, and at most a few megabytes of data, so that large snapshots
+// do not make one huge transaction. If a statement fails, the transaction
+// rolls back and the calls of the batch are sent again one by one, so that
+// only the failing call fails.
 type batcher struct {
 	pool     *pgxpool.Pool
 	maxCalls int
+	maxBytes int // a batch's calls carry at most this many bytes of data, unless it has one call
 
 	mu    sync.Mutex
 	busy  bool // a batch is out
@@ -42,6 +45,7 @@ type call struct {
 	query    string
 	args     []any
 	dest     []any
+	size     int // the bytes of data it carries, roughly: records, snapshots, events
 	err      error
 	// wake receives nil once the call's result is in, or a batch led by this
 	// call, which its caller then sends.
@@ -50,7 +54,7 @@ type call struct {
 
 // newBatcher returns a batcher on pool.
 func newBatcher(pool *pgxpool.Pool) *batcher {
-	return &batcher{pool: pool, maxCalls: 64}
+	return &batcher{pool: pool, maxCalls: 64, maxBytes: 4 << 20}
 }
 
 // queryRow runs query with args as pool.QueryRow(...).Scan(dest...) would, in a
@@ -137,7 +141,7 @@ func (b *batcher) handOn(batch []*call) {
 }
 
 // take removes the next batch from the queue: the oldest calls, up to
-// maxCalls, one per thread, except that a call carrying several threads'
+// maxCalls and maxBytes, one per thread, except that a call carrying several threads'
 // events may go ahead of calls on those threads in the same batch. A call
 // never passes an earlier one on the same thread that stays queued, so each
 // thread's calls are sent in the order they were submitted. It returns nil if
@@ -151,17 +155,21 @@ func (b *batcher) take() []*call {
 		return nil
 	}
 	var next []*call
+	size := 0
 	taken := make(map[string]bool)   // threads with a one-thread call in next
 	waiting := make(map[string]bool) // threads with a call left queued
 	rest := b.queue[:0]
 	for _, c := range b.queue {
-		ok := len(next) < b.maxCalls
+		ok := len(next) < b.maxCalls && (len(next) == 0 || size+c.size <= b.maxBytes)
 		if c.threads == nil {
 			ok = ok && !taken[c.threadID] && !waiting[c.threadID]
 		} else {
 			for _, t := range c.threads {
 				ok = ok && !taken[t] && !waiting[t]
 			}
+		}
+		if ok {
+			size += c.size
 		}
 		switch {
 		case ok && c.threads == nil:

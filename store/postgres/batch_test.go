@@ -331,8 +331,9 @@ func TestABatchThatPanicsLeavesTheBatcherServing(t *testing.T) {
 // TestEachThreadsCallsGoInTheOrderSubmitted checks how take forms batches from
 // a queue: one call per thread, except that a call writing several threads'
 // events may go ahead of calls on them in a batch; no call passes an earlier one
-// on the same thread; and a batch is ordered events first, then by thread, so
-// that replicas lock shared rows in one order.
+// on the same thread; a batch carries a bounded number of bytes; and a batch is
+// ordered events first, then by thread, so that replicas lock shared rows in
+// one order.
 func TestEachThreadsCallsGoInTheOrderSubmitted(t *testing.T) {
 	one := func(name, thread string) *call { return &call{query: name, threadID: thread} }
 	many := func(name string, threads ...string) *call { return &call{query: name, threads: threads} }
@@ -350,12 +351,15 @@ func TestEachThreadsCallsGoInTheOrderSubmitted(t *testing.T) {
 			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b")}, "[a1] [a2] [ev1 b1]"},
 		{"a call waits behind queued events of its thread",
 			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b"), one("c1", "c")}, "[a1 c1] [a2] [ev1 b1]"},
+		{"a batch carries at most maxBytes, or one call",
+			[]*call{{query: "big", threadID: "a", size: 900}, {query: "b1", threadID: "b", size: 200}, {query: "c1", threadID: "c", size: 50},
+				{query: "huge", threadID: "d", size: 5000}}, "[big c1] [b1] [huge]"},
 		{"a batch goes in the order of its threads",
 			[]*call{one("c1", "c"), one("a1", "a"), many("ev1", "x"), one("b1", "b"), many("ev2", "y")}, "[ev1 ev2 a1 b1 c1]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &batcher{maxCalls: 64, queue: tc.queue}
+			b := &batcher{maxCalls: 64, maxBytes: 1000, queue: tc.queue}
 			var got []string
 			for batch := b.take(); batch != nil; batch = b.take() {
 				var names []string

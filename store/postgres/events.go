@@ -214,15 +214,17 @@ type submitted struct {
 func (l *EventLog) takeThread(ctx context.Context, threadID string, b *backlog, ls *lease) submitted {
 	delete(l.pending, threadID)
 	l.count -= len(b.names)
+	size := 0
 	for i, d := range b.datas {
-		l.size -= len(b.names[i]) + len(d)
+		size += len(b.names[i]) + len(d)
 	}
+	l.size -= size
 	threads := make([]string, len(b.names))
 	for i := range threads {
 		threads[i] = threadID
 	}
 	query, args := l.logEvents(threads, b.names, b.datas, ls)
-	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: []any{nil}}
+	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: []any{nil}, size: size}
 	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(b.names)}
 	l.mu.Unlock()
 	return sub
@@ -297,12 +299,13 @@ func (l *EventLog) flush() {
 		names, datas = append(names, b.names...), append(datas, b.datas...)
 	}
 	clear(l.pending)
+	size := l.size
 	l.count, l.size = 0, 0
 	// Not l.ctx: the last flush runs after Close cancels it.
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	query, args := l.logEvents(threads, names, datas, nil)
-	c := &call{ctx: ctx, threads: keys, query: query, args: args, dest: []any{nil}}
+	c := &call{ctx: ctx, threads: keys, query: query, args: args, dest: []any{nil}, size: size}
 	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(names)}
 	l.mu.Unlock()
 	l.send(sub)

@@ -277,9 +277,17 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if sn := a.Snapshot; sn != nil {
 		args = append(args, sn.Version, int32(sn.Format), nonNil(sn.Data))
 	}
+	size := len(interrupts)
+	for _, d := range datas {
+		size += len(d)
+	}
+	if sn := a.Snapshot; sn != nil {
+		size += len(sn.Data)
+	}
 	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)]
 	var won int64
-	if err := s.appends.queryRow(ctx, a.ThreadID, query, args, &won); err != nil {
+	c := &call{ctx: ctx, threadID: a.ThreadID, query: query, args: args, dest: []any{&won}, size: size}
+	if err := s.appends.await(c, s.appends.submit(c)); err != nil {
 		return s.wrap("append to", a.ThreadID, err)
 	}
 	if won != 1 {

@@ -141,11 +141,11 @@ func (b *batcher) handOn(batch []*call) {
 }
 
 // take removes the next batch from the queue: the oldest calls, up to
-// maxCalls and maxBytes, one per thread, except that a call carrying several threads'
-// events may go ahead of calls on those threads in the same batch. A call
-// never passes an earlier one on the same thread that stays queued, so each
-// thread's calls are sent in the order they were submitted. It returns nil if
-// nothing is queued.
+// maxCalls and maxBytes, one per thread, except that a call carrying several
+// threads' events may go ahead of calls on those threads in the same batch. A
+// call never passes an earlier one on the same thread that stays queued, so
+// each thread's calls are sent in the order they were submitted. It returns
+// nil if nothing is queued.
 //
 // The batch goes out with the calls carrying several threads' events first,
 // then the others in the order of their threads: batches of different replicas
@@ -160,31 +160,24 @@ func (b *batcher) take() []*call {
 	waiting := make(map[string]bool) // threads with a call left queued
 	rest := b.queue[:0]
 	for _, c := range b.queue {
+		threads := c.threads
+		if threads == nil {
+			threads = []string{c.threadID}
+		}
 		ok := len(next) < b.maxCalls && (len(next) == 0 || size+c.size <= b.maxBytes)
-		if c.threads == nil {
-			ok = ok && !taken[c.threadID] && !waiting[c.threadID]
-		} else {
-			for _, t := range c.threads {
-				ok = ok && !taken[t] && !waiting[t]
-			}
+		for _, t := range threads {
+			ok = ok && !taken[t] && !waiting[t]
 		}
-		if ok {
-			size += c.size
-		}
-		switch {
-		case ok && c.threads == nil:
-			next = append(next, c)
-			taken[c.threadID] = true
-		case ok:
-			next = append(next, c)
-		case c.threads == nil:
+		if !ok {
 			rest = append(rest, c)
-			waiting[c.threadID] = true
-		default:
-			rest = append(rest, c)
-			for _, t := range c.threads {
+			for _, t := range threads {
 				waiting[t] = true
 			}
+			continue
+		}
+		next, size = append(next, c), size+c.size
+		if c.threads == nil {
+			taken[c.threadID] = true
 		}
 	}
 	clear(b.queue[len(rest):])

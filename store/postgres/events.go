@@ -209,8 +209,7 @@ type submitted struct {
 
 // takeThread removes the thread's backlog b from pending and submits its write,
 // with the lease's release if ls is set. It is called with mu held, which it
-// releases: writes are submitted in the order their events were taken, so a
-// thread's events are written in the order published.
+// releases, so a thread's events are written in the order published.
 func (l *EventLog) takeThread(ctx context.Context, threadID string, b *backlog, ls *lease) submitted {
 	delete(l.pending, threadID)
 	l.count -= len(b.names)
@@ -224,8 +223,14 @@ func (l *EventLog) takeThread(ctx context.Context, threadID string, b *backlog, 
 		threads[i] = threadID
 	}
 	query, args := l.logEvents(threads, b.names, b.datas, ls)
-	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: []any{nil}, size: size}
-	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(b.names)}
+	return l.submitLocked(&call{ctx: ctx, threadID: threadID, query: query, args: args, dest: []any{nil}, size: size}, len(b.names))
+}
+
+// submitLocked submits c, a write of n events, to the store's lease batcher
+// and releases mu, which the caller holds: writes are submitted in the order
+// their events were taken from pending.
+func (l *EventLog) submitLocked(c *call, n int) submitted {
+	sub := submitted{c: c, lead: l.s.leases.submit(c), events: n}
 	l.mu.Unlock()
 	return sub
 }
@@ -305,10 +310,7 @@ func (l *EventLog) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	query, args := l.logEvents(threads, names, datas, nil)
-	c := &call{ctx: ctx, threads: keys, query: query, args: args, dest: []any{nil}, size: size}
-	sub := submitted{c: c, lead: l.s.leases.submit(c), events: len(names)}
-	l.mu.Unlock()
-	l.send(sub)
+	l.send(l.submitLocked(&call{ctx: ctx, threads: keys, query: query, args: args, dest: []any{nil}, size: size}, len(names)))
 }
 
 // logEvents returns the arguments of the statement that writes events, each

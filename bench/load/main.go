@@ -108,26 +108,31 @@ func main() {
 	}
 	fmt.Printf("# load: refund cycles over loopback, %s, %s per client count\n", header, *duration)
 	fmt.Printf("# %s, %d cores, %s, load average %s at start\n", cpuModel(), runtime.NumCPU(), runtime.Version(), loadAvg())
-	fmt.Printf("# CPU per cycle: what the servers and their database backends used, divided by the cycles\n\n")
-	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("# CPU per cycle: what the servers and their database backends used, divided by the cycles;\n")
+	fmt.Printf("# commits per cycle: the transactions the database committed (pg_stat_database), divided by the cycles\n\n")
+	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | commits/cycle | errors |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var seq atomic.Int64
 	for _, f := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			fatalf("bad client count %q", f)
 		}
-		srvCPU, dbCPU := cpuOf(srvs), backendsCPU(*dsn, schema)
+		srvCPU, dbCPU, commits := cpuOf(srvs), backendsCPU(*dsn, schema), commitCount(*dsn)
 		r := run(ctx, c, n, *duration, &seq)
-		srvCPU, dbCPU = cpuOf(srvs)-srvCPU, backendsCPU(*dsn, schema)-dbCPU
+		srvCPU, dbCPU, commits = cpuOf(srvs)-srvCPU, backendsCPU(*dsn, schema)-dbCPU, commitCount(*dsn)-commits
 		perCycle := func(d time.Duration) string {
 			if r.cycles == 0 || d == 0 {
 				return "-"
 			}
 			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000/float64(r.cycles))
 		}
-		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
-			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), perCycle(srvCPU), perCycle(dbCPU), r.errors)
+		perCycleCommits := "-"
+		if *dsn != "" && r.cycles > 0 {
+			perCycleCommits = fmt.Sprintf("%.2f", float64(commits)/float64(r.cycles))
+		}
+		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
+			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), perCycle(srvCPU), perCycle(dbCPU), perCycleCommits, r.errors)
 	}
 	if *paused > 0 {
 		before := rssAll(srvs)
@@ -365,6 +370,23 @@ func backendsCPU(dsn, tag string) time.Duration {
 		d += cpuOfPid(int(pid))
 	}
 	return d
+}
+
+// commitCount is how many transactions the database at dsn has committed
+// (pg_stat_database.xact_commit), or 0 without one. Backends report it about
+// once a second, so a run of ten seconds reads it to within a few percent.
+func commitCount(dsn string) int64 {
+	if dsn == "" {
+		return 0
+	}
+	conn, err := connect(dsn)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close(context.Background())
+	var n int64
+	conn.QueryRow(context.Background(), `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
+	return n
 }
 
 func loadAvg() string {

@@ -168,34 +168,37 @@ func rssAll(srvs []*exec.Cmd) int64 {
 	return n
 }
 
-// connect opens one connection to dsn, which may carry pool settings.
-func connect(dsn string) (*pgx.Conn, error) {
+// onDB runs fn on a connection of its own to dsn (which may carry pool
+// settings), and returns fn's error or the failure to connect.
+func onDB(dsn string, fn func(ctx context.Context, conn *pgx.Conn) error) error {
+	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return pgx.ConnectConfig(context.Background(), cfg.ConnConfig)
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return fn(ctx, conn)
 }
 
 func pgVersion(dsn string) string {
-	conn, err := connect(dsn)
-	if err != nil {
+	var v string
+	if err := onDB(dsn, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, "SHOW server_version").Scan(&v)
+	}); err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close(context.Background())
-	var v string
-	conn.QueryRow(context.Background(), "SHOW server_version").Scan(&v)
 	return v
 }
 
 func dropSchema(dsn, schema string) {
-	conn, err := connect(dsn)
-	if err != nil {
-		log.Print(err)
-		return
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+	if err := onDB(dsn, func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		return err
+	}); err != nil {
 		log.Print(err)
 	}
 }
@@ -355,20 +358,18 @@ func backendsCPU(dsn, tag string) time.Duration {
 	if dsn == "" {
 		return 0
 	}
-	conn, err := connect(dsn)
-	if err != nil {
-		return 0
-	}
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(context.Background(), `SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1 || '%'`, tag)
-	if err != nil {
-		return 0
-	}
-	pids, _ := pgx.CollectRows(rows, pgx.RowTo[int32])
 	var d time.Duration
-	for _, pid := range pids {
-		d += cpuOfPid(int(pid))
-	}
+	onDB(dsn, func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1 || '%'`, tag)
+		if err != nil {
+			return err
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		for _, pid := range pids {
+			d += cpuOfPid(int(pid))
+		}
+		return err
+	})
 	return d
 }
 
@@ -379,13 +380,10 @@ func commitCount(dsn string) int64 {
 	if dsn == "" {
 		return 0
 	}
-	conn, err := connect(dsn)
-	if err != nil {
-		return 0
-	}
-	defer conn.Close(context.Background())
 	var n int64
-	conn.QueryRow(context.Background(), `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
+	onDB(dsn, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
+	})
 	return n
 }
 

@@ -64,9 +64,11 @@ func newBatcher(pool *pgxpool.Pool) *batcher {
 // that took effect is never reported as abandoned; the batch is cancelled when
 // the contexts of all its callers have ended.
 func (b *batcher) queryRow(ctx context.Context, threadID, query string, args []any, dest ...any) error {
-	c := &call{ctx: ctx, threadID: threadID, query: query, args: args, dest: dest}
-	return b.await(c, b.submit(c))
+	return b.do(&call{ctx: ctx, threadID: threadID, query: query, args: args, dest: dest})
 }
+
+// do runs c in a batch with the calls of others, as queryRow does.
+func (b *batcher) do(c *call) error { return b.await(c, b.submit(c)) }
 
 // submit queues c, or reports true if no batch is out: c then leads the next
 // one, and no call submitted later goes before it. The caller must pass what

@@ -261,8 +261,10 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		datas    = make([][]byte, n)
 		created  = make([]int64, n)
 	)
+	size := len(interrupts) // the bytes the statement carries, for the batcher
 	for i, r := range a.Records {
 		versions[i], formats[i], kinds[i], datas[i] = r.Version, int32(r.Format), r.Kind, nonNil(r.Data)
+		size += len(r.Data)
 		created[i] = now
 		if !r.CreatedAt.IsZero() {
 			created[i] = r.CreatedAt.UnixNano()
@@ -276,18 +278,11 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		versions, formats, kinds, datas, created}
 	if sn := a.Snapshot; sn != nil {
 		args = append(args, sn.Version, int32(sn.Format), nonNil(sn.Data))
-	}
-	size := len(interrupts)
-	for _, d := range datas {
-		size += len(d)
-	}
-	if sn := a.Snapshot; sn != nil {
 		size += len(sn.Data)
 	}
 	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)]
 	var won int64
-	c := &call{ctx: ctx, threadID: a.ThreadID, query: query, args: args, dest: []any{&won}, size: size}
-	if err := s.appends.await(c, s.appends.submit(c)); err != nil {
+	if err := s.appends.do(&call{ctx: ctx, threadID: a.ThreadID, query: query, args: args, dest: []any{&won}, size: size}); err != nil {
 		return s.wrap("append to", a.ThreadID, err)
 	}
 	if won != 1 {

@@ -585,22 +585,17 @@ func (ew *eventWriter) sendID(name string, data []byte, id int64) {
 // position tells an SSE listener where its stream starts, as an id with no
 // event: a listener that reconnects with it before any event arrives misses
 // none published after it subscribed.
-func (ew *eventWriter) position(id int64) {
-	if ew.broken || !ew.sse {
-		return
-	}
-	if _, err := ew.w.Write([]byte("id: " + strconv.FormatInt(id, 10) + "\n\n")); err != nil {
-		ew.broken = true
-		return
-	}
-	ew.flush()
-}
+func (ew *eventWriter) position(id int64) { ew.block("id: " + strconv.FormatInt(id, 10)) }
 
-func (ew *eventWriter) comment(text string) {
+// comment writes an SSE comment, which keeps the stream alive and says nothing.
+func (ew *eventWriter) comment(text string) { ew.block(": " + text) }
+
+// block writes one SSE block that carries no event.
+func (ew *eventWriter) block(line string) {
 	if ew.broken || !ew.sse {
 		return
 	}
-	if _, err := ew.w.Write([]byte(": " + text + "\n\n")); err != nil {
+	if _, err := ew.w.Write([]byte(line + "\n\n")); err != nil {
 		ew.broken = true
 		return
 	}

@@ -76,10 +76,15 @@ func (h *EventHub) ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := h.elog.Ready(ctx); err != nil {
-		return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-			message: "the event log is not reachable right now; subscribe again shortly: " + err.Error()}
+		return logUnreachable(err)
 	}
 	return nil
+}
+
+// logUnreachable is the answer to a listener when the event log fails it.
+func logUnreachable(err error) error {
+	return &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
+		message: "the event log is not reachable right now; subscribe again shortly: " + err.Error()}
 }
 
 // listenLogged serves GET /v1/threads/{id}/events on a hub with a log. It
@@ -140,8 +145,7 @@ func (s *Server) listenLogged(w http.ResponseWriter, r *http.Request, threadID s
 		// so a listener that reconnects with it misses nothing.
 		pos, err := s.hub.elog.Last(r.Context(), threadID)
 		if err != nil {
-			s.writeError(w, r, &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable,
-				message: "the event log is not reachable right now; subscribe again shortly: " + err.Error()})
+			s.writeError(w, r, logUnreachable(err))
 			return
 		}
 		ew = s.openLogged(w, threadID, nil)

@@ -1,8 +1,9 @@
 // Command load measures the server under load over loopback: N clients each
 // start a refund thread, read the pause, and answer it, for a fixed time. It
-// reports cycles per second and the p50/p99 latency of each request at every client
-// count, and the server's resident memory before and after a number of threads are
-// left paused (a paused thread should cost no memory in the server).
+// reports cycles per second, the p50/p99 latency of each request and the CPU
+// each part used per cycle at every client count, and the server's resident
+// memory before and after a number of threads are left paused (a paused thread
+// should cost no memory in the server).
 //
 //	go run ./bench/load [-clients 1,8,64] [-duration 10s] [-paused 100000]
 //	go run ./bench/load -postgres DSN [-replicas 3] [-clients 16,64,128] [-paused 0]
@@ -108,10 +109,12 @@ func main() {
 	}
 	fmt.Printf("# load: refund cycles over loopback, %s, %s per client count\n", header, *duration)
 	fmt.Printf("# %s, %d cores, %s, load average %s at start\n", cpuModel(), runtime.NumCPU(), runtime.Version(), loadAvg())
-	fmt.Printf("# CPU per cycle: what the servers and their database backends used, divided by the cycles;\n")
-	fmt.Printf("# commits per cycle: the transactions the database committed (pg_stat_database), divided by the cycles\n\n")
-	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | commits/cycle | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("# CPU per cycle: what the servers, their database backends and this load generator used, divided by the cycles;\n")
+	fmt.Printf("# commits per cycle: the transactions the database committed (pg_stat_database), divided by the cycles;\n")
+	fmt.Printf("# machine: every process's CPU per cycle, this load generator's included (/proc/stat): on a shared host\n")
+	fmt.Printf("# whose speed drifts, the same build's cycles per second move with it\n\n")
+	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | CPU/cycle load generator | CPU/cycle machine | commits/cycle | errors |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var seq atomic.Int64
 	for _, f := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -119,7 +122,9 @@ func main() {
 			fatalf("bad client count %q", f)
 		}
 		srvCPU, dbCPU, commits := cpuOf(srvs), backendsCPU(*dsn, schema), commitCount(*dsn)
+		ownCPU, allCPU := cpuOfPid(os.Getpid()), machineCPU()
 		r := run(ctx, c, n, *duration, &seq)
+		ownCPU, allCPU = cpuOfPid(os.Getpid())-ownCPU, machineCPU()-allCPU
 		srvCPU, dbCPU, commits = cpuOf(srvs)-srvCPU, backendsCPU(*dsn, schema)-dbCPU, commitCount(*dsn)-commits
 		perCycle := func(d time.Duration) string {
 			if r.cycles == 0 || d == 0 {
@@ -131,8 +136,9 @@ func main() {
 		if *dsn != "" && r.cycles > 0 {
 			perCycleCommits = fmt.Sprintf("%.2f", float64(commits)/float64(r.cycles))
 		}
-		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
-			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), perCycle(srvCPU), perCycle(dbCPU), perCycleCommits, r.errors)
+		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
+			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), perCycle(srvCPU), perCycle(dbCPU),
+			perCycle(ownCPU), perCycle(allCPU), perCycleCommits, r.errors)
 	}
 	if *paused > 0 {
 		before := rssAll(srvs)
@@ -328,6 +334,32 @@ func cpuOfPid(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * clockTick
+}
+
+// machineCPU returns the CPU time every process on the machine used so far:
+// the busy time of /proc/stat (all but idle and iowait).
+func machineCPU() time.Duration {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		if i >= 8 { // guest time is already counted in user time
+			break
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * clockTick
 }
 
 func cpuOf(srvs []*exec.Cmd) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,15 +23,24 @@ import (
 // busy one makes fewer round trips and commits the busier it gets. (Letting two
 // batches out at once measured slower: the second mostly halves the first.)
 //
+// Under load, a batch handed on with only a few calls waits briefly (wait,
+// default DefaultBatchWait) for more before it goes out, and the calls made
+// meanwhile join it: every call that joins saves the database a round trip and
+// a commit, which on a busy machine cost more than the wait. A call that finds
+// no batch out is still sent at once.
+//
 // A batch carries at most one call per thread, so its statements never touch
 // the same rows, and at most a few megabytes of data, so that large snapshots
 // do not make one huge transaction. If a statement fails, the transaction
 // rolls back and the calls of the batch are sent again one by one, so that
 // only the failing call fails.
 type batcher struct {
-	pool     *pgxpool.Pool
-	maxCalls int
-	maxBytes int // a batch's calls carry at most this many bytes of data, unless it has one call
+	pool      *pgxpool.Pool
+	maxCalls  int
+	maxBytes  int           // a batch's calls carry at most this many bytes of data, unless it has one call
+	wait      time.Duration // how long a batch handed on with fewer than waitBelow calls waits for more
+	waitBelow int
+	sleep     func(time.Duration) // time.Sleep, or a test's stand-in
 
 	mu    sync.Mutex
 	busy  bool // a batch is out
@@ -52,9 +62,10 @@ type call struct {
 	wake chan []*call
 }
 
-// newBatcher returns a batcher on pool.
-func newBatcher(pool *pgxpool.Pool) *batcher {
-	return &batcher{pool: pool, maxCalls: 64, maxBytes: 4 << 20}
+// newBatcher returns a batcher on pool whose small batches wait for more
+// calls for wait under load (0: never).
+func newBatcher(pool *pgxpool.Pool, wait time.Duration) *batcher {
+	return &batcher{pool: pool, maxCalls: 64, maxBytes: 4 << 20, wait: wait, waitBelow: 16, sleep: time.Sleep}
 }
 
 // queryRow runs query with args as pool.QueryRow(...).Scan(dest...) would, in a
@@ -90,7 +101,7 @@ func (b *batcher) submit(c *call) (lead bool) {
 // returns what came of it.
 func (b *batcher) await(c *call, lead bool) error {
 	if lead {
-		b.lead([]*call{c})
+		b.lead([]*call{c}, c)
 		return c.err
 	}
 	var batch []*call
@@ -103,15 +114,28 @@ func (b *batcher) await(c *call, lead bool) error {
 		batch = <-c.wake
 	}
 	if batch != nil {
-		b.lead(batch)
+		b.lead(b.gather(batch), c)
 	}
 	return c.err
 }
 
-// lead sends batch, whose first call is the caller's, then hands the queue on
-// as the next batch to the first of its callers and wakes the callers of this
-// one. It does so even if sending panics, so that the store goes on serving.
-func (b *batcher) lead(batch []*call) {
+// gather returns batch, which was handed on, with the calls queued while it
+// waited for them, if it is small enough to wait.
+func (b *batcher) gather(batch []*call) []*call {
+	if b.wait <= 0 || len(batch) >= b.waitBelow {
+		return batch
+	}
+	b.sleep(b.wait)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.takeInto(batch)
+}
+
+// lead sends batch, which holds own, the caller's call, then hands the queue
+// on as the next batch to the first of its callers and wakes the other callers
+// of this one. It does so even if sending panics, so that the store goes on
+// serving.
+func (b *batcher) lead(batch []*call, own *call) {
 	sent := false
 	defer func() {
 		if !sent {
@@ -119,7 +143,7 @@ func (b *batcher) lead(batch []*call) {
 				c.err = errBatchFailed
 			}
 		}
-		b.handOn(batch)
+		b.handOn(batch, own)
 	}()
 	b.send(batch)
 	sent = true
@@ -128,8 +152,8 @@ func (b *batcher) lead(batch []*call) {
 var errBatchFailed = errors.New("postgres store: sending this statement failed unexpectedly; try again")
 
 // handOn gives the queue, as the next batch, to the first of its callers, and
-// wakes the callers of batch, which was led by the caller.
-func (b *batcher) handOn(batch []*call) {
+// wakes the callers of batch but the leader, whose call is own.
+func (b *batcher) handOn(batch []*call, own *call) {
 	b.mu.Lock()
 	next := b.take()
 	b.busy = next != nil
@@ -137,8 +161,10 @@ func (b *batcher) handOn(batch []*call) {
 	if next != nil {
 		next[0].wake <- next
 	}
-	for _, c := range batch[1:] {
-		c.wake <- nil
+	for _, c := range batch {
+		if c != own {
+			c.wake <- nil
+		}
 	}
 }
 
@@ -156,10 +182,22 @@ func (b *batcher) take() []*call {
 	if len(b.queue) == 0 {
 		return nil
 	}
-	var next []*call
+	return b.takeInto(nil)
+}
+
+// takeInto adds to next, a batch taken earlier, the queued calls that may
+// join it by take's rules, as if they had been queued behind it, and returns
+// it in take's order.
+func (b *batcher) takeInto(next []*call) []*call {
 	size := 0
 	taken := make(map[string]bool)   // threads with a one-thread call in next
 	waiting := make(map[string]bool) // threads with a call left queued
+	for _, c := range next {
+		size += c.size
+		if c.threads == nil {
+			taken[c.threadID] = true
+		}
+	}
 	rest := b.queue[:0]
 	for _, c := range b.queue {
 		threads := c.threads

@@ -94,7 +94,7 @@ func waitQueued(t *testing.T, b *batcher, n int) {
 
 func TestCallsMadeWhileABatchIsOutShareOneTransaction(t *testing.T) {
 	s := openTest(t)
-	b := newBatcher(s.fast)
+	b := newBatcher(s.fast, 0)
 	unblock := blockBatches(t, s, b)
 
 	threads := []string{"t1", "t2", "t3", "t1"} // the second call on t1 must wait for a later batch
@@ -257,7 +257,7 @@ func TestABatchRunsWhileAnyOfItsCallersWaits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openTest(t)
-			b := newBatcher(s.fast)
+			b := newBatcher(s.fast, 0)
 			ctx := context.Background()
 			lock := holdLock(t, s, "batch cancel test")
 			unblock := blockBatches(t, s, b)
@@ -304,7 +304,7 @@ func (panicScanner) Scan(any) error { panic("scan exploded") }
 
 func TestABatchThatPanicsLeavesTheBatcherServing(t *testing.T) {
 	s := openTest(t)
-	b := newBatcher(s.fast)
+	b := newBatcher(s.fast, 0)
 	func() {
 		defer func() {
 			if recover() == nil {

@@ -118,6 +118,115 @@ func TestCallsMadeWhileABatchIsOutShareOneTransaction(t *testing.T) {
 	}
 }
 
+// txids runs SELECT txid_current() through b on each thread, each call from a
+// goroutine of its own once the previous one is queued, if queued is set. The
+// returned function waits for the calls to end (failing the test if they do not
+// within ten seconds) and returns the transaction each ran in.
+func txids(t *testing.T, b *batcher, queued bool, threads ...string) func() map[string]int64 {
+	t.Helper()
+	var mu sync.Mutex
+	got := make(map[string]int64)
+	var wg sync.WaitGroup
+	for _, th := range threads {
+		n := 0
+		if queued {
+			b.mu.Lock()
+			n = len(b.queue)
+			b.mu.Unlock()
+		}
+		wg.Go(func() {
+			var xid int64
+			if err := b.queryRow(context.Background(), th, `SELECT txid_current()`, nil, &xid); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got[th] = xid
+			mu.Unlock()
+		})
+		if queued {
+			waitQueued(t, b, n+1)
+		}
+	}
+	return func() map[string]int64 {
+		t.Helper()
+		done := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+			t.Fatal("a caller was never told what came of its call")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+}
+
+func TestASmallBatchHandedOnWaitsForTheCallsMadeMeanwhile(t *testing.T) {
+	s := openTest(t)
+	b := newBatcher(s.fast, time.Hour) // the test's stand-in below decides when the wait ends
+	waiting, proceed := make(chan struct{}, 1), make(chan struct{})
+	b.sleep = func(d time.Duration) {
+		if d != time.Hour {
+			t.Errorf("the batch waited %s, not the batcher's wait", d)
+		}
+		waiting <- struct{}{}
+		<-proceed
+	}
+	unblock := blockBatches(t, s, b)
+	first := txids(t, b, true, "b") // queued behind the batch that is out, it leads the next one alone
+	unblock()
+	select {
+	case <-waiting:
+	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+		t.Fatal("the batch handed on with one call went out without waiting for more")
+	}
+	// Calls made while the batch waits join it, "a" ahead of the leader's "b".
+	later := txids(t, b, true, "a", "c")
+	close(proceed)
+	got, more := first(), later()
+	if got["b"] != more["a"] || more["a"] != more["c"] {
+		t.Errorf("the waiting batch on b and the calls on a and c made meanwhile ran in transactions %d, %d and %d, want one",
+			got["b"], more["a"], more["c"])
+	}
+}
+
+func TestCallsThatNeedNotWaitGoOutAtOnce(t *testing.T) {
+	many := make([]string, 16)
+	for i := range many {
+		many[i] = fmt.Sprint("t", i)
+	}
+	for _, tc := range []struct {
+		name    string
+		busy    bool     // the calls queue behind a batch that is out
+		threads []string // the calls, made in this order
+	}{
+		{"a call to an idle store", false, []string{"a"}},
+		{"a batch handed on with waitBelow calls", true, many},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTest(t)
+			b := newBatcher(s.fast, time.Hour)
+			b.sleep = func(time.Duration) { t.Error("the batch waited") }
+			unblock := func() {}
+			if tc.busy {
+				unblock = blockBatches(t, s, b)
+			}
+			wait := txids(t, b, tc.busy, tc.threads...)
+			unblock()
+			got := wait()
+			for _, th := range tc.threads {
+				if got[th] != got[tc.threads[0]] {
+					t.Fatalf("calls queued together ran in transactions %v, want one", got)
+				}
+			}
+		})
+	}
+}
+
 func TestAFailingAppendInABatchFailsAlone(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
@@ -339,29 +448,42 @@ func TestEachThreadsCallsGoInTheOrderSubmitted(t *testing.T) {
 	many := func(name string, threads ...string) *call { return &call{query: name, threads: threads} }
 	cases := []struct {
 		name    string
+		held    []*call // a batch taken earlier that waited for more calls
 		queue   []*call
 		batches string
 	}{
-		{"one call per thread", []*call{one("a1", "a"), one("b1", "b"), one("a2", "a")}, "[a1 b1] [a2]"},
-		{"events of several threads go ahead of their calls",
+		{"one call per thread", nil, []*call{one("a1", "a"), one("b1", "b"), one("a2", "a")}, "[a1 b1] [a2]"},
+		{"events of several threads go ahead of their calls", nil,
 			[]*call{many("ev1", "a", "b"), one("a1", "a"), one("b1", "b")}, "[ev1 a1 b1]"},
-		{"events wait behind a call on one of their threads",
+		{"events wait behind a call on one of their threads", nil,
 			[]*call{one("a1", "a"), many("ev1", "a", "b"), one("c1", "c")}, "[a1 c1] [ev1]"},
-		{"events wait behind a queued call on one of their threads",
+		{"events wait behind a queued call on one of their threads", nil,
 			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b")}, "[a1] [a2] [ev1 b1]"},
-		{"a call waits behind queued events of its thread",
+		{"a call waits behind queued events of its thread", nil,
 			[]*call{one("a1", "a"), one("a2", "a"), many("ev1", "a", "b"), one("b1", "b"), one("c1", "c")}, "[a1 c1] [a2] [ev1 b1]"},
-		{"a batch carries at most maxBytes, or one call",
+		{"a batch carries at most maxBytes, or one call", nil,
 			[]*call{{query: "big", threadID: "a", size: 900}, {query: "b1", threadID: "b", size: 200}, {query: "c1", threadID: "c", size: 50},
 				{query: "huge", threadID: "d", size: 5000}}, "[big c1] [b1] [huge]"},
-		{"a batch goes in the order of its threads",
+		{"a batch goes in the order of its threads", nil,
 			[]*call{one("c1", "c"), one("a1", "a"), many("ev1", "x"), one("b1", "b"), many("ev2", "y")}, "[ev1 ev2 a1 b1 c1]"},
+		{"a batch that waited takes in the calls queued meanwhile, one per thread", []*call{one("b1", "b")},
+			[]*call{one("a1", "a"), one("b2", "b"), one("c1", "c")}, "[a1 b1 c1] [b2]"},
+		{"events queued meanwhile wait behind the waiting batch's call on one of their threads", []*call{one("a1", "a")},
+			[]*call{many("ev1", "a", "b"), one("b1", "b")}, "[a1] [ev1 b1]"},
+		{"a call queued meanwhile joins events that waited", []*call{many("ev1", "a", "b")},
+			[]*call{one("a1", "a")}, "[ev1 a1]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &batcher{maxCalls: 64, maxBytes: 1000, queue: tc.queue}
 			var got []string
-			for batch := b.take(); batch != nil; batch = b.take() {
+			var batch []*call
+			if tc.held != nil {
+				batch = b.takeInto(tc.held)
+			} else {
+				batch = b.take()
+			}
+			for ; batch != nil; batch = b.take() {
 				var names []string
 				for _, c := range batch {
 					names = append(names, c.query)

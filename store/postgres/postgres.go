@@ -22,8 +22,9 @@
 // also one statement, so the facts, the snapshot and the records it returns
 // always agree. Under load, the appends of different threads made while one
 // is on its way to the database go together in the next round trip, as one
-// transaction with one commit; leases are taken the same way. Append returns
-// once its commit is durable, as it would alone.
+// transaction with one commit; leases are taken the same way. A round trip
+// that would carry only a few statements first waits a moment for more
+// (WithBatchWait). Append returns once its commit is durable, as it would alone.
 //
 // The schema is versioned by embedded migrations, applied by New (and Open) in
 // one transaction under a Postgres advisory lock, so any number of replicas may

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -34,6 +35,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/interludehq/interlude/client"
@@ -58,6 +60,7 @@ func main() {
 		header = fmt.Sprintf("Postgres %s, %d replica(s) round robin", pgVersion(*dsn), *replicas)
 	}
 
+	exitOnSignal()
 	dir, err := os.MkdirTemp("", "interlude-load-")
 	if err != nil {
 		log.Fatal(err)
@@ -295,13 +298,35 @@ func waitHealthy(ctx context.Context, c *client.Client) error {
 	return fmt.Errorf("server did not become healthy: %w", err)
 }
 
-// cleanups run, newest first, when the program ends (exit, fatalf): the
-// servers must not outlive it.
-var cleanups []func()
+// cleanups run, newest first, when the program ends (exit, fatalf, or an
+// interrupt or termination signal): the servers must not outlive it, nor their
+// schema.
+var (
+	cleanupMu sync.Mutex
+	cleanups  []func()
+)
 
-func atExit(f func()) { cleanups = append(cleanups, f) }
+func atExit(f func()) {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	cleanups = append(cleanups, f)
+}
 
+// exitOnSignal runs the cleanups when the program is interrupted or told to
+// terminate.
+func exitOnSignal() {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		log.Printf("%v: stopping the servers", <-stop)
+		exit(1)
+	}()
+}
+
+// exit runs the cleanups and ends the program. The first call holds the lock
+// until the program ends, so a second (a signal during the first) waits.
 func exit(code int) {
+	cleanupMu.Lock()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
 	}

@@ -195,7 +195,7 @@ func TestASmallBatchHandedOnWaitsForTheCallsMadeMeanwhile(t *testing.T) {
 }
 
 func TestCallsThatNeedNotWaitGoOutAtOnce(t *testing.T) {
-	many := make([]string, 16)
+	many := make([]string, newBatcher(nil, 0).waitBelow)
 	for i := range many {
 		many[i] = fmt.Sprint("t", i)
 	}

@@ -249,14 +249,14 @@ func (l *EventLog) send(sub submitted) error {
 // release gives the lease up in the same statement as the thread's buffered
 // events, and waits for that write. sent is false if there were no events to
 // write, or the log is closed: the caller then releases the lease itself.
-func (l *EventLog) release(ctx context.Context, ls *lease) (err error, sent bool) {
+func (l *EventLog) release(ctx context.Context, ls *lease) (sent bool, err error) {
 	l.mu.Lock()
 	b := l.pending[ls.threadID]
 	if b == nil || l.closed.Load() {
 		l.mu.Unlock()
-		return nil, false
+		return false, nil
 	}
-	return l.send(l.takeThread(ctx, ls.threadID, b, ls)), true
+	return true, l.send(l.takeThread(ctx, ls.threadID, b, ls))
 }
 
 // Dropped counts the events that could not be logged: published after Close,

@@ -161,7 +161,7 @@ func (l *lease) Renew(ctx context.Context) error {
 func (l *lease) Release(ctx context.Context) error {
 	l.s.held.CompareAndDelete(l.threadID, l.token)
 	if ev := l.s.events.Load(); ev != nil {
-		if err, sent := ev.release(ctx, l); sent {
+		if sent, err := ev.release(ctx, l); sent {
 			if err != nil {
 				return l.s.wrap("release the lease on", l.threadID, err)
 			}

@@ -162,6 +162,21 @@ func replayed(t *testing.T, c *client.Client, threadID, lastEventID string) []cl
 	return until(t, sub)
 }
 
+// pausedOnTwoReplicas starts two replicas sharing a store and log, and a
+// refund run on a that pauses the thread for approval (events 1 to 3). It
+// returns the replicas, the log and the pending interrupt's id.
+func pausedOnTwoReplicas(t *testing.T, thread string) (a, b *client.Client, log *memLog, interruptID string) {
+	t.Helper()
+	st := memory.New()
+	log = &memLog{}
+	a, b = replica(t, st, log), replica(t, st, log)
+	res, err := a.Invoke(context.Background(), client.InvokeRequest{Graph: "refund", ThreadID: thread, Input: map[string]any{"amount": 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b, log, res.Interrupts[0].ID
+}
+
 func ids(evs []client.Event) string {
 	var out []string
 	for _, e := range evs {
@@ -210,17 +225,12 @@ func TestEventsThroughALogReachEveryReplicaWithTheLogsIDs(t *testing.T) {
 
 func TestAReplayOverlappingLiveEventsSendsEachOnce(t *testing.T) {
 	ctx := context.Background()
-	st, log := memory.New(), &memLog{}
-	a, b := replica(t, st, log), replica(t, st, log)
-	res, err := a.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "y", Input: map[string]any{"amount": 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b, log, interruptID := pausedOnTwoReplicas(t, "y")
 	// The answer's events are logged but not yet delivered to any hub when the
 	// listener reconnects: its replay reads them from the log, and the hub
 	// delivers them again once the log lets go.
 	log.hold(true)
-	if _, err := b.Resume(ctx, "y", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
+	if _, err := b.Resume(ctx, "y", interruptID, map[string]any{"approved": true}); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := a.Subscribe(ctx, "y", "3")
@@ -258,12 +268,7 @@ func TestAReplayOverlappingLiveEventsSendsEachOnce(t *testing.T) {
 // its stream opened at.
 func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
 	ctx := context.Background()
-	st, log := memory.New(), &memLog{}
-	a, b := replica(t, st, log), replica(t, st, log)
-	res, err := a.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "z", Input: map[string]any{"amount": 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b, log, interruptID := pausedOnTwoReplicas(t, "z")
 	// Bounded, so that a stream that never ends fails the test.
 	subCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -275,7 +280,7 @@ func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
 	// The answer's events are logged, and b's log loses them before they
 	// reach its listener: b ends the stream rather than go on with a gap.
 	log.hold(true)
-	if _, err := a.Resume(ctx, "z", res.Interrupts[0].ID, map[string]any{"approved": true}); err != nil {
+	if _, err := a.Resume(ctx, "z", interruptID, map[string]any{"approved": true}); err != nil {
 		t.Fatal(err)
 	}
 	log.lose()

@@ -1,7 +1,8 @@
 // Command load measures the server under load over loopback: N clients each
 // start a refund thread, read the pause, and answer it, for a fixed time. It
-// reports cycles per second, the p50/p99 latency of each request and the CPU
-// each part used per cycle at every client count, and the server's resident
+// reports cycles per second, the p50/p99 latency of each request, the CPU each
+// part used and the machine's context switches per cycle at every client
+// count, and the server's resident
 // memory before and after a number of threads are left paused (a paused thread
 // should cost no memory in the server).
 //
@@ -115,9 +116,10 @@ func main() {
 	fmt.Printf("# CPU per cycle: what the servers, their database backends and this load generator used, divided by the cycles;\n")
 	fmt.Printf("# commits per cycle: the transactions the database committed (pg_stat_database), divided by the cycles;\n")
 	fmt.Printf("# machine: every process's CPU per cycle, this load generator's included (/proc/stat): on a shared host\n")
-	fmt.Printf("# whose speed drifts, the same build's cycles per second move with it\n\n")
-	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | CPU/cycle load generator | CPU/cycle machine | commits/cycle | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("# whose speed drifts, the same build's cycles per second move with it;\n")
+	fmt.Printf("# switches per cycle: the machine's context switches (/proc/stat ctxt), divided by the cycles\n\n")
+	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | CPU/cycle load generator | CPU/cycle machine | commits/cycle | switches/cycle | errors |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var seq atomic.Int64
 	for _, f := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -125,9 +127,11 @@ func main() {
 			fatalf("bad client count %q", f)
 		}
 		srvCPU, dbCPU, commits := cpuOf(srvs), backendsCPU(*dsn, schema), commitCount(*dsn)
-		ownCPU, allCPU := cpuOfPid(os.Getpid()), machineCPU()
+		ownCPU := cpuOfPid(os.Getpid())
+		allCPU, switches := machineStat()
 		r := run(ctx, c, n, *duration, &seq)
-		ownCPU, allCPU = cpuOfPid(os.Getpid())-ownCPU, machineCPU()-allCPU
+		allCPU2, switches2 := machineStat()
+		ownCPU, allCPU, switches = cpuOfPid(os.Getpid())-ownCPU, allCPU2-allCPU, switches2-switches
 		srvCPU, dbCPU, commits = cpuOf(srvs)-srvCPU, backendsCPU(*dsn, schema)-dbCPU, commitCount(*dsn)-commits
 		perCycle := func(d time.Duration) string {
 			if r.cycles == 0 || d == 0 {
@@ -135,13 +139,15 @@ func main() {
 			}
 			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000/float64(r.cycles))
 		}
-		perCycleCommits := "-"
-		if *dsn != "" && r.cycles > 0 {
-			perCycleCommits = fmt.Sprintf("%.2f", float64(commits)/float64(r.cycles))
+		perCycleCount := func(n int64) string {
+			if r.cycles == 0 || n == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.2f", float64(n)/float64(r.cycles))
 		}
-		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
+		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
 			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), perCycle(srvCPU), perCycle(dbCPU),
-			perCycle(ownCPU), perCycle(allCPU), perCycleCommits, r.errors)
+			perCycle(ownCPU), perCycle(allCPU), perCycleCount(commits), perCycleCount(switches), r.errors)
 	}
 	if *paused > 0 {
 		before := rssAll(srvs)
@@ -361,30 +367,33 @@ func cpuOfPid(pid int) time.Duration {
 	return time.Duration(utime+stime) * clockTick
 }
 
-// machineCPU returns the CPU time every process on the machine used so far:
-// the busy time of /proc/stat (all but idle and iowait).
-func machineCPU() time.Duration {
+// machineStat returns what every process on the machine used so far: CPU time,
+// the busy time of /proc/stat (all but idle and iowait), and context switches
+// (its ctxt line): processes that sleep and wake often pay for it in switches.
+func machineStat() (busy time.Duration, switches int64) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line)
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, v := range f[1:] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 8 && f[0] == "cpu":
+			for i, v := range f[1:] {
+				if i == 3 || i == 4 { // idle, iowait
+					continue
+				}
+				if i >= 8 { // guest time is already counted in user time
+					break
+				}
+				n, _ := strconv.ParseInt(v, 10, 64)
+				busy += time.Duration(n) * clockTick
+			}
+		case len(f) == 2 && f[0] == "ctxt":
+			switches, _ = strconv.ParseInt(f[1], 10, 64)
 		}
-		if i >= 8 { // guest time is already counted in user time
-			break
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		busy += n
 	}
-	return time.Duration(busy) * clockTick
+	return busy, switches
 }
 
 func cpuOf(srvs []*exec.Cmd) time.Duration {

@@ -2,9 +2,8 @@
 // start a refund thread, read the pause, and answer it, for a fixed time. It
 // reports cycles per second, the p50/p99 latency of each request, the CPU each
 // part used and the machine's context switches per cycle at every client
-// count, and the server's resident
-// memory before and after a number of threads are left paused (a paused thread
-// should cost no memory in the server).
+// count, and the server's resident memory before and after a number of threads
+// are left paused (a paused thread should cost no memory in the server).
 //
 //	go run ./bench/load [-clients 1,8,64] [-duration 10s] [-paused 100000]
 //	go run ./bench/load -postgres DSN [-replicas 3] [-clients 16,64,128] [-paused 0]
@@ -126,28 +125,15 @@ func main() {
 		if err != nil || n < 1 {
 			fatalf("bad client count %q", f)
 		}
-		srvCPU, dbCPU, commits := cpuOf(srvs), backendsCPU(*dsn, schema), commitCount(*dsn)
-		ownCPU := cpuOfPid(os.Getpid())
-		allCPU, switches := machineStat()
+		before := measure(srvs, *dsn, schema)
 		r := run(ctx, c, n, *duration, &seq)
-		allCPU2, switches2 := machineStat()
-		ownCPU, allCPU, switches = cpuOfPid(os.Getpid())-ownCPU, allCPU2-allCPU, switches2-switches
-		srvCPU, dbCPU, commits = cpuOf(srvs)-srvCPU, backendsCPU(*dsn, schema)-dbCPU, commitCount(*dsn)-commits
-		perCycle := func(d time.Duration) string {
-			if r.cycles == 0 || d == 0 {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000/float64(r.cycles))
-		}
-		perCycleCount := func(n int64) string {
-			if r.cycles == 0 || n == 0 {
-				return "-"
-			}
-			return fmt.Sprintf("%.2f", float64(n)/float64(r.cycles))
-		}
-		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, float64(r.cycles)/r.elapsed.Seconds(),
-			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), perCycle(srvCPU), perCycle(dbCPU),
-			perCycle(ownCPU), perCycle(allCPU), perCycleCount(commits), perCycleCount(switches), r.errors)
+		u := measure(srvs, *dsn, schema).since(before)
+		cycles := float64(r.cycles)
+		ms := func(d time.Duration) string { return perCycle(float64(d.Microseconds())/1000, cycles, "%.2f ms") }
+		count := func(n int64) string { return perCycle(float64(n), cycles, "%.2f") }
+		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, cycles/r.elapsed.Seconds(),
+			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), ms(u.servers), ms(u.database),
+			ms(u.generator), ms(u.machine), count(u.commits), count(u.switches), r.errors)
 	}
 	if *paused > 0 {
 		before := rssAll(srvs)
@@ -342,6 +328,36 @@ func exit(code int) {
 func fatalf(format string, args ...any) {
 	log.Printf(format, args...)
 	exit(1)
+}
+
+// usage is what the parts of the benchmark have used so far, or, from since,
+// during a run.
+type usage struct {
+	servers, database, generator, machine time.Duration // CPU time
+	commits, switches                     int64         // the database's commits, the machine's context switches
+}
+
+// measure reads the usage of the servers srvs, their database backends (those
+// whose application_name starts with schema), this load generator and the
+// machine.
+func measure(srvs []*exec.Cmd, dsn, schema string) usage {
+	u := usage{servers: cpuOf(srvs), database: backendsCPU(dsn, schema), commits: commitCount(dsn), generator: cpuOfPid(os.Getpid())}
+	u.machine, u.switches = machineStat()
+	return u
+}
+
+// since is what was used between the measures before and u.
+func (u usage) since(before usage) usage {
+	return usage{servers: u.servers - before.servers, database: u.database - before.database, generator: u.generator - before.generator,
+		machine: u.machine - before.machine, commits: u.commits - before.commits, switches: u.switches - before.switches}
+}
+
+// perCycle formats total divided by cycles, or "-" if either is 0.
+func perCycle(total, cycles float64, format string) string {
+	if cycles == 0 || total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, total/cycles)
 }
 
 // clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ).

@@ -3,7 +3,9 @@
 // reports cycles per second, the p50/p99 latency of each request, the CPU each
 // part used and the machine's context switches per cycle at every client
 // count, and the server's resident memory before and after a number of threads
-// are left paused (a paused thread should cost no memory in the server).
+// are left paused (a paused thread should cost no memory in the server). Before
+// and after the runs it times a loopback round trip between two idle Go
+// processes, which tells how fast a shared host is running at the time.
 //
 //	go run ./bench/load [-clients 1,8,64] [-duration 10s] [-paused 100000]
 //	go run ./bench/load -postgres DSN [-replicas 3] [-clients 16,64,128] [-paused 0]
@@ -44,6 +46,10 @@ import (
 )
 
 func main() {
+	if os.Getenv(echoEnv) != "" {
+		serveEcho()
+		return
+	}
 	clients := flag.String("clients", "1,8,64", "comma-separated client counts")
 	duration := flag.Duration("duration", 10*time.Second, "how long each client count runs")
 	paused := flag.Int("paused", 100000, "threads to leave paused before reading the server's memory (0 skips)")
@@ -112,6 +118,7 @@ func main() {
 	}
 	fmt.Printf("# load: refund cycles over loopback, %s, %s per client count\n", header, *duration)
 	fmt.Printf("# %s, %d cores, %s, load average %s at start\n", cpuModel(), runtime.NumCPU(), runtime.Version(), loadAvg())
+	fmt.Printf("# host speed: a loopback TCP round trip between two idle Go processes took %s before the runs\n", hostLine())
 	fmt.Printf("# CPU per cycle: what the servers, their database backends and this load generator used, divided by the cycles;\n")
 	fmt.Printf("# commits per cycle: the transactions the database committed (pg_stat_database), divided by the cycles;\n")
 	fmt.Printf("# machine: every process's CPU per cycle, this load generator's included (/proc/stat): on a shared host\n")
@@ -135,6 +142,7 @@ func main() {
 			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), ms(u.servers), ms(u.database),
 			ms(u.generator), ms(u.machine), count(u.commits), count(u.switches), r.errors)
 	}
+	fmt.Printf("\nhost speed: the loopback round trip took %s after the runs\n", hostLine())
 	if *paused > 0 {
 		before := rssAll(srvs)
 		start := time.Now()

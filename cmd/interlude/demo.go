@@ -131,7 +131,7 @@ func (d *demo) run(m model.Model) error {
 			}
 			answers, err := d.answer(snap.Interrupts)
 			if err != nil {
-				return err
+				return stopped(err)
 			}
 			cmd = graph.Respond(answers)
 		case snap.Status == store.StatusFailed:
@@ -147,9 +147,14 @@ func (d *demo) run(m model.Model) error {
 			cmd = agent.Ask(d.message)
 		}
 	}
-	err = d.converse(cmd)
+	return stopped(d.converse(cmd))
+}
+
+// stopped turns the end of the person's input, after which the demo has said
+// how to pick the thread up, into a clean exit.
+func stopped(err error) error {
 	if errors.Is(err, io.EOF) {
-		return nil // converse has said how to continue
+		return nil
 	}
 	return err
 }
@@ -162,7 +167,7 @@ func (d *demo) converse(cmd graph.Command) error {
 		for ev, err := range d.agent.Stream(d.e.ctx, d.thread, cmd) {
 			if err != nil {
 				d.endText()
-				return err
+				return d.failed(err)
 			}
 			switch ev.Type {
 			case graph.EventMessage:
@@ -184,12 +189,7 @@ func (d *demo) converse(cmd graph.Command) error {
 		}
 		switch {
 		case status == graph.Failed:
-			snap, err := d.agent.State(d.e.ctx, d.thread)
-			msg := "the run failed"
-			if err == nil {
-				msg += ": " + snap.Error
-			}
-			return &runFailed{msg + "; run the command again with --thread " + d.thread + " to retry"}
+			return d.failed(nil)
 		case len(pending) == 0:
 			fmt.Fprintf(d.out, "\nDone. Thread %s is kept in %s; continue it with:\n  interlude demo --db %s --thread %s --message TEXT\n",
 				d.thread, d.db, quote(d.db), quote(d.thread))
@@ -201,6 +201,23 @@ func (d *demo) converse(cmd graph.Command) error {
 		}
 		cmd = graph.Respond(answers)
 	}
+}
+
+// failed reports a run that failed, with how to retry it: a run whose thread
+// reads as failed can be tried again from its last committed step. An error
+// that left the thread as it was (a refused command, say) is returned as is.
+func (d *demo) failed(err error) error {
+	snap, stateErr := d.agent.State(d.e.ctx, d.thread)
+	if err != nil && (stateErr != nil || snap.Status != store.StatusFailed) {
+		return err
+	}
+	msg := "the run failed"
+	if stateErr == nil && snap.Error != "" {
+		msg += ": " + snap.Error
+	} else if err != nil {
+		msg += ": " + err.Error()
+	}
+	return &runFailed{msg + "; run the command again with --db " + quote(d.db) + " --thread " + quote(d.thread) + " to retry"}
 }
 
 // answer asks each pending question in the terminal. When the input ends it says

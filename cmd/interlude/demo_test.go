@@ -211,3 +211,23 @@ func TestDemoQuestionLeftAtEOFIsAnsweredByASecondProcess(t *testing.T) {
 		t.Fatalf("third run: exit %d", code)
 	}
 }
+
+func TestDemoInputEndingAtAPickedUpQuestionLeavesItOpen(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	for run := 1; run <= 2; run++ {
+		tm := startTerm(t, "demo", "--db", db, "--thread", "twice-1")
+		if run == 2 {
+			tm.expect("Thread twice-1 (in " + db + "), interrupted")
+		}
+		tm.expect("choice (1-5): ")
+		tm.send("\x04") // Ctrl-D
+		tm.expect("The question stays open: thread twice-1 is paused in " + db)
+		if code := tm.exit(); code != 0 {
+			t.Fatalf("run %d: exit %d; output:\n%s", run, code, tm.output())
+		}
+		if strings.Contains(tm.output(), "interlude: ") {
+			t.Fatalf("run %d reported an error:\n%s", run, tm.output())
+		}
+	}
+}

@@ -110,6 +110,8 @@ func TestRefusedAnswersLeaveThreadUnchanged(t *testing.T) {
 	}{
 		{"answer fails the schema", graph.Resume(map[string]any{"approved": "yes"}), interlude.ErrInvalidResponse},
 		{"answer misses a required field", graph.Resume(map[string]any{}), interlude.ErrInvalidResponse},
+		{"answer repeats a key in another case", graph.Resume(json.RawMessage(`{"approved":false,"APPROVED":true}`)), interlude.ErrInvalidResponse},
+		{"answer repeats a key", graph.Resume(json.RawMessage(`{"approved":"x","approved":true}`)), interlude.ErrInvalidResponse},
 		{"unknown interrupt id", graph.Respond(map[string]interlude.Resolution{"int_nope": interlude.Resolve(true)}), interlude.ErrUnknownInterrupt},
 		{"new input while interrupted", graph.Input(refundState{Amount: 1}), interlude.ErrThreadInterrupted},
 		{"continue while interrupted", graph.Continue(), interlude.ErrThreadInterrupted},

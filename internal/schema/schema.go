@@ -41,16 +41,24 @@ var printer = message.NewPrinter(language.English)
 
 // Validate checks the JSON document data against the schema and returns every
 // violation found, or nil when data is valid. Data that is not JSON is one violation.
+// So is every object key that repeats, or differs only in case from, another key of
+// the same object (see ambiguousKeys): encoding/json would decode such data to a
+// different value than the one validated, so it is refused before the schema applies.
 func (s *Schema) Validate(data []byte) []Violation {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return []Violation{{Path: "", Message: "not valid JSON: " + err.Error()}}
+	}
+	if vs := ambiguousKeys(data); len(vs) > 0 {
+		return vs
 	}
 	return s.ValidateValue(doc)
 }
 
 // ValidateValue checks an already decoded JSON value (as produced by
 // jsonschema.UnmarshalJSON, with numbers as json.Number) against the schema.
+// Decoding has already dropped repeated keys, so it cannot refuse them: callers
+// holding the JSON text should use Validate.
 func (s *Schema) ValidateValue(doc any) []Violation {
 	err := s.compiled.Validate(doc)
 	if err == nil {

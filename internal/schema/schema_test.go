@@ -11,25 +11,33 @@ func TestValidateReportsEveryViolationWithItsPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name  string
-		doc   string
-		paths []string
-	}{
+	runValidateCases(t, s, []validateCase{
 		{"valid", `{"approved":true,"amount":5}`, nil},
-		{"missing required", `{}`, []string{""}},
-		{"wrong type and too large", `{"approved":"yes","amount":500}`, []string{"/amount", "/approved"}},
-		{"not json", `{`, []string{""}},
-	}
+		{"missing required", `{}`, []Violation{{Path: ""}}},
+		{"wrong type and too large", `{"approved":"yes","amount":500}`, []Violation{{Path: "/amount"}, {Path: "/approved"}}},
+		{"not json", `{`, []Violation{{Path: ""}}},
+	})
+}
+
+// validateCase is a document and the violations Validate should find in it: the
+// same paths in order, each with a message, and the same message where one is given.
+type validateCase struct {
+	name string
+	doc  string
+	want []Violation
+}
+
+// runValidateCases validates each case's document against s in a subtest of t.
+func runValidateCases(t *testing.T, s *Schema, cases []validateCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			vs := s.Validate([]byte(c.doc))
-			if len(vs) != len(c.paths) {
-				t.Fatalf("violations = %v, want paths %v", vs, c.paths)
+			got := s.Validate([]byte(c.doc))
+			if len(got) != len(c.want) {
+				t.Fatalf("violations = %+v, want %+v", got, c.want)
 			}
-			for i, v := range vs {
-				if v.Path != c.paths[i] || v.Message == "" {
-					t.Errorf("violation %d = %+v, want path %q", i, v, c.paths[i])
+			for i, v := range got {
+				if w := c.want[i]; v.Path != w.Path || v.Message == "" || (w.Message != "" && v.Message != w.Message) {
+					t.Errorf("violation %d = %+v, want %+v", i, v, w)
 				}
 			}
 		})

@@ -690,14 +690,37 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	return o
 }
 
-// call runs a node, turning a panic into an error that carries the stack.
+// call runs a node, turning a panic into a *PanicError.
 func call[S any](ctx context.Context, fn Node[S], s S) (upd S, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			err = &PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
 	return fn(ctx, s)
+}
+
+// PanicError is the error of a node that panicked: the run fails, and Invoke returns
+// (and Stream yields) the error, wrapped with the node's name, as
+// `node "model": panic: runtime error: index out of range [-1]`.
+//
+// Its message is one line, the panic value's, because it is stored as the thread's
+// error and shown to whoever reads the thread (a server answers it to its clients).
+// The stack trace stays with the process that ran the node, in Stack: find it with
+// errors.As on the returned error to log it. It is never stored. The error carries no
+// interlude.Code, and Unwrap is not provided even when the value is an error, so a
+// panic never masquerades as one of Interlude's refusals.
+type PanicError struct {
+	// Value is what the node passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack trace (runtime/debug.Stack).
+	Stack []byte
+}
+
+// Error returns "panic: " and the panic value, its line breaks turned into spaces.
+func (e *PanicError) Error() string {
+	lines := strings.FieldsFunc(fmt.Sprint(e.Value), func(r rune) bool { return r == '\n' || r == '\r' })
+	return "panic: " + strings.Join(lines, " ")
 }
 
 func questions(in []task.Interrupt) []interlude.Question {

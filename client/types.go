@@ -241,6 +241,20 @@ type ThreadPage struct {
 	NextCursor string `json:"next_cursor"`
 }
 
+// MarshalJSON encodes the page as the server sends it: next_cursor is null at
+// the end of the listing, so that a script paging until it is null stops.
+func (p ThreadPage) MarshalJSON() ([]byte, error) {
+	type plain ThreadPage
+	var next *string
+	if p.NextCursor != "" {
+		next = &p.NextCursor
+	}
+	return json.Marshal(struct {
+		plain
+		NextCursor *string `json:"next_cursor"`
+	}{plain(p), next})
+}
+
 // ListOptions selects threads for Threads.
 type ListOptions struct {
 	// Status keeps threads with this status (for the inbox: "interrupted").

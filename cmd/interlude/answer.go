@@ -13,7 +13,10 @@ var resumeCommand = &command{
 	about: `The value must match the question's answer schema (see interlude show THREAD), such
 as '{"approved": true}' for refund, true for a yes/no question, or
 '{"action": "approve"}' for an agent's tool approval. --id may be left out when
-exactly one question is pending. The value null cancels the question.`,
+exactly one question is pending, but naming it makes the command safe to repeat:
+the same answer again returns the recorded outcome. The value null cancels the
+question. A value that begins with "-", such as -1, goes after "--":
+interlude resume THREAD --id ID -- -1.`,
 	minArgs: 2, maxArgs: 2,
 	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
 		r := remoteFlags(fs, e)

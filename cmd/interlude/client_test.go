@@ -125,7 +125,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 	t.Run("run pauses and says how to answer", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "refund", `{"amount": 150}`, "--thread", "order-1"},
 			"Thread order-1: interrupted", "Approve a refund of $150?", `value: {"amount":150}`,
-			`resume: interlude resume order-1 '{"approved": true}'`, `Values: {"amount":150,"attempts":1}`)
+			`resume: interlude resume order-1 --id int_`, `'{"approved": true}'`, `Values: {"amount":150,"attempts":1}`)
 	})
 	t.Run("threads lists the inbox", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "interrupted"},
@@ -149,6 +149,10 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, as(""), exitRefused, []string{"threads"}, "401 unauthenticated", "set INTERLUDE_TOKEN")
 		s.expectCLI(t, nil, exitRefused, []string{"show", "no-such-thread"}, "404 not_found")
 		s.expectCLI(t, nil, exitRefused, []string{"run", "refund", `{"amount": 5}`, "--thread", "order-1"}, "409 thread_interrupted")
+		errOut := s.expectCLI(t, nil, exitRefused, []string{"resume", "order-1", "--id", "int_nope", "true"}, "no pending interrupt has id int_nope; pending: int_")
+		if strings.Contains(errOut, "interrupts: int_nope") {
+			t.Errorf("the unknown id is listed as if it were pending:\n%s", errOut)
+		}
 		code, out, _ := s.cli(t, nil, "resume", "order-1", "--id", "int_nope", "true", "--json")
 		var body struct {
 			Error struct{ Code string } `json:"error"`
@@ -178,7 +182,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			"rejected: Needs a manager. (by alice,", "agent: I could not issue the refund: Needs a manager.")
 	})
 	t.Run("cancel", func(t *testing.T) {
-		s.expectCLI(t, nil, exitOK, []string{"run", "two-step", "{}", "--thread", "ts-1"}, "Approve step 1?", "resume: interlude resume ts-1 true")
+		s.expectCLI(t, nil, exitOK, []string{"run", "two-step", "{}", "--thread", "ts-1"}, "Approve step 1?", "resume: interlude resume ts-1 --id int_")
 		s.expectCLI(t, nil, exitOK, []string{"cancel", "ts-1"}, "Thread ts-1: completed", `"outcome":"stopped"`)
 	})
 	t.Run("several questions need --id", func(t *testing.T) {
@@ -192,7 +196,8 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"resume", "par-1", "--id", res.Interrupts[1].ID, "false"}, "Thread par-1: completed")
 	})
 	t.Run("breakpoints are passed with run --thread", func(t *testing.T) {
-		s.expectCLI(t, nil, exitOK, []string{"run", "gated", `{"topic": "tea"}`, "--thread", "gate-1"}, "Paused after node draft")
+		s.expectCLI(t, nil, exitOK, []string{"run", "gated", `{"topic": "tea"}`, "--thread", "gate-1"},
+			"Paused after node draft. Continue with: interlude run gated --thread gate-1")
 		s.expectCLI(t, nil, exitOK, []string{"run", "gated", "--thread", "gate-1"}, "Paused before node publish")
 		s.expectCLI(t, nil, exitOK, []string{"run", "gated", "--thread", "gate-1"}, "Thread gate-1: completed", `"published":true`)
 	})
@@ -205,6 +210,36 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		}
 		s.expectCLI(t, nil, exitFailed, []string{"run", "support-agent", "--message", "hello", "--thread", "chatty"},
 			"Thread chatty: failed", "Error: ", "limit of 10 model turns")
+	})
+	t.Run("the printed resume command may be run again", func(t *testing.T) {
+		out := s.expectCLI(t, nil, exitOK, []string{"run", "two-step", "{}", "--thread", "again-1"}, "Approve step 1?")
+		_, hint, ok := strings.Cut(out, "resume: interlude ")
+		if !ok {
+			t.Fatalf("no resume command printed:\n%s", out)
+		}
+		args := strings.Fields(strings.SplitN(hint, "\n", 2)[0])
+		first := s.expectCLI(t, nil, exitOK, args, "Thread again-1: interrupted", "Approve step 2?")
+		if again := s.expectCLI(t, nil, exitOK, args, "Thread again-1: interrupted"); again != first {
+			t.Errorf("the repeated command answered differently:\n%s\nthen:\n%s", first, again)
+		}
+	})
+	t.Run("a listing's next page keeps its filters", func(t *testing.T) {
+		for _, id := range []string{"page-1", "page-2"} {
+			s.expectCLI(t, nil, exitOK, []string{"run", "refund", `{"amount": 3}`, "--thread", id}, "interrupted")
+		}
+		// Newest first: page-2, then page-1 alone (order-1 is answered, so not in the inbox).
+		out := s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "interrupted", "--graph", "refund", "--limit", "1"},
+			"page-2", "More: interlude threads --status interrupted --graph refund --limit 1 --cursor ")
+		_, more, _ := strings.Cut(out, "More: interlude ")
+		next := s.expectCLI(t, nil, exitOK, strings.Fields(more), "page-1")
+		if strings.Contains(next, "page-2") || strings.Contains(next, "order-1") || strings.Contains(next, "More:") {
+			t.Errorf("the next page is not the last interrupted refund:\nfirst:\n%s\nnext:\n%s", out, next)
+		}
+		last := s.expectCLI(t, nil, exitOK, []string{"threads", "--graph", "no-such-graph", "--json"})
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(last), &raw); err != nil || raw["next_cursor"] != nil {
+			t.Errorf("--json at the end of a listing: want next_cursor null, as the server sends it\n%s", last)
+		}
 	})
 	t.Run("a body over --body-limit is refused", func(t *testing.T) {
 		big := `{"topic": "` + strings.Repeat("x", 5000) + `"}`
@@ -240,7 +275,7 @@ func TestServeRefusesANonLoopbackAddressWithoutTokens(t *testing.T) {
 	cmd.Env = baseEnv()
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "refusing to listen") {
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "refusing to listen on 0.0.0.0:0 without API tokens: give --tokens FILE") {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }

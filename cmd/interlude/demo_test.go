@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store/sqlite"
 )
 
 // term is the interlude binary running under a pseudo-terminal, driven like a
@@ -229,5 +233,26 @@ func TestDemoInputEndingAtAPickedUpQuestionLeavesItOpen(t *testing.T) {
 		if strings.Contains(tm.output(), "interlude: ") {
 			t.Fatalf("run %d reported an error:\n%s", run, tm.output())
 		}
+	}
+}
+
+func TestDemoRefusalIsPrefixedOnce(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund, err := graphs.Refund(graph.WithStore(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := refund.Invoke(context.Background(), "order-42", graph.Input(graphs.RefundState{Amount: 5})); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, _, errOut := inProcess("demo", "--db", db, "--thread", "order-42")
+	if code != exitFailed || !strings.HasPrefix(errOut, `interlude: thread "order-42" belongs to graph "refund"`) {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 }

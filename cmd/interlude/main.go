@@ -181,7 +181,8 @@ func exitCode(e *env, err error) int {
 		say("%s", rf.msg)
 		return exitFailed
 	}
-	say("%v", err)
+	// Interlude's own errors begin with "interlude: ", as this line does.
+	say("%s", strings.TrimPrefix(err.Error(), "interlude: "))
 	return exitFailed
 }
 

@@ -61,7 +61,7 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{[]string{"run", "refund", "{}", "--message", "hi"}, exitUsage, "", "not both"},
 		{[]string{"demo", "--model", "gpt"}, exitUsage, "", `unknown model "gpt"`},
 		{[]string{"demo", "--model", "openai"}, exitUsage, "", "needs OPENAI_API_KEY"},
-		{[]string{"serve", "--addr", "0.0.0.0:0"}, exitUsage, "", "refusing to listen on a non-loopback address without API tokens"},
+		{[]string{"serve", "--addr", "0.0.0.0:0"}, exitUsage, "", "refusing to listen on 0.0.0.0:0 without API tokens: give --tokens FILE"},
 		{[]string{"serve", "--log-format", "xml"}, exitUsage, "", `unknown log format "xml"`},
 	}
 	for _, c := range cases {

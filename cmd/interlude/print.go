@@ -15,13 +15,15 @@ import (
 )
 
 // printRun prints the answer of a run (run, resume, reject, cancel) for people.
-func printRun(w io.Writer, res *client.RunResult) {
+// graph names the thread's graph, for the command that continues it past a
+// breakpoint.
+func printRun(w io.Writer, res *client.RunResult, graph string) {
 	fmt.Fprintf(w, "Thread %s: %s\n", res.ThreadID, res.Status)
 	if res.Error != "" {
 		fmt.Fprintf(w, "Error: %s\n", res.Error)
 	}
 	if res.Breakpoint != nil {
-		fmt.Fprintf(w, "Paused %s node %s. Continue with: interlude run GRAPH --thread %s\n", res.Breakpoint.When, res.Breakpoint.Node, res.ThreadID)
+		fmt.Fprintf(w, "Paused %s node %s. Continue with: interlude run %s --thread %s\n", res.Breakpoint.When, res.Breakpoint.Node, quote(graph), quote(res.ThreadID))
 	}
 	printQuestions(w, res.ThreadID, res.Interrupts)
 	if msgs := decodeMessages(res.Messages); len(msgs) > 0 {
@@ -46,11 +48,14 @@ func printQuestions(w io.Writer, thread string, qs []interlude.Question) {
 		fmt.Fprintf(w, "Waiting for %d answers:\n", len(qs))
 	}
 	for _, q := range qs {
-		printQuestion(w, thread, q, len(qs) > 1)
+		printQuestion(w, thread, q)
 	}
 }
 
-func printQuestion(w io.Writer, thread string, q interlude.Question, needID bool) {
+// printQuestion prints one pending question and the commands that answer it.
+// They name the interrupt even when it is the only one, so that running one
+// again after it succeeded replays the recorded answer instead of being refused.
+func printQuestion(w io.Writer, thread string, q interlude.Question) {
 	where := "node " + q.Node
 	if q.ToolCallID != "" {
 		where += ", tool call " + q.ToolCallID
@@ -76,10 +81,7 @@ func printQuestion(w io.Writer, thread string, q interlude.Question, needID bool
 	if q.ExpiresAt != nil {
 		fmt.Fprintf(w, "    open until: %s\n", stamp(*q.ExpiresAt))
 	}
-	id := ""
-	if needID {
-		id = " --id " + q.ID
-	}
+	id := " --id " + q.ID
 	fmt.Fprintf(w, "    resume: interlude resume %s%s %s\n", thread, id, exampleAnswer(q))
 	fmt.Fprintf(w, "    or:     interlude reject %s%s --message REASON | interlude cancel %s%s\n", thread, id, thread, id)
 }

@@ -45,6 +45,20 @@ A run that pauses prints its questions and how to answer them.`,
 	},
 }
 
+// graphOf names the graph of the run's thread when the run stopped at a
+// breakpoint, whose continue command needs it. A run answer does not carry it,
+// so it asks the server; "GRAPH" stands in if it cannot.
+func (r *remote) graphOf(res *client.RunResult) string {
+	if res.Breakpoint == nil {
+		return ""
+	}
+	t, err := r.client().Thread(r.e.ctx, res.ThreadID)
+	if err != nil {
+		return "GRAPH"
+	}
+	return t.Graph
+}
+
 // result prints a run answer and turns a failed run into an error.
 func (r *remote) result(res *client.RunResult) error {
 	if *r.json {
@@ -52,7 +66,7 @@ func (r *remote) result(res *client.RunResult) error {
 			return err
 		}
 	} else {
-		printRun(r.e.stdout, res)
+		printRun(r.e.stdout, res, r.graphOf(res))
 	}
 	if res.Status == client.Failed {
 		return &printed{&runFailed{"the run failed: " + res.Error}}

@@ -91,7 +91,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 				}
 			}
 			if err := server.CheckListenAddr(*addr, len(tokens) > 0); err != nil {
-				return &usageError{err.Error()}
+				return listenRefused(*addr, err)
 			}
 			return serve(e, log, *addr, cfg, tokens, *bodyLimit)
 		}
@@ -171,12 +171,21 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	log.Info("listening", append([]any{"addr", ln.Addr().String(), "graphs", names, "tokens", len(tokens)}, where...)...)
 	if err := srv.Serve(ctx, ln); err != nil {
 		if errors.Is(err, server.ErrInsecureListen) {
-			return &usageError{err.Error()}
+			return listenRefused(addr, err)
 		}
 		return err
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// listenRefused words a refused listen address in the flags of this command
+// rather than the Go API's options.
+func listenRefused(addr string, err error) error {
+	if errors.Is(err, server.ErrInsecureListen) {
+		return usagef("refusing to listen on %s without API tokens: give --tokens FILE, or --addr 127.0.0.1:PORT", addr)
+	}
+	return &usageError{err.Error()}
 }
 
 // gcPercent is the garbage collector's pace in `interlude serve` unless GOGC

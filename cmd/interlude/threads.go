@@ -46,7 +46,17 @@ var threadsCommand = &command{
 			}
 			tw.Flush()
 			if page.NextCursor != "" {
-				fmt.Fprintf(e.stdout, "More: interlude threads --cursor %s\n", page.NextCursor)
+				more := "interlude threads"
+				if *status != "" {
+					more += " --status " + quote(*status)
+				}
+				if *graphName != "" {
+					more += " --graph " + quote(*graphName)
+				}
+				if *limit != 0 {
+					more += fmt.Sprintf(" --limit %d", *limit)
+				}
+				fmt.Fprintf(e.stdout, "More: %s --cursor %s\n", more, quote(page.NextCursor))
 			}
 			return nil
 		}

@@ -17,6 +17,11 @@
 //   - every tool result carries the call's interrupt history: each question, the
 //     tool's private state, and the resolution with who gave it and when.
 //
+// Input is checked before anything is applied or stored: each message must pass
+// model.Message.Validate, and the conversation may not stay empty. Refused input is
+// an *interlude.Error with code interlude.CodeInvalidRequest and leaves the thread
+// as it was.
+//
 // Approval policies (RequireApproval, RequireApprovalIf) ask before a call runs;
 // the person approves, edits the arguments (validated against the tool's schema
 // before the answer is accepted), rejects with a message, or responds in the tool's
@@ -30,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/interludehq/interlude"
@@ -176,6 +182,7 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	}
 	l := &loop{model: m, tools: byName, specs: specs, cfg: &cfg}
 	g := graph.New[State]()
+	g.OnInput(l.checkInput)
 	g.AddNode(ModelNode, l.callModel)
 	g.AddNode(ToolsNode, l.runTools)
 	g.AddEdge(graph.Start, ModelNode)
@@ -207,7 +214,32 @@ type loop struct {
 	cfg   *config
 }
 
+// checkInput refuses input that would leave the conversation empty, or that holds a
+// message no model could take (an unknown role or block type, a tool call without
+// an id, ...), before anything is applied.
+func (l *loop) checkInput(ctx context.Context, current, input State) (State, error) {
+	for i, m := range input.Messages {
+		if err := m.Validate(); err != nil {
+			return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest, Err: err,
+				Message: fmt.Sprintf("input message %d: %s", i, strings.TrimPrefix(err.Error(), "model: "))}
+		}
+	}
+	if len(current.Messages)+len(input.Messages) == 0 {
+		return State{}, errEmptyConversation()
+	}
+	return State{}, nil
+}
+
+// errEmptyConversation refuses to call the model with no messages.
+func errEmptyConversation() error {
+	return &interlude.Error{Code: interlude.CodeInvalidRequest,
+		Message: "the conversation has no messages; send at least one, such as a user message (agent.Ask)"}
+}
+
 func (l *loop) callModel(ctx context.Context, s State) (State, error) {
+	if len(s.Messages) == 0 {
+		return State{}, errEmptyConversation()
+	}
 	if l.cfg.maxTurns > 0 && s.Turns >= l.cfg.maxTurns {
 		return State{}, &interlude.Error{Code: ErrMaxTurns.Code, Message: fmt.Sprintf("the agent reached its limit of %d model turns; raise WithMaxTurns or start a new thread", l.cfg.maxTurns)}
 	}

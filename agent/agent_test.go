@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -350,5 +351,62 @@ func TestMalformedArgumentsOnGatedCallFailClosed(t *testing.T) {
 	msgs := res.Values.Messages
 	if r := toolResults(msgs[len(msgs)-2])[0]; !r.IsError {
 		t.Fatalf("result = %+v", r)
+	}
+}
+
+func TestBadInputIsRefusedBeforeAnythingIsCommitted(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(scripted.Text("Hello."))
+	a := newAgent(t, m, newShop(), memory.New())
+	if res, err := a.Invoke(ctx, "old", agent.Ask("hi")); err != nil || res.Status != graph.Completed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	both := []string{"new", "old"}
+	cases := []struct {
+		name    string
+		threads []string // an empty input is fine on a thread that has a conversation
+		input   any
+		want    string
+	}{
+		{"no messages", both[:1], json.RawMessage(`{"messages":[]}`), "no messages"},
+		{"empty state", both[:1], agent.State{}, "no messages"},
+		{"unknown role", both, json.RawMessage(`{"messages":[{"role":"wizard","content":[{"type":"text","text":"hi"}]}]}`), `input message 0: unknown message role "wizard"`},
+		{"unknown block type", both, json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"user","content":[{"type":"spell"}]}]}`), `input message 1: user message, block 0: unknown block type "spell"`},
+		{"tool call from the user", both, agent.State{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Block{model.ToolUse("c1", "issue_refund", nil)}}}}, "tool_use blocks belong in assistant messages"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, thread := range c.threads {
+				before, _ := a.State(ctx, thread)
+				_, err := a.Invoke(ctx, thread, graph.Input(c.input))
+				var ie *interlude.Error
+				if !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidRequest || !strings.Contains(ie.Message, c.want) {
+					t.Fatalf("%s thread: err = %v, want an invalid_request saying %q", thread, err, c.want)
+				}
+				after, err := a.State(ctx, thread)
+				switch {
+				case m.Calls() != 1:
+					t.Fatalf("%s thread: the model was called", thread)
+				case before == nil && !errors.Is(err, interlude.ErrNotFound):
+					t.Fatalf("%s thread: refused input made the thread: %v", thread, err)
+				case before != nil && (err != nil || after.Checkpoint != before.Checkpoint):
+					t.Fatalf("%s thread: refused input changed it: %v", thread, err)
+				}
+			}
+		})
+	}
+}
+
+func TestModelIsNotCalledWithAnEmptyConversation(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(scripted.Text("Hello."))
+	a := newAgent(t, m, newShop(), memory.New())
+	// UpdateState bypasses the input check, as a thread stored before it would.
+	if _, err := a.UpdateState(ctx, "e", agent.State{}, graph.Start); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Invoke(ctx, "e", graph.Continue())
+	if !errors.Is(err, interlude.ErrInvalidRequest) || res.Status != graph.Failed || !strings.Contains(res.Error, "no messages") || m.Calls() != 0 {
+		t.Fatalf("err %v, result %+v, model calls %d", err, res, m.Calls())
 	}
 }

@@ -42,11 +42,12 @@ type Route[S any] func(ctx context.Context, state S) ([]string, error)
 // `graph:"add"` or `graph:"merge"`; the default replaces the value. Builder methods
 // record mistakes and Compile reports them all.
 type Builder[S any] struct {
-	nodes  map[string]Node[S]
-	order  []string
-	edges  map[string][]string
-	routes map[string][]Route[S]
-	errs   []error
+	nodes   map[string]Node[S]
+	order   []string
+	edges   map[string][]string
+	routes  map[string][]Route[S]
+	onInput InputFunc[S]
+	errs    []error
 }
 
 // New returns an empty graph builder.
@@ -87,6 +88,30 @@ func (b *Builder[S]) AddRoute(from string, route Route[S]) *Builder[S] {
 		return b.fail("route from %q is nil", from)
 	}
 	b.routes[from] = append(b.routes[from], route)
+	return b
+}
+
+// InputFunc checks an Input before it is applied. It receives the thread's current
+// state (the zero S for a thread that does not exist yet) and the input as an update
+// of S, both read-only, and returns an update to apply along with the input (the zero
+// S for none), or an error that refuses the command: nothing is applied or
+// committed, and Invoke returns the error as it is. Refuse bad input with an
+// *interlude.Error of code interlude.CodeInvalidRequest, whose message a server
+// answers to its client.
+//
+// It runs under the thread's lock, before any node, for every Input; answers and
+// Continue do not call it. It cannot pause: interlude.Interrupt returns an error.
+type InputFunc[S any] func(ctx context.Context, current, input S) (S, error)
+
+// OnInput makes fn check every Input, and add to it, before it is applied.
+func (b *Builder[S]) OnInput(fn InputFunc[S]) *Builder[S] {
+	switch {
+	case fn == nil:
+		return b.fail("OnInput was given a nil function")
+	case b.onInput != nil:
+		return b.fail("OnInput is called twice; check everything in one function")
+	}
+	b.onInput = fn
 	return b
 }
 
@@ -143,15 +168,16 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		cfg.owner = defaultOwner()
 	}
 	g := &Graph[S]{
-		name:   cfg.name,
-		nodes:  b.nodes,
-		order:  make(map[string]int, len(b.order)),
-		edges:  b.edges,
-		routes: b.routes,
-		cfg:    cfg,
-		codec:  codec[S]{fs: fs},
-		locks:  keylock.New(),
-		cache:  newCache[S](cfg.cache),
+		name:    cfg.name,
+		nodes:   b.nodes,
+		order:   make(map[string]int, len(b.order)),
+		edges:   b.edges,
+		routes:  b.routes,
+		cfg:     cfg,
+		codec:   codec[S]{fs: fs},
+		locks:   keylock.New(),
+		cache:   newCache[S](cfg.cache),
+		onInput: b.onInput,
 	}
 	for i, n := range b.order {
 		g.order[n] = i
@@ -262,6 +288,7 @@ type Graph[S any] struct {
 	locks     *keylock.Locks
 	cache     *cache[S]
 	observer  *Observer[S]
+	onInput   InputFunc[S]
 }
 
 // Name returns the graph's name (WithName).

@@ -175,6 +175,9 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	if err != nil {
 		return nil, err
 	}
+	if ws, err = r.checkInput(ws); err != nil {
+		return nil, err
+	}
 	r.dirty = true
 	if st == nil {
 		st = &state[S]{nonce: newNonce(), createdAt: r.g.cfg.now(), status: store.StatusIdle}
@@ -191,6 +194,31 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	st.next, st.mid, st.base, st.ledger, st.memo, st.exchanges, st.err = next, false, 0, nil, nil, nil, ""
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
+}
+
+// checkInput passes the input's writes to the graph's InputFunc, if it has one, and
+// returns them with the writes of the update it adds.
+func (r *runner[S]) checkInput(ws []write) ([]write, error) {
+	g := r.g
+	if g.onInput == nil {
+		return ws, nil
+	}
+	var current, in S
+	if st := r.c.st; st != nil {
+		current = g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S)
+	}
+	if err := g.codec.fs.apply(reflect.ValueOf(&in).Elem(), ws); err != nil {
+		return nil, err
+	}
+	extra, err := g.onInput(r.ctx, current, in)
+	if err != nil {
+		return nil, err
+	}
+	more, err := g.codec.fs.writesOf(reflect.ValueOf(extra), "the graph's input function")
+	if err != nil {
+		return nil, err
+	}
+	return append(ws, more...), nil
 }
 
 // refuseIfWaiting refuses new input while the thread waits for answers or sits at

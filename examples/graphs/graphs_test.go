@@ -114,3 +114,21 @@ func TestSupportAgentDecisions(t *testing.T) {
 		})
 	}
 }
+
+func TestSupportAgentRefusesAnEmptyConversation(t *testing.T) {
+	a, err := graphs.SupportAgent(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := a.Erase() // as the server runs it
+	for _, input := range []string{`{"messages":[]}`, `{}`} {
+		res, err := g.Invoke(ctx, "empty", graph.Input(json.RawMessage(input)))
+		var ie *interlude.Error
+		if !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidRequest || res != nil {
+			t.Fatalf("input %s: err %v, result %+v", input, err, res)
+		}
+		if _, err := g.State(ctx, "empty"); !errors.Is(err, interlude.ErrNotFound) {
+			t.Fatalf("input %s: the refused input made the thread: %v", input, err)
+		}
+	}
+}

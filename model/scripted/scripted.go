@@ -11,6 +11,10 @@
 // Tool calls get deterministic ids, "call_<turn>_<position>", so a re-run
 // produces the same ids too.
 //
+// Like a provider, a scripted model refuses a request that has no messages,
+// or that fails [model.Request.Validate], with a [*model.Error] of kind
+// [model.ErrInvalidRequest]; the answering function is not called.
+//
 // Usage numbers are word counts: the words of the system prompt and of every
 // text and tool result in the request, and the words of the answer's text
 // plus one per tool call.
@@ -250,8 +254,8 @@ func (m *Model) reply(ctx context.Context, req *model.Request) (model.Message, m
 	if err := ctx.Err(); err != nil {
 		return model.Message{}, "", model.Usage{}, err
 	}
-	if req == nil {
-		req = &model.Request{}
+	if err := check(req); err != nil {
+		return model.Message{}, "", model.Usage{}, err
 	}
 	turn := TurnIndex(req)
 	msg, err := m.answer(ctx, req.Clone(), turn)
@@ -296,6 +300,19 @@ func (m *Model) reply(ctx context.Context, req *model.Request) (model.Message, m
 		stop = model.StopToolUse
 	}
 	return msg, stop, usage, nil
+}
+
+// check refuses what a provider would: a request without messages, or one that
+// fails Validate.
+func check(req *model.Request) error {
+	if req == nil || len(req.Messages) == 0 {
+		return &model.Error{Provider: Name, Kind: model.ErrInvalidRequest,
+			Message: "the request has no messages; a model answers a conversation, so send at least one"}
+	}
+	if err := req.Validate(); err != nil {
+		return &model.Error{Provider: Name, Kind: model.ErrInvalidRequest, Message: err.Error(), Err: err}
+	}
+	return nil
 }
 
 func countWords(s string) int { return len(strings.Fields(s)) }

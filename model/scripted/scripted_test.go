@@ -271,3 +271,41 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+func TestEmptyOrInvalidRequestIsRefusedLikeAProviderWould(t *testing.T) {
+	cases := []struct {
+		name string
+		req  *model.Request
+		want string
+	}{
+		{"nil request", nil, "no messages"},
+		{"no messages", &model.Request{System: "You help."}, "no messages"},
+		{"unknown role", &model.Request{Messages: []model.Message{{Role: "wizard", Content: []model.Block{model.TextBlock("hi")}}}}, `unknown message role "wizard"`},
+		{"unknown block type", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Block{{Type: "spell"}}}}}, `unknown block type "spell"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			called := false
+			m := scripted.Func(func(ctx context.Context, req *model.Request) (model.Message, error) {
+				called = true
+				return model.AssistantText(req.Messages[len(req.Messages)-1].Text()), nil
+			})
+			_, genErr := m.Generate(context.Background(), c.req)
+			var streamErr error
+			for _, err := range m.Stream(context.Background(), c.req) {
+				if err != nil {
+					streamErr = err
+				}
+			}
+			for _, err := range []error{genErr, streamErr} {
+				var me *model.Error
+				if !errors.Is(err, model.ErrInvalidRequest) || !errors.As(err, &me) || me.Provider != scripted.Name || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("err = %v, want an invalid-request error saying %q", err, c.want)
+				}
+			}
+			if called || m.Calls() != 2 {
+				t.Fatalf("the answering function ran (%v) or the requests were not recorded (%d)", called, m.Calls())
+			}
+		})
+	}
+}

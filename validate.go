@@ -28,18 +28,20 @@ func (q Question) Check(r Resolution) error {
 	if !json.Valid(data) {
 		return &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
 	}
-	if len(q.Schema) == 0 {
-		return nil
+	// Without a schema the answer is still refused if Go would decode it to
+	// another value than the one recorded (a key repeated, or twice in two cases).
+	vs, problem := schema.AmbiguousKeys(data), "is ambiguous"
+	if len(q.Schema) > 0 {
+		s, err := schema.Compile(q.Schema)
+		if err != nil {
+			return &Error{Code: CodeInvalidRequest, Message: "interrupt " + q.ID + " has an unusable response schema: " + err.Error(), Interrupts: []string{q.ID}}
+		}
+		vs, problem = s.Validate(data), "does not match its response schema"
 	}
-	s, err := schema.Compile(q.Schema)
-	if err != nil {
-		return &Error{Code: CodeInvalidRequest, Message: "interrupt " + q.ID + " has an unusable response schema: " + err.Error(), Interrupts: []string{q.ID}}
-	}
-	vs := s.Validate(data)
 	if len(vs) == 0 {
 		return nil
 	}
-	out := &Error{Code: CodeInvalidResponse, Message: "the answer to " + q.ID + " does not match its response schema", Interrupts: []string{q.ID}}
+	out := &Error{Code: CodeInvalidResponse, Message: "the answer to " + q.ID + " " + problem, Interrupts: []string{q.ID}}
 	for _, v := range vs {
 		out.Violations = append(out.Violations, Violation(v))
 	}

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// ambiguousKeys returns one violation for every object member in data whose key
+// AmbiguousKeys returns one violation for every object member in data whose key
 // repeats an earlier key of the same object, or equals one under Unicode case
 // folding (strings.EqualFold). Such a document means one thing to the validator,
 // which matches keys exactly and keeps the last of repeated keys, and another to
@@ -21,7 +21,7 @@ import (
 // places each violation at the JSON Pointer of the object concerned. Data that is
 // not JSON yields what was found before the error: reporting syntax is Validate's
 // parser's job.
-func ambiguousKeys(data []byte) []Violation {
+func AmbiguousKeys(data []byte) []Violation {
 	// level is one open object or array; key and index say where in it we are.
 	type level struct {
 		object bool
@@ -100,7 +100,7 @@ func ambiguousKeys(data []byte) []Violation {
 // foldKey maps s to a form that two strings share exactly when strings.EqualFold
 // reports them equal: every rune becomes the smallest rune of its simple case
 // folding orbit (so "K", "k" and the Kelvin sign all become "K"). It lets
-// ambiguousKeys find a case-folded twin with one map lookup per key.
+// AmbiguousKeys find a case-folded twin with one map lookup per key.
 func foldKey(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))

@@ -42,14 +42,14 @@ var printer = message.NewPrinter(language.English)
 // Validate checks the JSON document data against the schema and returns every
 // violation found, or nil when data is valid. Data that is not JSON is one violation.
 // So is every object key that repeats, or differs only in case from, another key of
-// the same object (see ambiguousKeys): encoding/json would decode such data to a
+// the same object (see AmbiguousKeys): encoding/json would decode such data to a
 // different value than the one validated, so it is refused before the schema applies.
 func (s *Schema) Validate(data []byte) []Violation {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return []Violation{{Path: "", Message: "not valid JSON: " + err.Error()}}
 	}
-	if vs := ambiguousKeys(data); len(vs) > 0 {
+	if vs := AmbiguousKeys(data); len(vs) > 0 {
 		return vs
 	}
 	return s.ValidateValue(doc)

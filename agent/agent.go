@@ -48,7 +48,9 @@ import (
 type State struct {
 	// Messages is the transcript: user input, assistant turns and tool results.
 	Messages []model.Message `json:"messages" graph:"append"`
-	// Turns counts the model calls made in the thread.
+	// Turns counts the model calls of the current run: those made since the latest
+	// input, pauses and restarts included. Every input resets it to 0 (input may not
+	// set it); answers to interrupts and Continue do not.
 	Turns int `json:"turns,omitempty" graph:"add"`
 }
 
@@ -61,7 +63,8 @@ const (
 	ToolsNode = "tools"
 )
 
-// ErrMaxTurns matches the error of a run stopped by WithMaxTurns.
+// ErrMaxTurns matches the error of a run stopped by WithMaxTurns: too many model
+// calls since the latest input.
 var ErrMaxTurns = &interlude.Error{Code: "max_turns", Message: "the agent reached its turn limit"}
 
 // Agent is a compiled agent. It is safe for concurrent use.
@@ -86,9 +89,14 @@ type Option func(*config) error
 // WithSystemPrompt sets the system prompt.
 func WithSystemPrompt(s string) Option { return func(c *config) error { c.system = s; return nil } }
 
-// WithMaxTurns caps the model calls of a thread (0, the default, means no cap). The
-// count is part of the thread's state, so it carries across pauses and restarts;
-// reaching it fails the run with an error matching ErrMaxTurns.
+// WithMaxTurns caps the model calls of one run (0, the default, means no cap). A
+// run starts with each input, such as a user message, and lasts until the agent
+// answers, however many interrupts it pauses for; a conversation may go on for any
+// number of messages, as with a recursion limit per invocation or max turns per run
+// elsewhere. The count (State.Turns) is part of the thread's state: a run resumed
+// after a pause or a restart goes on counting where it was, so answering interrupts
+// never resets it. Reaching the cap fails the run with an error matching
+// ErrMaxTurns; Continue then fails the same way, and new input starts a new run.
 func WithMaxTurns(n int) Option { return func(c *config) error { c.maxTurns = n; return nil } }
 
 // WithParallelTools runs up to n tool calls of a turn at once (the default is 4).
@@ -214,9 +222,10 @@ type loop struct {
 	cfg   *config
 }
 
-// checkInput refuses input that would leave the conversation empty, or that holds a
+// checkInput refuses input that would leave the conversation empty, that holds a
 // message no model could take (an unknown role or block type, a tool call without
-// an id, ...), before anything is applied.
+// an id, ...), or that sets the turn count, before anything is applied. Input that
+// passes starts a new run: the turn count goes back to 0.
 func (l *loop) checkInput(ctx context.Context, current, input State) (State, error) {
 	for i, m := range input.Messages {
 		if err := m.Validate(); err != nil {
@@ -227,7 +236,12 @@ func (l *loop) checkInput(ctx context.Context, current, input State) (State, err
 	if len(current.Messages)+len(input.Messages) == 0 {
 		return State{}, errEmptyConversation()
 	}
-	return State{}, nil
+	if input.Turns != 0 {
+		return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest,
+			Message: "the input sets turns, which the agent counts itself; send messages only"}
+	}
+	// A new run: bring the count (an "add" field) back to 0.
+	return State{Turns: -current.Turns}, nil
 }
 
 // errEmptyConversation refuses to call the model with no messages.
@@ -241,7 +255,7 @@ func (l *loop) callModel(ctx context.Context, s State) (State, error) {
 		return State{}, errEmptyConversation()
 	}
 	if l.cfg.maxTurns > 0 && s.Turns >= l.cfg.maxTurns {
-		return State{}, &interlude.Error{Code: ErrMaxTurns.Code, Message: fmt.Sprintf("the agent reached its limit of %d model turns; raise WithMaxTurns or start a new thread", l.cfg.maxTurns)}
+		return State{}, &interlude.Error{Code: ErrMaxTurns.Code, Message: fmt.Sprintf("the agent reached its limit of %d model turns for one run; raise WithMaxTurns, or send a new message to start another run", l.cfg.maxTurns)}
 	}
 	req := &model.Request{System: l.cfg.system, Messages: s.Messages, Tools: l.specs}
 	resp, err := l.ask(ctx, req)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -129,6 +130,30 @@ func TestSupportAgentRefusesAnEmptyConversation(t *testing.T) {
 		}
 		if _, err := g.State(ctx, "empty"); !errors.Is(err, interlude.ErrNotFound) {
 			t.Fatalf("input %s: the refused input made the thread: %v", input, err)
+		}
+	}
+}
+
+func TestSupportAgentAnswersEveryMessageOfALongConversation(t *testing.T) {
+	a, err := graphs.SupportAgent(nil) // at most 10 model turns per run
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i := range 25 {
+		ask, answer := "What can you do?", "I can look up orders and issue refunds. Which order is it about?"
+		if i%5 == 4 {
+			ask, answer = fmt.Sprintf("Please refund $%d on order A-%d", i, 1000+i), fmt.Sprintf("Done: Refunded $%d on order A-%d.", i, 1000+i)
+		}
+		res, err := a.Invoke(ctx, "long", agent.Ask(ask))
+		for err == nil && res.Status == graph.Interrupted {
+			res, err = a.Invoke(ctx, "long", graph.Resume(agent.Approve().Response))
+			want += 2 // the tool call and its results
+		}
+		want += 2 // the message and its answer
+		msgs := res.Values.Messages
+		if err != nil || res.Status != graph.Completed || len(msgs) != want || msgs[len(msgs)-1].Text() != answer {
+			t.Fatalf("message %d (%q): %v, status %s, %d messages (want %d), answer %q", i+1, ask, err, res.Status, len(msgs), want, msgs[len(msgs)-1].Text())
 		}
 	}
 }

@@ -64,7 +64,7 @@ func SupportAgent(m model.Model, opts ...graph.Option) (*agent.Agent, error) {
 	}
 	return agent.New(m, SupportTools(),
 		agent.WithSystemPrompt("You are a customer-support agent. Look orders up before refunding them; refunds need a person's approval."),
-		agent.WithMaxTurns(10),
+		agent.WithMaxTurns(10), // per run: one message and the tool calls it leads to
 		agent.RequireApproval("issue_refund", agent.WithQuestion(func(c agent.Call) string {
 			var a RefundArgs
 			if json.Unmarshal(c.Arguments, &a) != nil {

@@ -3,6 +3,7 @@ package graph
 import (
 	"container/list"
 	"sync"
+	"time"
 )
 
 // cache keeps recently used thread states, least recently used evicted first.
@@ -16,8 +17,9 @@ type cache[S any] struct {
 type cached[S any] struct {
 	id       string
 	st       *state[S]
-	since    int // record bytes since the snapshot
-	snapSize int // JSON bytes of the stored snapshot
+	created  time.Time // the thread's creation time as the store keeps it (zero if unknown)
+	since    int       // record bytes since the snapshot
+	snapSize int       // JSON bytes of the stored snapshot
 }
 
 func newCache[S any](limit int) *cache[S] {
@@ -37,16 +39,18 @@ func (c *cache[S]) take(id string) (*cached[S], bool) {
 	return e.Value.(*cached[S]), true
 }
 
-// version returns the version of the thread's cached state, 0 if none.
-func (c *cache[S]) version(id string) int64 {
+// identity returns the version and creation time of the thread's cached
+// state, 0 and zero if none: together they tell the copy from a thread deleted
+// and created again, which starts over at version 1.
+func (c *cache[S]) identity(id string) (int64, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[id]; ok {
-		if st := e.Value.(*cached[S]).st; st != nil {
-			return st.version
+		if v := e.Value.(*cached[S]); v.st != nil {
+			return v.st.version, v.created
 		}
 	}
-	return 0
+	return 0, time.Time{}
 }
 
 // put stores a state the caller no longer uses.

@@ -319,7 +319,9 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 	})
 }
 
-// Delete forgets the thread and its history.
+// Delete forgets the thread and its history. In a store shared by several
+// processes it fails with an error matching interlude.ErrThreadBusy while a run
+// in another process holds the thread.
 func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
 	unlock, err := g.locks.Lock(ctx, threadID)
 	if err != nil {
@@ -327,6 +329,19 @@ func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
 	}
 	defer unlock()
 	g.cache.drop(threadID)
+	// In a store shared by several processes, a run elsewhere holds the thread's
+	// lease: refuse with thread_busy rather than delete the thread under it.
+	if l, ok := g.cfg.store.(store.Leaser); ok {
+		if c, ok := ctx.Value(claimKey{}).(*Claim); !ok || c.ThreadID != threadID {
+			held, err := l.Lease(ctx, store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL})
+			if err != nil {
+				return err
+			}
+			// The delete removes the lease with the thread; giving it up
+			// afterwards finds it gone, which is not an error.
+			defer held.Release(context.WithoutCancel(ctx))
+		}
+	}
 	return g.cfg.store.Delete(ctx, threadID)
 }
 

@@ -53,7 +53,8 @@ func (g *Graph[S]) Claim(ctx context.Context, threadID string) (*Claim, error) {
 	if !ok {
 		return nil, nil
 	}
-	req := store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL, Load: true, Cached: g.cache.version(threadID)}
+	req := store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL, Load: true}
+	req.Cached, req.CachedCreatedAt = g.cache.identity(threadID)
 	held, err := l.Lease(ctx, req)
 	if err != nil {
 		return nil, err

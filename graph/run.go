@@ -118,7 +118,9 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string, claim *Claim) (
 			return nil, err
 		}
 	}
-	if c, ok := g.cache.take(threadID); ok && c.st != nil && c.st.version == v {
+	// A thread the claim loaded differs from the cached copy, even at the same
+	// version: it was deleted and created again.
+	if c, ok := g.cache.take(threadID); ok && c.st != nil && c.st.version == v && (l == nil || l.Meta.CreatedAt.Equal(c.created)) {
 		return c, nil
 	}
 	if v == 0 {
@@ -137,7 +139,7 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string, claim *Claim) (
 	if err != nil {
 		return nil, err
 	}
-	return &cached[S]{id: threadID, st: st, since: since, snapSize: snapSize}, nil
+	return &cached[S]{id: threadID, st: st, created: l.Meta.CreatedAt, since: since, snapSize: snapSize}, nil
 }
 
 // owns refuses a thread that another graph runs.
@@ -432,6 +434,9 @@ func (r *runner[S]) commit(d *delta) error {
 		Meta:     store.Meta{Graph: g.name, Status: st.status, Interrupts: public(st.pending()), UpdatedAt: d.At},
 		Records:  []store.Record{{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}},
 	}
+	if app.Expect == 0 {
+		app.Meta.CreatedAt = st.createdAt // kept by the store, so the cached copy knows it
+	}
 	since := r.c.since + len(data)
 	var snapSize int
 	if since > compressAbove && since >= r.c.snapSize/2 {
@@ -446,6 +451,9 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	if err := g.cfg.store.Append(r.ctx, app); err != nil {
 		return err
+	}
+	if app.Expect == 0 {
+		r.c.created = st.createdAt
 	}
 	r.dirty, r.input = false, nil
 	if app.Snapshot != nil {

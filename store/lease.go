@@ -30,6 +30,11 @@ type LeaseRequest struct {
 	Load bool
 	// Cached is the version of the taker's copy of the thread (0 for none).
 	Cached int64
+	// CachedCreatedAt is the creation time of the taker's copy (Meta.CreatedAt),
+	// zero if unknown. A thread deleted and created again starts over at version
+	// 1, so the version alone cannot tell the copy of the old thread from the
+	// new one: the thread is loaded unless both match.
+	CachedCreatedAt time.Time
 }
 
 // Lease is a held thread lease.

@@ -90,8 +90,11 @@ type Append struct {
 	// Expect is the version the thread must have now (0 for a new thread). If it has
 	// another, the append fails with an error matching interlude.ErrConflict.
 	Expect int64
-	// Meta replaces the indexed facts (ThreadID, Version and CreatedAt are set by the
-	// store).
+	// Meta replaces the indexed facts. ThreadID and Version are set by the store,
+	// and CreatedAt too, except that a new thread (Expect 0) keeps a CreatedAt
+	// given here: the runtime sets it, so that it knows the thread's creation
+	// time as stored and can tell its copy from a thread deleted and created again
+	// under the same id, which starts over at version 1.
 	Meta Meta
 	// Records are appended in order; their versions must be Expect+1, Expect+2, ...
 	Records []Record

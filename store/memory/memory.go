@@ -52,6 +52,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if t == nil {
 		t = &thread{}
 		t.meta.CreatedAt = now
+		if !a.Meta.CreatedAt.IsZero() {
+			t.meta.CreatedAt = a.Meta.CreatedAt.UTC()
+		}
 		s.threads[a.ThreadID] = t
 	}
 	created := t.meta.CreatedAt

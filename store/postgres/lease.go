@@ -106,7 +106,11 @@ func (s *Store) take(ctx context.Context, req store.LeaseRequest, l *lease) (boo
 	var row loadRow
 	var err error
 	if req.Load {
-		err = s.leases.queryRow(ctx, req.ThreadID, s.sql.claim, []any{req.ThreadID, req.Owner, l.token, req.TTL.Microseconds(), req.Cached}, row.dest()...)
+		var created int64 // matches no thread when the copy's creation time is unknown
+		if !req.CachedCreatedAt.IsZero() {
+			created = req.CachedCreatedAt.UnixNano()
+		}
+		err = s.leases.queryRow(ctx, req.ThreadID, s.sql.claim, []any{req.ThreadID, req.Owner, l.token, req.TTL.Microseconds(), req.Cached, created}, row.dest()...)
 	} else {
 		err = s.leases.queryRow(ctx, req.ThreadID, s.sql.lease, []any{req.ThreadID, req.Owner, l.token, req.TTL.Microseconds()}, &row.graph, &row.version)
 	}
@@ -198,15 +202,15 @@ func leaseSQL(q *queries, schema string) {
 	q.lease = `WITH t AS (SELECT graph, version FROM ` + schema + `.threads WHERE id = $1)
 	` + upsert + `
 	RETURNING (SELECT graph FROM t), (SELECT version FROM t)`
-	// The claim is the lease and, unless the thread is at version $5, the
-	// thread as Load reads it: running, as its lease is now held. It has no
-	// row when the lease was not taken.
+	// The claim is the lease and, unless the thread is at version $5 and was
+	// created at $6 (the caller's copy), the thread as Load reads it: running, as
+	// its lease is now held. It has no row when the lease was not taken.
 	q.claim = `WITH cur AS (SELECT graph, version FROM ` + schema + `.threads WHERE id = $1),
 	took AS (` + upsert + ` RETURNING 1)
 	SELECT cur.graph, x.status, cur.version, x.interrupts, x.created_at, x.updated_at,
 		x.snap_version, x.snap_format, x.snap_data, x.versions, x.formats, x.kinds, x.datas, x.created
 	FROM took LEFT JOIN cur ON true
-	LEFT JOIN LATERAL (` + loadSQL(schema, `'running'::text`, false) + ` AND t.version <> $5
+	LEFT JOIN LATERAL (` + loadSQL(schema, `'running'::text`, false) + ` AND (t.version <> $5 OR t.created_at <> $6)
 	) x (graph, status, version, interrupts, created_at, updated_at, snap_version, snap_format, snap_data, versions, formats, kinds, datas, created) ON true`
 	q.holder = `SELECT owner, extract(epoch FROM expires_at - now())::float8 FROM ` + schema + `.leases WHERE thread_id = $1`
 	q.renew = `UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond' WHERE thread_id = $1 AND token = $2`

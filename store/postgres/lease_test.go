@@ -307,7 +307,8 @@ func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
 func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
-	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	created := time.Date(2026, 1, 2, 3, 4, 5, 6789, time.UTC)
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle, CreatedAt: created},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}, {Version: 2, Format: 1, Kind: "k", Data: []byte("y")}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,9 @@ func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 		{"no load asked", store.LeaseRequest{ThreadID: "t"}, "g", 2, -1},
 		{"no copy", store.LeaseRequest{ThreadID: "t", Load: true}, "g", 2, 2},
 		{"stale copy", store.LeaseRequest{ThreadID: "t", Load: true, Cached: 1}, "g", 2, 2},
-		{"current copy", store.LeaseRequest{ThreadID: "t", Load: true, Cached: 2}, "g", 2, -1},
+		{"current copy", store.LeaseRequest{ThreadID: "t", Load: true, Cached: 2, CachedCreatedAt: created}, "g", 2, -1},
+		{"copy of another thread at the same version", store.LeaseRequest{ThreadID: "t", Load: true, Cached: 2, CachedCreatedAt: created.Add(time.Nanosecond)}, "g", 2, 2},
+		{"copy whose creation time is unknown", store.LeaseRequest{ThreadID: "t", Load: true, Cached: 2}, "g", 2, 2},
 		{"new thread", store.LeaseRequest{ThreadID: "new", Load: true}, "", 0, -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -433,4 +436,91 @@ type loadCounter struct {
 func (c *loadCounter) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
 	c.loads.Add(1)
 	return c.Store.Load(ctx, threadID)
+}
+
+// refundOn compiles a refund-like graph on s as one process (owner) would:
+// one question, then the refund of the amount asked about.
+func refundOn(t *testing.T, s store.Store, owner string) *graph.Graph[refundState] {
+	t.Helper()
+	g, err := graph.New[refundState]().
+		AddNode("refund", func(ctx context.Context, st refundState) (refundState, error) {
+			ok, err := interlude.Ask[bool](ctx, interlude.Request{Message: "refund?"})
+			if err != nil {
+				return refundState{}, err
+			}
+			if ok {
+				return refundState{Refunded: st.Amount}, nil
+			}
+			return refundState{}, nil
+		}).
+		AddEdge(graph.Start, "refund").AddEdge("refund", graph.End).
+		Compile(graph.WithStore(s), graph.WithName("refund"), graph.WithLease(time.Minute, owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+type refundState struct {
+	Amount   int `json:"amount"`
+	Refunded int `json:"refunded"`
+}
+
+// TestAThreadDeletedAndCreatedAgainIsNotAnotherProcesssStaleCopy checks that a
+// process whose cached copy of a thread has the version of a thread deleted and
+// created again under the same id (by another process) runs the new thread,
+// not its copy of the old one.
+func TestAThreadDeletedAndCreatedAgainIsNotAnotherProcesssStaleCopy(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	a, b := refundOn(t, s, "a"), refundOn(t, s, "b")
+	old, err := b.Invoke(ctx, "d", graph.Input(refundState{Amount: 111}))
+	if err != nil || len(old.Interrupts) != 1 {
+		t.Fatalf("b starts the thread: %+v, %v", old, err)
+	}
+	if err := a.Delete(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := a.Invoke(ctx, "d", graph.Input(refundState{Amount: 222}))
+	if err != nil || len(fresh.Interrupts) != 1 {
+		t.Fatalf("a starts the thread again: %+v, %v", fresh, err)
+	}
+	id := fresh.Interrupts[0].ID
+	res, err := b.Invoke(ctx, "d", graph.Respond(map[string]interlude.Resolution{id: interlude.Resolve(true)}))
+	if err != nil {
+		t.Fatalf("b answers the new thread's question %s: %v", id, err)
+	}
+	if res.Values.Refunded != 222 {
+		t.Fatalf("b refunded %d, want the new thread's 222", res.Values.Refunded)
+	}
+}
+
+// TestDeleteIsRefusedWhileAnotherProcessRunsTheThread checks that deleting a thread another
+// process runs is refused as busy and deletes nothing, and succeeds once the
+// run has ended.
+func TestDeleteIsRefusedWhileAnotherProcessRunsTheThread(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	a, b := refundOn(t, s, "a"), refundOn(t, s, "b")
+	if _, err := a.Invoke(ctx, "x", graph.Input(refundState{Amount: 5})); err != nil {
+		t.Fatal(err)
+	}
+	claim, err := a.Claim(ctx, "x") // a run of a's, under way
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Delete(ctx, "x"); !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("delete during a's run: %v, want ErrThreadBusy", err)
+	}
+	if _, err := s.Meta(ctx, "x"); err != nil {
+		t.Fatalf("the refused delete deleted the thread: %v", err)
+	}
+	claim.Release(ctx)
+	if err := b.Delete(ctx, "x"); err != nil {
+		t.Fatalf("delete after the run: %v", err)
+	}
+	if _, err := s.Meta(ctx, "x"); !errors.Is(err, interlude.ErrNotFound) {
+		t.Fatalf("after delete, Meta: %v, want ErrNotFound", err)
+	}
+	mustLease(t, s, "x", "c").Release(ctx) // and the delete left no lease behind
 }

@@ -289,6 +289,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	sixth := a.Expect // the expected version, or for a new thread its creation time
 	if a.Expect == 0 {
 		sixth = now
+		if !a.Meta.CreatedAt.IsZero() {
+			sixth = a.Meta.CreatedAt.UnixNano()
+		}
 	}
 	args := []any{a.ThreadID, a.Meta.Graph, string(a.Meta.Status), versions[n-1], interrupts, sixth, updated,
 		versions, formats, kinds, datas, created}

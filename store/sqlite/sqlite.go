@@ -219,7 +219,11 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 	var res sql.Result
 	var err error
 	if a.Expect == 0 {
-		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, now, updated)
+		created := now
+		if !a.Meta.CreatedAt.IsZero() {
+			created = a.Meta.CreatedAt.UnixNano()
+		}
+		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated)
 	} else {
 		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated)
 	}

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 		{"RecordsRange", h.recordsRange},
 		{"MetaReplacedByEachAppend", h.metaReplaced},
 		{"TimesDefaultToNow", h.timesDefaultToNow},
+		{"NewThreadKeepsTheCreationTimeGiven", h.creationTimeGiven},
 		{"DataIsCopied", h.dataIsCopied},
 		{"BinaryAndLargeData", h.binaryAndLargeData},
 		{"ManyRecordsInOneAppend", h.manyRecords},
@@ -412,6 +413,17 @@ func (h *harness) timesDefaultToNow(t *testing.T) {
 	in("UpdatedAt", l.Meta.UpdatedAt)
 	in("CreatedAt", l.Meta.CreatedAt)
 	in("record CreatedAt", l.Records[0].CreatedAt)
+}
+
+// creationTimeGiven checks that a new thread keeps the creation time its first
+// append gives, to the nanosecond: the runtime knows its copy of the thread by it.
+func (h *harness) creationTimeGiven(t *testing.T) {
+	s := h.open(t)
+	created := base.Add(-time.Hour + 123456789*time.Nanosecond)
+	step(t, s, "c", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle, CreatedAt: created})
+	if got := load(t, s, "c").Meta.CreatedAt; !got.Equal(created) {
+		t.Errorf("CreatedAt = %v, want the %v the first append gave", got, created)
+	}
 }
 
 func (h *harness) dataIsCopied(t *testing.T) {

@@ -293,16 +293,20 @@ func toolGraph(opts ...graph.Option) (*graph.Graph[ToolState], error) {
 
 // FlakyState is the state of the flaky graph.
 type FlakyState struct {
-	Fail bool `json:"fail,omitempty"`
-	Done bool `json:"done,omitempty"`
+	Fail  bool `json:"fail,omitempty"`
+	Panic bool `json:"panic,omitempty"`
+	Done  bool `json:"done,omitempty"`
 }
 
-// flakyGraph fails its step while input asks it to.
+// flakyGraph fails its step while input asks it to, with an error or a panic.
 func flakyGraph(opts ...graph.Option) (*graph.Graph[FlakyState], error) {
 	g := graph.New[FlakyState]()
 	g.AddNode("work", func(ctx context.Context, s FlakyState) (FlakyState, error) {
 		if s.Fail {
 			return FlakyState{}, errors.New("boom")
+		}
+		if s.Panic {
+			panic("the node broke\nbadly")
 		}
 		return FlakyState{Done: true}, nil
 	})

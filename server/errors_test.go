@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -200,5 +203,39 @@ func TestFailedRunsAnswer200WithStatusFailedAndContinueRetries(t *testing.T) {
 	th := e.do(http.MethodGet, "/v1/threads/f", "", "").json(t)
 	if th["status"] != "failed" {
 		t.Fatalf("thread %v", th)
+	}
+}
+
+func TestANodesPanicIsLoggedWithItsStackAndAnsweredWithoutIt(t *testing.T) {
+	for _, c := range []struct {
+		name, path, accept string
+	}{
+		{"invoke", "/v1/graph/invoke", ""},
+		{"stream", "/v1/graph/stream", "application/x-ndjson"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs syncBuffer
+			e := newEnv(t, setup{opts: []server.Option{server.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))}})
+			thread := "panics-" + c.name
+			a := e.do(http.MethodPost, c.path, `{"graph":"flaky","input":{"panic":true},"config":{"thread_id":"`+thread+`"}}`, "", "Accept", c.accept)
+			expect(t, a, http.StatusOK, "")
+			detail := e.do(http.MethodGet, "/v1/threads/"+thread, "", "")
+			for what, body := range map[string][]byte{"the run's answer": a.body, "the thread": detail.body} {
+				if !bytes.Contains(body, []byte(`panic: the node broke badly`)) || bytes.Contains(body, []byte("goroutine")) {
+					t.Errorf("%s should carry the one-line panic and no stack:\n%s", what, body)
+				}
+			}
+			var logged bool
+			for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+				var rec map[string]any
+				if json.Unmarshal([]byte(line), &rec) == nil && rec["level"] == "ERROR" && rec["thread_id"] == thread {
+					stack, _ := rec["stack"].(string)
+					logged = strings.Contains(stack, "goroutine") && strings.Contains(stack, "flakyGraph")
+				}
+			}
+			if !logged {
+				t.Errorf("no error-level log line with the panic's stack:\n%s", logs.String())
+			}
+		})
 	}
 }

@@ -204,10 +204,22 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		return
 	}
 	if err != nil {
-		s.log.LogAttrs(r.Context(), slog.LevelWarn, "run failed", slog.String("graph", ru.g.Name()), slog.String("thread_id", ru.threadID), slog.String("err", err.Error()))
+		s.logRunFailed(r.Context(), &ru, err)
 	}
 	s.counted(&ru, string(res.Status), time.Since(start))
 	writeJSON(w, http.StatusOK, outcomeOf(res).answer(ru.granularity))
+}
+
+// logRunFailed logs a run that failed. A node's panic is a bug in the graph's
+// code: it is logged as an error with its stack trace, which the thread and the
+// client never see.
+func (s *Server) logRunFailed(ctx context.Context, ru *run, err error) {
+	attrs := []slog.Attr{slog.String("graph", ru.g.Name()), slog.String("thread_id", ru.threadID), slog.String("err", err.Error())}
+	if pe, ok := errors.AsType[*graph.PanicError](err); ok {
+		s.log.LogAttrs(ctx, slog.LevelError, "run failed: a node panicked", append(attrs, slog.String("stack", string(pe.Stack)))...)
+		return
+	}
+	s.log.LogAttrs(ctx, slog.LevelWarn, "run failed", attrs...)
 }
 
 // wantsSSE reports whether the client asked for server-sent events.
@@ -272,7 +284,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		var ev errorObject
 		if end != nil && end.Status == graph.Failed {
 			ev = errorObject{Code: "run_failed", Message: oc.err}
-			s.log.LogAttrs(r.Context(), slog.LevelWarn, "run failed", slog.String("graph", ru.g.Name()), slog.String("thread_id", ru.threadID), slog.String("err", runErr.Error()))
+			s.logRunFailed(r.Context(), ru, runErr)
 		} else {
 			ae, unexpected := toAPIError(runErr)
 			if unexpected {

@@ -39,9 +39,10 @@
 // Bodies are decoded strictly: unknown fields, wrong types and malformed ids are
 // refused with 400 and the field's path (details {"path": "responses[0].status"});
 // field names match exactly. Ids (threads and interrupts) are 1 to 256 letters,
-// digits or -_.:@~+=. An empty body counts as {}. Nothing is written before a
-// request is fully validated, and the graphs refuse their own errors (409, 422)
-// without writing, so every refused request leaves the thread as it was.
+// digits or -_.:@~+=, but not "." or "..". An empty body counts as {}. Nothing is
+// written before a request is fully validated, and the graphs refuse their own
+// errors (409, 422) without writing, so every refused request leaves the thread
+// as it was.
 //
 // Error answers are {"error": {"code", "message", "details"}}: 400
 // invalid_request, 401 unauthenticated, 403 forbidden, 404 not_found, 405

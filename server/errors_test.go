@@ -35,6 +35,8 @@ func TestMalformedRequestsAre400WithTheFieldsPathAndChangeNothing(t *testing.T) 
 		{"unknown rejection field", "/v1/graph/invoke", `{"responses":[{"interrupt_id":"int_1","status":"rejected","error":{"name":"x","reason":"y"}}],"config":{"thread_id":"r"}}`, "responses[0].error.reason"},
 		{"thread id of the wrong type", "/v1/graph/invoke", `{"resume":true,"config":{"thread_id":42}}`, "config.thread_id"},
 		{"bad thread id", "/v1/graph/invoke", `{"resume":true,"config":{"thread_id":"a b"}}`, "config.thread_id"},
+		{"thread id a URL path cannot carry", "/v1/graph/invoke", `{"graph":"refund","input":{"amount":1},"config":{"thread_id":".."}}`, "config.thread_id"},
+		{"thread id of a dot", "/v1/graph/invoke", `{"graph":"refund","input":{"amount":1},"config":{"thread_id":"."}}`, "config.thread_id"},
 		{"bad interrupt id", "/v1/graph/invoke", `{"responses":[{"interrupt_id":"x/y","status":"cancelled"}],"config":{"thread_id":"r"}}`, "responses[0].interrupt_id"},
 		{"unknown status", "/v1/graph/invoke", `{"responses":[{"interrupt_id":"int_1","status":"approved"}],"config":{"thread_id":"r"}}`, "responses[0].status"},
 		{"resolved without response", "/v1/graph/invoke", `{"responses":[{"interrupt_id":"int_1","status":"resolved"}],"config":{"thread_id":"r"}}`, "responses[0].response"},

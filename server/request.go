@@ -160,9 +160,10 @@ func (o *object) granularity() (granularity, error) {
 }
 
 // validID reports whether s can name a thread or an interrupt: 1 to 256 bytes of
-// letters, digits and -_.:@~+=.
+// letters, digits and -_.:@~+=, other than "." and "..", which a URL path
+// cannot carry as a segment.
 func validID(s string) bool {
-	if len(s) == 0 || len(s) > 256 {
+	if len(s) == 0 || len(s) > 256 || s == "." || s == ".." {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -183,7 +184,7 @@ func (o *object) id(key string) (string, error) {
 		return s, err
 	}
 	if !validID(s) {
-		return "", badRequest(join(o.path, key), "%s %q is not a valid id: use 1 to 256 letters, digits or -_.:@~+=", join(o.path, key), s)
+		return "", badRequest(join(o.path, key), "%s %q is not a valid id: use 1 to 256 letters, digits or -_.:@~+= (not . or ..)", join(o.path, key), s)
 	}
 	return s, nil
 }

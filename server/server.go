@@ -406,7 +406,7 @@ func newID(prefix string) string {
 func pathID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !validID(id) {
-		return "", badRequest("id", "thread id %q is not valid: use 1 to 256 letters, digits or -_.:@~+=", id)
+		return "", badRequest("id", "thread id %q is not valid: use 1 to 256 letters, digits or -_.:@~+= (not . or ..)", id)
 	}
 	return id, nil
 }

@@ -58,7 +58,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 		s.writeError(w, r, badRequest("status", "status %q is not one of idle, running, interrupted, failed", sq.Status))
 		return
 	}
-	if q.Has("graph") && !validName(sq.Graph) {
+	// An empty parameter is as good as none: a form's empty field sends one.
+	if sq.Graph != "" && !validName(sq.Graph) {
 		s.writeError(w, r, badRequest("graph", "graph %q is not a valid graph name", sq.Graph))
 		return
 	}
@@ -68,8 +69,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 		return
 	}
 	sq.Limit = int(limit)
-	if q.Has("cursor") {
-		if _, err := store.DecodeCursor(sq.Cursor); err != nil || sq.Cursor == "" {
+	if sq.Cursor != "" {
+		if _, err := store.DecodeCursor(sq.Cursor); err != nil {
 			s.writeError(w, r, badRequest("cursor", "the cursor is malformed; pass next_cursor from a previous page unchanged"))
 			return
 		}

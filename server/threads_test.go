@@ -80,13 +80,20 @@ func TestThreadListingFiltersPagesAndValidatesItsParameters(t *testing.T) {
 	}
 	for q, path := range map[string]string{
 		"limit=0": "limit", "limit=1001": "limit", "limit=x": "limit", "status=done": "status",
-		"cursor=%25%25": "cursor", "cursor=": "cursor", "sort=asc": "sort", "limit=1&limit=2": "limit", "graph=a%00b": "graph",
+		"cursor=%25%25": "cursor", "sort=asc": "sort", "limit=1&limit=2": "limit", "graph=a%00b": "graph",
 	} {
 		a := e.do(http.MethodGet, "/v1/threads?"+q, "", "")
 		expect(t, a, http.StatusBadRequest, "invalid_request")
 		if got := pathOf(t, a); got != path {
 			t.Errorf("?%s: path %q, want %q", q, got, path)
 		}
+	}
+	// Empty parameters, as a form with empty fields sends them, are as good as none.
+	plain := e.do(http.MethodGet, "/v1/threads?status=interrupted", "", "")
+	empty := e.do(http.MethodGet, "/v1/threads?status=interrupted&graph=&limit=&cursor=", "", "")
+	expect(t, empty, 200, "")
+	if string(empty.body) != string(plain.body) {
+		t.Errorf("with empty parameters:\n%s\nwithout:\n%s", empty.body, plain.body)
 	}
 }
 

@@ -45,6 +45,8 @@ func TestMalformedRequestsAre400WithTheFieldsPathAndChangeNothing(t *testing.T) 
 		{"responses not an array", "/v1/graph/invoke", `{"responses":{},"config":{"thread_id":"r"}}`, "responses"},
 		{"input and resume", "/v1/graph/invoke", `{"input":{"amount":1},"resume":true,"config":{"thread_id":"r"}}`, "resume"},
 		{"input not an object", "/v1/graph/invoke", `{"input":[1],"config":{"thread_id":"r"}}`, "input"},
+		{"a new thread without a required input field", "/v1/graph/invoke", `{"graph":"refund","input":{},"config":{"thread_id":"new"}}`, "input.amount"},
+		{"a new thread, its graph named by nothing but the input", "/v1/graph/invoke", `{"graph":"gated","input":{"draft":"x"}}`, "input.topic"},
 		{"unknown input field", "/v1/graph/invoke", `{"graph":"refund","input":{"amount":1,"amout":2},"config":{"thread_id":"new"}}`, "input.amout"},
 		{"input field of the wrong type", "/v1/graph/invoke", `{"graph":"refund","input":{"amount":"lots"},"config":{"thread_id":"new"}}`, "input"},
 		{"messages to a graph without messages", "/v1/graph/invoke", `{"graph":"refund","messages":[],"config":{"thread_id":"new"}}`, "messages"},
@@ -239,5 +241,17 @@ func TestANodesPanicIsLoggedWithItsStackAndAnsweredWithoutIt(t *testing.T) {
 				t.Errorf("no error-level log line with the panic's stack:\n%s", logs.String())
 			}
 		})
+	}
+}
+
+func TestInputToAThreadThatExistsNeedsNoRequiredField(t *testing.T) {
+	e := newEnv(t, setup{})
+	e.start("gated", "g", `{"topic":"tea"}`)
+	for range 2 { // past both breakpoints
+		expect(t, e.post("/v1/graph/invoke", `{"config":{"thread_id":"g"}}`, admin.Secret), 200, "")
+	}
+	res := e.start("gated", "g", `{"draft":"a second draft"}`)
+	if res["status"] != "interrupted" {
+		t.Fatalf("new input to an idle thread without its required topic: %v", res)
 	}
 }

@@ -78,6 +78,12 @@ func (s *Server) handleInvoke(stream bool) handler {
 				return
 			}
 		}
+		if req.kind == cmdInput && h.fresh {
+			if err := s.checkNeeded(g.Name(), req); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
 		s.drive(w, r, rc, run{g: g, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
 	}
 }
@@ -140,6 +146,26 @@ func (s *Server) checkInput(graphName string, req *invokeRequest) error {
 		}
 		slices.Sort(known)
 		return badRequest("input."+unknown[0], "unknown field %q at input.%s; graph %q's state has %s", unknown[0], unknown[0], graphName, strings.Join(known, ", "))
+	}
+	return nil
+}
+
+// checkNeeded refuses input that creates a thread without a field its graph's
+// input schema requires (GET /v1/graphs). Input to a thread that exists updates
+// some of its fields and needs none.
+func (s *Server) checkNeeded(graphName string, req *invokeRequest) error {
+	needs := s.inputNeeds[graphName]
+	if len(needs) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(req.input, &m); err != nil {
+		return badRequest(req.inputPath, "input must be a JSON object of state fields: %s", jsonProblem(err))
+	}
+	for _, k := range needs {
+		if _, ok := m[k]; !ok {
+			return badRequest(req.inputPath+"."+k, "input.%s is required to start a thread of graph %q (see its input_schema in GET /v1/graphs)", k, graphName)
+		}
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 type Server struct {
 	graphs     map[string]graph.Erased
 	inputProps map[string]map[string]bool // graph -> its input fields, nil when unknown
+	inputNeeds map[string][]string        // graph -> the input fields a new thread needs
 	graphList  []byte                     // the answer of GET /v1/graphs
 	store      store.Store
 	tokens     []token
@@ -119,7 +120,7 @@ func New(opts ...Option) (*Server, error) {
 	if len(cfg.graphs) == 0 {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
-	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, bodyLimit: cfg.bodyLimit,
+	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, inputNeeds: map[string][]string{}, bodyLimit: cfg.bodyLimit,
 		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New()}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -146,7 +147,7 @@ func New(opts ...Option) (*Server, error) {
 		}
 		schema := g.InputSchema()
 		infos = append(infos, graphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: schema})
-		s.inputProps[name] = propertiesOf(schema)
+		s.inputProps[name], s.inputNeeds[name] = inputFields(schema)
 	}
 	slices.SortFunc(infos, func(a, b graphInfo) int { return strings.Compare(a.Name, b.Name) })
 	var err error
@@ -181,21 +182,25 @@ func sameStore(a, b store.Store) (same bool) {
 	return a == b
 }
 
-// propertiesOf returns the top-level properties of a JSON Schema, or nil when it
-// does not list them or allows others.
-func propertiesOf(schema json.RawMessage) map[string]bool {
+// inputFields returns the top-level properties of a graph's input schema (nil
+// when it does not list them or allows others) and the ones it requires.
+func inputFields(schema json.RawMessage) (props map[string]bool, required []string) {
 	var s struct {
 		Properties           map[string]json.RawMessage `json:"properties"`
 		AdditionalProperties *bool                      `json:"additionalProperties"`
+		Required             []string                   `json:"required"`
 	}
-	if json.Unmarshal(schema, &s) != nil || s.Properties == nil || s.AdditionalProperties == nil || *s.AdditionalProperties {
-		return nil
+	if json.Unmarshal(schema, &s) != nil {
+		return nil, nil
 	}
-	out := make(map[string]bool, len(s.Properties))
+	if s.Properties == nil || s.AdditionalProperties == nil || *s.AdditionalProperties {
+		return nil, s.Required
+	}
+	props = make(map[string]bool, len(s.Properties))
 	for k := range s.Properties {
-		out[k] = true
+		props[k] = true
 	}
-	return out
+	return props, s.Required
 }
 
 // Events returns the server's event hub (WithEventHub), or nil.
@@ -459,6 +464,7 @@ func (s *Server) pick(threadID, stored, named string, create bool) (graph.Erased
 type held struct {
 	claim  *graph.Claim
 	unlock func()
+	fresh  bool // the thread is not stored yet: this run creates it
 	once   sync.Once
 }
 
@@ -536,6 +542,7 @@ func (s *Server) route(ctx context.Context, threadID, named string, create bool)
 		h.release()
 		return nil, nil, err
 	}
+	h.fresh = stored == ""
 	return g, h, nil
 }
 

@@ -32,7 +32,9 @@
 // responses; with none of them it continues the thread (past a breakpoint). The
 // thread is config.thread_id; one named thr_<random> is made for new input without
 // one. An existing thread runs the graph stored with it, which graph, if given,
-// must name.
+// must name. Input is checked against the graph's input_schema: unknown fields
+// are refused, and input that creates a thread must carry the required ones;
+// input to a thread that exists updates the fields it names.
 //
 // # Choices
 //

@@ -524,3 +524,37 @@ func TestDeleteIsRefusedWhileAnotherProcessRunsTheThread(t *testing.T) {
 	}
 	mustLease(t, s, "x", "c").Release(ctx) // and the delete left no lease behind
 }
+
+// leaseSpy records whether each lease taken through it loaded the thread.
+type leaseSpy struct {
+	*Store
+	loaded []bool
+}
+
+func (s *leaseSpy) Lease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
+	l, err := s.Store.Lease(ctx, req)
+	if err == nil {
+		s.loaded = append(s.loaded, l.Loaded() != nil)
+	}
+	return l, err
+}
+
+// TestAClaimByTheProcessThatWroteTheThreadLoadsNothing checks that a process
+// whose copy of a thread is current, because it created or last wrote it, is
+// not sent the thread again with its claim: its copy is known by version and
+// creation time.
+func TestAClaimByTheProcessThatWroteTheThreadLoadsNothing(t *testing.T) {
+	spy := &leaseSpy{Store: openTest(t)}
+	ctx := context.Background()
+	a := refundOn(t, spy, "a")
+	res, err := a.Invoke(ctx, "w", graph.Input(refundState{Amount: 9}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(ctx, "w", graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: interlude.Resolve(false)})); err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.loaded) != 2 || spy.loaded[0] || spy.loaded[1] {
+		t.Fatalf("the claims of the run that created the thread and of its answer loaded it: %v, want [false false]", spy.loaded)
+	}
+}

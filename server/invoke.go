@@ -128,9 +128,9 @@ func (s *Server) checkInput(graphName string, req *invokeRequest) error {
 		}
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(req.input, &m); err != nil {
-		return badRequest("input", "input must be a JSON object of state fields: %s", jsonProblem(err))
+	m, err := req.inputFields()
+	if err != nil {
+		return err
 	}
 	var unknown []string
 	for k := range m {
@@ -158,9 +158,9 @@ func (s *Server) checkNeeded(graphName string, req *invokeRequest) error {
 	if len(needs) == 0 {
 		return nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(req.input, &m); err != nil {
-		return badRequest(req.inputPath, "input must be a JSON object of state fields: %s", jsonProblem(err))
+	m, err := req.inputFields()
+	if err != nil {
+		return err
 	}
 	for _, k := range needs {
 		if _, ok := m[k]; !ok {

@@ -198,6 +198,17 @@ type invokeRequest struct {
 	input       json.RawMessage // for cmdInput: the input object
 	inputPath   string          // "input" or "messages"
 	answers     map[string]interlude.Resolution
+	fields      map[string]json.RawMessage // the input's fields, once decoded
+}
+
+// inputFields decodes the input object's fields, once.
+func (req *invokeRequest) inputFields() (map[string]json.RawMessage, error) {
+	if req.fields == nil {
+		if err := json.Unmarshal(req.input, &req.fields); err != nil {
+			return nil, badRequest(req.inputPath, "input must be a JSON object of state fields: %s", jsonProblem(err))
+		}
+	}
+	return req.fields, nil
 }
 
 type commandKind int

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -378,5 +379,13 @@ func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event)
 			g.cache.put(r.c)
 		}
 	}()
-	return fn(r)
+	res, err := fn(r)
+	// A call cut short by the loss of the lease (a store's, say) reports a plain
+	// cancellation; the context's cause says the lease was lost.
+	if errors.Is(err, context.Canceled) {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			err = cause
+		}
+	}
+	return res, err
 }

@@ -115,3 +115,28 @@ func TestARunWhoseLeaseIsLostStops(t *testing.T) {
 		t.Errorf("the run committed version %d after losing its lease, want nothing", v)
 	}
 }
+
+// stallingStore is a leasing store whose appends wait for their context to
+// end and report it as a database driver does: a plain cancellation.
+type stallingStore struct{ *leasingStore }
+
+func (s stallingStore) Append(ctx context.Context, a store.Append) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestARunWhoseLeaseIsLostWhileItCommitsSaysSo(t *testing.T) {
+	lost := &interlude.Error{Code: interlude.CodeThreadBusy, Message: "the lease was lost"}
+	st := stallingStore{&leasingStore{Store: memory.New(), renew: func(int) error { return lost }, renewed: make(chan struct{}, 16)}}
+	g := graph.New[refundState]()
+	g.AddNode("work", func(ctx context.Context, s refundState) (refundState, error) { return refundState{Outcome: "done"}, nil })
+	g.AddEdge(graph.Start, "work")
+	app, err := g.Compile(graph.WithStore(st), graph.WithLease(30*time.Millisecond, "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = app.Invoke(context.Background(), "lost", graph.Input(refundState{Amount: 1}))
+	if !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("run whose commit the lost lease cut short: %v, want an error matching ErrThreadBusy", err)
+	}
+}

@@ -129,7 +129,9 @@ func TestARunWhoseLeaseIsLostWhileItCommitsSaysSo(t *testing.T) {
 	lost := &interlude.Error{Code: interlude.CodeThreadBusy, Message: "the lease was lost"}
 	st := stallingStore{&leasingStore{Store: memory.New(), renew: func(int) error { return lost }, renewed: make(chan struct{}, 16)}}
 	g := graph.New[refundState]()
-	g.AddNode("work", func(ctx context.Context, s refundState) (refundState, error) { return refundState{Outcome: "done"}, nil })
+	g.AddNode("work", func(ctx context.Context, s refundState) (refundState, error) {
+		return refundState{Outcome: "done"}, nil
+	})
 	g.AddEdge(graph.Start, "work")
 	app, err := g.Compile(graph.WithStore(st), graph.WithLease(30*time.Millisecond, "test"))
 	if err != nil {

@@ -133,7 +133,9 @@
 // request that runs a thread first claims it (graph.Claim): one round trip that
 // takes the thread's lease, answering 409 thread_busy if another replica runs
 // it, and tells which graph the thread belongs to, so the server reads nothing
-// else before the run.
+// else before the run. A run that dies with its replica ends too: once its lease
+// expires, one replica sends its thread's listeners an end of status failed
+// (WithLeaseWatch).
 //
 // GET /v1/events streams the live events of every thread, for dashboards and the
 // web inbox: the same event names, each data wrapped as {"thread_id", "data"}. It

@@ -291,6 +291,16 @@ func InstrumentStore(s store.Store) store.Store {
 	return is
 }
 
+// leaseWatcher returns s as a store.LeaseWatcher, looking through
+// InstrumentStore's wrapping.
+func leaseWatcher(s store.Store) (store.LeaseWatcher, bool) {
+	if is, ok := s.(*instrumentedLeaser); ok {
+		s = is.inner
+	}
+	w, ok := s.(store.LeaseWatcher)
+	return w, ok
+}
+
 // instrumentedLeaser is an instrumented store that passes thread leases through.
 type instrumentedLeaser struct {
 	*instrumentedStore

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -295,5 +296,45 @@ func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
 	second := replayed(t, b, "z", sub.LastEventID())
 	if names(second) != "metadata,updates,end" || ids(second) != "4,5,6" {
 		t.Fatalf("after reconnecting: %s with ids %s; want metadata,updates,end with ids 4,5,6", names(second), ids(second))
+	}
+}
+
+// expiringStore is a store whose runs' leases expire when the test says, as a
+// shared store's do when the process holding one dies.
+type expiringStore struct {
+	store.Store
+	expired chan store.ExpiredLease
+}
+
+func (s *expiringStore) ExpiredLeases(ctx context.Context) ([]store.ExpiredLease, error) {
+	select {
+	case e := <-s.expired:
+		return []store.ExpiredLease{e}, nil
+	default:
+		return nil, nil
+	}
+}
+
+func TestListenersHearThatARunDiedWithItsProcess(t *testing.T) {
+	st := &expiringStore{expired: make(chan store.ExpiredLease, 1)}
+	e := newEnv(t, setup{wrap: func(inner store.Store) store.Store { st.Store = inner; return st },
+		opts: []server.Option{server.WithLeaseWatch(5 * time.Millisecond)}})
+	ctx := context.Background()
+	e.start("refund", "r", `{"amount":5}`)
+	sub, err := e.client().Subscribe(ctx, "r", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	st.expired <- store.ExpiredLease{ThreadID: "r", Version: 1}
+	evs := until(t, sub)
+	end := evs[len(evs)-1]
+	var data struct {
+		ThreadID   string `json:"thread_id"`
+		Status     string `json:"status"`
+		Checkpoint int64  `json:"checkpoint"`
+	}
+	if err := json.Unmarshal(end.Data, &data); err != nil || data.ThreadID != "r" || data.Status != "failed" || data.Checkpoint != 1 {
+		t.Fatalf("end event %s (%v), want thread r failed at checkpoint 1", end.Data, err)
 	}
 }

@@ -57,6 +57,7 @@ type config struct {
 	hub       *EventHub
 	inbox     http.Handler
 	inboxSet  bool
+	watch     time.Duration
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph. All
@@ -99,6 +100,14 @@ func WithMetrics(on bool) Option { return func(c *config) { c.metrics = on } }
 // Without a hub that route answers 501.
 func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
 
+// WithLeaseWatch sets how often, with a store several processes share (a
+// store.LeaseWatcher such as Postgres) and an event hub, the server looks for
+// runs that died with their process: their lease expired, so their thread reads
+// as failed. It tells each such thread's listeners on every replica with an end
+// event of status failed, which one replica sends. The default is every second;
+// 0 turns it off.
+func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch = every } }
+
 // WithInbox serves h under /inbox/ instead of the built-in web inbox (package
 // server/inbox), without requiring a token: a browser cannot send one when it
 // navigates, so an inbox authenticates its own API calls. h sees the full request
@@ -110,7 +119,7 @@ func WithInbox(h http.Handler) Option {
 
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{bodyLimit: 1 << 20, metrics: true}
+	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -159,6 +168,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.runCtx, s.stopRuns = context.WithCancel(context.Background())
 	s.routes(cfg.metrics)
+	if w, ok := leaseWatcher(s.store); ok && s.hub != nil && cfg.watch > 0 {
+		go s.watchLeases(w, cfg.watch)
+	}
 	if cfg.metrics {
 		s.metrics.hub = s.hub
 		switch is := s.store.(type) {
@@ -213,6 +225,34 @@ func (s *Server) Events() *EventHub { return s.hub }
 func (s *Server) Drain() {
 	if s.hub != nil {
 		s.hub.Close()
+	}
+}
+
+// watchLeases tells the listeners of each thread whose run died with its
+// process (its lease expired) that the run failed, looking every period until
+// the server closes.
+func (s *Server) watchLeases(w store.LeaseWatcher, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.runCtx.Done():
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(s.runCtx, every)
+		expired, err := w.ExpiredLeases(ctx)
+		cancel()
+		if err != nil {
+			if s.runCtx.Err() == nil {
+				s.log.Warn("looking for runs that died with their process failed", "err", err)
+			}
+			continue
+		}
+		for _, e := range expired {
+			s.log.Warn("a run died with its process; its thread reads as failed until it is continued", "thread_id", e.ThreadID, "checkpoint", e.Version)
+			s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: e.Version})
+		}
 	}
 }
 

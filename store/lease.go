@@ -54,3 +54,23 @@ type Lease interface {
 	// Release gives the lease up.
 	Release(ctx context.Context) error
 }
+
+// LeaseWatcher is implemented by stores that several processes share (such as
+// Postgres): it finds the threads whose run died with its process, so that one
+// process can tell the threads' listeners.
+type LeaseWatcher interface {
+	// ExpiredLeases returns the threads whose lease expired without being
+	// released since they were last returned, and marks them returned: across
+	// all the processes sharing the store, each expiry is returned once. A lease
+	// taken or renewed afterwards may expire, and be returned, again.
+	ExpiredLeases(ctx context.Context) ([]ExpiredLease, error)
+}
+
+// ExpiredLease is a thread whose run's lease expired: it reads as failed until
+// a run takes it over.
+type ExpiredLease struct {
+	// ThreadID names the thread.
+	ThreadID string
+	// Version is the thread's version (0 if it has no record).
+	Version int64
+}

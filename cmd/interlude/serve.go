@@ -36,8 +36,9 @@ gives a Postgres connection string. Any number of replicas may serve one Postgre
 database behind a load balancer, with no sticky sessions: each run holds its
 thread's lease (renewed every third of --lease-ttl), and the live events of every
 replica's runs reach the event listeners of all of them through the database. If
-a replica dies mid-run, its threads read as failed once their leases expire, and
-any replica continues them from their last committed step.
+a replica dies mid-run, its threads read as failed once their leases expire (and
+their event listeners are told so), and any replica continues them from their
+last committed step.
 
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,

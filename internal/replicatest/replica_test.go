@@ -683,15 +683,33 @@ func TestADeadReplicasThreadReadsFailedUntilAnotherContinuesIt(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Status != http.StatusConflict || ce.Code != "thread_busy" || !strings.Contains(ce.Message, "replica-that-died") {
 		t.Fatalf("an answer while the dead replica's lease runs: %v; want 409 thread_busy naming the holder", err)
 	}
-	// Once it expired, the thread is listed as failed, and not in the inbox.
-	failed := false
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if failed = listed(rs[2], "failed"); failed {
+	// A listener on a replica that never ran the thread hears that the run
+	// died once its lease expires: an end event of status failed. The thread
+	// is then listed as failed, and not in the inbox.
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	sub, err := rs[2].client.Subscribe(wctx, "t", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end *client.Event
+	for ev, err := range sub.Events() {
+		if err != nil {
+			t.Fatalf("listening for the dead run's end: %v", err)
+		}
+		if ev.Event == "end" {
+			end = &ev
 			break
 		}
-		time.Sleep(50 * time.Millisecond) // polling the listing until the database clock passes the expiry
 	}
-	if !failed || listed(rs[2], "interrupted") {
+	sub.Close()
+	var ended struct {
+		Status string `json:"status"`
+	}
+	if end == nil || json.Unmarshal(end.Data, &ended) != nil || ended.Status != "failed" {
+		t.Fatalf("a listener was not told the dead replica's run failed: %+v", end)
+	}
+	if !listed(rs[2], "failed") || listed(rs[2], "interrupted") {
 		t.Fatal("after its lease expired the thread is not listed as failed (only)")
 	}
 	// Any replica continues it: the client retries its answer.

@@ -13,7 +13,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var _ store.Leaser = (*Store)(nil)
+var (
+	_ store.Leaser       = (*Store)(nil)
+	_ store.LeaseWatcher = (*Store)(nil)
+)
 
 // lease is a held thread lease.
 type lease struct {
@@ -179,6 +182,25 @@ func (l *lease) Release(ctx context.Context) error {
 	return nil
 }
 
+// ExpiredLeases implements store.LeaseWatcher: one statement marks the expired
+// leases not yet reported and returns them, so that of the replicas asking at
+// once, each expiry goes to one.
+func (s *Store) ExpiredLeases(ctx context.Context) ([]store.ExpiredLease, error) {
+	rows, err := s.fast.Query(ctx, s.sql.expired)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: find expired leases: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.ExpiredLease, error) {
+		var e store.ExpiredLease
+		err := row.Scan(&e.ThreadID, &e.Version)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: find expired leases: %w", err)
+	}
+	return out, nil
+}
+
 // holds reports whether this store holds the thread's lease.
 func (s *Store) holds(threadID string) bool {
 	_, ok := s.held.Load(threadID)
@@ -197,7 +219,7 @@ func leaseSQL(q *queries, schema string) {
 	// touches no row when another owner's lease runs.
 	upsert := `INSERT INTO ` + schema + `.leases AS l (thread_id, owner, token, expires_at)
 	VALUES ($1, $2, $3, now() + $4::bigint * interval '1 microsecond')
-	ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at
+	ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at, announced = false
 	WHERE l.expires_at <= now() OR l.owner = excluded.owner`
 	q.lease = `WITH t AS (SELECT graph, version FROM ` + schema + `.threads WHERE id = $1)
 	` + upsert + `
@@ -213,6 +235,8 @@ func leaseSQL(q *queries, schema string) {
 	LEFT JOIN LATERAL (` + loadSQL(schema, `'running'::text`, false) + ` AND (t.version <> $5 OR t.created_at <> $6)
 	) x (graph, status, version, interrupts, created_at, updated_at, snap_version, snap_format, snap_data, versions, formats, kinds, datas, created) ON true`
 	q.holder = `SELECT owner, extract(epoch FROM expires_at - now())::float8 FROM ` + schema + `.leases WHERE thread_id = $1`
-	q.renew = `UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond' WHERE thread_id = $1 AND token = $2`
+	q.renew = `UPDATE ` + schema + `.leases SET expires_at = now() + $3::bigint * interval '1 microsecond', announced = false WHERE thread_id = $1 AND token = $2`
+	q.expired = `UPDATE ` + schema + `.leases l SET announced = true WHERE l.expires_at <= now() AND NOT l.announced
+	RETURNING l.thread_id, COALESCE((SELECT t.version FROM ` + schema + `.threads t WHERE t.id = l.thread_id), 0)`
 	q.release = `WITH d AS (DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND token = $2 RETURNING 1) SELECT count(*) FROM d`
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -556,5 +557,94 @@ func TestAClaimByTheProcessThatWroteTheThreadLoadsNothing(t *testing.T) {
 	}
 	if len(spy.loaded) != 2 || spy.loaded[0] || spy.loaded[1] {
 		t.Fatalf("the claims of the run that created the thread and of its answer loaded it: %v, want [false false]", spy.loaded)
+	}
+}
+
+// TestAnExpiredLeaseIsReportedOnceUntilTakenOrRenewedAgain checks
+// ExpiredLeases: each expiry is reported once, to one of the processes asking
+// at once, with the thread's version; a lease that is held, or released, is not
+// reported; taking or renewing a lease lets its next expiry be reported again.
+func TestAnExpiredLeaseIsReportedOnceUntilTakenOrRenewedAgain(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	step := func(id string) {
+		t.Helper()
+		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+			Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expired := func() []store.ExpiredLease {
+		t.Helper()
+		got, err := s.ExpiredLeases(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	step("died")
+	mustLease(t, s, "died", "a")
+	mustLease(t, s, "running", "a")
+	mustLease(t, s, "done", "a").Release(ctx)
+	expire(t, s, "died")
+	if got := expired(); len(got) != 1 || got[0] != (store.ExpiredLease{ThreadID: "died", Version: 1}) {
+		t.Fatalf("ExpiredLeases = %+v, want the one expired lease, at version 1", got)
+	}
+	if got := expired(); len(got) != 0 {
+		t.Fatalf("reported twice: %+v", got)
+	}
+
+	// Taken over, then expired again: reported again.
+	mustLease(t, s, "died", "b")
+	expire(t, s, "died")
+	if got := expired(); len(got) != 1 {
+		t.Fatalf("after a takeover and a second expiry: %+v, want it reported again", got)
+	}
+	// Renewed by its owner after expiring (its process only paused), then
+	// expired again: reported again.
+	l := mustLease(t, s, "paused", "c")
+	expire(t, s, "paused")
+	if got := expired(); len(got) != 1 || got[0].ThreadID != "paused" || got[0].Version != 0 {
+		t.Fatalf("%+v, want the thread without records reported at version 0", got)
+	}
+	if err := l.Renew(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expire(t, s, "paused")
+	if got := expired(); len(got) != 1 {
+		t.Fatalf("after a renewal and a second expiry: %+v, want it reported again", got)
+	}
+
+	// Replicas asking at once share the expiries: each goes to one.
+	for i := range 20 {
+		id := fmt.Sprintf("many-%d", i)
+		mustLease(t, s, id, "d")
+		expire(t, s, id)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			got, err := s.ExpiredLeases(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, e := range got {
+				seen[e.ThreadID]++
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != 20 {
+		t.Fatalf("%d of 20 expiries reported", len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s reported %d times", id, n)
+		}
 	}
 }

@@ -157,6 +157,7 @@ type queries struct {
 	delThread, delRecords, delSnap string
 	delLease, delEvents            string
 	lease, holder, renew, release  string
+	expired                        string // marks and returns the expired leases not yet reported
 	claim                          string
 	logEvents                      [2]string // [with the release of a lease]
 	schema                         string    // quoted, for listQuery

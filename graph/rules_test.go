@@ -166,6 +166,32 @@ func TestIdenticalAnswerReplayedReturnsSameOutcome(t *testing.T) {
 	}
 }
 
+func TestAReplayedAnswerReturnsItsRunsOutcomeAfterTheThreadMovedOn(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	app := refundGraph(t, st)
+	res, _ := app.Invoke(ctx, "m", graph.Input(refundState{Amount: 150}))
+	id := res.Interrupts[0].ID
+	answer := graph.Respond(map[string]interlude.Resolution{id: interlude.Resolve(map[string]any{"approved": true})})
+	first, err := app.Invoke(ctx, "m", answer)
+	if err != nil || first.Values.Outcome != "refunded" {
+		t.Fatalf("%v %+v", err, first)
+	}
+	// The thread moves on: new input pauses it on a new question.
+	later, err := app.Invoke(ctx, "m", graph.Input(refundState{Amount: 77}))
+	if err != nil || later.Status != graph.Interrupted || later.Interrupts[0].ID == id {
+		t.Fatalf("new input: %v %+v", err, later)
+	}
+	before := dump(t, st, "m")
+	again, err := app.Invoke(ctx, "m", answer)
+	if err != nil || again.Status != first.Status || again.Values != first.Values || again.Checkpoint != first.Checkpoint || len(again.Interrupts) != 0 {
+		t.Fatalf("the retried answer: %v %+v; want its run's outcome %+v, not the thread as it is now", err, again, first)
+	}
+	if dump(t, st, "m") != before {
+		t.Fatal("the replay changed the thread")
+	}
+}
+
 type gateState struct {
 	Topic     string `json:"topic"`
 	Draft     string `json:"draft,omitempty"`

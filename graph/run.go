@@ -151,8 +151,13 @@ func (g *Graph[S]) owns(threadID, graph string) error {
 	return nil
 }
 
-func (r *runner[S]) send(e Event) {
-	if r.emit == nil && r.g.cfg.events == nil {
+func (r *runner[S]) send(e Event) { r.deliver(e, true) }
+
+// deliver sends e to the run's stream, and to the graph's live listeners
+// (WithEvents) if live.
+func (r *runner[S]) deliver(e Event, live bool) {
+	live = live && r.g.cfg.events != nil
+	if r.emit == nil && !live {
 		return
 	}
 	e.ThreadID = r.threadID
@@ -160,7 +165,7 @@ func (r *runner[S]) send(e Event) {
 	if r.emit != nil {
 		r.emit(e)
 	}
-	if r.g.cfg.events != nil {
+	if live {
 		r.g.cfg.events(e)
 	}
 }
@@ -357,7 +362,11 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			// process stopped): the retried request finishes it.
 			return r.loop()
 		}
-		return r.finish(), nil
+		ended, err := r.replayedRun(ids)
+		if err != nil {
+			return nil, err
+		}
+		return r.finishAt(ended), nil
 	}
 	d := r.control(kindAnswer)
 	d.Resolve = apply
@@ -787,18 +796,68 @@ func writesObject(ws []write) json.RawMessage {
 }
 
 // finish builds the invocation's result and sends the end event.
-func (r *runner[S]) finish() *Result[S] {
-	res := r.result()
+func (r *runner[S]) finish() *Result[S] { return r.finishAt(r.c.st) }
+
+// finishAt ends the run with the result of the thread as st has it: the current
+// state, or for a replayed answer the state its run ended at. The end of a past
+// run goes to the run's stream only: nothing happened to the thread that its
+// live listeners should hear.
+func (r *runner[S]) finishAt(st *state[S]) *Result[S] {
+	res := r.resultOf(st)
 	if r.emit != nil || r.g.cfg.events != nil {
 		vals, _ := json.Marshal(res.Values)
-		r.send(Event{Type: EventEnd, Status: res.Status, Checkpoint: res.Checkpoint, Step: r.c.st.step,
-			Values: vals, Interrupts: res.Interrupts, Breakpoint: res.Breakpoint, Next: res.Next, Error: res.Error})
+		r.deliver(Event{Type: EventEnd, Status: res.Status, Checkpoint: res.Checkpoint, Step: st.step,
+			Values: vals, Interrupts: res.Interrupts, Breakpoint: res.Breakpoint, Next: res.Next, Error: res.Error}, st.version == r.c.st.version)
 	}
 	return res
 }
 
-func (r *runner[S]) result() *Result[S] {
-	st := r.c.st
+// replayedRun returns the state at which the run started by the answers to ids
+// ended, replaying the thread's history: answers sent again get the outcome
+// recorded for them (rule 12), even if the thread has moved on since (new input,
+// later answers). Replays are rare (a double click, a retried request), so the
+// history is read only for them.
+func (r *runner[S]) replayedRun(ids []string) (*state[S], error) {
+	recs, err := r.g.cfg.store.Records(r.ctx, r.threadID, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	past, answered := &state[S]{}, false
+	for _, rec := range recs {
+		d, err := decodeDelta(rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.g.codec.applyDelta(past, d, false); err != nil {
+			return nil, err
+		}
+		past.version = rec.Version
+		for _, x := range d.Resolve {
+			answered = answered || slices.Contains(ids, x.ID)
+		}
+		if answered && runEnded(past) {
+			return past, nil
+		}
+	}
+	return r.c.st, nil // the answers' run has not ended (it died): the thread as it is
+}
+
+// runEnded reports whether a run stops at st: done, failed, or paused for
+// answers or at a breakpoint.
+func runEnded[S any](st *state[S]) bool {
+	switch st.status {
+	case store.StatusIdle, store.StatusFailed:
+		return true
+	case store.StatusInterrupted:
+		return len(st.pending()) > 0 || st.brk != nil
+	}
+	return false
+}
+
+func (r *runner[S]) result() *Result[S] { return r.resultOf(r.c.st) }
+
+// resultOf is the result of a run that ended at st.
+func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	return &Result[S]{
 		ThreadID:   r.threadID,
 		Status:     statusOf(st.status),

@@ -138,17 +138,29 @@ func TestRefusedAnswersLeaveThreadUnchanged(t *testing.T) {
 	}
 }
 
+// refundApproved pauses a refund of 150 on thread id and approves it, returning
+// the question's id, the answer and the run it started.
+func refundApproved(t *testing.T, app *graph.Graph[refundState], thread string) (string, graph.Command, *graph.Result[refundState]) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := app.Invoke(ctx, thread, graph.Input(refundState{Amount: 150}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Interrupts[0].ID
+	answer := graph.Respond(map[string]interlude.Resolution{id: interlude.Resolve(map[string]any{"approved": true})})
+	first, err := app.Invoke(ctx, thread, answer)
+	if err != nil || first.Values.Outcome != "refunded" {
+		t.Fatalf("%v %+v", err, first)
+	}
+	return id, answer, first
+}
+
 func TestIdenticalAnswerReplayedReturnsSameOutcome(t *testing.T) {
 	ctx := context.Background()
 	st := memory.New()
 	app := refundGraph(t, st)
-	res, _ := app.Invoke(ctx, "r", graph.Input(refundState{Amount: 150}))
-	id := res.Interrupts[0].ID
-	answer := graph.Respond(map[string]interlude.Resolution{id: interlude.Resolve(map[string]any{"approved": true})})
-	first, err := app.Invoke(ctx, "r", answer)
-	if err != nil || first.Values.Outcome != "refunded" {
-		t.Fatalf("%v %+v", err, first)
-	}
+	id, _, first := refundApproved(t, app, "r")
 	before := dump(t, st, "r")
 	again, err := app.Invoke(ctx, "r", graph.Respond(map[string]interlude.Resolution{id: interlude.Resolve(json.RawMessage(` { "approved" : true } `))}))
 	if err != nil || again.Status != first.Status || again.Values != first.Values || again.Checkpoint != first.Checkpoint {
@@ -170,13 +182,7 @@ func TestAReplayedAnswerReturnsItsRunsOutcomeAfterTheThreadMovedOn(t *testing.T)
 	ctx := context.Background()
 	st := memory.New()
 	app := refundGraph(t, st)
-	res, _ := app.Invoke(ctx, "m", graph.Input(refundState{Amount: 150}))
-	id := res.Interrupts[0].ID
-	answer := graph.Respond(map[string]interlude.Resolution{id: interlude.Resolve(map[string]any{"approved": true})})
-	first, err := app.Invoke(ctx, "m", answer)
-	if err != nil || first.Values.Outcome != "refunded" {
-		t.Fatalf("%v %+v", err, first)
-	}
+	id, answer, first := refundApproved(t, app, "m")
 	// The thread moves on: new input pauses it on a new question.
 	later, err := app.Invoke(ctx, "m", graph.Input(refundState{Amount: 77}))
 	if err != nil || later.Status != graph.Interrupted || later.Interrupts[0].ID == id {

@@ -138,7 +138,7 @@ func TestRefusedAnswersLeaveThreadUnchanged(t *testing.T) {
 	}
 }
 
-// refundApproved pauses a refund of 150 on thread id and approves it, returning
+// refundApproved pauses a refund of 150 on the thread and approves it, returning
 // the question's id, the answer and the run it started.
 func refundApproved(t *testing.T, app *graph.Graph[refundState], thread string) (string, graph.Command, *graph.Result[refundState]) {
 	t.Helper()

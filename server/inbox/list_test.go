@@ -2,10 +2,14 @@ package inbox_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -91,4 +95,60 @@ func TestWithoutAnEventHubTheInboxReadsTheListOnATimer(t *testing.T) {
 	openInbox(t, ctx, e)
 	until(t, ctx, "the list, read on a timer", rows+` === 1 && document.body.dataset.live === 'polling'`)
 	contains(t, "the status", text(t, ctx, "#live-status"), "every 15 s")
+}
+
+// listeners reads how many live event streams the server has open.
+func listeners(t *testing.T, e *env) int {
+	t.Helper()
+	resp, err := http.Get(e.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, "interlude_event_listeners "); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no interlude_event_listeners in /metrics:\n%s", body)
+	return 0
+}
+
+// untilListeners waits until the server has n live event streams open.
+func untilListeners(t *testing.T, e *env, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); listeners(t, e) != n; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server has %d live event streams open, want %d", listeners(t, e), n)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the server's count until the browser's change reaches it
+	}
+}
+
+func TestAHiddenTabGivesItsLiveStreamUpAndCatchesUpWhenShown(t *testing.T) {
+	ctx := tab(t)
+	e := newEnv(t, nil)
+	c := e.client()
+	e.start(c, "refund", "v-1", map[string]any{"amount": 5})
+	openInbox(t, ctx, e)
+	until(t, ctx, "one question, live", rows+` === 1 && document.body.dataset.live === 'on'`)
+	untilListeners(t, e, 1)
+	show := func(state string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`Object.defineProperty(document, 'visibilityState', {value: ` + js(state) + `, configurable: true});
+			document.dispatchEvent(new Event('visibilitychange'))`)
+	}
+	do(t, ctx, "hide the tab", show("hidden"))
+	untilListeners(t, e, 0)
+	e.start(c, "refund", "v-2", map[string]any{"amount": 6}) // asked while nobody listens
+	do(t, ctx, "show the tab", show("visible"))
+	until(t, ctx, "the question asked meanwhile, live again", rows+` === 2 && document.body.dataset.live === 'on'`)
+	untilListeners(t, e, 1)
 }

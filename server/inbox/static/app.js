@@ -22,6 +22,7 @@ const state = {
   filter: loadFilter(),
   route: { view: 'list' },
   stream: null, // AbortController of the event stream
+  away: false, // the stream was given up while the tab is hidden
   timers: [],
 };
 
@@ -166,6 +167,7 @@ function start(me) {
 function stop() {
   state.stream?.abort();
   state.stream = null;
+  state.away = false;
   for (const t of state.timers) clearInterval(t);
   state.timers = [];
 }
@@ -269,6 +271,29 @@ const sleep = (ms, signal) => new Promise((resolve) => {
   signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
 });
 
+// A hidden tab gives its event stream up and takes it back, catching up on the
+// list, when shown: a browser opens at most six connections to a server over
+// HTTP/1.1, and a stream held by every open inbox tab would leave none for the
+// next tab's requests. A page kept in the back/forward cache gives it up too.
+function leave() {
+  if (!state.stream) return;
+  state.stream.abort();
+  state.stream = null;
+  state.away = true;
+}
+
+function comeBack() {
+  if (!state.away || document.visibilityState === 'hidden') return;
+  state.away = false;
+  connect();
+}
+
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden') leave(); else comeBack();
+});
+window.addEventListener('pagehide', leave);
+window.addEventListener('pageshow', comeBack);
+
 async function connect() {
   const ctl = new AbortController();
   state.stream = ctl;
@@ -293,6 +318,7 @@ async function connect() {
         return;
       }
       if (err.status === 501) {
+        state.stream = null; // no stream to give up when hidden
         setLive('polling');
         refresh();
         state.timers.push(setInterval(refresh, 15_000));

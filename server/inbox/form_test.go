@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -167,7 +168,8 @@ func TestTheInboxWorksByKeyboardAndAtPhoneWidth(t *testing.T) {
 	ctx := tab(t)
 	e := newEnv(t, nil)
 	e.start(e.client(), "refund", "r-1", map[string]any{"amount": 150})
-	e.ask(e.client(), "s-1", "Please refund $40 on order A-2002")
+	// A long unbreakable order id, as a URL or a hash would be, must wrap too.
+	e.ask(e.client(), "s-1", "Please refund $40 on order A-"+strings.Repeat("2002", 20))
 	do(t, ctx, "a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
 	openInbox(t, ctx, e)
 	until(t, ctx, "the list", rows+` === 2`)

@@ -27,6 +27,7 @@ const tripSchema = `{
 			"limit": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
 			"currency": {"enum": ["EUR", "USD"], "default": "EUR"}
 		}, "required": ["limit"]},
+		"return": {"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]},
 		"tags": {"type": "array", "items": {"enum": ["work", "family", "solo"]}},
 		"stops": {"type": "array", "items": {"type": "string", "title": "Stop"}, "maxItems": 3},
 		"notes": {"type": "string"}
@@ -94,6 +95,8 @@ func TestTheAnswerFormIsBuiltFromTheResponseSchema(t *testing.T) {
 		`(() => { const i = document.querySelector('` + field("/insurance") + ` input'); return [i.type, i.checked, i.labels[0].innerText].join('|') })()`: "checkbox|false|Insurance",
 		// budget: a fieldset, its required limit a number with an exclusive minimum
 		`(() => { const f = document.querySelector('` + field("/budget") + `'); const i = f.querySelector('` + field("/budget/limit") + ` input'); return [f.tagName, f.querySelector('legend').innerText, i.min, i.step, i.required].join('|') })()`: "FIELDSET|Budget*|0|any|true",
+		// return: an optional object, so its required date is not required until it is sent
+		`(() => { const i = document.querySelector('` + field("/return/date") + ` input'); return [i.required, document.querySelector('` + field("/return") + ` legend').innerText].join('|') })()`: "false|Return",
 		// tags: checkboxes for an array of choices
 		`[...document.querySelectorAll('` + field("/tags") + ` input[type=checkbox]')].map(c => c.labels[0].innerText).join('|')`: "work|family|solo",
 		// stops: a list that grows

@@ -342,8 +342,12 @@ function objectField(s, o) {
   const req = new Set(Array.isArray(s.required) ? s.required : []);
   const init = initial(o);
   const value = isObject(init) ? init : {};
+  // An optional object's required properties are required only once it is
+  // sent, which the server checks: the browser must not demand them of an
+  // answer that leaves the object out.
+  const present = o.root || o.required;
   const kids = Object.entries(props).map(([k, ps]) => field(ps, {
-    key: k, label: ps?.title, path: pointer(o.path, k), required: req.has(k), value: value[k],
+    key: k, label: ps?.title, path: pointer(o.path, k), required: present && req.has(k), value: value[k],
   }));
   const get = () => {
     const out = {};

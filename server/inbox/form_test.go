@@ -30,7 +30,8 @@ const tripSchema = `{
 		"return": {"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]},
 		"tags": {"type": "array", "items": {"enum": ["work", "family", "solo"]}},
 		"stops": {"type": "array", "items": {"type": "string", "title": "Stop"}, "maxItems": 3},
-		"notes": {"type": "string"}
+		"notes": {"type": "string"},
+		"code": {"type": "string", "minLength": 2, "maxLength": 3}
 	},
 	"required": ["destination", "nights", "class", "budget"],
 	"additionalProperties": false
@@ -84,7 +85,7 @@ func TestTheAnswerFormIsBuiltFromTheResponseSchema(t *testing.T) {
 
 	checks := map[string]string{
 		// destination: a required text input with its length limits, label and help
-		`(() => { const i = document.querySelector('` + field("/destination") + ` input'); return [i.type, i.required, i.minLength, i.maxLength, i.labels[0].innerText.replace('*', '').trim(), document.getElementById(i.getAttribute('aria-describedby')).innerText].join('|') })()`: "text|true|2|40|Destination|The city to travel to. 2 to 40 characters.",
+		`(() => { const i = document.querySelector('` + field("/destination") + ` input'); return [i.type, i.required, i.labels[0].innerText.replace('*', '').trim(), document.getElementById(i.getAttribute('aria-describedby')).innerText].join('|') })()`: "text|true|Destination|The city to travel to. 2 to 40 characters.",
 		// nights: an integer input, its default filled in
 		`(() => { const i = document.querySelector('` + field("/nights") + ` input'); return [i.type, i.min, i.max, i.step, i.value, i.required].join('|') })()`: "number|1|14|1|3|true",
 		// class: three radio buttons, the default chosen
@@ -112,6 +113,14 @@ func TestTheAnswerFormIsBuiltFromTheResponseSchema(t *testing.T) {
 		}
 	}
 
+	// Lengths count characters, as JSON Schema does: an emoji is one.
+	for value, valid := range map[string]bool{"L": false, "😀": false, "😀😀": true, "😀😀😀": true, "😀😀😀😀": false, "abcd": false} {
+		setField(t, ctx, field("/code")+" input", value)
+		if got := eval[bool](t, ctx, `document.querySelector('`+field("/code")+` input').checkValidity()`); got != valid {
+			t.Errorf("code %q: valid %v, want %v (2 to 3 characters)", value, got, valid)
+		}
+	}
+	setField(t, ctx, field("/code")+" input", "")
 	// The pattern is checked by the browser (custom validity)...
 	setField(t, ctx, field("/destination")+" input", "lisbon")
 	if eval[bool](t, ctx, `document.querySelector('`+field("/destination")+` input').checkValidity()`) {

@@ -154,10 +154,7 @@ function inputField(s, o, kind) {
     'aria-describedby': c.describedBy || undefined,
     autocomplete: 'off',
   };
-  if (kind === 'string') {
-    Object.assign(attrs, { minlength: s.minLength, maxlength: s.maxLength });
-    if (!format) attrs.spellcheck = area ? 'true' : 'false';
-  }
+  if (kind === 'string' && !format) attrs.spellcheck = area ? 'true' : 'false';
   if (numeric) {
     const min = s.minimum ?? s.exclusiveMinimum;
     const max = s.maximum ?? s.exclusiveMaximum;
@@ -203,10 +200,17 @@ function inputField(s, o, kind) {
     }
   }
   // What HTML attributes cannot say is checked with custom validity: exclusive
-  // bounds, multipleOf, and patterns (unanchored in JSON Schema, anchored in HTML).
+  // bounds, multipleOf, patterns (unanchored in JSON Schema, anchored in HTML),
+  // and lengths, which JSON Schema counts in characters where HTML counts UTF-16
+  // units (an emoji is one character and two units).
   const check = () => {
     let msg = '';
     const raw = input.value;
+    if (raw !== '' && kind === 'string') {
+      const n = [...raw].length;
+      if (s.minLength !== undefined && n < s.minLength) msg = `Enter at least ${s.minLength} characters (now ${n}).`;
+      else if (s.maxLength !== undefined && n > s.maxLength) msg = `Enter at most ${s.maxLength} characters (now ${n}).`;
+    }
     if (raw !== '' && numeric && !Number.isNaN(input.valueAsNumber)) {
       const n = input.valueAsNumber;
       if (s.exclusiveMinimum !== undefined && n <= s.exclusiveMinimum) msg = `Enter a number more than ${s.exclusiveMinimum}.`;

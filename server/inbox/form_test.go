@@ -221,3 +221,36 @@ func TestTheInboxWorksByKeyboardAndAtPhoneWidth(t *testing.T) {
 	do(t, ctx, "back", chromedp.Click(chromedp.CSS(`.back a`)))
 	until(t, ctx, "the list again", `document.querySelector('.list-pane').offsetParent !== null`)
 }
+
+// noteGraph asks for a short note: an answer that is a string, not an object.
+func noteGraph(opts ...graph.Option) (graph.Erased, error) {
+	g := graph.New[TripState]()
+	g.AddNode("note", func(ctx context.Context, s TripState) (TripState, error) {
+		ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Sign the note", Schema: `{"type": "string", "minLength": 2}`})
+		if err != nil {
+			return TripState{}, err
+		}
+		return TripState{Answer: ans.Data}, nil
+	})
+	g.AddEdge(graph.Start, "note")
+	c, err := g.Compile(append([]graph.Option{graph.WithName("note")}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return c.Erase(), nil
+}
+
+func TestARefusedAnswerThatIsAStringIsMarkedAtItsField(t *testing.T) {
+	ctx := tab(t)
+	e := newEnv(t, nil, noteGraph)
+	e.start(e.client(), "note", "note-1", map[string]any{})
+	openInbox(t, ctx, e)
+	until(t, ctx, "the question", rows+` === 1`)
+	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(row("note-1"))))
+	until(t, ctx, "the form", `document.querySelector('form.answer-form input')`)
+	setField(t, ctx, "form.answer-form input", "x")
+	do(t, ctx, "send past the browser's check", chromedp.Evaluate[chromedp.Void](`document.querySelector('form.answer-form').noValidate = true`),
+		chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
+	until(t, ctx, "the server's error at the field", `document.querySelector('form.answer-form input').getAttribute('aria-invalid') === 'true'`)
+	contains(t, "the field's error", text(t, ctx, `form.answer-form .error:not([hidden])`), "minLength")
+}

@@ -875,9 +875,11 @@ function refused(err, form, root, summary, d) {
         }
       }
       const ctl = root ? find(root, v.path ?? '') : null;
-      if (ctl && ctl.path !== '') {
+      if (ctl) {
+        // A violation of the whole answer (a top-level string too short, say)
+        // is marked at the answer's own control, if it has one.
         ctl.setError(v.message);
-        items.push([`${labelOf(ctl)}: ${v.message}`, ctl]);
+        items.push([ctl.path !== '' ? `${labelOf(ctl)}: ${v.message}` : v.message, ctl]);
       } else {
         items.push([v.path ? `${v.path}: ${v.message}` : v.message, null]);
       }

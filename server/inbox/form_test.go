@@ -42,29 +42,34 @@ type TripState struct {
 	Answer json.RawMessage `json:"answer,omitempty"`
 }
 
-// tripGraph asks one question with tripSchema and keeps the answer.
-func tripGraph(opts ...graph.Option) (graph.Erased, error) {
-	g := graph.New[TripState]()
-	g.AddNode("plan", func(ctx context.Context, s TripState) (TripState, error) {
-		ans, err := interlude.Interrupt(ctx, interlude.Request{
-			Message: "Plan the team trip",
-			Reason:  "input_required",
-			Value: map[string]any{"requested_by": "Ann", "travellers": []string{"Ann", "Bo"},
-				"itinerary": map[string]any{"legs": []map[string]any{{"from": "AMS", "to": "LIS"}}}},
-			Schema: tripSchema,
+// askingGraph returns a graph named name that asks req once and keeps the answer.
+func askingGraph(name string, req interlude.Request) func(opts ...graph.Option) (graph.Erased, error) {
+	return func(opts ...graph.Option) (graph.Erased, error) {
+		g := graph.New[TripState]()
+		g.AddNode("ask", func(ctx context.Context, s TripState) (TripState, error) {
+			ans, err := interlude.Interrupt(ctx, req)
+			if err != nil {
+				return TripState{}, err
+			}
+			return TripState{Answer: ans.Data}, nil
 		})
+		g.AddEdge(graph.Start, "ask")
+		c, err := g.Compile(append([]graph.Option{graph.WithName(name)}, opts...)...)
 		if err != nil {
-			return TripState{}, err
+			return nil, err
 		}
-		return TripState{Answer: ans.Data}, nil
-	})
-	g.AddEdge(graph.Start, "plan")
-	c, err := g.Compile(append([]graph.Option{graph.WithName("trip")}, opts...)...)
-	if err != nil {
-		return nil, err
+		return c.Erase(), nil
 	}
-	return c.Erase(), nil
 }
+
+// tripGraph asks one question with tripSchema and keeps the answer.
+var tripGraph = askingGraph("trip", interlude.Request{
+	Message: "Plan the team trip",
+	Reason:  "input_required",
+	Value: map[string]any{"requested_by": "Ann", "travellers": []string{"Ann", "Bo"},
+		"itinerary": map[string]any{"legs": []map[string]any{{"from": "AMS", "to": "LIS"}}}},
+	Schema: tripSchema,
+})
 
 func field(path string) string { return fmt.Sprintf(`[data-path=%s]`, js(path)) }
 
@@ -223,22 +228,7 @@ func TestTheInboxWorksByKeyboardAndAtPhoneWidth(t *testing.T) {
 }
 
 // noteGraph asks for a short note: an answer that is a string, not an object.
-func noteGraph(opts ...graph.Option) (graph.Erased, error) {
-	g := graph.New[TripState]()
-	g.AddNode("note", func(ctx context.Context, s TripState) (TripState, error) {
-		ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Sign the note", Schema: `{"type": "string", "minLength": 2}`})
-		if err != nil {
-			return TripState{}, err
-		}
-		return TripState{Answer: ans.Data}, nil
-	})
-	g.AddEdge(graph.Start, "note")
-	c, err := g.Compile(append([]graph.Option{graph.WithName("note")}, opts...)...)
-	if err != nil {
-		return nil, err
-	}
-	return c.Erase(), nil
-}
+var noteGraph = askingGraph("note", interlude.Request{Message: "Sign the note", Schema: `{"type": "string", "minLength": 2}`})
 
 func TestARefusedAnswerThatIsAStringIsMarkedAtItsField(t *testing.T) {
 	ctx := tab(t)

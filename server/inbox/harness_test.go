@@ -288,6 +288,9 @@ func signIn(t *testing.T, ctx context.Context, tok server.Token) {
 		chromedp.SendKeys(chromedp.ID("token"), tok.Secret),
 		chromedp.Click(chromedp.CSS(`form.signin button[type=submit]`)))
 	until(t, ctx, "the inbox after signing in", `document.body.dataset.state === 'inbox' && document.body.dataset.live === 'on'`)
+	if got := eval[string](t, ctx, `document.activeElement?.id ?? ''`); got != "list-title" {
+		t.Errorf("after signing in the focus is on %q, want the list's title", got)
+	}
 }
 
 // rows counts the questions listed.

@@ -111,6 +111,8 @@ function showSignIn(message) {
       const me = await api.me(t);
       setToken(t);
       start(me);
+      // The form is gone with the focus in it: put it where the page starts.
+      if (document.activeElement === document.body) document.getElementById('list-title')?.focus();
     } catch (err) {
       error.textContent = err.status === 401 ? 'That token is not valid. Check it and try again.' : err.message;
       error.hidden = false;

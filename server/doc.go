@@ -52,7 +52,8 @@
 // ambiguous_resume, conflict or thread_busy (details {"interrupts": [...]} when
 // interrupts are concerned; thread_busy comes with Retry-After: 1), 413 too_large, 422 invalid_response (details are the
 // violations [{"path", "message"}]), 501 not_implemented (events without a hub),
-// 503 unavailable (the run was stopped by Close) and 500 internal.
+// 503 unavailable (the run was stopped by Close) and 500 internal. Every GET route
+// but the two live event streams also answers HEAD.
 //
 // A run whose node fails is not a request error: invoke answers 200 with status
 // "failed" and the failure as "error"; a stream sends an error event

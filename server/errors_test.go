@@ -114,6 +114,23 @@ func TestWrongMethodIs405WithAllow(t *testing.T) {
 	}
 }
 
+func TestHEADAnswersAReadWithoutItsBodyButNotALiveStream(t *testing.T) {
+	e := newEnv(t, setup{})
+	e.start("refund", "r", `{"amount":5}`)
+	for _, path := range []string{"/healthz", "/v1/threads", "/v1/threads/r", "/v1/threads/r/history", "/v1/graphs"} {
+		a := e.do(http.MethodHead, path, "", "")
+		if a.status != http.StatusOK || len(a.body) != 0 {
+			t.Errorf("HEAD %s: %d with %d body bytes, want 200 and none", path, a.status, len(a.body))
+		}
+	}
+	for _, path := range []string{"/v1/threads/r/events", "/v1/events"} {
+		a := e.do(http.MethodHead, path, "", "")
+		if a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != "GET" {
+			t.Errorf("HEAD %s: %d, Allow %q; want 405 and GET", path, a.status, a.header.Get("Allow"))
+		}
+	}
+}
+
 func TestRefusedAnswersAre409Or422AndChangeNothing(t *testing.T) {
 	e := newEnv(t, setup{})
 	res := e.start("refund", "r", `{"amount":150}`)

@@ -291,7 +291,13 @@ func (s *Server) routes(withMetrics bool) {
 		public  bool
 		eps     map[string]endpoint
 	}
-	read := func(fn handler) map[string]endpoint { return map[string]endpoint{http.MethodGet: {fn: fn}} }
+	// A read answers HEAD as GET without the body (net/http drops it), for
+	// load balancers' health checks and curl -I. A live stream has no end for
+	// HEAD to wait for, so it takes GET only.
+	read := func(fn handler) map[string]endpoint {
+		return map[string]endpoint{http.MethodGet: {fn: fn}, http.MethodHead: {fn: fn}}
+	}
+	stream := func(fn handler) map[string]endpoint { return map[string]endpoint{http.MethodGet: {fn: fn}} }
 	answer := func(action string) map[string]endpoint {
 		return map[string]endpoint{http.MethodPost: {need: canApprove, doing: action + " interrupts", fn: s.handleAnswer(action)}}
 	}
@@ -303,14 +309,15 @@ func (s *Server) routes(withMetrics bool) {
 		{"/v1/threads", false, read(s.handleList)},
 		{"/v1/threads/{id}", false, map[string]endpoint{
 			http.MethodGet:    {fn: s.handleThread},
+			http.MethodHead:   {fn: s.handleThread},
 			http.MethodDelete: {need: canAdmin, doing: "delete threads", fn: s.handleDelete},
 		}},
 		{"/v1/threads/{id}/history", false, read(s.handleHistory)},
 		{"/v1/threads/{id}/resume", false, answer("resume")},
 		{"/v1/threads/{id}/reject", false, answer("reject")},
 		{"/v1/threads/{id}/cancel", false, answer("cancel")},
-		{"/v1/threads/{id}/events", false, read(s.handleEvents)},
-		{"/v1/events", false, read(s.handleAllEvents)},
+		{"/v1/threads/{id}/events", false, stream(s.handleEvents)},
+		{"/v1/events", false, stream(s.handleAllEvents)},
 		{"/v1/me", false, read(s.handleMe)},
 		{"/healthz", true, read(s.handleHealth)},
 		{"/inbox/", true, map[string]endpoint{http.MethodGet: {fn: s.handleInbox}, http.MethodHead: {fn: s.handleInbox}}},

@@ -28,15 +28,19 @@ func (q Question) Check(r Resolution) error {
 	if !json.Valid(data) {
 		return &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
 	}
-	// Without a schema the answer is still refused if Go would decode it to
-	// another value than the one recorded (a key repeated, or twice in two cases).
-	vs, problem := schema.AmbiguousKeys(data), "is ambiguous"
-	if len(q.Schema) > 0 {
+	var vs []schema.Violation
+	problem := "does not match its response schema"
+	if len(q.Schema) == 0 {
+		// Without a schema the answer is still refused if Go would decode it to
+		// another value than the one recorded (a key repeated, or twice in two
+		// cases); Validate checks that too.
+		vs, problem = schema.AmbiguousKeys(data), "is ambiguous"
+	} else {
 		s, err := schema.Compile(q.Schema)
 		if err != nil {
 			return &Error{Code: CodeInvalidRequest, Message: "interrupt " + q.ID + " has an unusable response schema: " + err.Error(), Interrupts: []string{q.ID}}
 		}
-		vs, problem = s.Validate(data), "does not match its response schema"
+		vs = s.Validate(data)
 	}
 	if len(vs) == 0 {
 		return nil

@@ -320,7 +320,7 @@ func (s *Server) routes(withMetrics bool) {
 		{"/v1/events", false, stream(s.handleAllEvents)},
 		{"/v1/me", false, read(s.handleMe)},
 		{"/healthz", true, read(s.handleHealth)},
-		{"/inbox/", true, map[string]endpoint{http.MethodGet: {fn: s.handleInbox}, http.MethodHead: {fn: s.handleInbox}}},
+		{"/inbox/", true, read(s.handleInbox)},
 		{"/", true, nil},
 	}
 	if withMetrics {

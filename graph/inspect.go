@@ -330,19 +330,15 @@ func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
 	}
 	defer unlock()
 	g.cache.drop(threadID)
-	// In a store shared by several processes, a run elsewhere holds the thread's
-	// lease: refuse with thread_busy rather than delete the thread under it.
-	if l, ok := g.cfg.store.(store.Leaser); ok {
-		if c, ok := ctx.Value(claimKey{}).(*Claim); !ok || c.ThreadID != threadID {
-			held, err := l.Lease(ctx, store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL})
-			if err != nil {
-				return err
-			}
-			// The delete removes the lease with the thread; giving it up
-			// afterwards finds it gone, which is not an error.
-			defer held.Release(context.WithoutCancel(ctx))
-		}
+	// In a store shared by several processes the thread is claimed as for a
+	// run, so a run elsewhere makes the delete thread_busy rather than lose its
+	// thread. The delete removes the lease with the thread; giving it up
+	// afterwards finds it gone, which is not an error.
+	ctx, _, release, err := g.lease(ctx, threadID)
+	if err != nil {
+		return err
 	}
+	defer release()
 	return g.cfg.store.Delete(ctx, threadID)
 }
 

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -202,30 +203,39 @@ func (g *Graph[S]) fillValues(recs []store.Record, cps []Checkpoint[S]) error {
 	for i, cp := range cps {
 		want[cp.ID] = i
 	}
-	st := &state[S]{}
-	for _, rec := range recs {
-		if len(want) == 0 {
-			break
+	var err error
+	_, _, rerr := g.replay(recs, func(st *state[S], _ *delta) bool {
+		if i, ok := want[st.version]; ok {
+			delete(want, st.version)
+			var data []byte
+			if data, err = json.Marshal(st.values); err == nil {
+				err = json.Unmarshal(data, &cps[i].Values)
+			}
 		}
+		return err != nil || len(want) == 0
+	})
+	return cmp.Or(rerr, err)
+}
+
+// replay rebuilds a thread's state from recs, oldest first, calling visit (if
+// set) after each record with the state as of that record; it stops, and
+// reports stopped, once visit returns true.
+func (g *Graph[S]) replay(recs []store.Record, visit func(st *state[S], d *delta) bool) (st *state[S], stopped bool, err error) {
+	st = &state[S]{}
+	for _, rec := range recs {
 		d, err := decodeDelta(rec)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
 		if err := g.codec.applyDelta(st, d, false); err != nil {
-			return err
+			return nil, false, err
 		}
-		if i, ok := want[rec.Version]; ok {
-			delete(want, rec.Version)
-			data, err := json.Marshal(st.values)
-			if err != nil {
-				return err
-			}
-			if err := json.Unmarshal(data, &cps[i].Values); err != nil {
-				return err
-			}
+		st.version = rec.Version
+		if visit != nil && visit(st, d) {
+			return st, true, nil
 		}
 	}
-	return nil
+	return st, false, nil
 }
 
 // stateAt rebuilds the thread's state as of version id by replaying its records.
@@ -237,18 +247,8 @@ func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*sta
 	if len(recs) == 0 || recs[len(recs)-1].Version != id {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("thread %q has no checkpoint %d; list them with History", threadID, id)}
 	}
-	st := &state[S]{}
-	for _, rec := range recs {
-		d, err := decodeDelta(rec)
-		if err != nil {
-			return nil, err
-		}
-		if err := g.codec.applyDelta(st, d, false); err != nil {
-			return nil, err
-		}
-		st.version = rec.Version
-	}
-	return st, nil
+	st, _, err := g.replay(recs, nil)
+	return st, err
 }
 
 // Fork continues the thread from an older checkpoint: the thread's state becomes

@@ -822,24 +822,20 @@ func (r *runner[S]) replayedRun(ids []string) (*state[S], error) {
 	if err != nil {
 		return nil, err
 	}
-	past, answered := &state[S]{}, false
-	for _, rec := range recs {
-		d, err := decodeDelta(rec)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.g.codec.applyDelta(past, d, false); err != nil {
-			return nil, err
-		}
-		past.version = rec.Version
+	answered := false
+	past, ended, err := r.g.replay(recs, func(st *state[S], d *delta) bool {
 		for _, x := range d.Resolve {
 			answered = answered || slices.Contains(ids, x.ID)
 		}
-		if answered && runEnded(past) {
-			return past, nil
-		}
+		return answered && runEnded(st)
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case !ended: // the answers' run has not ended (it died): the thread as it is
+		return r.c.st, nil
 	}
-	return r.c.st, nil // the answers' run has not ended (it died): the thread as it is
+	return past, nil
 }
 
 // runEnded reports whether a run stops at st: done, failed, or paused for

@@ -9,7 +9,8 @@
 // API requires; tools carry their input_schema. stop_reason keeps its value
 // (end_turn, tool_use, max_tokens, stop_sequence); anything else, such as
 // refusal or pause_turn, is [model.StopOther]. Thinking and server-tool
-// blocks are not part of the vocabulary and are dropped from answers.
+// blocks are not part of the vocabulary and are dropped from answers,
+// generated or streamed.
 //
 // Input tokens in [model.Usage] include cache reads and writes.
 //
@@ -188,6 +189,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			stopped   bool
 			calls     = map[int64]int{}    // content block index -> tool call index
 			startArgs = map[int64]string{} // input given at content_block_start, until a delta comes
+			dropped   = map[int64]bool{}   // content blocks outside the vocabulary (thinking, server tools)
 		)
 		emit := func(c model.Chunk) bool {
 			if err := acc.Add(c); err != nil {
@@ -223,6 +225,8 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 					if b, err := json.Marshal(cb.Input); err == nil && cb.Input != nil {
 						startArgs[ev.Index] = string(b)
 					}
+				default:
+					dropped[ev.Index] = true
 				}
 			case "content_block_delta":
 				switch ev.Delta.Type {
@@ -232,6 +236,9 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 					}
 				case "input_json_delta":
 					n, ok := calls[ev.Index]
+					if !ok && dropped[ev.Index] {
+						continue // a server tool's input, dropped like its block
+					}
 					if !ok {
 						yield(model.Chunk{}, model.BadResponse(Provider, fmt.Sprintf("input_json_delta for content block %d, which is not a tool call", ev.Index), nil))
 						return

@@ -162,11 +162,16 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 			}
 		}
 	}
-	u := model.Usage{
-		InputTokens:  int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
-		OutputTokens: int(msg.Usage.OutputTokens),
+	return acc.Finish(Provider, stopReason(string(msg.StopReason)), usage(msg.Usage), string(msg.Model))
+}
+
+// usage counts the input tokens, cache reads and writes included, and the
+// output tokens.
+func usage(u sdk.Usage) model.Usage {
+	return model.Usage{
+		InputTokens:  int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+		OutputTokens: int(u.OutputTokens),
 	}
-	return acc.Finish(Provider, stopReason(string(msg.StopReason)), u, string(msg.Model))
 }
 
 // Stream sends req with streaming on and yields the answer as it arrives.
@@ -183,7 +188,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 
 		var (
 			acc       model.Accumulator
-			u         model.Usage
+			u         sdk.Usage
 			modelName string
 			stop      string
 			stopped   bool
@@ -203,9 +208,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			switch ev.Type {
 			case "message_start":
 				modelName = string(ev.Message.Model)
-				mu := ev.Message.Usage
-				u.InputTokens = int(mu.InputTokens + mu.CacheCreationInputTokens + mu.CacheReadInputTokens)
-				u.OutputTokens = int(mu.OutputTokens)
+				u = ev.Message.Usage
 			case "content_block_start":
 				cb := ev.ContentBlock
 				switch cb.Type {
@@ -259,11 +262,20 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 				if ev.Delta.StopReason != "" {
 					stop = string(ev.Delta.StopReason)
 				}
-				if ev.Usage.OutputTokens != 0 {
-					u.OutputTokens = int(ev.Usage.OutputTokens)
+				// Its counts are totals for the whole message; one it leaves
+				// out (or sends as null) keeps message_start's value.
+				du := ev.Usage
+				if du.JSON.OutputTokens.Valid() {
+					u.OutputTokens = du.OutputTokens
 				}
-				if in := ev.Usage.InputTokens + ev.Usage.CacheCreationInputTokens + ev.Usage.CacheReadInputTokens; in != 0 {
-					u.InputTokens = int(in)
+				if du.JSON.InputTokens.Valid() {
+					u.InputTokens = du.InputTokens
+				}
+				if du.JSON.CacheCreationInputTokens.Valid() {
+					u.CacheCreationInputTokens = du.CacheCreationInputTokens
+				}
+				if du.JSON.CacheReadInputTokens.Valid() {
+					u.CacheReadInputTokens = du.CacheReadInputTokens
 				}
 			case "message_stop":
 				stopped = true
@@ -277,7 +289,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			yield(model.Chunk{}, model.BadResponse(Provider, "the stream ended before message_stop", nil))
 			return
 		}
-		resp, err := acc.Finish(Provider, stopReason(stop), u, modelName)
+		resp, err := acc.Finish(Provider, stopReason(stop), usage(u), modelName)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return

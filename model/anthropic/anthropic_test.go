@@ -296,17 +296,13 @@ func TestCancelledContextIsReportedAsSuch(t *testing.T) {
 func TestStreamAndGenerateAgree(t *testing.T) { conversation.StreamAndGenerateAgree(t) }
 
 func TestToolInputGivenWholeAtBlockStartIsKept(t *testing.T) {
-	sse := "event: message_start\n" +
-		`data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}` + "\n\n" +
-		"event: content_block_start\n" +
-		`data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"lookup_order","input":{"order_id":"A-42"}}}` + "\n\n" +
-		"event: content_block_stop\n" +
-		`data: {"type":"content_block_stop","index":0}` + "\n\n" +
-		"event: message_delta\n" +
-		`data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}` + "\n\n" +
-		"event: message_stop\n" +
-		`data: {"type":"message_stop"}` + "\n\n"
-	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(sse)})
+	srv := wiretest.NewServer(t, events(
+		"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}`,
+		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"lookup_order","input":{"order_id":"A-42"}}}`,
+		"content_block_stop", `{"type":"content_block_stop","index":0}`,
+		"message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}`,
+		"message_stop", `{"type":"message_stop"}`,
+	))
 	resp, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if err != nil {
 		t.Fatal(err)
@@ -331,5 +327,33 @@ func TestServerToolAndThinkingBlocksAreDroppedFromAStream(t *testing.T) {
 		`"usage":{"input_tokens":2679,"output_tokens":65},"stop_reason":"end_turn","model":"claude-sonnet-4-5-20250929"}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// events returns a 200 reply streaming the given events, each a type and its
+// data.
+func events(typeAndData ...string) wiretest.Reply {
+	var sb strings.Builder
+	for i := 0; i+1 < len(typeAndData); i += 2 {
+		sb.WriteString("event: " + typeAndData[i] + "\ndata: " + typeAndData[i+1] + "\n\n")
+	}
+	return wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(sb.String())}
+}
+
+func TestStreamedUsageKeepsCacheReadsThatTheFinalDeltaLeavesOut(t *testing.T) {
+	srv := wiretest.NewServer(t, events(
+		"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":500,"output_tokens":1}}}`,
+		"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Shipped."}}`,
+		"content_block_stop", `{"type":"content_block_stop","index":0}`,
+		"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":10,"cache_read_input_tokens":null,"output_tokens":20}}`,
+		"message_stop", `{"type":"message_stop"}`,
+	))
+	resp, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (model.Usage{InputTokens: 510, OutputTokens: 20}); resp.Usage != want {
+		t.Fatalf("usage = %+v, want %+v", resp.Usage, want)
 	}
 }

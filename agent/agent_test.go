@@ -411,3 +411,40 @@ func TestModelIsNotCalledWithAnEmptyConversation(t *testing.T) {
 		t.Fatalf("err %v, result %+v, model calls %d", err, res, m.Calls())
 	}
 }
+
+// category is a recursive input type: its schema refers to itself through $defs.
+type category struct {
+	Name     string      `json:"name"`
+	Children []*category `json:"children,omitempty"`
+}
+
+func TestApprovalOfToolWhoseSchemaUsesRefs(t *testing.T) {
+	ctx := context.Background()
+	var ran []string
+	create := tool.Func("create_categories", "Create a category tree", func(ctx context.Context, in category) (string, error) {
+		ran = append(ran, in.Name)
+		return "created " + in.Name, nil
+	})
+	if !strings.Contains(string(create.InputSchema()), `"$ref"`) {
+		t.Fatalf("the test needs an input schema with references: %s", create.InputSchema())
+	}
+	m := scripted.New(scripted.Calls(scripted.Call("create_categories", category{Name: "shoes"})), scripted.Text("Done."))
+	a, err := agent.New(m, []tool.Tool{create}, agent.RequireApproval("create_categories"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Invoke(ctx, "r", agent.Ask("Make a shoes category"))
+	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+		t.Fatalf("approval question: %v %+v", err, res)
+	}
+	id := res.Interrupts[0].ID
+	bad := agent.Edit(map[string]any{"name": "boots", "children": []any{map[string]any{"title": "x"}}})
+	if _, err := a.Invoke(ctx, "r", graph.Respond(map[string]interlude.Resolution{id: bad})); !errors.Is(err, interlude.ErrInvalidResponse) {
+		t.Fatalf("an edit failing the referenced definition: %v", err)
+	}
+	good := agent.Edit(category{Name: "boots", Children: []*category{{Name: "wellies"}}})
+	res, err = a.Invoke(ctx, "r", graph.Respond(map[string]interlude.Resolution{id: good}))
+	if err != nil || res.Status != graph.Completed || len(ran) != 1 || ran[0] != "boots" {
+		t.Fatalf("edited call: %v %+v ran %v", err, res, ran)
+	}
+}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -198,7 +199,7 @@ func decisionSchema(input json.RawMessage) json.RawMessage {
 		"type": "object",
 		"properties": map[string]any{
 			"action":    map[string]any{"enum": []Action{ActionApprove, ActionEdit, ActionReject, ActionRespond}, "description": "approve the call, edit its arguments, reject it, or respond in the tool's place"},
-			"arguments": input,
+			"arguments": embedded(input),
 			"message":   map[string]any{"type": "string", "description": "the reason for a rejection, or the result text of a response"},
 			"sticky":    map[string]any{"type": "boolean", "description": "with approve: approve every call of this tool for the rest of this run"},
 		},
@@ -210,5 +211,29 @@ func decisionSchema(input json.RawMessage) json.RawMessage {
 		},
 	}
 	data, _ := json.Marshal(s)
+	return data
+}
+
+// argumentsID is the base URI given to a tool's input schema inside an approval
+// question's schema.
+const argumentsID = "urn:interlude:tool-arguments"
+
+// embedded returns the tool's input schema ready to sit inside another schema: an
+// object schema with references and without an "$id" gets one, so that its
+// references (such as "#/$defs/Node", which Func derives for recursive types)
+// still resolve against it rather than against the enclosing schema.
+func embedded(input json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if !bytes.Contains(input, []byte(`"$ref"`)) || json.Unmarshal(input, &obj) != nil || obj == nil {
+		return input
+	}
+	if _, ok := obj["$id"]; ok {
+		return input
+	}
+	obj["$id"], _ = json.Marshal(argumentsID)
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return input
+	}
 	return data
 }

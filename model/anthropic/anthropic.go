@@ -6,9 +6,10 @@
 // are appended to it, as the API has no such role in the conversation);
 // text, tool_use, tool_result (with is_error) and image blocks keep their
 // shape, with tool results moved to the front of their user message as the
-// API requires; tools carry their input_schema. stop_reason keeps its value
-// (end_turn, tool_use, max_tokens, stop_sequence); anything else, such as
-// refusal or pause_turn, is [model.StopOther]. Thinking and server-tool
+// API requires (a failed result without text says so in words, as the API
+// refuses an empty one); tools carry their input_schema. stop_reason keeps
+// its value (end_turn, tool_use, max_tokens, stop_sequence); anything else,
+// such as refusal or pause_turn, is [model.StopOther]. Thinking and server-tool
 // blocks are not part of the vocabulary and are dropped from answers,
 // generated or streamed.
 //
@@ -391,6 +392,10 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, []option.Reque
 	return p, opts, nil
 }
 
+// emptyFailure is the content sent for a failed tool result that has none,
+// which the API refuses.
+const emptyFailure = "The tool call failed without a message."
+
 func toolResult(b model.Block) sdk.ContentBlockParamUnion {
 	r := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
 	if b.IsError {
@@ -407,6 +412,9 @@ func toolResult(b model.Block) sdk.ContentBlockParamUnion {
 				r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfImage: img})
 			}
 		}
+	}
+	if b.IsError && len(r.Content) == 0 {
+		r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: emptyFailure}})
 	}
 	return sdk.ContentBlockParamUnion{OfToolResult: r}
 }

@@ -357,3 +357,34 @@ func TestStreamedUsageKeepsCacheReadsThatTheFinalDeltaLeavesOut(t *testing.T) {
 		t.Fatalf("usage = %+v, want %+v", resp.Usage, want)
 	}
 }
+
+// The API refuses a tool_result with is_error and no content ("content cannot
+// be empty if is_error is true"); an agent sends one when a person rejects a
+// call with an empty message.
+func TestFailedToolResultWithoutTextIsSentWithContent(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
+	req := wiretest.FirstRequest()
+	req.Messages = append(req.Messages,
+		model.Message{Role: model.RoleAssistant, Content: []model.Block{model.ToolUse("toolu_1", "lookup_order", json.RawMessage(`{"order_id":"A-42"}`))}},
+		model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResult("toolu_1", "", true)}},
+	)
+	if _, err := newModel(srv).Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				Type    string
+				IsError bool `json:"is_error"`
+				Content []struct{ Type, Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	r := body.Messages[2].Content[0]
+	if r.Type != "tool_result" || !r.IsError || len(r.Content) != 1 || strings.TrimSpace(r.Content[0].Text) == "" {
+		t.Fatalf("failed result sent as %+v", r)
+	}
+}

@@ -11,7 +11,8 @@ import (
 // field with [errors.Is].
 var (
 	// ErrRateLimited: the provider refused the request because of a rate or
-	// quota limit (HTTP 429). Wait and retry.
+	// quota limit (HTTP 429). Wait and retry, unless the error is not
+	// Retryable: then the account's quota is used up.
 	ErrRateLimited = errors.New("model: rate limited")
 	// ErrUnavailable: the provider failed (HTTP 5xx, overloaded) or could not
 	// be reached. Retry later.
@@ -131,6 +132,9 @@ func (e *Error) title() string {
 func (e *Error) hint() string {
 	switch e.Kind {
 	case ErrRateLimited:
+		if !e.Retryable {
+			return "The account's quota is used up: check its plan and billing; retrying will not help until then"
+		}
 		return "Wait and retry, lower the request rate, or raise the account's limits"
 	case ErrUnavailable:
 		return "The provider is failing or unreachable: retry later, and check the base URL if it persists"

@@ -27,14 +27,18 @@
 //
 // Retries are the SDK's: rate limits (429), server errors (5xx), 408, 409 and
 // connection failures are retried [WithMaxRetries] times with exponential
-// backoff, honouring Retry-After headers. Errors are [*model.Error] values.
+// backoff, honouring Retry-After headers. A 429 saying the account's quota
+// is used up (insufficient_quota) is not retried, and its error is not
+// Retryable. Errors are [*model.Error] values.
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"strings"
@@ -122,7 +126,52 @@ func New(opts ...Option) *Model {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Model{client: oai.NewClient(c.opts...), model: c.model, legacy: c.legacy}
+	sdkOpts := append([]option.RequestOption{option.WithMiddleware(quotaIsFinal)}, c.opts...)
+	return &Model{client: oai.NewClient(sdkOpts...), model: c.model, legacy: c.legacy}
+}
+
+// quotaCode is the error code of a 429 that says the account's quota or
+// credit is used up: unlike a rate limit, it does not pass with time.
+const quotaCode = "insufficient_quota"
+
+// quotaIsFinal tells the SDK not to retry a 429 whose error is quotaCode.
+func quotaIsFinal(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res.StatusCode != http.StatusTooManyRequests || res.Body == nil {
+		return res, err
+	}
+	body, readErr := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	_ = res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if readErr == nil && parseErrorBody(body).code() == quotaCode {
+		res.Header.Set("X-Should-Retry", "false")
+	}
+	return res, nil
+}
+
+// errorBody is the API's error document.
+type errorBody struct {
+	Error struct {
+		Code    any    `json:"code"` // a string, a number or null
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func parseErrorBody(data []byte) errorBody {
+	var b errorBody
+	_ = json.Unmarshal(data, &b)
+	return b
+}
+
+// code returns the error's code, or its type when it has no code.
+func (b errorBody) code() string {
+	if b.Error.Code != nil {
+		if code := fmt.Sprint(b.Error.Code); code != "" {
+			return code
+		}
+	}
+	return b.Error.Type
 }
 
 // ModelName returns the model name sent with every request.
@@ -412,6 +461,9 @@ func mapError(ctx context.Context, err error, raw *http.Response) error {
 		}
 		e := model.StatusError(Provider, apiErr.StatusCode, code, msg)
 		e.Err = err
+		if code == quotaCode {
+			e.Retryable = false
+		}
 		return e
 	}
 	var streamErr *ssestream.StreamError
@@ -423,21 +475,8 @@ func mapError(ctx context.Context, err error, raw *http.Response) error {
 
 // eventError classifies an error event received in the middle of a stream.
 func eventError(se *ssestream.StreamError) *model.Error {
-	var body struct {
-		Error struct {
-			Code    any    `json:"code"`
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(se.Event.Data, &body)
-	code := ""
-	if body.Error.Code != nil {
-		code = fmt.Sprint(body.Error.Code)
-	}
-	if code == "" {
-		code = body.Error.Type
-	}
+	body := parseErrorBody(se.Event.Data)
+	code := body.code()
 	msg := body.Error.Message
 	if msg == "" {
 		msg = strings.TrimSpace(string(se.Event.Data))

@@ -225,3 +225,20 @@ func TestStreamAndGenerateAgree(t *testing.T) { conversation.StreamAndGenerateAg
 func TestInvalidRequestIsRefusedBeforeSending(t *testing.T) {
 	conversation.InvalidRequestIsRefusedBeforeSending(t)
 }
+
+func TestExhaustedQuotaIsNotRetried(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		srv := wiretest.NewServer(t, wiretest.File(t, 429, "error_429_quota.json", wiretest.FastRetry...))
+		_, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), stream)
+		var me *model.Error
+		if !errors.Is(err, model.ErrRateLimited) || !errors.As(err, &me) || me.Code != "insufficient_quota" || me.Retryable {
+			t.Fatalf("stream=%v: err = %v, want a non-retryable ErrRateLimited with code insufficient_quota", stream, err)
+		}
+		if strings.Contains(err.Error(), "Wait and retry") || !strings.Contains(err.Error(), "billing") {
+			t.Fatalf("stream=%v: error should send the user to billing, not to retry: %v", stream, err)
+		}
+		if srv.Hits() != 1 {
+			t.Fatalf("stream=%v: server saw %d requests, want no retry", stream, srv.Hits())
+		}
+	}
+}

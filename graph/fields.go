@@ -185,6 +185,31 @@ func (fs *fields) apply(dst reflect.Value, ws []write) error {
 	return nil
 }
 
+// applied returns a copy of the state value v with ws applied, and leaves v as it
+// was, so that a step can be given up after its writes were combined. Appends to
+// the copy's slices only write past the end of v's (whose views, clipped, never
+// reach there); a map that ws merge into is copied first.
+func (fs *fields) applied(v reflect.Value, ws []write) (reflect.Value, error) {
+	out := reflect.New(fs.typ).Elem()
+	out.Set(v)
+	copied := map[int]bool{}
+	for _, w := range ws {
+		f := fs.byName[w.Field]
+		if f == nil || f.reducer != MergeReducer || copied[f.index] {
+			continue
+		}
+		copied[f.index] = true
+		if m := out.Field(f.index); !m.IsNil() {
+			c := reflect.MakeMapWithSize(m.Type(), m.Len())
+			for it := m.MapRange(); it.Next(); {
+				c.SetMapIndex(it.Key(), it.Value())
+			}
+			m.Set(c)
+		}
+	}
+	return out, fs.apply(out, ws)
+}
+
 func reduce(cur, v reflect.Value, r Reducer) {
 	switch r {
 	case AppendReducer:

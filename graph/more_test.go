@@ -181,3 +181,46 @@ func TestStreamYieldsUpdatesInterruptAndEnd(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteErrorFailsTheStepAndContinueRunsOnlyTheRoute(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	runs := map[string]int{}
+	routeFails := true
+	g := graph.New[parState]()
+	for _, n := range []string{"a", "b", "after"} {
+		g.AddNode(n, func(ctx context.Context, s parState) (parState, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[n]++
+			return parState{Approved: []string{n}}, nil
+		})
+	}
+	g.AddEdge(graph.Start, "a").AddEdge(graph.Start, "b")
+	g.AddRoute("a", func(ctx context.Context, s parState) ([]string, error) {
+		if routeFails {
+			return nil, errors.New("no route today")
+		}
+		return []string{"after"}, nil
+	})
+	app, _ := g.Compile()
+	res, err := app.Invoke(ctx, "r", graph.Input(parState{CRuns: 7}))
+	if err == nil || !strings.Contains(err.Error(), "no route today") {
+		t.Fatalf("err = %v", err)
+	}
+	if res == nil || res.Status != graph.Failed || !strings.Contains(res.Error, "no route today") || res.Values.CRuns != 7 || len(res.Values.Approved) != 0 {
+		t.Fatalf("result of the failed step: %+v", res)
+	}
+	snap, err := app.State(ctx, "r")
+	if err != nil || snap.Status != "failed" || snap.Values.CRuns != 7 || len(snap.Values.Approved) != 0 {
+		t.Fatalf("stored thread: %v %+v", err, snap)
+	}
+	routeFails = false
+	res, err = app.Invoke(ctx, "r", graph.Continue())
+	if err != nil || res.Status != graph.Completed || strings.Join(res.Values.Approved, ",") != "a,b,after" {
+		t.Fatalf("continue: %v %+v", err, res)
+	}
+	if runs["a"] != 1 || runs["b"] != 1 || runs["after"] != 1 {
+		t.Fatalf("the step's finished nodes ran again: %v", runs)
+	}
+}

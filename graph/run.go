@@ -612,22 +612,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
 			failures = append(failures, err)
 		}
-		d := r.control(kindPause)
-		d.Writes, d.Ledger, d.Memo, d.Raised, d.Mid, d.Base = partial, ledger, memo, raised, true, base
-		d.Status, d.Break, d.Error = store.StatusInterrupted, nil, ""
-		var cause error
-		if len(failures) > 0 {
-			cause = errors.Join(failures...)
-			d.Kind, d.Status, d.Error = kindFail, store.StatusFailed, cause.Error()
-		}
-		if err := r.commit(d); err != nil {
-			return false, nil, errors.Join(cause, err)
-		}
-		for _, q := range st.pending() {
-			q := q
-			r.send(Event{Type: EventInterrupt, Node: q.Node, Interrupt: &q, Step: st.step})
-		}
-		return false, r.finish(), cause
+		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Raised: raised, Base: base}, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
@@ -651,18 +636,19 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 		all = append(all, ws...)
 	}
-	if err := g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), all); err != nil {
-		_, res, err := r.failStep(err)
-		r.dirty = true // the values hold part of the writes: reload them
-		return false, res, err
-	}
-	r.dirty = true
-	ran := st.next
-	next, err := g.successors(task.Without(r.ctx), ran, st.values)
+	vals, err := g.codec.fs.applied(reflect.ValueOf(st.values), all)
 	if err != nil {
-		// The writes are applied in memory only; fail from the committed state.
-		return false, nil, err
+		return r.failStep(err)
 	}
+	ran := st.next
+	next, err := g.successors(task.Without(r.ctx), ran, vals.Interface().(S))
+	if err != nil {
+		// Every task finished: their writes stay in the step's ledger, so that
+		// Continue runs the routes again without running the nodes again.
+		return r.hold(&delta{Ledger: ledger, Memo: memo, Base: base}, err)
+	}
+	st.values = vals.Interface().(S)
+	r.dirty = true
 	d := r.control(kindStep)
 	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, store.StatusIdle, nil, ""
 	var brk *Breakpoint
@@ -683,6 +669,29 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, r.finish(), nil
 	}
 	return true, nil, nil
+}
+
+// hold commits the step in progress without completing it: d carries what the
+// step's attempt produced (kept writes, ledger entries, raised interrupts) and
+// its base checkpoint. The thread waits for answers, or has failed with cause if
+// it is not nil; the step runs again from d when the thread is answered or
+// continued.
+func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
+	st := r.c.st
+	c := r.control(kindPause)
+	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = d.Writes, d.Ledger, d.Memo, d.Raised, true, d.Base
+	c.Status, c.Break, c.Error = store.StatusInterrupted, nil, ""
+	if cause != nil {
+		c.Kind, c.Status, c.Error = kindFail, store.StatusFailed, cause.Error()
+	}
+	if err := r.commit(c); err != nil {
+		return false, nil, errors.Join(cause, err)
+	}
+	for _, q := range st.pending() {
+		q := q
+		r.send(Event{Type: EventInterrupt, Node: q.Node, Interrupt: &q, Step: st.step})
+	}
+	return false, r.finish(), cause
 }
 
 // failStep records a failure of the step as a whole.

@@ -17,8 +17,9 @@
 //     older max_tokens with [WithLegacyMaxTokens].
 //   - finish_reason maps to [model.StopReason]: stop is end_turn (tool_use if
 //     the answer calls tools, as some compatible servers report "stop" for
-//     tool calls), tool_calls is tool_use, length is max_tokens, anything
-//     else is other.
+//     tool calls; other if the model refused, as the Messages API's refusal
+//     is), tool_calls is tool_use, length is max_tokens, anything else is
+//     other. A refusal's text becomes the answer's text.
 //   - Tool calls without an id (some compatible servers omit it) get
 //     "call_<position>".
 //
@@ -219,7 +220,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		}
 		calls++
 	}
-	return acc.Finish(Provider, stopReason(ch.FinishReason, calls > 0), usage(c.Usage), c.Model)
+	return acc.Finish(Provider, stopReason(ch.FinishReason, calls > 0, ch.Message.Refusal != ""), usage(c.Usage), c.Model)
 }
 
 // Stream sends req with streaming on and yields the answer as it arrives.
@@ -240,6 +241,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			u         model.Usage
 			modelName string
 			finish    string
+			refused   bool
 			calls     = map[int64]*call{}
 			nextCall  int
 		)
@@ -262,6 +264,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 				if ch.Index != 0 {
 					continue
 				}
+				refused = refused || ch.Delta.Refusal != ""
 				if text := ch.Delta.Content + ch.Delta.Refusal; text != "" {
 					if !emit(model.TextDelta(text)) {
 						return
@@ -300,7 +303,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			yield(model.Chunk{}, model.BadResponse(Provider, "the stream ended before the model finished (no finish_reason)", nil))
 			return
 		}
-		resp, err := acc.Finish(Provider, stopReason(finish, nextCall > 0), u, modelName)
+		resp, err := acc.Finish(Provider, stopReason(finish, nextCall > 0, refused), u, modelName)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return
@@ -318,11 +321,14 @@ func usage(u oai.CompletionUsage) model.Usage {
 	return model.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens)}
 }
 
-func stopReason(finish string, hasCalls bool) model.StopReason {
+func stopReason(finish string, hasCalls, refused bool) model.StopReason {
 	switch finish {
 	case "stop":
-		if hasCalls {
+		switch {
+		case hasCalls:
 			return model.StopToolUse
+		case refused:
+			return model.StopOther
 		}
 		return model.StopEndTurn
 	case "tool_calls", "function_call":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -239,6 +240,29 @@ func TestExhaustedQuotaIsNotRetried(t *testing.T) {
 		}
 		if srv.Hits() != 1 {
 			t.Fatalf("stream=%v: server saw %d requests, want no retry", stream, srv.Hits())
+		}
+	}
+}
+
+func TestRefusalIsTextWithStopOther(t *testing.T) {
+	const chunk = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1751884800,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}]}` + "\n\n"
+	stream := fmt.Sprintf(chunk, `{"role":"assistant","content":null,"refusal":""}`, "null") +
+		fmt.Sprintf(chunk, `{"refusal":"I'm sorry, I can't"}`, "null") +
+		fmt.Sprintf(chunk, `{"refusal":" help with that."}`, "null") +
+		fmt.Sprintf(chunk, `{}`, `"stop"`) + "data: [DONE]\n\n"
+	srv := wiretest.NewServer(t,
+		wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1751884800,"model":"gpt-4o-mini-2024-07-18",` +
+			`"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I can't help with that."},"logprobs":null,"finish_reason":"stop"}],` +
+			`"usage":{"prompt_tokens":20,"completion_tokens":9,"total_tokens":29}}`)},
+		wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: []byte(stream)},
+	)
+	for _, streamed := range []bool{false, true} {
+		resp, err := wiretest.Answer(t, newModel(srv), wiretest.FirstRequest(), streamed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Message.Text() != "I'm sorry, I can't help with that." || resp.StopReason != model.StopOther {
+			t.Fatalf("stream=%v: text %q, stop reason %q; want the refusal with %q", streamed, resp.Message.Text(), resp.StopReason, model.StopOther)
 		}
 	}
 }

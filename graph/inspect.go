@@ -284,7 +284,9 @@ func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) 
 // the reducers) and makes asNode's successors the next nodes; with asNode = Start
 // the update acts as input. It is how a person edits state, typically at a
 // breakpoint. A thread waiting for answers refuses it with ErrThreadInterrupted.
-// The next invocation (for example Continue) runs from there.
+// The next invocation (for example Continue) runs from there. A thread paused
+// before a node that is still due after the update stays at that breakpoint, so
+// one Continue runs the node; other breakpoints of the nodes now due still apply.
 func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, asNode string) (*Result[S], error) {
 	if asNode != Start && g.nodes[asNode] == nil {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("UpdateState as unknown node %q; name a node of the graph or Start", asNode)}
@@ -313,6 +315,11 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 			return nil, err
 		}
 		d := &delta{Kind: kindUpdate, Writes: ws, Status: store.StatusIdle, Next: next, Step: st.step}
+		if b := st.brk; b != nil && b.When == "before" && slices.Contains(next, b.Node) {
+			// The node the thread paused before is still due: the thread stays
+			// at the breakpoint, and Continue passes it.
+			d.Status, d.Break = store.StatusInterrupted, b
+		}
 		if err := r.commit(d); err != nil {
 			return nil, err
 		}

@@ -224,3 +224,25 @@ func TestRouteErrorFailsTheStepAndContinueRunsOnlyTheRoute(t *testing.T) {
 		t.Fatalf("the step's finished nodes ran again: %v", runs)
 	}
 }
+
+func TestUpdateStateAtABreakpointBeforeANodeStaysThere(t *testing.T) {
+	ctx := context.Background()
+	app := gatedGraph(t)
+	app.Invoke(ctx, "e", graph.Input(gateState{Topic: "go"}))
+	res, err := app.Invoke(ctx, "e", graph.Continue())
+	if err != nil || res.Breakpoint == nil || res.Breakpoint.Node != "publish" {
+		t.Fatalf("before publish: %v %+v", err, res)
+	}
+	// The person edits the draft at the pause, as if review had written it.
+	res, err = app.UpdateState(ctx, "e", gateState{Draft: "edited by hand"}, "review")
+	if err != nil || res.Status != graph.Interrupted || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "publish", When: "before"}) {
+		t.Fatalf("the edit moved the thread off its breakpoint: %v %+v", err, res)
+	}
+	if _, err := app.Invoke(ctx, "e", graph.Input(gateState{Topic: "x"})); !errors.Is(err, interlude.ErrThreadInterrupted) {
+		t.Fatalf("input at the breakpoint after the edit: %v", err)
+	}
+	res, err = app.Invoke(ctx, "e", graph.Continue())
+	if err != nil || res.Status != graph.Completed || !res.Values.Published || res.Values.Draft != "edited by hand" {
+		t.Fatalf("one Continue passes the breakpoint: %v %+v", err, res)
+	}
+}

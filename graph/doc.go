@@ -1,0 +1,60 @@
+// Package graph builds and runs durable graphs whose nodes can stop to ask a
+// person a question and continue, in any process, once it is answered.
+//
+// A graph is nodes (Go functions over a state struct S) joined by edges and
+// routes. [New] returns a [Builder]; [Builder.Compile] checks it and returns a
+// [Graph] that keeps its threads in a store ([WithStore]; memory by default).
+// Each thread is one durable instance, named by its thread id.
+//
+// # Steps and state
+//
+// A run proceeds in steps. In each step every node that is due runs, in
+// parallel; when all have finished, their updates are combined into the state in
+// the order the nodes were added, the nodes due next are chosen by the edges and
+// routes of the nodes that ran, and the step is committed to the store before the
+// next one starts. A node returns an update, not a new state: the fields it sets
+// to a non-zero value are written, each combined with the current value by the
+// field's reducer (`graph:"append"`, `graph:"add"`, `graph:"merge"`; replace by
+// default). Two nodes of one step may not both write a replace field.
+//
+// # Pauses
+//
+// A node (or a tool, or a hook, inside a node) calls interlude.Interrupt or
+// interlude.Ask and returns the error it gets. The step is then committed with
+// the question pending and [Graph.Invoke] returns a [Result] with status
+// [Interrupted] and every pending question; it is not an error. Answers are
+// commands: [Resume] (the single pending question), [Respond] (any of them, by
+// id), [Reject] and [Cancel]. Each answer is validated against the question's
+// response schema and committed, with who gave it (interlude.WithActor), before
+// the node runs again from its top; the k-th Interrupt call of the node then
+// returns the k-th answer. Nodes of the same step that finished are not run
+// again: their updates were kept in the step's ledger. [Once] gives the same
+// guarantee to parts of a node, such as each tool call of an agent.
+//
+// [InterruptBefore] and [InterruptAfter] pause at node boundaries without a
+// question; [Continue] passes them.
+//
+// # Refusals and failures
+//
+// A command that cannot apply (input to a thread waiting for answers, an answer
+// to a thread that is not waiting or for an unknown interrupt, an answer failing
+// its schema) is refused with an *interlude.Error and changes nothing; match it
+// with errors.Is against the interlude.Err values. Sending the same answer again
+// for an interrupt already resolved returns the outcome of the run it started.
+//
+// A node that returns another error or panics, or a route that fails, fails the
+// step: Invoke returns the error together with a Result of status [Failed], and
+// the thread keeps the step's finished nodes in its ledger. [Continue] runs the
+// step again; new input starts afresh from the last committed state.
+//
+// # Inspecting and steering
+//
+// [Graph.State] reads a thread, [Graph.History] lists its checkpoints with the
+// questions raised and the answers given, [Graph.UpdateState] edits its state as
+// if a node had written it, [Graph.Fork] continues it from an older checkpoint
+// and [Graph.Delete] forgets it. [Graph.Stream] runs a command like Invoke and
+// yields its events as they happen.
+//
+// A Graph is safe for concurrent use: runs of one thread are serialised, and in
+// a store shared by several processes (store.Leaser) a lease keeps them apart.
+package graph

@@ -76,10 +76,10 @@ func (a *Accumulator) Final() *Response { return a.done }
 
 // Finish completes the message and returns the response. Every tool call's
 // arguments must form a JSON object (none at all counts as {}), which is
-// stored compacted; otherwise
-// Finish returns an ErrBadResponse error naming provider. An empty stop
-// reason becomes StopToolUse when the message calls tools, else StopEndTurn.
-// Providers yield the result in a final chunk ([Done]).
+// stored compacted; otherwise Finish returns an ErrBadResponse error naming
+// provider, not retryable when the stop reason is StopMaxTokens. An empty
+// stop reason becomes StopToolUse when the message calls tools, else
+// StopEndTurn. Providers yield the result in a final chunk ([Done]).
 func (a *Accumulator) Finish(provider string, stop StopReason, usage Usage, modelName string) (*Response, error) {
 	msg := a.Message()
 	hasCalls := false
@@ -98,7 +98,10 @@ func (a *Accumulator) Finish(provider string, stop StopReason, usage Usage, mode
 		if err := json.Unmarshal(in, &obj); err != nil || obj == nil {
 			msg := fmt.Sprintf("arguments of tool call %q (%s) are not a JSON object: %.200q", b.ID, b.Name, in)
 			if stop == StopMaxTokens {
-				msg += " (the answer hit the token limit; raise MaxTokens)"
+				// Sent again, the request would be cut short again.
+				e := BadResponse(provider, msg+" (the answer hit the token limit; raise MaxTokens)", err)
+				e.Retryable = false
+				return nil, e
 			}
 			return nil, BadResponse(provider, msg, err)
 		}

@@ -81,6 +81,20 @@ func TestFinishRejectsArgumentsThatAreNotAJSONObject(t *testing.T) {
 	}
 }
 
+func TestToolCallCutShortByTheTokenLimitIsNotRetryableAndPointsOnlyToMaxTokens(t *testing.T) {
+	var acc model.Accumulator
+	_ = acc.Add(model.ToolCallStart(0, "c", "n"))
+	_ = acc.Add(model.ToolCallDelta(0, `{"a":`))
+	_, err := acc.Finish("openai", model.StopMaxTokens, model.Usage{}, "")
+	var me *model.Error
+	if !errors.As(err, &me) || me.Retryable {
+		t.Fatalf("err = %#v: the same request would be cut short again, so it is not retryable", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "base URL") || strings.Contains(msg, "retrying may help") {
+		t.Fatalf("error should point to MaxTokens alone: %v", err)
+	}
+}
+
 func TestAccumulatorMessageShowsTheAnswerSoFar(t *testing.T) {
 	var acc model.Accumulator
 	_ = acc.Add(model.TextDelta("Hel"))

@@ -139,6 +139,9 @@ func (e *Error) hint() string {
 	case ErrUnavailable:
 		return "The provider is failing or unreachable: retry later, and check the base URL if it persists"
 	case ErrBadResponse:
+		if !e.Retryable {
+			return "" // the message says what went wrong and what to change
+		}
 		return "Check that the base URL points at a server speaking this provider's API; retrying may help"
 	case ErrAuth:
 		return "Check the API key and that it may use this model"

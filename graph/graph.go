@@ -153,6 +153,9 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 			}
 		}
 	}
+	if cfg.limit < 1 {
+		errs = append(errs, fmt.Errorf("WithRecursionLimit(%d): a run needs at least 1 step", cfg.limit))
+	}
 	if cfg.observer != nil {
 		if _, ok := cfg.observer.(Observer[S]); !ok {
 			errs = append(errs, fmt.Errorf("observer is for another state type than %s", reflect.TypeFor[S]()))
@@ -227,6 +230,7 @@ func InterruptAfter(nodes ...string) Option {
 }
 
 // WithRecursionLimit caps the number of steps one invocation may run (default 100).
+// Compile refuses a limit below 1.
 func WithRecursionLimit(n int) Option { return func(c *config) { c.limit = n } }
 
 // WithClock sets the clock used for timestamps (for deterministic tests).

@@ -246,3 +246,14 @@ func TestUpdateStateAtABreakpointBeforeANodeStaysThere(t *testing.T) {
 		t.Fatalf("one Continue passes the breakpoint: %v %+v", err, res)
 	}
 }
+
+func TestRecursionLimitBelowOneIsRefusedByCompile(t *testing.T) {
+	for _, n := range []int{0, -1} {
+		g := graph.New[parState]()
+		g.AddNode("a", func(ctx context.Context, s parState) (parState, error) { return parState{}, nil })
+		g.AddEdge(graph.Start, "a")
+		if _, err := g.Compile(graph.WithRecursionLimit(n)); err == nil || !strings.Contains(err.Error(), "WithRecursionLimit") {
+			t.Fatalf("WithRecursionLimit(%d): err = %v", n, err)
+		}
+	}
+}

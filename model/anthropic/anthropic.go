@@ -7,7 +7,8 @@
 // text, tool_use, tool_result (with is_error) and image blocks keep their
 // shape, with tool results moved to the front of their user message as the
 // API requires (a failed result without text says so in words, as the API
-// refuses an empty one); tools carry their input_schema. stop_reason keeps
+// refuses an empty one); text that is empty or only whitespace, which the API
+// refuses, is left out; tools carry their input_schema. stop_reason keeps
 // its value (end_turn, tool_use, max_tokens, stop_sequence); anything else,
 // such as refusal or pause_turn, is [model.StopOther]. Thinking and server-tool
 // blocks are not part of the vocabulary and are dropped from answers,
@@ -338,7 +339,7 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, []option.Reque
 		for _, b := range msg.Content {
 			switch b.Type {
 			case model.BlockText:
-				if b.Text != "" {
+				if sendable(b.Text) {
 					blocks = append(blocks, sdk.NewTextBlock(b.Text))
 				}
 			case model.BlockToolUse:
@@ -392,6 +393,10 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, []option.Reque
 	return p, opts, nil
 }
 
+// sendable reports whether a text block may be sent: the API refuses text
+// blocks that are empty or hold only whitespace.
+func sendable(text string) bool { return strings.TrimSpace(text) != "" }
+
 // emptyFailure is the content sent for a failed tool result that has none,
 // which the API refuses.
 const emptyFailure = "The tool call failed without a message."
@@ -404,7 +409,7 @@ func toolResult(b model.Block) sdk.ContentBlockParamUnion {
 	for _, c := range b.Content {
 		switch c.Type {
 		case model.BlockText:
-			if c.Text != "" {
+			if sendable(c.Text) {
 				r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: c.Text}})
 			}
 		case model.BlockImage:

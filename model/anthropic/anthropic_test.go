@@ -388,3 +388,45 @@ func TestFailedToolResultWithoutTextIsSentWithContent(t *testing.T) {
 		t.Fatalf("failed result sent as %+v", r)
 	}
 }
+
+// The API refuses text blocks that hold only whitespace ("text content blocks
+// must contain non-whitespace text"); a streamed answer can hold one, such as
+// a line break before a tool call.
+func TestWhitespaceOnlyTextIsNotSent(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.File(t, 200, "messages_final_text.json"))
+	req := wiretest.FirstRequest()
+	req.Messages = append(req.Messages,
+		model.Message{Role: model.RoleAssistant, Content: []model.Block{
+			model.TextBlock("\n\n"),
+			model.ToolUse("toolu_1", "lookup_order", json.RawMessage(`{"order_id":"A-42"}`)),
+		}},
+		model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResult("toolu_1", " ", false), model.TextBlock(" \n")}},
+	)
+	if _, err := newModel(srv).Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				Type, Text string
+				Content    []struct{ Type, Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range body.Messages {
+		for _, b := range m.Content {
+			blocks := append(b.Content, struct{ Type, Text string }{b.Type, b.Text})
+			for _, x := range blocks {
+				if x.Type == "text" && strings.TrimSpace(x.Text) == "" {
+					t.Fatalf("message %d carries a whitespace-only text block: %s", i, srv.Requests()[0].Body)
+				}
+			}
+		}
+	}
+	if len(body.Messages) != 3 || len(body.Messages[1].Content) != 1 || len(body.Messages[2].Content) != 1 {
+		t.Fatalf("messages = %+v", body.Messages)
+	}
+}

@@ -488,7 +488,9 @@ func eventError(se *ssestream.StreamError) *model.Error {
 		msg = strings.TrimSpace(string(se.Event.Data))
 	}
 	e := &model.Error{Provider: Provider, Code: code, Message: msg, Kind: model.ErrUnavailable, Retryable: true, Err: se}
-	switch c := strings.ToLower(code); {
+	// The code is the more precise, but may say nothing of the class (such as
+	// context_length_exceeded), which the type then does.
+	switch c := strings.ToLower(code + " " + body.Error.Type); {
 	case strings.Contains(c, "rate_limit"):
 		e.Kind = model.ErrRateLimited
 	case strings.Contains(c, "api_key") || strings.Contains(c, "auth"):

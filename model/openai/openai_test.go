@@ -266,3 +266,13 @@ func TestRefusalIsTextWithStopOther(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorEventInStreamIsClassifiedByItsTypeWhenItsCodeSaysLess(t *testing.T) {
+	srv := wiretest.NewServer(t, wiretest.Reply{Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: []byte(`data: {"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}` + "\n\n")})
+	_, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
+	var me *model.Error
+	if !errors.Is(err, model.ErrInvalidRequest) || !errors.As(err, &me) || me.Retryable || me.Code != "context_length_exceeded" {
+		t.Fatalf("err = %v, want a non-retryable ErrInvalidRequest with code context_length_exceeded", err)
+	}
+}

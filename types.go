@@ -34,8 +34,10 @@ type Request struct {
 	// State is private state of the interrupting code, kept with the interrupt and
 	// handed back by Resumption when the task runs again.
 	State any
-	// TTL, when positive, is how long the question stays open; after that it may be
-	// resolved as expired.
+	// TTL, when positive, sets the question's ExpiresAt, which the API and the inbox
+	// show to whoever answers. Nothing closes the question when it passes: the
+	// application does, by answering with Resolution{Kind: KindExpired}, which the
+	// asking code sees as a cancellation.
 	TTL time.Duration
 }
 
@@ -63,7 +65,8 @@ type Question struct {
 	State json.RawMessage `json:"state,omitempty"`
 	// CreatedAt is when the interrupt was raised.
 	CreatedAt time.Time `json:"created_at"`
-	// ExpiresAt is when the question stops being open, or nil.
+	// ExpiresAt is when the question is meant to stop being open (see Request.TTL),
+	// or nil.
 	ExpiresAt *time.Time `json:"expires_at"`
 }
 
@@ -108,8 +111,14 @@ type Rejection struct {
 	Message string `json:"message"`
 }
 
-// Resolve returns a resolution answering with v, encoded as JSON.
+// Resolve returns a resolution answering with v, encoded as JSON. A []byte, like a
+// json.RawMessage, is taken as JSON text already encoded (as graph.Input takes it),
+// not as bytes to encode; text that is not valid JSON is refused when the answer is
+// checked.
 func Resolve(v any) Resolution {
+	if b, ok := v.([]byte); ok {
+		v = json.RawMessage(b)
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return Resolution{Kind: KindResolved, err: fmt.Errorf("encode the answer as JSON: %w", err)}

@@ -43,3 +43,36 @@ func TestCheckRefusesAnswersGoWouldDecodeToAnotherValue(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveTakesBytesAsJSONTextAsInputDoes(t *testing.T) {
+	approval := json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}`)
+	q := interlude.Question{ID: "int_1", Schema: approval}
+	cases := []struct {
+		name   string
+		answer any
+		want   string
+		err    error
+	}{
+		{"bytes of a JSON object", []byte(`{"approved": true}`), `{"approved":true}`, nil},
+		{"a raw message", json.RawMessage(`{"approved":true}`), `{"approved":true}`, nil},
+		{"bytes that are not JSON", []byte(`approved`), "", interlude.ErrInvalidRequest},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := interlude.Resolve(c.answer)
+			err := q.Check(r)
+			if c.err != nil {
+				if !errors.Is(err, c.err) {
+					t.Fatalf("got %v, want %v", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if string(r.Response) != c.want {
+				t.Fatalf("recorded %s, want %s", r.Response, c.want)
+			}
+		})
+	}
+}

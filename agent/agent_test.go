@@ -200,6 +200,17 @@ func TestEditRunsToolOnceWithEditedArguments(t *testing.T) {
 	if s.refunds.Load() != 1 || <-s.amounts != 90 {
 		t.Fatal("the tool did not run once with the edited amount")
 	}
+
+	// Edited arguments given as JSON text in a []byte are taken as that text.
+	m = scripted.New(scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "2", Amount: 900})), scripted.Text("ok"))
+	a = newAgent(t, m, s, st)
+	res, _ = a.Invoke(ctx, "e-bytes", agent.Ask("refund"))
+	res, err = a.Invoke(ctx, "e-bytes", graph.Respond(map[string]interlude.Resolution{
+		res.Interrupts[0].ID: agent.Edit([]byte(`{"order_id": "2", "amount": 80}`)),
+	}))
+	if err != nil || res.Status != graph.Completed || s.refunds.Load() != 2 || <-s.amounts != 80 {
+		t.Fatalf("an edit given as JSON bytes: %v %+v", err, res)
+	}
 }
 
 func TestRespondBecomesTheResultWithoutRunningTheTool(t *testing.T) {

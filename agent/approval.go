@@ -55,8 +55,12 @@ func ApproveForRun() interlude.Resolution {
 	return interlude.Resolve(Decision{Action: ActionApprove, Sticky: true})
 }
 
-// Edit is the resolution that runs the call with args instead.
+// Edit is the resolution that runs the call with args instead. A []byte, like a
+// json.RawMessage, is taken as the arguments' JSON text.
 func Edit(args any) interlude.Resolution {
+	if b, ok := args.([]byte); ok {
+		args = json.RawMessage(b)
+	}
 	data, err := json.Marshal(args)
 	if err != nil {
 		return interlude.Resolve(args) // reports the encoding error when used

@@ -1,0 +1,31 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// ExpiryIndex is implemented by stores that index when threads' pending questions
+// expire (interlude.Request.TTL), so that a server can close each one as expired
+// when its time comes, without scanning every waiting thread. The stores of this
+// module implement it.
+type ExpiryIndex interface {
+	// Expired returns up to limit threads (0 meaning 100) with a pending question
+	// whose ExpiresAt is at or before now, the earliest expiry first. A thread
+	// leaves the listing when an append replaces its pending questions with ones
+	// that expire later, or with none.
+	Expired(ctx context.Context, now time.Time, limit int) ([]Meta, error)
+}
+
+// EarliestExpiry returns the earliest ExpiresAt among m's pending questions, or
+// nil if none expires. Stores index it on every append.
+func EarliestExpiry(m Meta) *time.Time {
+	var first *time.Time
+	for _, q := range m.Interrupts {
+		if q.ExpiresAt != nil && (first == nil || q.ExpiresAt.Before(*first)) {
+			t := *q.ExpiresAt
+			first = &t
+		}
+	}
+	return first
+}

@@ -10,6 +10,9 @@
 //		}, storetest.Options{SetRecordFormat: ..., SetSnapshotFormat: ...})
 //	}
 //
+// A store that implements store.ExpiryIndex must also pass the Expired
+// subtests; for the others they skip.
+//
 // Each behaviour is a subtest named after it, so a failure names the rule that
 // broke, and `go test -run 'TestConformance/CASConflict'` runs one of them.
 //
@@ -62,7 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 	default:
 		t.Fatal("storetest.Run takes at most one Options")
 	}
-	for _, c := range []struct {
+	for _, c := range append([]struct {
 		name string
 		fn   func(*testing.T)
 	}{
@@ -92,7 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 		{"InvalidAppendRefused", h.invalidAppend},
 		{"UnknownThread", h.unknownThread},
 		{"ContextCancelled", h.contextCancelled},
-	} {
+	}, h.expiryCases()...) {
 		t.Run(c.name, c.fn)
 	}
 }

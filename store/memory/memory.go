@@ -23,9 +23,13 @@ type thread struct {
 	meta     store.Meta
 	records  []store.Record
 	snapshot *store.Snapshot
+	expires  *time.Time // store.EarliestExpiry(meta), taken when meta was appended
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.ExpiryIndex = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store { return &Store{threads: make(map[string]*thread)} }
@@ -72,6 +76,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		t.records = append(t.records, r)
 	}
 	t.meta.Version = a.Records[len(a.Records)-1].Version
+	t.expires = store.EarliestExpiry(t.meta)
 	if a.Snapshot != nil {
 		snap := *a.Snapshot
 		snap.Data = slices.Clone(snap.Data)
@@ -202,6 +207,41 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	})
 	limit := store.PageLimit(q)
 	return store.NewPage(metas, limit), nil
+}
+
+// Expired implements store.ExpiryIndex. Like List it scans every thread, which
+// suits the memory store's purposes (tests, small embedded uses); threads whose
+// questions expire at the same time come in thread id order.
+func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]store.Meta, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	type due struct {
+		at   time.Time
+		meta store.Meta
+	}
+	var dues []due
+	s.mu.RLock()
+	for _, t := range s.threads {
+		if t.expires != nil && !t.expires.After(now) {
+			dues = append(dues, due{*t.expires, cloneMeta(t.meta)})
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(dues, func(a, b due) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.meta.ThreadID, b.meta.ThreadID)
+	})
+	out := make([]store.Meta, 0, min(limit, len(dues)))
+	for _, d := range dues[:min(limit, len(dues))] {
+		out = append(out, d.meta)
+	}
+	return out, nil
 }
 
 // Delete implements store.Store.

@@ -34,10 +34,11 @@ type Request struct {
 	// State is private state of the interrupting code, kept with the interrupt and
 	// handed back by Resumption when the task runs again.
 	State any
-	// TTL, when positive, sets the question's ExpiresAt, which the API and the inbox
-	// show to whoever answers. Nothing closes the question when it passes: the
-	// application does, by answering with Resolution{Kind: KindExpired}, which the
-	// asking code sees as a cancellation.
+	// TTL, when positive, is how long the question stays open: it sets ExpiresAt,
+	// which the API and the inbox show. Once it passes, the question takes no
+	// answer but a cancellation, and it is closed as expired (Expire), which the
+	// asking code sees as a cancellation: the server does so by itself within a
+	// second or so; a program that runs graphs itself answers with Expire.
 	TTL time.Duration
 }
 
@@ -83,7 +84,7 @@ const (
 	KindRejected ResolutionKind = "rejected"
 	// KindCancelled withdraws the question; Interrupt reports a cancelled answer.
 	KindCancelled ResolutionKind = "cancelled"
-	// KindExpired is a cancellation made because the question's TTL passed.
+	// KindExpired is a cancellation made because the question's TTL passed (Expire).
 	KindExpired ResolutionKind = "expired"
 )
 
@@ -125,6 +126,11 @@ func Resolve(v any) Resolution {
 	}
 	return Resolution{Kind: KindResolved, Response: data}
 }
+
+// Expire returns the resolution that closes a question whose ExpiresAt has passed.
+// The asking code sees it as a cancellation; a question that has not expired
+// refuses it.
+func Expire() Resolution { return Resolution{Kind: KindExpired} }
 
 // Reject returns a resolution declining the interrupt. A nil err gives no reason (the
 // agent then tells the model the call was not approved); a *RejectedError keeps its

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/task"
@@ -331,6 +332,9 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		res := given[id]
 		x := st.exchange(id)
 		if x != nil && x.R == nil {
+			if err := checkExpiry(x.Q, res, now); err != nil {
+				return nil, err
+			}
 			if err := x.Q.Check(res); err != nil {
 				return nil, err
 			}
@@ -379,6 +383,24 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
+}
+
+// checkExpiry refuses an answer to a question whose time has passed (only a
+// cancellation still closes it), and an expiry of a question whose time has not.
+func checkExpiry(q interlude.Question, res interlude.Resolution, now time.Time) error {
+	due := q.ExpiresAt != nil && !now.Before(*q.ExpiresAt)
+	switch {
+	case res.Kind == interlude.KindExpired && q.ExpiresAt == nil:
+		return &interlude.Error{Code: interlude.CodeInvalidRequest, Interrupts: []string{q.ID},
+			Message: fmt.Sprintf("interrupt %s has no time to live, so it cannot expire; cancel it instead", q.ID)}
+	case res.Kind == interlude.KindExpired && !due:
+		return &interlude.Error{Code: interlude.CodeInvalidRequest, Interrupts: []string{q.ID},
+			Message: fmt.Sprintf("interrupt %s does not expire until %s; cancel it to close it now", q.ID, q.ExpiresAt.Format(time.RFC3339))}
+	case due && (res.Kind == interlude.KindResolved || res.Kind == interlude.KindRejected):
+		return &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{q.ID},
+			Message: fmt.Sprintf("interrupt %s expired at %s and takes no answer now, only a cancellation", q.ID, q.ExpiresAt.Format(time.RFC3339))}
+	}
+	return nil
 }
 
 func (r *runner[S]) notInterrupted() error {

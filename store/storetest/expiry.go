@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ func (h *harness) expiryCases() []struct {
 		{"ExpiredListsQuestionsPastTheirTime", h.expiredPast},
 		{"ExpiredIncludesQuestionsExpiringExactlyNow", h.expiredAtNow},
 		{"ExpiredNeverListsQuestionsWithoutExpiry", h.expiredWithoutExpiry},
+		{"ExpiredCenturiesAwayIsLate", h.expiredCenturiesAway},
 		{"ExpiredLeavesWhenQuestionsAreAnswered", h.expiredAnswered},
 		{"ExpiredEarliestFirst", h.expiredOrder},
 		{"ExpiredLimitHonouredZeroMeaning100", h.expiredLimit},
@@ -114,6 +116,17 @@ func (h *harness) expiredWithoutExpiry(t *testing.T) {
 	step(t, s, "mixed", 0, 1, false, pending(append([]interlude.Question{q}, expiring("m", base)...)))
 	far := time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
 	checkExpired(t, x, far, 0, "mixed")
+}
+
+// expiredCenturiesAway checks times past what int64 nanoseconds hold (2262),
+// such as a TTL of math.MaxInt64 gives: they expire after every earlier time.
+func (h *harness) expiredCenturiesAway(t *testing.T) {
+	s, x := h.openExpiry(t)
+	step(t, s, "centuries", 0, 1, false, pending(expiring("q", base.Add(math.MaxInt64))))
+	step(t, s, "soon", 0, 1, false, pending(expiring("q", base)))
+	checkExpired(t, x, base, 0, "soon")
+	checkExpired(t, x, time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC), 0, "soon")
+	checkExpired(t, x, time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC), 0, "soon", "centuries")
 }
 
 func (h *harness) expiredAnswered(t *testing.T) {

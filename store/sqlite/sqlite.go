@@ -52,13 +52,16 @@ type Store struct {
 
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
-	selLoad, selRecords, selMeta, selVersion                 *sql.Stmt // on r
+	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.ExpiryIndex = (*Store)(nil)
+)
 
 type config struct {
 	synchronous string
@@ -159,9 +162,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{w, &s.insThread, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING`},
-		{w, &s.updThread, `UPDATE threads SET graph = ?2, status = ?3, version = ?4, interrupts = ?5, updated_at = ?7
+		{w, &s.insThread, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING`},
+		{w, &s.updThread, `UPDATE threads SET graph = ?2, status = ?3, version = ?4, interrupts = ?5, updated_at = ?7, expires_at = ?8
 			WHERE id = ?1 AND version = ?6`},
 		{w, &s.curVersion, `SELECT version FROM threads WHERE id = ?`},
 		{w, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
@@ -176,6 +179,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 			WHERE thread_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?`},
 		{r, &s.selMeta, `SELECT graph, status, version, interrupts, created_at, updated_at FROM threads WHERE id = ?`},
 		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
+		{r, &s.selExpired, `SELECT id, graph, status, version, interrupts, created_at, updated_at FROM threads
+			WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`},
 	}
 	for _, p := range prep {
 		if *p.stmt, err = p.db.PrepareContext(ctx, p.sql); err != nil {
@@ -214,6 +219,10 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 		updated = a.Meta.UpdatedAt.UnixNano()
 	}
 	last := a.Records[len(a.Records)-1].Version
+	var expires sql.NullInt64
+	if at := store.EarliestExpiry(a.Meta); at != nil {
+		expires = sql.NullInt64{Int64: store.UnixNano(*at), Valid: true}
+	}
 	// The compare-and-set: a new thread's row must not exist, an existing thread's
 	// row must be at a.Expect.
 	var res sql.Result
@@ -223,9 +232,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 		if !a.Meta.CreatedAt.IsZero() {
 			created = a.Meta.CreatedAt.UnixNano()
 		}
-		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated)
+		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated, expires)
 	} else {
-		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated)
+		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
 	}
 	if err != nil {
 		return s.wrap("append to", a.ThreadID, err)
@@ -398,23 +407,42 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	threads, err := scanMetas(s.r.QueryContext(ctx, query, args...))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+	}
+	return store.NewPage(threads, limit), nil
+}
+
+// Expired implements store.ExpiryIndex. It walks the index of the threads'
+// earliest expiries (schema version 2) from the start, so it reads only the
+// threads it returns.
+func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]store.Meta, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	threads, err := scanMetas(s.selExpired.QueryContext(ctx, store.UnixNano(now), limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list the threads whose questions expired: %w", err)
+	}
+	return threads, nil
+}
+
+// scanMetas scans the rows of a listing, which start with the thread's id.
+func scanMetas(rows *sql.Rows, err error) ([]store.Meta, error) {
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var threads []store.Meta
 	for rows.Next() {
 		m, err := scanMeta(rows, "")
 		if err != nil {
-			return nil, fmt.Errorf("sqlite store: list threads: %w", err)
+			return nil, err
 		}
 		threads = append(threads, *m)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
-	}
-	return store.NewPage(threads, limit), nil
+	return threads, rows.Err()
 }
 
 // Delete implements store.Store.

@@ -131,8 +131,8 @@ func (h *harness) expiredCenturiesAway(t *testing.T) {
 
 func (h *harness) expiredAnswered(t *testing.T) {
 	s, x := h.openExpiry(t)
-	for _, id := range []string{"answered", "asked-again", "still"} {
-		step(t, s, id, 0, 1, false, pending(expiring("q", base)))
+	for i, id := range []string{"answered", "asked-again", "still"} {
+		step(t, s, id, 0, 1, false, pending(expiring("q", base.Add(time.Duration(i-2)*time.Second))))
 	}
 	checkExpired(t, x, base, 0, "answered", "asked-again", "still")
 	// Answered: the next append has no pending question.
@@ -141,6 +141,7 @@ func (h *harness) expiredAnswered(t *testing.T) {
 	step(t, s, "asked-again", 1, 1, false, pending(expiring("q2", base.Add(time.Hour))))
 	// An append keeping the expired question keeps the thread listed.
 	step(t, s, "still", 1, 1, false, pending(expiring("q", base)))
+	checkExpired(t, x, base.Add(-time.Second), 0)
 	checkExpired(t, x, base.Add(time.Minute), 0, "still")
 	checkExpired(t, x, base.Add(time.Hour), 0, "still", "asked-again")
 }

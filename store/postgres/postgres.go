@@ -67,7 +67,10 @@ type Store struct {
 	appends, leases *batcher
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.ExpiryIndex = (*Store)(nil)
+)
 
 type config struct {
 	schema    string
@@ -158,6 +161,7 @@ type queries struct {
 	delLease, delEvents            string
 	lease, holder, renew, release  string
 	expired                        string // marks and returns the expired leases not yet reported
+	expiredQuestions               string // the threads whose questions expired, for Store.Expired
 	claim                          string
 	logEvents                      [2]string // [with the release of a lease]
 	schema                         string    // quoted, for listQuery
@@ -179,6 +183,9 @@ func newQueries(schema string) queries {
 	q.meta = `SELECT t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
 	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id WHERE t.id = $1`
 	q.load = loadSQL(schema, statusSQL, true)
+	q.expiredQuestions = `SELECT t.id, t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
+	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id
+	WHERE t.expires_at <= $1 ORDER BY t.expires_at LIMIT $2`
 	q.records = `SELECT version, format, kind, data, created_at FROM ` + schema + `.records
 		WHERE thread_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4`
 	q.delThread = `DELETE FROM ` + schema + `.threads WHERE id = $1`
@@ -220,14 +227,14 @@ func appendSQL(schema string, insert, snapshot bool) string {
 	var b strings.Builder
 	if insert {
 		b.WriteString(`WITH t AS (
-	INSERT INTO ` + schema + `.threads (id, graph, status, version, interrupts, created_at, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	INSERT INTO ` + schema + `.threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $13)
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 )`)
 	} else {
 		b.WriteString(`WITH t AS (
-	UPDATE ` + schema + `.threads SET graph = $2, status = $3, version = $4, interrupts = $5, updated_at = $7
+	UPDATE ` + schema + `.threads SET graph = $2, status = $3, version = $4, interrupts = $5, updated_at = $7, expires_at = $13
 	WHERE id = $1 AND version = $6
 	RETURNING id
 )`)
@@ -240,7 +247,7 @@ func appendSQL(schema string, insert, snapshot bool) string {
 	if snapshot {
 		b.WriteString(`, s AS (
 	INSERT INTO ` + schema + `.snapshots (thread_id, version, format, data)
-	SELECT t.id, $13::bigint, $14::integer, $15::bytea FROM t
+	SELECT t.id, $14::bigint, $15::integer, $16::bytea FROM t
 	ON CONFLICT (thread_id) DO UPDATE SET version = excluded.version, format = excluded.format, data = excluded.data
 )`)
 	}
@@ -294,8 +301,13 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 			sixth = a.Meta.CreatedAt.UnixNano()
 		}
 	}
+	var expires *int64 // NULL when no pending question expires
+	if at := store.EarliestExpiry(a.Meta); at != nil {
+		n := store.UnixNano(*at)
+		expires = &n
+	}
 	args := []any{a.ThreadID, a.Meta.Graph, string(a.Meta.Status), versions[n-1], interrupts, sixth, updated,
-		versions, formats, kinds, datas, created}
+		versions, formats, kinds, datas, created, expires}
 	if sn := a.Snapshot; sn != nil {
 		args = append(args, sn.Version, int32(sn.Format), nonNil(sn.Data))
 		size += len(sn.Data)
@@ -520,23 +532,42 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
+	threads, err := scanMetas(s.pool.Query(ctx, query, args...))
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list threads: %w", err)
+	}
+	return store.NewPage(threads, limit), nil
+}
+
+// Expired implements store.ExpiryIndex. It walks the index of the threads'
+// earliest expiries (schema version 5) from the start, so it reads only the
+// threads it returns; their status is reported as Meta reports it.
+func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]store.Meta, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	threads, err := scanMetas(s.pool.Query(ctx, s.sql.expiredQuestions, store.UnixNano(now), limit))
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: list the threads whose questions expired: %w", err)
+	}
+	return threads, nil
+}
+
+// scanMetas scans the rows of a listing, which start with the thread's id.
+func scanMetas(rows pgx.Rows, err error) ([]store.Meta, error) {
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var threads []store.Meta
 	for rows.Next() {
 		m, err := scanMeta(rows, "")
 		if err != nil {
-			return nil, fmt.Errorf("postgres store: list threads: %w", err)
+			return nil, err
 		}
 		threads = append(threads, *m)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres store: list threads: %w", err)
-	}
-	return store.NewPage(threads, limit), nil
+	return threads, rows.Err()
 }
 
 // Delete implements store.Store. It removes the thread's row first, in one

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -238,17 +239,7 @@ func explain(t testing.TB, conn interface {
 // shows the plan it picks at a million threads.)
 func TestListUsesIndex(t *testing.T) {
 	s := openTest(t)
-	ctx := context.Background()
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	for _, off := range []string{"enable_seqscan", "enable_bitmapscan", "enable_sort"} {
-		if _, err := tx.Exec(ctx, "SET LOCAL "+off+" = off"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tx := indexWalks(t, s)
 	cursor := store.EncodeCursor(store.Cursor{ThreadID: "x"})
 	for _, c := range []struct {
 		q     store.Query
@@ -294,6 +285,36 @@ func TestListUsesIndex(t *testing.T) {
 	}
 }
 
+// indexWalks returns a transaction, rolled back when the test ends, whose
+// plans avoid sequential scans, bitmap scans and sorts wherever they can: a plan
+// that has one anyway cannot walk an index in order.
+func indexWalks(t *testing.T, s *Store) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	for _, off := range []string{"enable_seqscan", "enable_bitmapscan", "enable_sort"} {
+		if _, err := tx.Exec(ctx, "SET LOCAL "+off+" = off"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tx
+}
+
+// TestExpiredUsesIndex checks that Expired walks the partial index of
+// expiries in order, reading no thread without one.
+func TestExpiredUsesIndex(t *testing.T) {
+	s := openTest(t)
+	tx := indexWalks(t, s)
+	plan := explain(t, tx, "COSTS OFF", s.sql.expiredQuestions, time.Now().UnixNano(), 100)
+	if !strings.Contains(plan, "Index Scan using threads_expiry") || strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
+		t.Errorf("Expired does not walk threads_expiry in order:\n%s", plan)
+	}
+}
+
 func TestAppendIsOneStatement(t *testing.T) {
 	// The four shapes of Append are valid SQL for Postgres: prepare each.
 	s := openTest(t)
@@ -320,11 +341,12 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	ident := pgx.Identifier{s.schema}.Sanitize()
-	if _, err := s.pool.Exec(ctx, `DROP TABLE `+ident+`.leases, `+ident+`.events; DELETE FROM `+ident+`.schema_migrations WHERE version > 1`); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.Append(ctx, store.Append{ThreadID: "old", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `DROP TABLE `+ident+`.leases, `+ident+`.events; ALTER TABLE `+ident+`.threads DROP COLUMN expires_at;
+		DELETE FROM `+ident+`.schema_migrations WHERE version > 1`); err != nil {
 		t.Fatal(err)
 	}
 	up, err := New(ctx, s.pool, WithSchema(s.schema))
@@ -340,4 +362,66 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		t.Fatalf("after the upgrade: %+v, %v", m, err)
 	}
 	l.Release(ctx)
+}
+
+// TestUpgradeIndexesExpiries opens a store over a schema of version 4, whose
+// threads have no expiry column: the upgrade fills it from their pending
+// questions, to the microsecond that timestamptz keeps, and Expired finds them.
+func TestUpgradeIndexesExpiries(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	ident := pgx.Identifier{s.schema}.Sanitize()
+	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	ask := func(expires ...*time.Time) store.Meta {
+		m := store.Meta{Graph: "g", Status: store.StatusInterrupted}
+		for i, e := range expires {
+			m.Interrupts = append(m.Interrupts, interlude.Question{ID: fmt.Sprint("q", i), Node: "n", Message: "?", ExpiresAt: e})
+		}
+		return m
+	}
+	ptr := func(t time.Time) *time.Time { return &t }
+	threads := map[string]store.Meta{
+		"two":       ask(ptr(at.Add(time.Hour)), ptr(at.In(time.FixedZone("UTC+3", 3*3600))), nil),
+		"earlier":   ask(ptr(at.Add(-1001 * time.Nanosecond))),
+		"never":     ask(nil),
+		"idle":      {Graph: "g", Status: store.StatusIdle},
+		"centuries": ask(ptr(at.Add(math.MaxInt64))),
+	}
+	for id, m := range threads {
+		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: m, Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, `ALTER TABLE `+ident+`.threads DROP COLUMN expires_at; DELETE FROM `+ident+`.schema_migrations WHERE version > 4`); err != nil {
+		t.Fatal(err)
+	}
+	up, err := New(ctx, s.pool, WithSchema(s.schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	micros := func(t time.Time) *int64 { n := (t.UnixNano() + 500) / 1000 * 1000; return &n }
+	want := map[string]*int64{"two": micros(at), "earlier": micros(at.Add(-1001 * time.Nanosecond)), "centuries": ptrInt(math.MaxInt64)}
+	for id := range threads {
+		var got *int64
+		if err := s.pool.QueryRow(ctx, `SELECT expires_at FROM `+ident+`.threads WHERE id = $1`, id).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if w := want[id]; (got == nil) != (w == nil) || got != nil && *got != *w {
+			t.Errorf("%s: expires_at %v after the upgrade, want %v", id, deref(got), deref(w))
+		}
+	}
+	ms, err := up.Expired(ctx, at.Add(time.Microsecond), 0)
+	if err != nil || len(ms) != 2 || ms[0].ThreadID != "earlier" || ms[1].ThreadID != "two" {
+		t.Errorf("Expired after the upgrade = %+v, %v; want earlier, two", ms, err)
+	}
+}
+
+func ptrInt(n int64) *int64 { return &n }
+
+func deref(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
 }

@@ -11,10 +11,15 @@ ALTER TABLE threads ADD COLUMN expires_at bigint;
 -- timestamptz keeps microseconds, so an expiry indexed here may be up to half a
 -- microsecond off the question's; the next append to the thread indexes its
 -- exact nanosecond.
+-- (least and greatest skip NULLs, hence the inner select: no row when no
+-- question expires.)
 UPDATE threads SET expires_at = (
-    SELECT least(greatest(min(extract(epoch FROM (q ->> 'expires_at')::timestamptz)::numeric) * 1000000000,
-        -9223372036854775808), 9223372036854775807)::bigint
-    FROM json_array_elements(interrupts) AS q
+    SELECT least(greatest(e * 1000000000, -9223372036854775808), 9223372036854775807)::bigint
+    FROM (
+        SELECT min(extract(epoch FROM (q ->> 'expires_at')::timestamptz)::numeric) AS e
+        FROM json_array_elements(interrupts) AS q
+    ) AS first
+    WHERE e IS NOT NULL
 )
 WHERE json_typeof(interrupts) = 'array';
 

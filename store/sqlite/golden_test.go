@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,6 +167,11 @@ func TestGoldenSchemaV1(t *testing.T) {
 			}
 		}
 	}
+	// No question of the fixture expires: the upgrade indexes none.
+	var indexed int
+	if err := s.r.QueryRow(`SELECT count(*) FROM threads WHERE expires_at IS NOT NULL`).Scan(&indexed); err != nil || indexed != 0 {
+		t.Errorf("%d threads of the fixture have an expiry after the upgrade (%v), want none", indexed, err)
+	}
 	p, err := s.List(ctx, store.Query{Status: store.StatusInterrupted})
 	if err != nil || len(p.Threads) != 1 || p.Threads[0].ThreadID != "order-42" {
 		t.Errorf("List(interrupted) = %+v, %v; want order-42", p, err)
@@ -173,6 +180,74 @@ func TestGoldenSchemaV1(t *testing.T) {
 	if err := s.Append(ctx, store.Append{ThreadID: "chat-7", Expect: 2, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle},
 		Records: []store.Record{{Version: 3, Format: 1, Kind: "step", Data: []byte("{}")}}}); err != nil {
 		t.Errorf("append to a migrated thread: %v", err)
+	}
+}
+
+// TestUpgradeIndexesExpiries rewinds a file to schema version 1, without the
+// expiry column, and opens it again: the upgrade fills the column from the
+// threads' pending questions, to the millisecond that SQLite's date functions
+// read, and Expired finds them.
+func TestUpgradeIndexesExpiries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.sqlite")
+	copyFile(t, goldenFile, path)
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	ptr := func(t time.Time) *time.Time { return &t }
+	ask := func(expires ...*time.Time) store.Meta {
+		m := store.Meta{Graph: "g", Status: store.StatusInterrupted}
+		for i, e := range expires {
+			q := goldenQuestion()
+			q.ID, q.ExpiresAt = fmt.Sprint("q", i), e
+			m.Interrupts = append(m.Interrupts, q)
+		}
+		return m
+	}
+	threads := map[string]store.Meta{
+		"two":       ask(ptr(at.Add(time.Hour)), ptr(at.In(time.FixedZone("UTC-3", -3*3600))), nil),
+		"earlier":   ask(ptr(at.Add(-time.Millisecond))),
+		"never":     ask(nil),
+		"centuries": ask(ptr(at.Add(math.MaxInt64))),
+	}
+	for id, m := range threads {
+		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: m, Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.w.Exec(`DROP INDEX threads_expiry; ALTER TABLE threads DROP COLUMN expires_at; DELETE FROM schema_migrations WHERE version > 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	millis := func(t time.Time) int64 { return (t.UnixNano() + 500000) / 1000000 * 1000000 }
+	want := map[string]any{"two": millis(at), "earlier": millis(at.Add(-time.Millisecond)), "centuries": int64(math.MaxInt64),
+		"never": nil, "order-42": nil, "chat-7": nil, "job-9": nil}
+	rows, err := s.r.Query(`SELECT id, expires_at FROM threads`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var got any
+		if err := rows.Scan(&id, &got); err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := want[id]; !ok || got != w {
+			t.Errorf("%s: expires_at %v (%T) after the upgrade, want %v", id, got, got, w)
+		}
+	}
+	ms, err := s.Expired(ctx, at.Add(time.Millisecond), 0)
+	if err != nil || len(ms) != 2 || ms[0].ThreadID != "earlier" || ms[1].ThreadID != "two" {
+		t.Errorf("Expired after the upgrade = %+v, %v; want earlier, two", ms, err)
 	}
 }
 

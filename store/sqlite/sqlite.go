@@ -179,8 +179,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 			WHERE thread_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?`},
 		{r, &s.selMeta, `SELECT graph, status, version, interrupts, created_at, updated_at FROM threads WHERE id = ?`},
 		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
-		{r, &s.selExpired, `SELECT id, graph, status, version, interrupts, created_at, updated_at FROM threads
-			WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`},
+		{r, &s.selExpired, expiredSQL},
 	}
 	for _, p := range prep {
 		if *p.stmt, err = p.db.PrepareContext(ctx, p.sql); err != nil {
@@ -413,6 +412,11 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	}
 	return store.NewPage(threads, limit), nil
 }
+
+// expiredSQL lists the threads whose first question expires at or before a
+// time (unix nanoseconds), earliest first, at most a number of them.
+const expiredSQL = `SELECT id, graph, status, version, interrupts, created_at, updated_at FROM threads
+	WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`
 
 // Expired implements store.ExpiryIndex. It walks the index of the threads'
 // earliest expiries (schema version 2) from the start, so it reads only the

@@ -321,3 +321,13 @@ func TestCheckpointerRestartsALongLog(t *testing.T) {
 		t.Errorf("the log did not start over after RESTART: %d frames", logged)
 	}
 }
+
+// TestExpiredUsesIndex checks that Expired walks the partial index of
+// expiries in order, reading no thread without one.
+func TestExpiredUsesIndex(t *testing.T) {
+	s := openTemp(t)
+	plan := explain(t, s, expiredSQL, int64(1), 100)
+	if !strings.Contains(plan, "USING INDEX threads_expiry") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("Expired does not walk threads_expiry in order:\n%s", plan)
+	}
+}

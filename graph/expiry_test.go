@@ -3,37 +3,19 @@ package graph_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/testclock"
 	"github.com/interludehq/interlude/store/memory"
 )
-
-// settableClock is a clock a test moves by hand.
-type settableClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *settableClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *settableClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	clock := &settableClock{now: t0}
+	clock := testclock.New(t0)
 	g := graph.New[refundState]()
 	g.AddNode("refund", func(ctx context.Context, s refundState) (refundState, error) {
 		ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "ok?", TTL: time.Hour})

@@ -53,7 +53,7 @@ func answerOf(id string, r *task.Resolution) (Answer, error) {
 	case KindResolved:
 		return Answer{Data: r.Response, By: r.By, At: r.At}, nil
 	case KindCancelled, KindExpired:
-		return Answer{Cancelled: true, By: r.By, At: r.At}, nil
+		return Answer{Cancelled: true, Expired: ResolutionKind(r.Kind) == KindExpired, By: r.By, At: r.At}, nil
 	case KindRejected:
 		e := &RejectedError{InterruptID: id, By: r.By}
 		if r.Error != nil {

@@ -182,6 +182,9 @@ type Answer struct {
 	Data json.RawMessage
 	// Cancelled reports that the question was withdrawn (cancelled or expired).
 	Cancelled bool
+	// Expired reports that it was withdrawn because its time to live passed
+	// (Request.TTL); Cancelled is set too.
+	Expired bool
 	// By names who answered.
 	By string
 	// At is when the answer was committed.

@@ -398,7 +398,7 @@ func rejection(ctx context.Context, toolName string) *tool.Result {
 			return &tool.Result{Content: rejectionText(toolName, msg, given), IsError: true}
 		case interlude.KindCancelled, interlude.KindExpired:
 			if x.Interrupt.Name == approvalName {
-				return &tool.Result{Content: fmt.Sprintf("The call to %s was cancelled before it ran.", toolName), IsError: true}
+				return withdrawn(toolName, r.Kind == interlude.KindExpired)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
@@ -81,6 +82,7 @@ func RespondWith(text string) interlude.Resolution {
 type approval struct {
 	when    func(args json.RawMessage) bool
 	message func(Call) string
+	ttl     time.Duration
 }
 
 // ApprovalOption configures an approval policy.
@@ -88,6 +90,11 @@ type ApprovalOption func(*approval)
 
 // WithQuestion sets the question shown to the person, from the call.
 func WithQuestion(f func(Call) string) ApprovalOption { return func(a *approval) { a.message = f } }
+
+// WithApprovalTTL keeps each approval question open for d at most (interlude.Request.TTL).
+// Once d passes, the question is closed as expired (a server does so by itself),
+// the call does not run, and the model is told that it was not approved in time.
+func WithApprovalTTL(d time.Duration) ApprovalOption { return func(a *approval) { a.ttl = d } }
 
 // RequireApproval asks a person before every call of the tool.
 func RequireApproval(toolName string, opts ...ApprovalOption) Option {
@@ -159,12 +166,13 @@ func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (*tool.Result,
 		Reason:  interlude.ReasonToolApproval,
 		Value:   value,
 		Schema:  decisionSchema(t.InputSchema()),
+		TTL:     a.ttl,
 	})
 	if err != nil {
 		return nil, err
 	}
 	if ans.Cancelled {
-		return &tool.Result{Content: fmt.Sprintf("The call to %s was cancelled before it ran.", c.Tool), IsError: true}, nil
+		return withdrawn(c.Tool, ans.Expired), nil
 	}
 	var d Decision
 	if err := ans.Decode(&d); err != nil {
@@ -240,4 +248,13 @@ func embedded(input json.RawMessage) json.RawMessage {
 		return input
 	}
 	return data
+}
+
+// withdrawn is what the model sees for a call whose approval question was
+// cancelled, or closed because its time to live passed.
+func withdrawn(toolName string, expired bool) *tool.Result {
+	if expired {
+		return &tool.Result{Content: fmt.Sprintf("The call to %s was not approved in time, so it did not run.", toolName), IsError: true}
+	}
+	return &tool.Result{Content: fmt.Sprintf("The call to %s was cancelled before it ran.", toolName), IsError: true}
 }

@@ -291,13 +291,21 @@ func InstrumentStore(s store.Store) store.Store {
 	return is
 }
 
+// unwrapStore returns the store that InstrumentStore wrapped, or s itself.
+func unwrapStore(s store.Store) store.Store {
+	switch is := s.(type) {
+	case *instrumentedLeaser:
+		return is.inner
+	case *instrumentedStore:
+		return is.inner
+	}
+	return s
+}
+
 // leaseWatcher returns s as a store.LeaseWatcher, looking through
 // InstrumentStore's wrapping.
 func leaseWatcher(s store.Store) (store.LeaseWatcher, bool) {
-	if is, ok := s.(*instrumentedLeaser); ok {
-		s = is.inner
-	}
-	w, ok := s.(store.LeaseWatcher)
+	w, ok := unwrapStore(s).(store.LeaseWatcher)
 	return w, ok
 }
 

@@ -43,6 +43,7 @@ type Server struct {
 	csrf       *http.CrossOriginProtection
 	threads    *keylock.Locks // one request's run per thread at a time in this process
 	claimer    graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
+	now        func() time.Time
 }
 
 // Option configures New.
@@ -58,6 +59,8 @@ type config struct {
 	inbox     http.Handler
 	inboxSet  bool
 	watch     time.Duration
+	expiry    time.Duration
+	now       func() time.Time
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph. All
@@ -119,7 +122,7 @@ func WithInbox(h http.Handler) Option {
 
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second}
+	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -130,7 +133,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, inputNeeds: map[string][]string{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New()}
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New(), now: cfg.now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -170,6 +173,9 @@ func New(opts ...Option) (*Server, error) {
 	s.routes(cfg.metrics)
 	if w, ok := leaseWatcher(s.store); ok && s.hub != nil && cfg.watch > 0 {
 		go s.watchLeases(w, cfg.watch)
+	}
+	if _, ok := expiryIndex(s.store); ok && cfg.expiry > 0 {
+		go s.watchExpiries(cfg.expiry)
 	}
 	if cfg.metrics {
 		s.metrics.hub = s.hub
@@ -232,14 +238,7 @@ func (s *Server) Drain() {
 // process (its lease expired) that the run failed, looking every period until
 // the server closes.
 func (s *Server) watchLeases(w store.LeaseWatcher, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.runCtx.Done():
-			return
-		case <-tick.C:
-		}
+	s.every(every, func() {
 		ctx, cancel := context.WithTimeout(s.runCtx, every)
 		expired, err := w.ExpiredLeases(ctx)
 		cancel()
@@ -247,11 +246,26 @@ func (s *Server) watchLeases(w store.LeaseWatcher, every time.Duration) {
 			if s.runCtx.Err() == nil {
 				s.log.Warn("looking for runs that died with their process failed", "err", err)
 			}
-			continue
+			return
 		}
 		for _, e := range expired {
 			s.log.Warn("a run died with its process; its thread reads as failed until it is continued", "thread_id", e.ThreadID, "checkpoint", e.Version)
 			s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: e.Version})
+		}
+	})
+}
+
+// every calls fn each period until the server closes. A call that outlasts the
+// period delays the next one rather than overlapping it.
+func (s *Server) every(period time.Duration, fn func()) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.runCtx.Done():
+			return
+		case <-tick.C:
+			fn()
 		}
 	}
 }

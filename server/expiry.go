@@ -1,0 +1,107 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+)
+
+// ExpiryActor is the name an expiry is recorded as given by, in each question's
+// resolution and in the history.
+const ExpiryActor = "interlude"
+
+// expiryPage is how many threads with expired questions one look closes.
+const expiryPage = 100
+
+// WithExpiryWatch sets how often the server closes the questions whose time to live
+// (interlude.Request.TTL) has passed: each is resolved as expired, by ExpiryActor,
+// and its thread runs on as it does after a cancellation. With replicas, each
+// question is closed once, by whichever replica gets to it first. The default is
+// every second; 0 turns it off, for a program that calls ExpireQuestions itself.
+// The store must list expiries (store.ExpiryIndex, as the stores of this module do).
+func WithExpiryWatch(every time.Duration) Option { return func(c *config) { c.expiry = every } }
+
+// WithClock sets the clock the server judges expiries by (default time.Now). The
+// graphs judge them by theirs (graph.WithClock), so give both the same.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// watchExpiries closes expired questions every period until the server closes.
+func (s *Server) watchExpiries(every time.Duration) {
+	s.every(every, func() {
+		if _, err := s.ExpireQuestions(s.runCtx); err != nil && s.runCtx.Err() == nil {
+			s.log.Warn("closing expired questions failed", "err", err)
+		}
+	})
+}
+
+// ExpireQuestions closes, as expired, the pending questions whose time to live has
+// passed, and runs their threads on; it reports how many questions it closed. A
+// thread that another run holds, or whose question was answered meanwhile, is left
+// to that run. Threads of graphs this server does not host are left to a server
+// that does. The server calls it every second (WithExpiryWatch); it fails if the
+// store does not list expiries.
+func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
+	idx, ok := expiryIndex(s.store)
+	if !ok {
+		return 0, errors.New("server: the store does not list expired questions (store.ExpiryIndex)")
+	}
+	now := s.now()
+	due, err := idx.Expired(ctx, now, expiryPage)
+	if err != nil {
+		return 0, err
+	}
+	closed := 0
+	for _, m := range due {
+		g := s.graphs[m.Graph]
+		if g == nil {
+			continue
+		}
+		answers := map[string]interlude.Resolution{}
+		for _, q := range m.Interrupts {
+			if q.ExpiresAt != nil && !now.Before(*q.ExpiresAt) {
+				answers[q.ID] = interlude.Expire()
+			}
+		}
+		if len(answers) == 0 {
+			continue
+		}
+		_, err := g.Invoke(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, graph.Respond(answers))
+		switch {
+		case err == nil:
+			closed += len(answers)
+			for range answers {
+				s.metrics.resolution(m.Graph, string(interlude.KindExpired))
+			}
+			s.log.Info("closed expired questions", "thread_id", m.ThreadID, "graph", m.Graph, "questions", len(answers))
+		case ctx.Err() != nil:
+			return closed, ctx.Err()
+		case raced(err):
+		default:
+			s.log.Warn("closing a thread's expired questions failed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
+		}
+	}
+	return closed, nil
+}
+
+// raced reports whether err says that another run or answer got to the thread
+// first: the question is no longer there to close, or is being closed elsewhere.
+func raced(err error) bool {
+	for _, target := range []error{interlude.ErrThreadBusy, interlude.ErrConflict, interlude.ErrUnknownInterrupt,
+		interlude.ErrNotInterrupted, interlude.ErrNotFound} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// expiryIndex returns s as a store.ExpiryIndex, looking through InstrumentStore's
+// wrapping.
+func expiryIndex(s store.Store) (store.ExpiryIndex, bool) {
+	x, ok := unwrapStore(s).(store.ExpiryIndex)
+	return x, ok
+}

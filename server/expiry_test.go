@@ -1,0 +1,102 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/testclock"
+	"github.com/interludehq/interlude/server"
+)
+
+type ttlState struct {
+	Outcome string `json:"outcome,omitempty"`
+}
+
+// ttlGraph asks one question that stays open for an hour, by clock.
+func ttlGraph(clock func() time.Time) builder {
+	return func(opts ...graph.Option) (graph.Erased, error) {
+		g := graph.New[ttlState]()
+		g.AddNode("ask", func(ctx context.Context, s ttlState) (ttlState, error) {
+			ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Still wanted?", TTL: time.Hour})
+			if err != nil {
+				return ttlState{}, err
+			}
+			if ans.Cancelled {
+				return ttlState{Outcome: "closed by " + ans.By}, nil
+			}
+			return ttlState{Outcome: "answered"}, nil
+		})
+		g.AddEdge(graph.Start, "ask")
+		app, err := g.Compile(append(opts, graph.WithName("ttl"), graph.WithClock(clock))...)
+		if err != nil {
+			return nil, err
+		}
+		return app.Erase(), nil
+	}
+}
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func TestAQuestionPastItsTTLIsClosedAsExpiredWithoutAnyone(t *testing.T) {
+	clock := testclock.New(t0)
+	e := newEnv(t, setup{graphs: []builder{ttlGraph(clock.Now)},
+		opts: []server.Option{server.WithClock(clock.Now), server.WithExpiryWatch(5 * time.Millisecond)}})
+	res := e.start("ttl", "q", `{}`)
+	qs := res["interrupts"].([]any)
+	if got := qs[0].(map[string]any)["expires_at"]; got != t0.Add(time.Hour).Format(time.RFC3339) {
+		t.Fatalf("expires_at = %v, want %s", got, t0.Add(time.Hour).Format(time.RFC3339))
+	}
+	sub, err := e.client().Subscribe(context.Background(), "q", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	clock.Set(t0.Add(time.Hour))
+	evs := until(t, sub)
+	var end struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(evs[len(evs)-1].Data, &end); err != nil || end.Status != "completed" {
+		t.Fatalf("end event %s (%v), want completed", evs[len(evs)-1].Data, err)
+	}
+	state := e.do(http.MethodGet, "/v1/threads/q", "", admin.Secret).json(t)
+	if out := state["values"].(map[string]any)["outcome"]; out != "closed by "+server.ExpiryActor {
+		t.Fatalf("outcome = %v, want the question closed by %s", out, server.ExpiryActor)
+	}
+	history := string(e.do(http.MethodGet, "/v1/threads/q/history", "", admin.Secret).body)
+	if !strings.Contains(history, `"status":"expired"`) || !strings.Contains(history, `"by":"`+server.ExpiryActor+`"`) {
+		t.Fatalf("the history does not record the expiry and who gave it: %s", history)
+	}
+	late := e.post("/v1/threads/q/resume", `{"response":{"ok":true}}`, admin.Secret)
+	expect(t, late, 409, "not_interrupted")
+}
+
+func TestExpireQuestionsClosesOnlyQuestionsWhoseTimeHasCome(t *testing.T) {
+	clock := testclock.New(t0)
+	e := newEnv(t, setup{graphs: []builder{ttlGraph(clock.Now)},
+		opts: []server.Option{server.WithClock(clock.Now), server.WithExpiryWatch(0)}})
+	ctx := context.Background()
+	e.start("ttl", "early", `{}`)
+	clock.Set(t0.Add(30 * time.Minute))
+	e.start("ttl", "late", `{}`)
+	e.start("refund", "no-ttl", `{"amount":5}`)
+	for _, c := range []struct {
+		at     time.Duration
+		closed int
+	}{{59 * time.Minute, 0}, {time.Hour, 1}, {time.Hour, 0}, {90 * time.Minute, 1}, {100 * time.Hour, 0}} {
+		clock.Set(t0.Add(c.at))
+		n, err := e.srv.ExpireQuestions(ctx)
+		if err != nil || n != c.closed {
+			t.Fatalf("at +%s: closed %d (%v), want %d", c.at, n, err, c.closed)
+		}
+	}
+	if got := e.do(http.MethodGet, "/v1/threads/no-ttl", "", admin.Secret).json(t)["status"]; got != "interrupted" {
+		t.Fatalf("a question without a TTL was closed: status %v", got)
+	}
+}

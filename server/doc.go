@@ -138,6 +138,13 @@
 // expires, one replica sends its thread's listeners an end of status failed
 // (WithLeaseWatch).
 //
+// A question with a time to live (interlude.Request.TTL) is closed by the server
+// once it passes: every second (WithExpiryWatch) the server resolves the questions
+// whose expires_at has passed as expired, by the actor "interlude" (ExpiryActor),
+// and runs their threads on; with replicas, whichever gets to a thread first. An
+// answer that comes after expires_at is refused with 409 unknown_interrupt; a
+// cancel is still taken.
+//
 // GET /v1/events streams the live events of every thread, for dashboards and the
 // web inbox: the same event names, each data wrapped as {"thread_id", "data"}. It
 // has no replay (Last-Event-ID is ignored): a listener that connects or

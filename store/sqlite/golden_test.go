@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -20,10 +21,12 @@ import (
 
 var writeGolden = flag.Bool("write-golden", false, "create a missing testdata/schema-vN.sqlite fixture for the current schema version")
 
-// goldenFile is the fixture written by schema version 1. Released fixtures are
+// goldenFile is the fixture written by a schema version. Released fixtures are
 // never rewritten: each schema version adds its own, and every build must open all
 // of them.
-const goldenFile = "testdata/schema-v1.sqlite"
+func goldenFile(version int) string {
+	return fmt.Sprintf("testdata/schema-v%d.sqlite", version)
+}
 
 var goldenAt = time.Date(2026, 11, 1, 12, 0, 0, 123456789, time.UTC)
 
@@ -34,23 +37,57 @@ func goldenQuestion() interlude.Question {
 		CreatedAt: goldenAt}
 }
 
-// goldenAppends are what the fixture holds.
-func goldenAppends() []store.Append {
+// goldenAppends are what the fixture of a schema version holds: those of the
+// version before it and what the version added. A released version's appends
+// never change, as its fixture does not.
+func goldenAppends(version int) []store.Append {
 	rec := func(v int64, kind, data string) store.Record {
 		return store.Record{Version: v, Format: 1, Kind: kind, Data: []byte(data), CreatedAt: goldenAt.Add(time.Duration(v) * time.Second)}
 	}
-	return []store.Append{
-		{ThreadID: "order-42", Meta: store.Meta{Graph: "refund", Status: store.StatusIdle, UpdatedAt: goldenAt},
-			Records:  []store.Record{rec(1, "input", `{"v":1,"input":{"amount":150}}`), rec(2, "step", `{"v":1,"writes":{"refund":1}}`)},
-			Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"amount":150}}`)}},
-		{ThreadID: "order-42", Expect: 2, Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
-			Interrupts: []interlude.Question{goldenQuestion()}, UpdatedAt: goldenAt.Add(3 * time.Second)},
-			Records: []store.Record{rec(3, "pause", `{"v":1,"interrupts":["int_9f2c"]}`)}},
-		{ThreadID: "chat-7", Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(time.Minute)},
-			Records: []store.Record{rec(1, "input", `{"v":1}`), rec(2, "step", `{"v":1}`)}},
-		{ThreadID: "job-9", Meta: store.Meta{Graph: "batch", Status: store.StatusFailed, UpdatedAt: goldenAt.Add(time.Hour)},
-			Records: []store.Record{{Version: 1, Format: 1, Kind: "fail", Data: []byte{0, 1, 2, 0xfe, 0xff}, CreatedAt: goldenAt}}},
+	ask := func(id string, expires *time.Time) interlude.Question {
+		q := goldenQuestion()
+		q.ID, q.ExpiresAt = id, expires
+		return q
 	}
+	ptr := func(t time.Time) *time.Time { return &t }
+	var out []store.Append
+	if version >= 1 {
+		out = append(out,
+			store.Append{ThreadID: "order-42", Meta: store.Meta{Graph: "refund", Status: store.StatusIdle, UpdatedAt: goldenAt},
+				Records:  []store.Record{rec(1, "input", `{"v":1,"input":{"amount":150}}`), rec(2, "step", `{"v":1,"writes":{"refund":1}}`)},
+				Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"amount":150}}`)}},
+			store.Append{ThreadID: "order-42", Expect: 2, Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+				Interrupts: []interlude.Question{goldenQuestion()}, UpdatedAt: goldenAt.Add(3 * time.Second)},
+				Records: []store.Record{rec(3, "pause", `{"v":1,"interrupts":["int_9f2c"]}`)}},
+			store.Append{ThreadID: "chat-7", Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(time.Minute)},
+				Records: []store.Record{rec(1, "input", `{"v":1}`), rec(2, "step", `{"v":1}`)}},
+			store.Append{ThreadID: "job-9", Meta: store.Meta{Graph: "batch", Status: store.StatusFailed, UpdatedAt: goldenAt.Add(time.Hour)},
+				Records: []store.Record{{Version: 1, Format: 1, Kind: "fail", Data: []byte{0, 1, 2, 0xfe, 0xff}, CreatedAt: goldenAt}}},
+		)
+	}
+	if version >= 2 {
+		// Schema version 2 indexes the earliest expiry of a thread's pending
+		// questions, to the nanosecond.
+		out = append(out,
+			// Two pending questions, one without an expiry: the other is indexed.
+			store.Append{ThreadID: "review-3", Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+				Interrupts: []interlude.Question{ask("int_a1", nil), ask("int_a2", ptr(goldenAt.Add(2*time.Hour+7)))},
+				UpdatedAt:  goldenAt.Add(2 * time.Minute)},
+				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_a1","int_a2"]}`)}},
+			// Expires first, in a zone other than UTC.
+			store.Append{ThreadID: "approve-8", Meta: store.Meta{Graph: "agent", Status: store.StatusInterrupted,
+				Interrupts: []interlude.Question{ask("int_b1", ptr(goldenAt.Add(30*time.Minute).In(time.FixedZone("UTC+2", 2*3600))))},
+				UpdatedAt:  goldenAt.Add(3 * time.Minute)},
+				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_b1"]}`)}},
+			// Its expiring question was answered: the thread leaves the index.
+			store.Append{ThreadID: "lapsed-5", Meta: store.Meta{Graph: "agent", Status: store.StatusInterrupted,
+				Interrupts: []interlude.Question{ask("int_c1", ptr(goldenAt.Add(time.Minute)))}, UpdatedAt: goldenAt.Add(4 * time.Minute)},
+				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_c1"]}`)}},
+			store.Append{ThreadID: "lapsed-5", Expect: 1, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(5 * time.Minute)},
+				Records: []store.Record{rec(2, "resume", `{"v":1}`)}},
+		)
+	}
+	return out
 }
 
 // TestWriteGolden creates the fixture of the current schema version, if it is
@@ -59,20 +96,20 @@ func TestWriteGolden(t *testing.T) {
 	if !*writeGolden {
 		t.Skip("run with -write-golden to create a missing fixture")
 	}
-	if SchemaVersion != 1 {
-		t.Fatalf("this writes the schema-v1 fixture, but SchemaVersion is %d: add a fixture for the new version instead", SchemaVersion)
-	}
-	if _, err := os.Stat(goldenFile); err == nil {
-		t.Fatalf("%s exists; released fixtures are never rewritten", goldenFile)
-	}
-	if err := os.MkdirAll(filepath.Dir(goldenFile), 0o755); err != nil {
+	file := goldenFile(SchemaVersion)
+	if _, err := os.Stat(file); err == nil {
+		t.Fatalf("%s exists; released fixtures are never rewritten", file)
+	} else if !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	s, err := Open(goldenFile)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range goldenAppends() {
+	for _, a := range goldenAppends(SchemaVersion) {
 		if err := s.Append(context.Background(), a); err != nil {
 			t.Fatal(err)
 		}
@@ -83,19 +120,48 @@ func TestWriteGolden(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(goldenFile + "-wal"); err == nil {
-		t.Fatalf("%s-wal is left over; the fixture must be one file", goldenFile)
+	if _, err := os.Stat(file + "-wal"); err == nil {
+		t.Fatalf("%s-wal is left over; the fixture must be one file", file)
 	}
 }
 
-// TestGoldenSchemaV1 opens a file written by schema version 1, migrates it to
+// goldenVersions are the schema versions of the fixtures in testdata. There is
+// one for every version up to the current one.
+func goldenVersions(t *testing.T) []int {
+	t.Helper()
+	files, err := filepath.Glob("testdata/schema-v*.sqlite")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []int
+	for _, f := range files {
+		var v int
+		if _, err := fmt.Sscanf(filepath.Base(f), "schema-v%d.sqlite", &v); err != nil || goldenFile(v) != filepath.ToSlash(f) {
+			t.Fatalf("%s: not a fixture name (schema-vN.sqlite)", f)
+		}
+		versions = append(versions, v)
+	}
+	slices.Sort(versions)
+	if want := span(1, SchemaVersion); !slices.Equal(versions, want) {
+		t.Fatalf("fixtures for schema versions %v, want %v: create the current version's with go test ./store/sqlite -run TestWriteGolden -write-golden", versions, want)
+	}
+	return versions
+}
+
+// TestGolden opens the fixture written by each schema version, migrates it to
 // the current version and reads every thread back.
-func TestGoldenSchemaV1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v1.sqlite")
-	copyFile(t, goldenFile, path)
+func TestGolden(t *testing.T) {
+	for _, version := range goldenVersions(t) {
+		t.Run(fmt.Sprint("v", version), func(t *testing.T) { testGolden(t, version) })
+	}
+}
+
+func testGolden(t *testing.T, version int) {
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.sqlite", version))
+	copyFile(t, goldenFile(version), path)
 	s, err := Open(path)
 	if err != nil {
-		t.Fatalf("open the schema v1 fixture: %v", err)
+		t.Fatalf("open the schema v%d fixture: %v", version, err)
 	}
 	defer s.Close()
 	ctx := context.Background()
@@ -122,7 +188,7 @@ func TestGoldenSchemaV1(t *testing.T) {
 		snap    *store.Snapshot
 	}
 	wants := map[string]*want{}
-	for _, a := range goldenAppends() {
+	for _, a := range goldenAppends(version) {
 		w := wants[a.ThreadID]
 		if w == nil {
 			w = &want{}
@@ -167,20 +233,79 @@ func TestGoldenSchemaV1(t *testing.T) {
 			}
 		}
 	}
-	// No question of the fixture expires: the upgrade indexes none.
-	var indexed int
-	if err := s.r.QueryRow(`SELECT count(*) FROM threads WHERE expires_at IS NOT NULL`).Scan(&indexed); err != nil || indexed != 0 {
-		t.Errorf("%d threads of the fixture have an expiry after the upgrade (%v), want none", indexed, err)
+
+	// The interrupted threads, newest updated first.
+	var interrupted []store.Meta
+	for _, w := range wants {
+		if w.meta.Status == store.StatusInterrupted {
+			interrupted = append(interrupted, w.meta)
+		}
 	}
+	slices.SortFunc(interrupted, func(a, b store.Meta) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ThreadID, a.ThreadID)
+	})
 	p, err := s.List(ctx, store.Query{Status: store.StatusInterrupted})
-	if err != nil || len(p.Threads) != 1 || p.Threads[0].ThreadID != "order-42" {
-		t.Errorf("List(interrupted) = %+v, %v; want order-42", p, err)
+	if err != nil || !slices.Equal(threadIDs(p.Threads), threadIDs(interrupted)) {
+		t.Errorf("List(interrupted) = %+v, %v; want %v", p, err, threadIDs(interrupted))
 	}
+
+	// The threads whose questions expire, earliest first: the index lists each at
+	// its expiry, and none a nanosecond before.
+	type expiry struct {
+		id string
+		at time.Time
+	}
+	var expiries []expiry
+	for id, w := range wants {
+		if e := store.EarliestExpiry(w.meta); e != nil {
+			expiries = append(expiries, expiry{id, *e})
+		}
+	}
+	slices.SortFunc(expiries, func(a, b expiry) int { return a.at.Compare(b.at) })
+	if version == 1 && len(expiries) != 0 {
+		t.Fatalf("the schema v1 fixture has expiring questions %v; it was written before they were indexed", expiries)
+	}
+	var indexed int
+	if err := s.r.QueryRow(`SELECT count(*) FROM threads WHERE expires_at IS NOT NULL`).Scan(&indexed); err != nil || indexed != len(expiries) {
+		t.Errorf("%d threads of the fixture have an indexed expiry (%v), want %d", indexed, err, len(expiries))
+	}
+	expired := func(now time.Time, want []expiry) {
+		t.Helper()
+		ms, err := s.Expired(ctx, now, 0)
+		var ids, wantIDs []string
+		for _, m := range ms {
+			ids = append(ids, m.ThreadID)
+		}
+		for _, e := range want {
+			wantIDs = append(wantIDs, e.id)
+		}
+		if err != nil || !slices.Equal(ids, wantIDs) {
+			t.Errorf("Expired(%v) = %v, %v; want %v", now, ids, err, wantIDs)
+		}
+	}
+	expired(goldenAt, nil)
+	for i, e := range expiries {
+		expired(e.at.Add(-1), expiries[:i])
+		expired(e.at, expiries[:i+1])
+	}
+	expired(goldenAt.AddDate(100, 0, 0), expiries)
+
 	// The migrated file takes new appends.
 	if err := s.Append(ctx, store.Append{ThreadID: "chat-7", Expect: 2, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle},
 		Records: []store.Record{{Version: 3, Format: 1, Kind: "step", Data: []byte("{}")}}}); err != nil {
 		t.Errorf("append to a migrated thread: %v", err)
 	}
+}
+
+func threadIDs(ms []store.Meta) []string {
+	ids := []string{}
+	for _, m := range ms {
+		ids = append(ids, m.ThreadID)
+	}
+	return ids
 }
 
 // TestUpgradeIndexesExpiries rewinds a file to schema version 1, without the
@@ -189,7 +314,7 @@ func TestGoldenSchemaV1(t *testing.T) {
 // read, and Expired finds them.
 func TestUpgradeIndexesExpiries(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.sqlite")
-	copyFile(t, goldenFile, path)
+	copyFile(t, goldenFile(1), path)
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)

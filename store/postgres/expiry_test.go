@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,26 +50,10 @@ func TestProcessesClosingTheSameExpiredQuestionCloseItOnce(t *testing.T) {
 	id := res.Interrupts[0].ID
 	clock.Set(t0.Add(time.Hour))
 	expire := graph.Respond(map[string]interlude.Resolution{id: interlude.Expire()})
-	start := make(chan struct{})
-	errs := make([]error, len(procs))
-	var wg sync.WaitGroup
-	for i, p := range procs {
-		wg.Go(func() {
-			<-start
-			_, errs[i] = p.Invoke(interlude.WithActor(ctx, "interlude"), "x", expire)
-		})
-	}
-	close(start)
-	wg.Wait()
-	closed := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			closed++
-		case !errors.Is(err, interlude.ErrThreadBusy):
-			t.Fatalf("closing the question: %v, want success or thread_busy", err)
-		}
-	}
+	closed := race(t, len(procs), func(i int) error {
+		_, err := procs[i].Invoke(interlude.WithActor(ctx, "interlude"), "x", expire)
+		return err
+	})
 	if closed == 0 || after.Load() != 1 {
 		t.Fatalf("%d processes succeeded and the code after the question ran %d times; want at least one and once", closed, after.Load())
 	}

@@ -69,9 +69,13 @@ func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 		if len(answers) == 0 {
 			continue
 		}
-		_, err := g.Invoke(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, graph.Respond(answers))
+		res, err := g.Invoke(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, graph.Respond(answers))
+		failed := err != nil && res != nil && res.Status == graph.Failed // closed, then the thread failed
+		if failed {
+			s.log.Warn("a thread failed after its expired questions were closed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
+		}
 		switch {
-		case err == nil:
+		case err == nil || failed:
 			closed += len(answers)
 			for range answers {
 				s.metrics.resolution(m.Graph, string(interlude.KindExpired))

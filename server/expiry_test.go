@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,5 +99,53 @@ func TestExpireQuestionsClosesOnlyQuestionsWhoseTimeHasCome(t *testing.T) {
 	}
 	if got := e.do(http.MethodGet, "/v1/threads/no-ttl", "", admin.Secret).json(t)["status"]; got != "interrupted" {
 		t.Fatalf("a question without a TTL was closed: status %v", got)
+	}
+}
+
+func TestMetricsCountQuestionsClosedAsExpired(t *testing.T) {
+	clock := testclock.New(t0)
+	e := newEnv(t, setup{graphs: []builder{ttlGraph(clock.Now)},
+		opts: []server.Option{server.WithClock(clock.Now), server.WithExpiryWatch(0)}})
+	closeOneCounted(t, e, clock, "ttl")
+}
+
+func TestAnExpiryWhoseThreadThenFailsIsCountedAsClosed(t *testing.T) {
+	clock := testclock.New(t0)
+	failing := func(opts ...graph.Option) (graph.Erased, error) {
+		g := graph.New[ttlState]()
+		g.AddNode("ask", func(ctx context.Context, s ttlState) (ttlState, error) {
+			ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Still wanted?", TTL: time.Minute})
+			if err != nil {
+				return ttlState{}, err
+			}
+			if ans.Expired {
+				return ttlState{}, errors.New("nobody answered in time")
+			}
+			return ttlState{}, nil
+		})
+		g.AddEdge(graph.Start, "ask")
+		app, err := g.Compile(append(opts, graph.WithName("strict"), graph.WithClock(clock.Now))...)
+		if err != nil {
+			return nil, err
+		}
+		return app.Erase(), nil
+	}
+	e := newEnv(t, setup{graphs: []builder{failing},
+		opts: []server.Option{server.WithClock(clock.Now), server.WithExpiryWatch(0)}})
+	closeOneCounted(t, e, clock, "strict")
+}
+
+// closeOneCounted starts a thread of graphName, lets its question expire, and
+// checks that ExpireQuestions closes it and /metrics counts it.
+func closeOneCounted(t *testing.T, e *env, clock *testclock.Clock, graphName string) {
+	t.Helper()
+	e.start(graphName, "q", `{}`)
+	clock.Set(t0.Add(time.Hour))
+	if n, err := e.srv.ExpireQuestions(context.Background()); err != nil || n != 1 {
+		t.Fatalf("closed %d (%v), want 1", n, err)
+	}
+	metrics := string(e.do(http.MethodGet, "/metrics", "", admin.Secret).body)
+	if want := `interlude_resolutions_total{graph="` + graphName + `",kind="expired"} 1`; !strings.Contains(metrics, want) {
+		t.Fatalf("/metrics lacks %s:\n%s", want, metrics)
 	}
 }

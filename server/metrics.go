@@ -46,7 +46,7 @@ func (h *histogram) observe(d time.Duration) {
 var runOutcomes = []string{"completed", "interrupted", "failed", "refused", "error"}
 
 // The kinds of answers in interlude_resolutions_total.
-var resolutionKinds = []string{"resolved", "rejected", "cancelled"}
+var resolutionKinds = []string{"resolved", "rejected", "cancelled", "expired"}
 
 type metrics struct {
 	requests    sync.Map // requestKey -> *atomic.Uint64

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -42,7 +44,7 @@ func (s *Server) watchExpiries(every time.Duration) {
 // passed, and runs their threads on; it reports how many questions it closed. A
 // thread that another run holds, or whose question was answered meanwhile, is left
 // to that run. Threads of graphs this server does not host are left to a server
-// that does. The server calls it every second (WithExpiryWatch); it fails if the
+// that does: they are not listed, so they take no room in the look. The server calls it every second (WithExpiryWatch); it fails if the
 // store does not list expiries.
 func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 	idx, ok := expiryIndex(s.store)
@@ -50,7 +52,7 @@ func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 		return 0, errors.New("server: the store does not list expired questions (store.ExpiryIndex)")
 	}
 	now := s.now()
-	due, err := idx.Expired(ctx, now, expiryPage)
+	due, err := idx.Expired(ctx, now, slices.Sorted(maps.Keys(s.graphs)), expiryPage)
 	if err != nil {
 		return 0, err
 	}

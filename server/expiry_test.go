@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -147,5 +148,32 @@ func closeOneCounted(t *testing.T, e *env, clock *testclock.Clock, graphName str
 	metrics := string(e.do(http.MethodGet, "/metrics", "", admin.Secret).body)
 	if want := `interlude_resolutions_total{graph="` + graphName + `",kind="expired"} 1`; !strings.Contains(metrics, want) {
 		t.Fatalf("/metrics lacks %s:\n%s", want, metrics)
+	}
+}
+func TestThreadsOfGraphsNotHostedDoNotKeepExpiriesFromBeingClosed(t *testing.T) {
+	clock := testclock.New(t0)
+	e := newEnv(t, setup{graphs: []builder{ttlGraph(clock.Now)},
+		opts: []server.Option{server.WithClock(clock.Now), server.WithExpiryWatch(0)}})
+	// Threads of a graph that another server hosts, all due before this one's.
+	other := graph.New[ttlState]()
+	other.AddNode("ask", func(ctx context.Context, s ttlState) (ttlState, error) {
+		_, err := interlude.Interrupt(ctx, interlude.Request{Message: "Elsewhere?", TTL: time.Minute})
+		return ttlState{}, err
+	})
+	other.AddEdge(graph.Start, "ask")
+	app, err := other.Compile(graph.WithName("elsewhere"), graph.WithStore(e.st), graph.WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 150 {
+		if _, err := app.Invoke(ctx, fmt.Sprintf("elsewhere-%03d", i), graph.Input(ttlState{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.start("ttl", "mine", `{}`)
+	clock.Set(t0.Add(time.Hour))
+	if n, err := e.srv.ExpireQuestions(ctx); err != nil || n != 1 {
+		t.Fatalf("closed %d (%v), want this server's 1 question", n, err)
 	}
 }

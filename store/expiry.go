@@ -11,10 +11,11 @@ import (
 // module implement it.
 type ExpiryIndex interface {
 	// Expired returns up to limit threads (0 meaning 100) with a pending question
-	// whose ExpiresAt is at or before now, the earliest expiry first. A thread
-	// leaves the listing when an append replaces its pending questions with ones
-	// that expire later, or with none.
-	Expired(ctx context.Context, now time.Time, limit int) ([]Meta, error)
+	// whose ExpiresAt is at or before now, the earliest expiry first; with graphs,
+	// only threads of those graphs, so that threads another program runs take no
+	// room in the listing. A thread leaves the listing when an append replaces its
+	// pending questions with ones that expire later, or with none.
+	Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]Meta, error)
 }
 
 // EarliestExpiry returns the earliest ExpiresAt among m's pending questions, or

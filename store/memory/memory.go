@@ -212,7 +212,7 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 // Expired implements store.ExpiryIndex. Like List it scans every thread, which
 // suits the memory store's purposes (tests, small embedded uses); threads whose
 // questions expire at the same time come in thread id order.
-func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]store.Meta, error) {
+func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]store.
 	var dues []due
 	s.mu.RLock()
 	for _, t := range s.threads {
-		if t.expires != nil && !t.expires.After(now) {
+		if t.expires != nil && !t.expires.After(now) && (len(graphs) == 0 || slices.Contains(graphs, t.meta.Graph)) {
 			dues = append(dues, due{*t.expires, cloneMeta(t.meta)})
 		}
 	}

@@ -185,7 +185,7 @@ func newQueries(schema string) queries {
 	q.load = loadSQL(schema, statusSQL, true)
 	q.expiredQuestions = `SELECT t.id, t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
 	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id
-	WHERE t.expires_at <= $1 ORDER BY t.expires_at LIMIT $2`
+	WHERE t.expires_at <= $1 AND ($3::text[] IS NULL OR t.graph = ANY($3::text[])) ORDER BY t.expires_at LIMIT $2`
 	q.records = `SELECT version, format, kind, data, created_at FROM ` + schema + `.records
 		WHERE thread_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4`
 	q.delThread = `DELETE FROM ` + schema + `.threads WHERE id = $1`
@@ -542,11 +542,15 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 // Expired implements store.ExpiryIndex. It walks the index of the threads'
 // earliest expiries (schema version 5) from the start, so it reads only the
 // threads it returns; their status is reported as Meta reports it.
-func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]store.Meta, error) {
+func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	threads, err := scanMetas(s.pool.Query(ctx, s.sql.expiredQuestions, store.UnixNano(now), limit))
+	var names any // NULL: every graph
+	if len(graphs) > 0 {
+		names = graphs
+	}
+	threads, err := scanMetas(s.pool.Query(ctx, s.sql.expiredQuestions, store.UnixNano(now), limit, names))
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list the threads whose questions expired: %w", err)
 	}

@@ -274,7 +274,7 @@ func testGolden(t *testing.T, version int) {
 	}
 	expired := func(now time.Time, want []expiry) {
 		t.Helper()
-		ms, err := s.Expired(ctx, now, 0)
+		ms, err := s.Expired(ctx, now, nil, 0)
 		var ids, wantIDs []string
 		for _, m := range ms {
 			ids = append(ids, m.ThreadID)
@@ -370,7 +370,7 @@ func TestUpgradeIndexesExpiries(t *testing.T) {
 			t.Errorf("%s: expires_at %v (%T) after the upgrade, want %v", id, got, got, w)
 		}
 	}
-	ms, err := s.Expired(ctx, at.Add(time.Millisecond), 0)
+	ms, err := s.Expired(ctx, at.Add(time.Millisecond), nil, 0)
 	if err != nil || len(ms) != 2 || ms[0].ThreadID != "earlier" || ms[1].ThreadID != "two" {
 		t.Errorf("Expired after the upgrade = %+v, %v; want earlier, two", ms, err)
 	}

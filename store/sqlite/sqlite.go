@@ -28,6 +28,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -414,18 +415,28 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 }
 
 // expiredSQL lists the threads whose first question expires at or before a
-// time (unix nanoseconds), earliest first, at most a number of them.
+// time (unix nanoseconds), earliest first, at most a number of them, of the
+// graphs named in a JSON array (all of them when it is NULL).
 const expiredSQL = `SELECT id, graph, status, version, interrupts, created_at, updated_at FROM threads
-	WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`
+	WHERE expires_at <= ?1 AND (?3 IS NULL OR graph IN (SELECT value FROM json_each(?3)))
+	ORDER BY expires_at LIMIT ?2`
 
 // Expired implements store.ExpiryIndex. It walks the index of the threads'
 // earliest expiries (schema version 2) from the start, so it reads only the
 // threads it returns.
-func (s *Store) Expired(ctx context.Context, now time.Time, limit int) ([]store.Meta, error) {
+func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	threads, err := scanMetas(s.selExpired.QueryContext(ctx, store.UnixNano(now), limit))
+	var names any // NULL: every graph
+	if len(graphs) > 0 {
+		data, err := json.Marshal(graphs)
+		if err != nil {
+			return nil, err
+		}
+		names = string(data)
+	}
+	threads, err := scanMetas(s.selExpired.QueryContext(ctx, store.UnixNano(now), limit, names))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list the threads whose questions expired: %w", err)
 	}

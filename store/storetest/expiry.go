@@ -31,6 +31,7 @@ func (h *harness) expiryCases() []struct {
 		{"ExpiredLimitHonouredZeroMeaning100", h.expiredLimit},
 		{"ExpiredMetaIsComplete", h.expiredMeta},
 		{"ExpiredForgetsDeletedThreads", h.expiredDeleted},
+		{"ExpiredListsOnlyTheGivenGraphs", h.expiredGraphs},
 	}
 }
 
@@ -66,7 +67,7 @@ func pending(qs []interlude.Question) store.Meta {
 // expired calls Expired and returns the ids listed, in order.
 func expired(t *testing.T, x store.ExpiryIndex, now time.Time, limit int) []string {
 	t.Helper()
-	ms, err := x.Expired(context.Background(), now, limit)
+	ms, err := x.Expired(context.Background(), now, nil, limit)
 	if err != nil {
 		t.Fatalf("Expired(%v, %d): %v", now, limit, err)
 	}
@@ -95,6 +96,42 @@ func (h *harness) expiredPast(t *testing.T) {
 	checkExpired(t, x, base.Add(-time.Hour), 0)
 	// Once now passes the later question, it lists too, after the earlier one.
 	checkExpired(t, x, base.Add(2*time.Hour), 0, "past", "later")
+}
+
+// expiredGraphs checks that threads of other graphs take no room in a listing
+// for some graphs, even when they are due first and fill the limit.
+func (h *harness) expiredGraphs(t *testing.T) {
+	s, x := h.openExpiry(t)
+	for i := range 3 {
+		m := pending(expiring("q", base.Add(-time.Hour+time.Duration(i)*time.Second)))
+		m.Graph = "elsewhere"
+		step(t, s, fmt.Sprintf("other-%d", i), 0, 1, false, m)
+	}
+	mine := pending(expiring("q", base.Add(-time.Minute)))
+	mine.Graph = "mine"
+	step(t, s, "mine", 0, 1, false, mine)
+	step(t, s, "g", 0, 1, false, pending(expiring("q", base)))
+	for _, c := range []struct {
+		graphs []string
+		want   []string
+	}{
+		{[]string{"mine"}, []string{"mine"}},
+		{[]string{"mine", "g"}, []string{"mine", "g"}},
+		{[]string{"nowhere"}, []string{}},
+		{nil, []string{"other-0", "other-1"}},
+	} {
+		ms, err := x.Expired(context.Background(), base, c.graphs, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, m := range ms {
+			ids = append(ids, m.ThreadID)
+		}
+		if !slices.Equal(ids, c.want) {
+			t.Errorf("Expired(base, %q, 2) = %v, want %v", c.graphs, ids, c.want)
+		}
+	}
 }
 
 func (h *harness) expiredAtNow(t *testing.T) {
@@ -189,7 +226,7 @@ func (h *harness) expiredMeta(t *testing.T) {
 	meta := store.Meta{Graph: "refund", Status: store.StatusInterrupted, Interrupts: qs, UpdatedAt: base.Add(-time.Second), CreatedAt: created}
 	step(t, s, "full", 0, 2, true, meta)
 	step(t, s, "full", 2, 1, false, meta)
-	ms, err := x.Expired(context.Background(), base, 0)
+	ms, err := x.Expired(context.Background(), base, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -16,8 +18,12 @@ import (
 // resolution and in the history.
 const ExpiryActor = "interlude"
 
-// expiryPage is how many threads with expired questions one look closes.
-const expiryPage = 100
+// expiryPage is how many threads with expired questions one look closes, and
+// expiryRuns how many of their runs go at once.
+const (
+	expiryPage = 100
+	expiryRuns = 4
+)
 
 // WithExpiryWatch sets how often the server closes the questions whose time to live
 // (interlude.Request.TTL) has passed: each is resolved as expired, by ExpiryActor,
@@ -41,11 +47,12 @@ func (s *Server) watchExpiries(every time.Duration) {
 }
 
 // ExpireQuestions closes, as expired, the pending questions whose time to live has
-// passed, and runs their threads on; it reports how many questions it closed. A
-// thread that another run holds, or whose question was answered meanwhile, is left
-// to that run. Threads of graphs this server does not host are left to a server
-// that does: they are not listed, so they take no room in the look. The server calls it every second (WithExpiryWatch); it fails if the
-// store does not list expiries.
+// passed, and runs their threads on, a few at a time, so that one slow run (an
+// agent waiting for its model) does not hold the others up; it reports how many
+// questions it closed. A thread that another run holds, or whose question was
+// answered meanwhile, is left to that run. Threads of graphs this server does not
+// host are left to a server that does. The server calls it every second
+// (WithExpiryWatch); it fails if the store does not list expiries.
 func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 	idx, ok := expiryIndex(s.store)
 	if !ok {
@@ -56,41 +63,64 @@ func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	closed := 0
+	var (
+		closed atomic.Int64
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, expiryRuns)
+	)
 	for _, m := range due {
-		g := s.graphs[m.Graph]
-		if g == nil {
+		g, answers := s.graphs[m.Graph], dueAnswers(m, now)
+		if g == nil || len(answers) == 0 {
 			continue
 		}
-		answers := map[string]interlude.Resolution{}
-		for _, q := range m.Interrupts {
-			if q.ExpiresAt != nil && !now.Before(*q.ExpiresAt) {
-				answers[q.ID] = interlude.Expire()
-			}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
 		}
-		if len(answers) == 0 {
-			continue
+		if ctx.Err() != nil {
+			break
 		}
-		res, err := g.Invoke(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, graph.Respond(answers))
-		failed := err != nil && res != nil && res.Status == graph.Failed // closed, then the thread failed
-		if failed {
-			s.log.Warn("a thread failed after its expired questions were closed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
-		}
-		switch {
-		case err == nil || failed:
-			closed += len(answers)
-			for range answers {
-				s.metrics.resolution(m.Graph, string(interlude.KindExpired))
-			}
-			s.log.Info("closed expired questions", "thread_id", m.ThreadID, "graph", m.Graph, "questions", len(answers))
-		case ctx.Err() != nil:
-			return closed, ctx.Err()
-		case raced(err):
-		default:
-			s.log.Warn("closing a thread's expired questions failed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
+		wg.Go(func() {
+			defer func() { <-slots }()
+			closed.Add(int64(s.expire(ctx, g, m, answers)))
+		})
+	}
+	wg.Wait()
+	return int(closed.Load()), ctx.Err()
+}
+
+// dueAnswers returns an expiry for each of m's pending questions whose time has
+// passed at now.
+func dueAnswers(m store.Meta, now time.Time) map[string]interlude.Resolution {
+	answers := map[string]interlude.Resolution{}
+	for _, q := range m.Interrupts {
+		if q.ExpiresAt != nil && !now.Before(*q.ExpiresAt) {
+			answers[q.ID] = interlude.Expire()
 		}
 	}
-	return closed, nil
+	return answers
+}
+
+// expire closes the thread's expired questions (answers) and runs it on, and
+// reports how many it closed.
+func (s *Server) expire(ctx context.Context, g graph.Erased, m store.Meta, answers map[string]interlude.Resolution) int {
+	res, err := g.Invoke(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, graph.Respond(answers))
+	failed := err != nil && res != nil && res.Status == graph.Failed // closed, then the thread failed
+	if failed {
+		s.log.Warn("a thread failed after its expired questions were closed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
+	}
+	switch {
+	case err == nil || failed:
+		for range answers {
+			s.metrics.resolution(m.Graph, string(interlude.KindExpired))
+		}
+		s.log.Info("closed expired questions", "thread_id", m.ThreadID, "graph", m.Graph, "questions", len(answers))
+		return len(answers)
+	case ctx.Err() != nil, raced(err):
+	default:
+		s.log.Warn("closing a thread's expired questions failed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
+	}
+	return 0
 }
 
 // raced reports whether err says that another run or answer got to the thread

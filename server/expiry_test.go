@@ -17,17 +17,22 @@ import (
 )
 
 type ttlState struct {
+	Hold    bool   `json:"hold,omitempty"`
 	Outcome string `json:"outcome,omitempty"`
 }
 
-// ttlGraph asks one question that stays open for an hour, by clock.
-func ttlGraph(clock func() time.Time) builder {
+// ttlGraph asks one question that stays open for an hour, by clock. Once it is
+// answered, a thread whose input says hold waits for held to close.
+func ttlGraph(clock func() time.Time, held ...chan struct{}) builder {
 	return func(opts ...graph.Option) (graph.Erased, error) {
 		g := graph.New[ttlState]()
 		g.AddNode("ask", func(ctx context.Context, s ttlState) (ttlState, error) {
 			ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Still wanted?", TTL: time.Hour})
 			if err != nil {
 				return ttlState{}, err
+			}
+			if s.Hold {
+				<-held[0]
 			}
 			if ans.Cancelled {
 				return ttlState{Outcome: "closed by " + ans.By}, nil
@@ -175,5 +180,31 @@ func TestThreadsOfGraphsNotHostedDoNotKeepExpiriesFromBeingClosed(t *testing.T) 
 	clock.Set(t0.Add(time.Hour))
 	if n, err := e.srv.ExpireQuestions(ctx); err != nil || n != 1 {
 		t.Fatalf("closed %d (%v), want this server's 1 question", n, err)
+	}
+}
+
+func TestASlowRunDoesNotHoldUpTheClosingOfOtherExpiredQuestions(t *testing.T) {
+	clock := testclock.New(t0)
+	held := make(chan struct{})
+	e := newEnv(t, setup{graphs: []builder{ttlGraph(clock.Now, held)},
+		opts: []server.Option{server.WithClock(clock.Now), server.WithExpiryWatch(0)}})
+	e.start("ttl", "slow", `{"hold":true}`)
+	clock.Set(t0.Add(time.Second))
+	e.start("ttl", "quick", `{}`)
+	sub, err := e.client().Subscribe(context.Background(), "quick", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	clock.Set(t0.Add(2 * time.Hour))
+	done := make(chan int)
+	go func() {
+		n, _ := e.srv.ExpireQuestions(context.Background())
+		done <- n
+	}()
+	until(t, sub) // the quick thread ends while the slow one, listed first, still runs
+	close(held)
+	if n := <-done; n != 2 {
+		t.Fatalf("closed %d questions, want 2", n)
 	}
 }

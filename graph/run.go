@@ -343,8 +343,11 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			continue
 		}
 		if prev := st.resolution(id); prev != nil {
-			if prev.Same(res) {
-				continue // the same answer again: an idempotent replay
+			// The same answer again is an idempotent replay, except an expiry: it
+			// is no person's answer to retry, and refusing it tells each process
+			// that closes expired questions whether it was the one that did.
+			if prev.Same(res) && res.Kind != interlude.KindExpired {
+				continue
 			}
 			who := ""
 			if prev.By != "" {

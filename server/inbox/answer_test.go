@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/server"
 )
@@ -189,4 +191,23 @@ func TestATokenWithoutTheApproveRoleSeesTheQuestionsButNoAnswerButtons(t *testin
 	if eval[bool](t, ctx, `sessionStorage.getItem('interlude.token') !== null`) {
 		t.Error("the token outlived signing out")
 	}
+}
+
+func TestAQuestionThatExpiresWhileOpenSaysItExpired(t *testing.T) {
+	ctx := tab(t)
+	// The question's time is up as soon as it is asked; the server closes it
+	// when the test says, not on its own.
+	brief := askingGraph("brief", interlude.Request{Message: "Still wanted?", TTL: time.Nanosecond})
+	e := newEnvWith(t, nil, []server.Option{server.WithExpiryWatch(0)}, brief)
+	e.start(e.client(), "brief", "b-1", map[string]any{})
+	openInbox(t, ctx, e)
+	until(t, ctx, "the question", rows+` === 1`)
+	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(row("b-1"))))
+	until(t, ctx, "its page", `document.querySelector('.question h2')?.innerText === 'Still wanted?'`)
+	if n, err := e.srv.ExpireQuestions(context.Background()); err != nil || n != 1 {
+		t.Fatalf("closed %d questions (%v), want 1", n, err)
+	}
+	until(t, ctx, "the page to say it expired", `document.querySelector('.gone')?.offsetParent !== null`)
+	contains(t, "the notice", text(t, ctx, ".gone"), "expired before anyone answered it")
+	until(t, ctx, "the list to empty", rows+` === 0`)
 }

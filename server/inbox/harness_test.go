@@ -154,7 +154,15 @@ var (
 	viewer = server.Token{Name: "viewer", Secret: "viewer-reads-00001"}
 )
 
+// newEnv serves the built-in graphs, and extra ones, on a fresh SQLite file,
+// requiring tokens if any are given.
 func newEnv(t *testing.T, tokens []server.Token, extra ...func(...graph.Option) (graph.Erased, error)) *env {
+	t.Helper()
+	return newEnvWith(t, tokens, nil, extra...)
+}
+
+// newEnvWith is newEnv with server options of the test's own.
+func newEnvWith(t *testing.T, tokens []server.Token, serverOpts []server.Option, extra ...func(...graph.Option) (graph.Erased, error)) *env {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "inbox.db"))
 	if err != nil {
@@ -190,7 +198,7 @@ func newEnv(t *testing.T, tokens []server.Token, extra ...func(...graph.Option) 
 	if len(tokens) > 0 {
 		opts = append(opts, server.WithTokens(tokens))
 	}
-	srv, err := server.New(opts...)
+	srv, err := server.New(append(opts, serverOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

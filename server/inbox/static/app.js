@@ -555,7 +555,7 @@ async function openQuestion(thread, id, moveFocus) {
       h('p', null, `Thread ${thread} has no question ${id}.`)));
     return;
   }
-  detail = { thread, id, pending: Boolean(pending), submitting: false, form: null };
+  detail = { thread, id, pending: Boolean(pending), submitting: false, form: null, expiresAt: q.expires_at ?? null };
   const headingID = uid('qh');
   const article = h('article', { class: 'question', 'aria-labelledby': headingID, dataset: { status: pending ? 'pending' : 'answered' } },
     questionHeader(th, q, headingID),
@@ -763,8 +763,10 @@ async function detailChanged() {
   if (detail !== d || d.submitting || (th.interrupts ?? []).some((q) => q.id === d.id)) return;
   d.pending = false;
   d.form?.markGone();
+  // A question past its time was closed by the server, not answered.
+  const expired = d.expiresAt !== null && Date.parse(d.expiresAt) <= Date.now();
   const gone = d.article.querySelector('.gone');
-  gone.replaceChildren(h('p', null, h('strong', null, 'This question was answered meanwhile.'), ' ',
+  gone.replaceChildren(h('p', null, h('strong', null, expired ? 'This question expired before anyone answered it.' : 'This question was answered meanwhile.'), ' ',
     h('a', { href: location.hash, onclick: (e) => { e.preventDefault(); openQuestion(d.thread, d.id, true); } }, 'See how')));
   gone.hidden = false;
 }

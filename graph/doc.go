@@ -40,12 +40,21 @@
 // to a thread that is not waiting or for an unknown interrupt, an answer failing
 // its schema) is refused with an *interlude.Error and changes nothing; match it
 // with errors.Is against the interlude.Err values. Sending the same answer again
-// for an interrupt already resolved returns the outcome of the run it started.
+// for an interrupt already resolved returns the outcome of the run it started
+// (except an expiry, which is refused the second time).
 //
 // A node that returns another error or panics, or a route that fails, fails the
 // step: Invoke returns the error together with a Result of status [Failed], and
 // the thread keeps the step's finished nodes in its ledger. [Continue] runs the
-// step again; new input starts afresh from the last committed state.
+// step again; new input starts afresh from the last committed state. If another
+// node of the failed step is waiting for an answer, the Result lists its
+// question too: the step runs again once it is answered (Continue is refused
+// until then).
+//
+// A question may have a time to live (interlude.Request.TTL). Once it passes,
+// the question takes no answer but a cancellation, and it is closed with
+// interlude.Expire, which a server does by itself; the node sees a cancelled
+// answer whose Expired is set.
 //
 // # Inspecting and steering
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,21 +186,19 @@ func (fs *fields) apply(dst reflect.Value, ws []write) error {
 	return nil
 }
 
-// applied returns a copy of the state value v with ws applied, and leaves v as it
-// was, so that a step can be given up after its writes were combined. Appends to
-// the copy's slices only write past the end of v's (whose views, clipped, never
-// reach there); a map that ws merge into is copied first.
-func (fs *fields) applied(v reflect.Value, ws []write) (reflect.Value, error) {
-	out := reflect.New(fs.typ).Elem()
-	out.Set(v)
-	copied := map[int]bool{}
+// applyToCopy applies ws to dst, a copy of a state value, leaving the original
+// as it was, so that a step can be given up after its writes were combined.
+// Appends to the copy's slices only write past the end of the original's (whose
+// views, clipped, never reach there); a map that ws merge into is copied first.
+func (fs *fields) applyToCopy(dst reflect.Value, ws []write) error {
+	var copied []int
 	for _, w := range ws {
 		f := fs.byName[w.Field]
-		if f == nil || f.reducer != MergeReducer || copied[f.index] {
+		if f == nil || f.reducer != MergeReducer || slices.Contains(copied, f.index) {
 			continue
 		}
-		copied[f.index] = true
-		if m := out.Field(f.index); !m.IsNil() {
+		copied = append(copied, f.index)
+		if m := dst.Field(f.index); !m.IsNil() {
 			c := reflect.MakeMapWithSize(m.Type(), m.Len())
 			for it := m.MapRange(); it.Next(); {
 				c.SetMapIndex(it.Key(), it.Value())
@@ -207,7 +206,7 @@ func (fs *fields) applied(v reflect.Value, ws []write) (reflect.Value, error) {
 			m.Set(c)
 		}
 	}
-	return out, fs.apply(out, ws)
+	return fs.apply(dst, ws)
 }
 
 func reduce(cur, v reflect.Value, r Reducer) {

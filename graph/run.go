@@ -89,6 +89,7 @@ type runner[S any] struct {
 	input    []write         // input applied to the values, not yet committed
 	fresh    map[string]bool // interrupts answered by this invocation
 	passOnce bool            // continue past the before-breakpoint of the next step
+	combined S               // a step's writes combined into the state, before it commits
 	memory   sync.Map        // RunMemory: lives for this invocation only
 }
 
@@ -661,18 +662,20 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 		all = append(all, ws...)
 	}
-	vals, err := g.codec.fs.applied(reflect.ValueOf(st.values), all)
-	if err != nil {
+	// The writes are combined into a copy, so that the step can still be given up.
+	r.combined = st.values
+	if err := g.codec.fs.applyToCopy(reflect.ValueOf(&r.combined).Elem(), all); err != nil {
 		return r.failStep(err)
 	}
+	vals := r.combined
 	ran := st.next
-	next, err := g.successors(task.Without(r.ctx), ran, vals.Interface().(S))
+	next, err := g.successors(task.Without(r.ctx), ran, vals)
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
 		return r.hold(&delta{Ledger: ledger, Memo: memo, Base: base}, err)
 	}
-	st.values = vals.Interface().(S)
+	st.values = vals
 	r.dirty = true
 	d := r.control(kindStep)
 	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, store.StatusIdle, nil, ""

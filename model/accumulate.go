@@ -12,12 +12,16 @@ import (
 // the same for all of them; callers can use one to watch an answer grow.
 //
 // Text pieces join the text block they continue; a tool call opens a new
-// tool_use block; blocks keep the order in which they first appeared.
+// tool_use block; a thinking block's first piece (of thinking or of
+// signature) opens it and later pieces of the same index join it; a redacted
+// thinking chunk is a block of its own. Blocks keep the order in which they
+// first appeared.
 // The zero value is ready to use. An Accumulator is not safe for concurrent
 // use.
 type Accumulator struct {
 	blocks []Block
 	calls  map[int]int // tool call index -> position in blocks
+	thinks map[int]int // thinking block index -> position in blocks
 	done   *Response
 }
 
@@ -53,6 +57,12 @@ func (a *Accumulator) Add(c Chunk) error {
 			return fmt.Errorf("model: arguments for tool call %d before its start", c.Index)
 		}
 		a.blocks[pos].Input = append(a.blocks[pos].Input, c.InputDelta...)
+	case ChunkThinking:
+		a.thinking(c.Index).Thinking += c.Text
+	case ChunkSignature:
+		a.thinking(c.Index).Signature += c.Signature
+	case ChunkRedactedThinking:
+		a.blocks = append(a.blocks, RedactedThinkingBlock(c.Data))
 	case ChunkDone:
 		if c.Response == nil {
 			return fmt.Errorf("model: final chunk without a response")
@@ -62,6 +72,20 @@ func (a *Accumulator) Add(c Chunk) error {
 		return fmt.Errorf("model: unknown chunk type %q", c.Type)
 	}
 	return nil
+}
+
+// thinking returns thinking block index, opening it if it is new.
+func (a *Accumulator) thinking(index int) *Block {
+	pos, ok := a.thinks[index]
+	if !ok {
+		if a.thinks == nil {
+			a.thinks = make(map[int]int)
+		}
+		pos = len(a.blocks)
+		a.thinks[index] = pos
+		a.blocks = append(a.blocks, Block{Type: BlockThinking})
+	}
+	return &a.blocks[pos]
 }
 
 // Message returns a copy of the message assembled so far. Until the stream

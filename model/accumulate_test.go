@@ -41,6 +41,44 @@ func TestAccumulatorAssemblesTextAndParallelToolCalls(t *testing.T) {
 	}
 }
 
+func TestAccumulatorKeepsThinkingBlocksInOrder(t *testing.T) {
+	var acc model.Accumulator
+	chunks := []model.Chunk{
+		model.ThinkingDelta(0, ""),
+		model.ThinkingDelta(0, "Two orders;"),
+		model.ThinkingDelta(0, " look both up."),
+		model.SignatureDelta(0, "EqQB"),
+		model.SignatureDelta(0, "Cg=="),
+		model.RedactedThinking("EmwK"),
+		model.TextDelta("Checking."),
+		model.SignatureDelta(1, "c2ln"), // a thinking block with no text
+		model.ToolCallStart(0, "call_a", "lookup_order"),
+		model.ToolCallDelta(0, `{"order_id":"A-42"}`),
+	}
+	for _, c := range chunks {
+		if err := acc.Add(c); err != nil {
+			t.Fatalf("Add(%+v): %v", c, err)
+		}
+	}
+	resp, err := acc.Finish("test", "", model.Usage{}, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustJSON(t, resp.Message)
+	want := `{"role":"assistant","content":[` +
+		`{"type":"thinking","thinking":"Two orders; look both up.","signature":"EqQBCg=="},` +
+		`{"type":"redacted_thinking","data":"EmwK"},` +
+		`{"type":"text","text":"Checking."},` +
+		`{"type":"thinking","thinking":"","signature":"c2ln"},` +
+		`{"type":"tool_use","id":"call_a","name":"lookup_order","input":{"order_id":"A-42"}}]}`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if resp.StopReason != model.StopToolUse || resp.Message.Text() != "Checking." {
+		t.Fatalf("stop %q, text %q", resp.StopReason, resp.Message.Text())
+	}
+}
+
 func TestAccumulatorTreatsMissingArgumentsAsEmptyObject(t *testing.T) {
 	var acc model.Accumulator
 	_ = acc.Add(model.ToolCallStart(0, "c", "now"))

@@ -4,7 +4,8 @@
 //
 // A conversation is a list of [Message] values. Each message has a [Role] and a
 // list of [Block] values: text, a tool call ("tool_use"), the result of a tool
-// call ("tool_result") or an image. The JSON form of a message is also the
+// call ("tool_result"), an image, or the model's reasoning ("thinking",
+// "redacted_thinking"). The JSON form of a message is also the
 // message format of Interlude's HTTP API:
 //
 //	{"role": "user", "content": [{"type": "text", "text": "Refund my order"}]}
@@ -18,6 +19,12 @@
 //   - Tool calls are "tool_use" blocks in an assistant message. Their results
 //     are "tool_result" blocks in the next user message, one per call, linked
 //     by [Block.ToolUseID].
+//   - Thinking and redacted_thinking blocks are the model's reasoning, kept in
+//     its assistant message in the order it came. They are not part of the
+//     message's text ([Message.Text]). Providers that require them back (the
+//     Messages API does when the turn called tools) send them exactly as
+//     received, signature and data included; providers that do not know
+//     them (model/openai) leave them out of requests.
 //   - [Block.Interrupts] carries the human-in-the-loop history of a tool call.
 //     It belongs to Interlude, not to the model: providers never send it.
 //

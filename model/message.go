@@ -18,7 +18,8 @@ const (
 	RoleSystem Role = "system"
 	// RoleUser marks input from the person, and the results of tool calls.
 	RoleUser Role = "user"
-	// RoleAssistant marks output of the model: text and tool calls.
+	// RoleAssistant marks output of the model: text, tool calls and the
+	// model's thinking.
 	RoleAssistant Role = "assistant"
 )
 
@@ -37,6 +38,15 @@ const (
 	BlockToolResult BlockType = "tool_result"
 	// BlockImage is an image, in [Block.Source].
 	BlockImage BlockType = "image"
+	// BlockThinking is the model's reasoning before its answer, in an
+	// assistant message: [Block.Thinking] (possibly empty) and
+	// [Block.Signature], which the provider checks when the block is sent
+	// back. It is not part of the message's text.
+	BlockThinking BlockType = "thinking"
+	// BlockRedactedThinking is reasoning the provider keeps encrypted, in an
+	// assistant message: [Block.Data], opaque. It is not part of the
+	// message's text.
+	BlockRedactedThinking BlockType = "redacted_thinking"
 )
 
 // ImageSourceType says where the bytes of an image come from.
@@ -92,6 +102,15 @@ type Block struct {
 
 	// Source holds the bytes or the location of an image block.
 	Source *ImageSource `json:"source,omitempty"`
+
+	// Thinking is the reasoning of a thinking block.
+	Thinking string `json:"thinking,omitempty"`
+	// Signature is the provider's opaque signature of a thinking block; it
+	// must go back exactly as received.
+	Signature string `json:"signature,omitempty"`
+	// Data is the encrypted reasoning of a redacted_thinking block; it must
+	// go back exactly as received.
+	Data string `json:"data,omitempty"`
 }
 
 // TextBlock returns a text block.
@@ -128,6 +147,18 @@ func ImageData(mediaType, base64Data string) Block {
 // ImageAt returns an image block the provider fetches from url.
 func ImageAt(url string) Block {
 	return Block{Type: BlockImage, Source: &ImageSource{Type: ImageURL, URL: url}}
+}
+
+// ThinkingBlock returns a thinking block: the model's reasoning and the
+// provider's signature of it.
+func ThinkingBlock(thinking, signature string) Block {
+	return Block{Type: BlockThinking, Thinking: thinking, Signature: signature}
+}
+
+// RedactedThinkingBlock returns a redacted_thinking block carrying the
+// provider's encrypted reasoning.
+func RedactedThinkingBlock(data string) Block {
+	return Block{Type: BlockRedactedThinking, Data: data}
 }
 
 // ContentText returns the text of a tool_result block: the concatenated text
@@ -169,7 +200,9 @@ func cloneRaw(r json.RawMessage) json.RawMessage {
 
 // MarshalJSON writes the fields that belong to the block's type, always
 // including the ones the wire format requires: "text" for text blocks,
-// "input" for tool calls (as {} when empty) and "content" for tool results.
+// "input" for tool calls (as {} when empty), "content" for tool results,
+// "thinking" and "signature" for thinking blocks and "data" for redacted
+// thinking.
 func (b Block) MarshalJSON() ([]byte, error) {
 	switch b.Type {
 	case BlockText:
@@ -205,6 +238,17 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			Type   BlockType    `json:"type"`
 			Source *ImageSource `json:"source"`
 		}{b.Type, b.Source})
+	case BlockThinking:
+		return json.Marshal(struct {
+			Type      BlockType `json:"type"`
+			Thinking  string    `json:"thinking"`
+			Signature string    `json:"signature"`
+		}{b.Type, b.Thinking, b.Signature})
+	case BlockRedactedThinking:
+		return json.Marshal(struct {
+			Type BlockType `json:"type"`
+			Data string    `json:"data"`
+		}{b.Type, b.Data})
 	default:
 		type plain Block
 		return json.Marshal(plain(b))
@@ -314,8 +358,11 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // Validate reports the first problem that would make the message unusable:
 // an unknown role or block type, a tool call without an id, a name or a JSON
 // object as input, a tool result without the id of its call, a tool call
-// outside an assistant message or a result outside a user message, or an
-// image without data or URL.
+// outside an assistant message or a result outside a user message, thinking
+// outside an assistant message, redacted thinking without data, or an image
+// without data or URL. A thinking block without a signature is valid (an
+// answer cut short can end in one); providers that check signatures leave it
+// out of requests.
 func (m Message) Validate() error {
 	if err := m.check(); err != nil {
 		return fmt.Errorf("model: %w", err)
@@ -371,6 +418,14 @@ func (b Block) validate(role Role) error {
 			if err := c.validate(role); err != nil {
 				return err
 			}
+		}
+		return nil
+	case BlockThinking, BlockRedactedThinking:
+		if role != RoleAssistant {
+			return fmt.Errorf("%s blocks belong in assistant messages", b.Type)
+		}
+		if b.Type == BlockRedactedThinking && b.Data == "" {
+			return errors.New("redacted_thinking block needs its data")
 		}
 		return nil
 	case BlockImage:

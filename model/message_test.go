@@ -120,6 +120,12 @@ func TestValidateNamesTheProblem(t *testing.T) {
 		{"tool use with array input", model.Message{Role: model.RoleAssistant, Content: []model.Block{model.ToolUse("c", "n", json.RawMessage(`[1]`))}}, "JSON object"},
 		{"result without id", model.Message{Role: model.RoleUser, Content: []model.Block{model.ToolResult("", "x", false)}}, "tool_use_id"},
 		{"image without data", model.Message{Role: model.RoleUser, Content: []model.Block{model.ImageData("image/png", "")}}, "media_type and data"},
+		{"thinking before a tool call", model.Message{Role: model.RoleAssistant, Content: []model.Block{model.ThinkingBlock("hmm", "sig"), model.RedactedThinkingBlock("enc"), model.ToolUse("c", "n", nil)}}, ""},
+		{"thinking cut short, without signature", model.Message{Role: model.RoleAssistant, Content: []model.Block{model.ThinkingBlock("hm", "")}}, ""},
+		{"thinking in user message", model.Message{Role: model.RoleUser, Content: []model.Block{model.ThinkingBlock("hmm", "sig")}}, "thinking blocks belong in assistant messages"},
+		{"redacted thinking in user message", model.Message{Role: model.RoleUser, Content: []model.Block{model.RedactedThinkingBlock("enc")}}, "redacted_thinking blocks belong in assistant messages"},
+		{"redacted thinking without data", model.Message{Role: model.RoleAssistant, Content: []model.Block{model.RedactedThinkingBlock("")}}, "needs its data"},
+		{"thinking in a tool result", model.Message{Role: model.RoleUser, Content: []model.Block{{Type: model.BlockToolResult, ToolUseID: "c", Content: []model.Block{model.ThinkingBlock("x", "s")}}}}, "not \"thinking\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +172,49 @@ func TestChunkJSONKeepsToolIndexZero(t *testing.T) {
 	}
 	if got := mustJSON(t, model.TextDelta("hi")); got != `{"type":"text_delta","text":"hi"}` {
 		t.Fatal(got)
+	}
+}
+
+func TestChunkJSONKeepsThinkingIndexZero(t *testing.T) {
+	if got := mustJSON(t, model.ThinkingDelta(0, "")); got != `{"type":"thinking_delta","index":0,"text":""}` {
+		t.Fatal(got)
+	}
+	if got := mustJSON(t, model.SignatureDelta(0, "c2ln")); got != `{"type":"signature_delta","index":0,"signature":"c2ln"}` {
+		t.Fatal(got)
+	}
+	if got := mustJSON(t, model.RedactedThinking("ZW5j")); got != `{"type":"redacted_thinking","data":"ZW5j"}` {
+		t.Fatal(got)
+	}
+}
+
+// Thinking blocks keep their exact bytes through JSON, as they do through a
+// checkpoint, and are not part of the message's text.
+func TestThinkingBlocksRoundTripAndAreNotText(t *testing.T) {
+	m := model.Message{Role: model.RoleAssistant, Content: []model.Block{
+		model.ThinkingBlock("Check <both> orders & \"quote\"\n\u00e9", "EqQB+/Cg=="),
+		model.RedactedThinkingBlock("EmwKAhgBEgy3va3pzix/LafPsn4a"),
+		model.TextBlock("Looking."),
+		model.ToolUse("c", "lookup", nil),
+	}}
+	data := mustJSON(t, m)
+	want := `{"role":"assistant","content":[` +
+		`{"type":"thinking","thinking":"Check \u003cboth\u003e orders \u0026 \"quote\"\né","signature":"EqQB+/Cg=="},` +
+		`{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"},` +
+		`{"type":"text","text":"Looking."},` +
+		`{"type":"tool_use","id":"c","name":"lookup","input":{}}]}`
+	if data != want {
+		t.Fatalf("got  %s\nwant %s", data, want)
+	}
+	var back model.Message
+	if err := json.Unmarshal([]byte(data), &back); err != nil {
+		t.Fatal(err)
+	}
+	m.Content[3].Input = json.RawMessage(`{}`)
+	if !reflect.DeepEqual(back, m) {
+		t.Fatalf("read back %+v\nwant %+v", back, m)
+	}
+	if back.Text() != "Looking." {
+		t.Fatalf("text = %q", back.Text())
 	}
 }
 

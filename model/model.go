@@ -155,6 +155,17 @@ const (
 	// ChunkToolDelta carries a piece of the JSON arguments of tool call
 	// [Chunk.Index] in [Chunk.InputDelta].
 	ChunkToolDelta ChunkType = "tool_call_delta"
+	// ChunkThinking carries a piece of thinking block [Chunk.Index] in
+	// [Chunk.Text]; the first piece of an index opens the block, even when
+	// empty.
+	ChunkThinking ChunkType = "thinking_delta"
+	// ChunkSignature carries a piece of the signature of thinking block
+	// [Chunk.Index] in [Chunk.Signature], opening the block if no piece of
+	// its thinking came first.
+	ChunkSignature ChunkType = "signature_delta"
+	// ChunkRedactedThinking carries a whole redacted_thinking block, its
+	// data in [Chunk.Data].
+	ChunkRedactedThinking ChunkType = "redacted_thinking"
 	// ChunkDone carries the complete [Chunk.Response]; it is always the last
 	// chunk of a successful stream.
 	ChunkDone ChunkType = "done"
@@ -164,10 +175,13 @@ const (
 type Chunk struct {
 	// Type is the kind of chunk.
 	Type ChunkType `json:"type"`
-	// Text is the text piece of a ChunkText.
+	// Text is the text piece of a ChunkText, or the thinking piece of a
+	// ChunkThinking.
 	Text string `json:"text,omitempty"`
 	// Index is the position of the tool call among this answer's tool calls,
-	// counted from 0, for ChunkToolStart and ChunkToolDelta.
+	// counted from 0, for ChunkToolStart and ChunkToolDelta; for
+	// ChunkThinking and ChunkSignature, the position of the thinking block
+	// among this answer's thinking blocks.
 	Index int `json:"index,omitempty"`
 	// ID is the tool call's id, for ChunkToolStart.
 	ID string `json:"id,omitempty"`
@@ -176,6 +190,11 @@ type Chunk struct {
 	// InputDelta is the next piece of the tool call's JSON arguments, for
 	// ChunkToolDelta. The pieces concatenate to a JSON object.
 	InputDelta string `json:"input_delta,omitempty"`
+	// Signature is the next piece of a thinking block's signature, for
+	// ChunkSignature.
+	Signature string `json:"signature,omitempty"`
+	// Data is the encrypted reasoning of a ChunkRedactedThinking.
+	Data string `json:"data,omitempty"`
 	// Response is the complete answer, for ChunkDone.
 	Response *Response `json:"response,omitempty"`
 }
@@ -194,11 +213,27 @@ func ToolCallDelta(index int, partialJSON string) Chunk {
 	return Chunk{Type: ChunkToolDelta, Index: index, InputDelta: partialJSON}
 }
 
+// ThinkingDelta returns a chunk carrying a piece of thinking block index.
+func ThinkingDelta(index int, text string) Chunk {
+	return Chunk{Type: ChunkThinking, Index: index, Text: text}
+}
+
+// SignatureDelta returns a chunk carrying a piece of thinking block index's
+// signature.
+func SignatureDelta(index int, signature string) Chunk {
+	return Chunk{Type: ChunkSignature, Index: index, Signature: signature}
+}
+
+// RedactedThinking returns a chunk carrying a whole redacted_thinking block.
+func RedactedThinking(data string) Chunk {
+	return Chunk{Type: ChunkRedactedThinking, Data: data}
+}
+
 // Done returns the final chunk of a stream.
 func Done(resp *Response) Chunk { return Chunk{Type: ChunkDone, Response: resp} }
 
-// MarshalJSON writes the fields that belong to the chunk's type; a tool
-// call's index is written even when it is 0.
+// MarshalJSON writes the fields that belong to the chunk's type; the index of
+// a tool call or a thinking block is written even when it is 0.
 func (c Chunk) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case ChunkToolStart:
@@ -214,6 +249,18 @@ func (c Chunk) MarshalJSON() ([]byte, error) {
 			Index      int       `json:"index"`
 			InputDelta string    `json:"input_delta"`
 		}{c.Type, c.Index, c.InputDelta})
+	case ChunkThinking:
+		return json.Marshal(struct {
+			Type  ChunkType `json:"type"`
+			Index int       `json:"index"`
+			Text  string    `json:"text"`
+		}{c.Type, c.Index, c.Text})
+	case ChunkSignature:
+		return json.Marshal(struct {
+			Type      ChunkType `json:"type"`
+			Index     int       `json:"index"`
+			Signature string    `json:"signature"`
+		}{c.Type, c.Index, c.Signature})
 	default:
 		type plain Chunk
 		return json.Marshal(plain(c))

@@ -144,14 +144,20 @@ func (c Conversation) FinalTextTurnStreamedArrivesInPieces(t *testing.T) {
 }
 
 // ToolRoundTripSendsTheGoldenRequests plays RoundTrip and compares the two
-// requests sent with the golden files tool_roundtrip[_stream]_request_N.json.
-func (c Conversation) ToolRoundTripSendsTheGoldenRequests(t *testing.T, stream bool) {
+// requests sent with the golden files <Golden>[_stream]_request_N.json, and
+// returns them.
+func (c Conversation) ToolRoundTripSendsTheGoldenRequests(t *testing.T, stream bool) []Request {
 	t.Helper()
 	sent := c.RoundTrip(t, stream)
-	prefix := "tool_roundtrip_request_"
-	if stream {
-		prefix = "tool_roundtrip_stream_request_"
+	prefix := c.Golden
+	if prefix == "" {
+		prefix = "tool_roundtrip"
 	}
+	if stream {
+		prefix += "_stream"
+	}
+	prefix += "_request_"
 	Golden(t, prefix+"1.json", sent[0].Body)
 	Golden(t, prefix+"2.json", sent[1].Body)
+	return sent
 }

@@ -51,8 +51,19 @@ func Answer(t testing.TB, m model.Model, req *model.Request, stream bool) (*mode
 // one provider.
 type Conversation struct {
 	// ToolCalls and FinalText name the fixtures of the model's two answers, not
-	// streamed; streamed, they are stream_tool_calls.sse and stream_final_text.sse.
+	// streamed; streamed, they are StreamToolCalls and stream_final_text.sse.
 	ToolCalls, FinalText string
+	// StreamToolCalls names the fixture of the streamed first answer;
+	// stream_tool_calls.sse when empty.
+	StreamToolCalls string
+	// Golden is the prefix of the golden request files of the round trip;
+	// tool_roundtrip when empty.
+	Golden string
+	// Request returns the round trip's opening request; FirstRequest when nil.
+	Request func() *model.Request
+	// EditReply, when set, changes the model's first answer before it goes
+	// back in the second request.
+	EditReply func(*model.Message)
 	// Path is the URL path the provider posts its requests to.
 	Path string
 	// NewModel returns the provider's model talking to srv.
@@ -66,7 +77,11 @@ type Conversation struct {
 func (c Conversation) Replies(t testing.TB, stream bool) (toolCalls, finalText Reply) {
 	t.Helper()
 	if stream {
-		return File(t, 200, "stream_tool_calls.sse"), File(t, 200, "stream_final_text.sse")
+		name := c.StreamToolCalls
+		if name == "" {
+			name = "stream_tool_calls.sse"
+		}
+		return File(t, 200, name), File(t, 200, "stream_final_text.sse")
 	}
 	return File(t, 200, c.ToolCalls), File(t, 200, c.FinalText)
 }
@@ -80,9 +95,15 @@ func (c Conversation) RoundTrip(t *testing.T, stream bool) []Request {
 	m := c.NewModel(srv)
 
 	req := FirstRequest()
+	if c.Request != nil {
+		req = c.Request()
+	}
 	resp, err := Answer(t, m, req, stream)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.EditReply != nil {
+		c.EditReply(&resp.Message)
 	}
 	calls := resp.Message.ToolUses()
 	req.Messages = append(req.Messages, resp.Message, model.Message{Role: model.RoleUser, Content: []model.Block{

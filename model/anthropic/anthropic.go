@@ -10,14 +10,24 @@
 // refuses an empty one); text that is empty or only whitespace, which the API
 // refuses, is left out; tools carry their input_schema. stop_reason keeps
 // its value (end_turn, tool_use, max_tokens, stop_sequence); anything else,
-// such as refusal or pause_turn, is [model.StopOther]. Thinking and server-tool
-// blocks are not part of the vocabulary and are dropped from answers,
-// generated or streamed.
+// such as refusal or pause_turn, is [model.StopOther]. Server-tool blocks are
+// not part of the vocabulary and are dropped from answers, generated or
+// streamed.
+//
+// Extended thinking is turned on with [WithRequestOptions] (for example
+// option.WithJSONSet("thinking", ...)). Thinking and redacted_thinking
+// blocks are kept in the answer in the order they came, as
+// [model.BlockThinking] (thinking and signature) and
+// [model.BlockRedactedThinking] (data), and sent back exactly as received, as
+// the API requires for the turn whose tool results follow. A thinking block
+// without a signature (an answer cut short) cannot be checked by the API and
+// is left out of requests.
 //
 // Input tokens in [model.Usage] include cache reads and writes.
 //
 // Streaming uses the SDK's event stream (message_start, content_block_start,
-// content_block_delta with text_delta and input_json_delta, message_delta,
+// content_block_delta with text_delta, input_json_delta, thinking_delta and
+// signature_delta, message_delta,
 // message_stop) assembled with the shared [model.Accumulator]. An error event
 // in the middle of a stream (such as overloaded_error) is reported as a
 // [*model.Error] classified by its type.
@@ -148,7 +158,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		return nil, model.BadResponse(Provider, fmt.Sprintf("expected an assistant message, got type %q role %q", msg.Type, msg.Role), nil)
 	}
 	var acc model.Accumulator
-	calls := 0
+	calls, thoughts := 0, 0
 	for _, b := range msg.Content {
 		var chunks []model.Chunk
 		switch b.Type {
@@ -157,6 +167,11 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		case "tool_use":
 			chunks = []model.Chunk{model.ToolCallStart(calls, b.ID, b.Name), model.ToolCallDelta(calls, string(b.Input))}
 			calls++
+		case "thinking":
+			chunks = []model.Chunk{model.ThinkingDelta(thoughts, b.Thinking), model.SignatureDelta(thoughts, b.Signature)}
+			thoughts++
+		case "redacted_thinking":
+			chunks = []model.Chunk{model.RedactedThinking(b.Data)}
 		}
 		for _, c := range chunks {
 			if err := acc.Add(c); err != nil {
@@ -195,8 +210,9 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			stop      string
 			stopped   bool
 			calls     = map[int64]int{}    // content block index -> tool call index
+			thoughts  = map[int64]int{}    // content block index -> thinking block index
 			startArgs = map[int64]string{} // input given at content_block_start, until a delta comes
-			dropped   = map[int64]bool{}   // content blocks outside the vocabulary (thinking, server tools)
+			dropped   = map[int64]bool{}   // content blocks outside the vocabulary (server tools)
 		)
 		emit := func(c model.Chunk) bool {
 			if err := acc.Add(c); err != nil {
@@ -230,6 +246,19 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 					if b, err := json.Marshal(cb.Input); err == nil && cb.Input != nil {
 						startArgs[ev.Index] = string(b)
 					}
+				case "thinking":
+					n := len(thoughts)
+					thoughts[ev.Index] = n
+					if !emit(model.ThinkingDelta(n, cb.Thinking)) {
+						return
+					}
+					if cb.Signature != "" && !emit(model.SignatureDelta(n, cb.Signature)) {
+						return
+					}
+				case "redacted_thinking":
+					if !emit(model.RedactedThinking(cb.Data)) {
+						return
+					}
 				default:
 					dropped[ev.Index] = true
 				}
@@ -250,6 +279,19 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 					}
 					delete(startArgs, ev.Index)
 					if ev.Delta.PartialJSON != "" && !emit(model.ToolCallDelta(n, ev.Delta.PartialJSON)) {
+						return
+					}
+				case "thinking_delta", "signature_delta":
+					n, ok := thoughts[ev.Index]
+					if !ok {
+						yield(model.Chunk{}, model.BadResponse(Provider, fmt.Sprintf("%s for content block %d, which is not a thinking block", ev.Delta.Type, ev.Index), nil))
+						return
+					}
+					c := model.ThinkingDelta(n, ev.Delta.Thinking)
+					if ev.Delta.Type == "signature_delta" {
+						c = model.SignatureDelta(n, ev.Delta.Signature)
+					}
+					if (c.Text != "" || c.Signature != "") && !emit(c) {
 						return
 					}
 				}
@@ -349,6 +391,14 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, []option.Reque
 						input = json.RawMessage(`{}`)
 					}
 					blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: b.ID, Name: b.Name, Input: input}})
+				}
+			case model.BlockThinking:
+				if msg.Role == model.RoleAssistant && b.Signature != "" {
+					blocks = append(blocks, sdk.NewThinkingBlock(b.Signature, b.Thinking))
+				}
+			case model.BlockRedactedThinking:
+				if msg.Role == model.RoleAssistant {
+					blocks = append(blocks, sdk.NewRedactedThinkingBlock(b.Data))
 				}
 			case model.BlockImage:
 				img, err := image(b)

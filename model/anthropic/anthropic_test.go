@@ -316,14 +316,16 @@ func TestInvalidRequestIsRefusedBeforeSending(t *testing.T) {
 	conversation.InvalidRequestIsRefusedBeforeSending(t)
 }
 
-func TestServerToolAndThinkingBlocksAreDroppedFromAStream(t *testing.T) {
+func TestServerToolBlocksAreDroppedFromAStreamAndThinkingIsKept(t *testing.T) {
 	srv := wiretest.NewServer(t, wiretest.File(t, 200, "stream_server_tool.sse"))
 	resp, err := model.Collect(newModel(srv).Stream(context.Background(), wiretest.FirstRequest()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(resp)
-	want := `{"message":{"role":"assistant","content":[{"type":"text","text":"DHL reports no delays this week."}]},` +
+	want := `{"message":{"role":"assistant","content":[` +
+		`{"type":"thinking","thinking":"The user asks about DHL delays; search the web.","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"},` +
+		`{"type":"text","text":"DHL reports no delays this week."}]},` +
 		`"usage":{"input_tokens":2679,"output_tokens":65},"stop_reason":"end_turn","model":"claude-sonnet-4-5-20250929"}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)

@@ -13,6 +13,8 @@
 //   - Tool calls become the assistant message's tool_calls; tools become
 //     function tools whose parameters are [model.ToolSpec.InputSchema].
 //   - Images become image_url parts (base64 images as data: URLs).
+//   - Thinking and redacted_thinking blocks, which the API has no place for,
+//     are left out of requests.
 //   - [model.Request.MaxTokens] is sent as max_completion_tokens, or as the
 //     older max_tokens with [WithLegacyMaxTokens].
 //   - finish_reason maps to [model.StopReason]: stop is end_turn (tool_use if

@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +100,24 @@ func TestToolRoundTripSendsTheGoldenRequests(t *testing.T) {
 
 func TestToolRoundTripStreamedSendsTheGoldenRequests(t *testing.T) {
 	conversation.ToolRoundTripSendsTheGoldenRequests(t, true)
+}
+
+// Chat Completions has no place for another provider's thinking: an answer
+// carrying it (as from the Messages API, earlier in the thread) is sent
+// exactly as one without it.
+func TestThinkingIsLeftOutOfRequests(t *testing.T) {
+	c := conversation
+	c.EditReply = func(m *model.Message) {
+		m.Content = append([]model.Block{model.ThinkingBlock("Look both up.", "EqQBCg=="), model.RedactedThinkingBlock("EmwKAhgB")}, m.Content...)
+		m.Content = append(m.Content, model.ThinkingBlock("", "c2ln"))
+	}
+	for _, stream := range []bool{false, true} {
+		for _, r := range c.ToolRoundTripSendsTheGoldenRequests(t, stream) {
+			if bytes.Contains(r.Body, []byte("EqQBCg")) || bytes.Contains(r.Body, []byte("EmwKAhgB")) || bytes.Contains(r.Body, []byte("c2ln")) {
+				t.Fatalf("stream=%v: thinking was sent: %s", stream, r.Body)
+			}
+		}
+	}
 }
 
 func TestAPIKeyAndModelNameReachTheServer(t *testing.T) {

@@ -17,6 +17,12 @@
 //   - every tool result carries the call's interrupt history: each question, the
 //     tool's private state, and the resolution with who gave it and when.
 //
+// An assistant turn is stored as the model gave it, thinking blocks included
+// (model.BlockThinking, model.BlockRedactedThinking), and goes back to the model
+// whole, so a provider that requires a turn's thinking with its tool results
+// (the Messages API with extended thinking) gets it even after a pause or a
+// restart. Input may carry thinking in assistant messages.
+//
 // Input is checked before anything is applied or stored: each message must pass
 // model.Message.Validate, and the conversation may not stay empty. Refused input is
 // an *interlude.Error with code interlude.CodeInvalidRequest and leaves the thread

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/interludehq/interlude/model/scripted"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
+	"github.com/interludehq/interlude/store/sqlite"
 	"github.com/interludehq/interlude/tool"
 )
 
@@ -385,6 +388,7 @@ func TestBadInputIsRefusedBeforeAnythingIsCommitted(t *testing.T) {
 		{"unknown block type", both, json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"user","content":[{"type":"spell"}]}]}`), `input message 1: user message, block 0: unknown block type "spell"`},
 		{"sets the turn count", both, json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"turns":-5}`), "sets turns"},
 		{"tool call from the user", both, agent.State{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Block{model.ToolUse("c1", "issue_refund", nil)}}}}, "tool_use blocks belong in assistant messages"},
+		{"thinking from the user", both, json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"thinking","thinking":"hm","signature":"c2ln"}]}]}`), "thinking blocks belong in assistant messages"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -406,6 +410,39 @@ func TestBadInputIsRefusedBeforeAnythingIsCommitted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A conversation carried over from elsewhere may hold the model's thinking in
+// its assistant turns; it is accepted, stored as given and sent to the model.
+func TestInputWithThinkingInAssistantTurnsIsKept(t *testing.T) {
+	ctx := context.Background()
+	m := scripted.New(scripted.Text("Hi."), scripted.Text("Hello again."))
+	path := filepath.Join(t.TempDir(), "agent.db")
+	st, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a := newAgent(t, m, newShop(), st)
+	input := json.RawMessage(`{"messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"hi"}]},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":"Greet <back>.","signature":"EqQB+/Cg=="},{"type":"redacted_thinking","data":"EmwKAhgB"},{"type":"text","text":"Hi."}]},` +
+		`{"role":"user","content":[{"type":"text","text":"again"}]}]}`)
+	res, err := a.Invoke(ctx, "th", graph.Input(input))
+	if err != nil || res.Status != graph.Completed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	want := []model.Block{model.ThinkingBlock("Greet <back>.", "EqQB+/Cg=="), model.RedactedThinkingBlock("EmwKAhgB"), model.TextBlock("Hi.")}
+	if sent := m.Requests()[0].Messages[1].Content; !reflect.DeepEqual(sent, want) {
+		t.Fatalf("sent %+v", sent)
+	}
+	snap, err := a.State(ctx, "th")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := snap.Values.Messages[1]; !reflect.DeepEqual(kept.Content, want) || kept.Text() != "Hi." {
+		t.Fatalf("stored %+v", kept)
 	}
 }
 

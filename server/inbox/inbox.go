@@ -17,7 +17,8 @@
 //
 // A question's page shows its message, reason, graph, node and thread, the value
 // it carries (scalars as text, nested JSON folded), the conversation for agent
-// threads, and the thread's history: every earlier question, with who answered it,
+// threads (the model's thinking folded under "Thinking", redacted thinking left
+// out), and the thread's history: every earlier question, with who answered it,
 // when and how (GET /v1/threads/{id}/history). It stays open after the question
 // is answered, then showing the answer.
 //

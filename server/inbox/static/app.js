@@ -719,6 +719,10 @@ function conversation(messages) {
         case 'tool_result':
           return h('p', { class: `tool-result${b.is_error ? ' error-result' : ''}` },
             b.is_error ? 'Failed: ' : 'Result: ', blockText(b));
+        case 'thinking':
+          return b.thinking ? h('details', { class: 'thinking' }, h('summary', null, 'Thinking'), h('p', { class: 'text' }, b.thinking)) : null;
+        case 'redacted_thinking':
+          return null; // encrypted by the provider; nothing to read
         default:
           return folded(b, b.type ?? 'block');
       }

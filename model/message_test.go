@@ -176,7 +176,7 @@ func TestChunkJSONKeepsToolIndexZero(t *testing.T) {
 }
 
 func TestChunkJSONKeepsThinkingIndexZero(t *testing.T) {
-	if got := mustJSON(t, model.ThinkingDelta(0, "")); got != `{"type":"thinking_delta","index":0,"text":""}` {
+	if got := mustJSON(t, model.ThinkingDelta(0, "")); got != `{"type":"thinking_delta","index":0}` {
 		t.Fatal(got)
 	}
 	if got := mustJSON(t, model.SignatureDelta(0, "c2ln")); got != `{"type":"signature_delta","index":0,"signature":"c2ln"}` {

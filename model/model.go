@@ -249,18 +249,13 @@ func (c Chunk) MarshalJSON() ([]byte, error) {
 			Index      int       `json:"index"`
 			InputDelta string    `json:"input_delta"`
 		}{c.Type, c.Index, c.InputDelta})
-	case ChunkThinking:
-		return json.Marshal(struct {
-			Type  ChunkType `json:"type"`
-			Index int       `json:"index"`
-			Text  string    `json:"text"`
-		}{c.Type, c.Index, c.Text})
-	case ChunkSignature:
+	case ChunkThinking, ChunkSignature:
 		return json.Marshal(struct {
 			Type      ChunkType `json:"type"`
 			Index     int       `json:"index"`
-			Signature string    `json:"signature"`
-		}{c.Type, c.Index, c.Signature})
+			Text      string    `json:"text,omitempty"`
+			Signature string    `json:"signature,omitempty"`
+		}{c.Type, c.Index, c.Text, c.Signature})
 	default:
 		type plain Chunk
 		return json.Marshal(plain(c))

@@ -211,3 +211,33 @@ func TestAQuestionThatExpiresWhileOpenSaysItExpired(t *testing.T) {
 	contains(t, "the notice", text(t, ctx, ".gone"), "expired before anyone answered it")
 	until(t, ctx, "the list to empty", rows+` === 0`)
 }
+
+func TestTheConversationFoldsTheModelsThinkingAndHidesRedactedThinking(t *testing.T) {
+	ctx := tab(t)
+	e := newEnv(t, nil)
+	res, err := e.client().Invoke(context.Background(), client.InvokeRequest{Graph: "support-agent", ThreadID: "s-t",
+		Messages: []map[string]any{
+			{"role": "user", "content": []map[string]any{{"type": "text", "text": "Hello"}}},
+			{"role": "assistant", "content": []map[string]any{
+				{"type": "thinking", "thinking": "The customer greets me; nothing to look up yet.", "signature": "sig-1"},
+				{"type": "redacted_thinking", "data": "ENCRYPTED-REASONING"},
+				{"type": "text", "text": "Hello! How can I help?"}}},
+			{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund $40 on order A-2002"}}},
+		}})
+	if err != nil || res.Status != client.Interrupted {
+		t.Fatalf("start: %v %+v", err, res)
+	}
+	openInbox(t, ctx, e)
+	until(t, ctx, "the approval in the list", rows+` === 1`)
+	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(row("s-t"))))
+	until(t, ctx, "the conversation", `document.querySelector('details.conversation summary') !== null`)
+	do(t, ctx, "unfold the conversation", chromedp.Click(chromedp.CSS(`details.conversation summary`)))
+	until(t, ctx, "the folded thinking", `document.querySelector('details.thinking summary')?.innerText === 'Thinking'`)
+	if open := eval[bool](t, ctx, `document.querySelector('details.thinking').open`); open {
+		t.Error("the thinking is unfolded; it should start folded")
+	}
+	contains(t, "the thinking", eval[string](t, ctx, `document.querySelector('details.thinking').textContent`), "nothing to look up yet")
+	if page := eval[string](t, ctx, `document.body.textContent`); strings.Contains(page, "ENCRYPTED-REASONING") {
+		t.Error("the page shows the redacted thinking's data")
+	}
+}

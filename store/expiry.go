@@ -30,3 +30,23 @@ func EarliestExpiry(m Meta) *time.Time {
 	}
 	return first
 }
+
+// ExpiredLimit returns the number of threads Expired lists when asked for limit:
+// 0 (or less) means 100.
+func ExpiredLimit(limit int) int {
+	if limit <= 0 {
+		return 100
+	}
+	return limit
+}
+
+// ExpiryNanos returns EarliestExpiry(m) as Unix nanoseconds (UnixNano), or nil
+// when none of m's questions expires: the value the SQL stores index.
+func ExpiryNanos(m Meta) *int64 {
+	at := EarliestExpiry(m)
+	if at == nil {
+		return nil
+	}
+	n := UnixNano(*at)
+	return &n
+}

@@ -216,9 +216,7 @@ func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, lim
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = store.ExpiredLimit(limit)
 	type due struct {
 		at   time.Time
 		meta store.Meta

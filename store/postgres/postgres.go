@@ -301,13 +301,8 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 			sixth = a.Meta.CreatedAt.UnixNano()
 		}
 	}
-	var expires *int64 // NULL when no pending question expires
-	if at := store.EarliestExpiry(a.Meta); at != nil {
-		n := store.UnixNano(*at)
-		expires = &n
-	}
 	args := []any{a.ThreadID, a.Meta.Graph, string(a.Meta.Status), versions[n-1], interrupts, sixth, updated,
-		versions, formats, kinds, datas, created, expires}
+		versions, formats, kinds, datas, created, store.ExpiryNanos(a.Meta)}
 	if sn := a.Snapshot; sn != nil {
 		args = append(args, sn.Version, int32(sn.Format), nonNil(sn.Data))
 		size += len(sn.Data)
@@ -543,9 +538,7 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 // earliest expiries (schema version 5) from the start, so it reads only the
 // threads it returns; their status is reported as Meta reports it.
 func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = store.ExpiredLimit(limit)
 	var names any // NULL: every graph
 	if len(graphs) > 0 {
 		names = graphs

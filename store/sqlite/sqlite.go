@@ -219,10 +219,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 		updated = a.Meta.UpdatedAt.UnixNano()
 	}
 	last := a.Records[len(a.Records)-1].Version
-	var expires sql.NullInt64
-	if at := store.EarliestExpiry(a.Meta); at != nil {
-		expires = sql.NullInt64{Int64: store.UnixNano(*at), Valid: true}
-	}
+	expires := store.ExpiryNanos(a.Meta) // nil: NULL
 	// The compare-and-set: a new thread's row must not exist, an existing thread's
 	// row must be at a.Expect.
 	var res sql.Result
@@ -425,9 +422,7 @@ const expiredSQL = `SELECT id, graph, status, version, interrupts, created_at, u
 // earliest expiries (schema version 2) from the start, so it reads only the
 // threads it returns.
 func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = store.ExpiredLimit(limit)
 	var names any // NULL: every graph
 	if len(graphs) > 0 {
 		data, err := json.Marshal(graphs)

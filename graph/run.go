@@ -667,15 +667,14 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if err := g.codec.fs.applyToCopy(reflect.ValueOf(&r.combined).Elem(), all); err != nil {
 		return r.failStep(err)
 	}
-	vals := r.combined
 	ran := st.next
-	next, err := g.successors(task.Without(r.ctx), ran, vals)
+	next, err := g.successors(task.Without(r.ctx), ran, r.combined)
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
 		return r.hold(&delta{Ledger: ledger, Memo: memo, Base: base}, err)
 	}
-	st.values = vals
+	st.values = r.combined
 	r.dirty = true
 	d := r.control(kindStep)
 	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, store.StatusIdle, nil, ""

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +57,7 @@ func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 		return 0, errors.New("server: the store does not list expired questions (store.ExpiryIndex)")
 	}
 	now := s.now()
-	due, err := idx.Expired(ctx, now, slices.Sorted(maps.Keys(s.graphs)), expiryPage)
+	due, err := idx.Expired(ctx, now, s.hosted, expiryPage)
 	if err != nil {
 		return 0, err
 	}

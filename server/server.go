@@ -27,6 +27,7 @@ import (
 // for concurrent use.
 type Server struct {
 	graphs     map[string]graph.Erased
+	hosted     []string                   // the names of graphs, sorted
 	inputProps map[string]map[string]bool // graph -> its input fields, nil when unknown
 	inputNeeds map[string][]string        // graph -> the input fields a new thread needs
 	graphList  []byte                     // the answer of GET /v1/graphs
@@ -162,6 +163,9 @@ func New(opts ...Option) (*Server, error) {
 		s.inputProps[name], s.inputNeeds[name] = inputFields(schema)
 	}
 	slices.SortFunc(infos, func(a, b graphInfo) int { return strings.Compare(a.Name, b.Name) })
+	for _, g := range infos {
+		s.hosted = append(s.hosted, g.Name)
+	}
 	var err error
 	if s.graphList, err = json.Marshal(graphList{Graphs: infos}); err != nil {
 		return nil, fmt.Errorf("server: encode the graphs' input schemas: %w", err)
@@ -607,14 +611,8 @@ func (s *Server) route(ctx context.Context, threadID, named string, create bool)
 	return g, h, nil
 }
 
-func (s *Server) graphNames() string {
-	names := make([]string, 0, len(s.graphs))
-	for n := range s.graphs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return strings.Join(names, ", ")
-}
+// graphNames lists the hosted graphs, for messages.
+func (s *Server) graphNames() string { return strings.Join(s.hosted, ", ") }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

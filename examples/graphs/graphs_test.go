@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/interludehq/interlude"
@@ -154,6 +155,49 @@ func TestSupportAgentAnswersEveryMessageOfALongConversation(t *testing.T) {
 		msgs := res.Values.Messages
 		if err != nil || res.Status != graph.Completed || len(msgs) != want || msgs[len(msgs)-1].Text() != answer {
 			t.Fatalf("message %d (%q): %v, status %s, %d messages (want %d), answer %q", i+1, ask, err, res.Status, len(msgs), want, msgs[len(msgs)-1].Text())
+		}
+	}
+}
+
+func TestSupportScriptRefundsTheOrderThePersonNamed(t *testing.T) {
+	cases := []struct{ ask, order string }{
+		{"Please refund order A-1001", "A-1001"},
+		{"refund order Z-9 please", "Z-9"},
+		{"Can you refund order #1234?", "1234"},
+		{"refund order no. 77, it broke", "77"},
+		{"I want a refund for b-700", "B-700"},
+		{"refund #88 please", "88"},
+		{"Refund my order, it arrived broken", ""},
+		{"Please refund it", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.ask, func(t *testing.T) {
+			a, err := graphs.SupportAgent(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Invoke(ctx, "t", agent.Ask(c.ask))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.order == "" {
+				if res.Status != graph.Completed || !strings.Contains(res.Values.Messages[len(res.Values.Messages)-1].Text(), "Give me its number") {
+					t.Fatalf("a message naming no order got status %s and %q; want a question for the order number", res.Status, res.Values.Messages[len(res.Values.Messages)-1].Text())
+				}
+				return
+			}
+			want := "Approve a refund of $150 for order " + c.order + "?"
+			if res.Status != graph.Interrupted || len(res.Interrupts) != 1 || res.Interrupts[0].Message != want {
+				t.Fatalf("status %s, questions %+v; want %q", res.Status, res.Interrupts, want)
+			}
+		})
+	}
+}
+
+func TestDollarsReadsAsPeopleWriteMoney(t *testing.T) {
+	for v, want := range map[float64]string{150: "$150", 89.5: "$89.50", 0.1: "$0.10", 19.999: "$20.00", 1234.56: "$1234.56"} {
+		if got := graphs.Dollars(v); got != want {
+			t.Errorf("Dollars(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

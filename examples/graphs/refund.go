@@ -3,7 +3,6 @@ package graphs
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
@@ -44,7 +43,7 @@ func refund(ctx context.Context, s RefundState) (RefundState, error) {
 		return RefundState{}, err
 	}
 	ans, err := interlude.Interrupt(ctx, interlude.Request{
-		Message: "Approve a refund of $" + strconv.FormatFloat(s.Amount, 'f', -1, 64) + "?",
+		Message: "Approve a refund of " + Dollars(s.Amount) + "?",
 		Reason:  interlude.ReasonToolApproval,
 		Value:   map[string]any{"amount": s.Amount},
 		Schema:  ApprovalSchema,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func SupportTools() []tool.Tool {
 			return Order{OrderID: in.OrderID, Customer: "Sam Lee", Total: 150, Status: "delivered"}, nil
 		}),
 		tool.Func("issue_refund", "Refund part or all of an order to the customer's card.", func(ctx context.Context, in RefundArgs) (string, error) {
-			return fmt.Sprintf("Refunded $%s on order %s.", money(in.Amount), in.OrderID), nil
+			return fmt.Sprintf("Refunded %s on order %s.", Dollars(in.Amount), in.OrderID), nil
 		}),
 	}
 }
@@ -70,21 +71,35 @@ func SupportAgent(m model.Model, opts ...graph.Option) (*agent.Agent, error) {
 			if json.Unmarshal(c.Arguments, &a) != nil {
 				return "Approve this refund?"
 			}
-			return fmt.Sprintf("Approve a refund of $%s for order %s?", money(a.Amount), a.OrderID)
+			return fmt.Sprintf("Approve a refund of %s for order %s?", Dollars(a.Amount), a.OrderID)
 		})),
 		agent.WithGraphOptions(append([]graph.Option{graph.WithName("support-agent")}, opts...)...),
 	)
 }
 
 var (
-	orderPattern  = regexp.MustCompile(`\b[A-Z]-?\d{3,}\b`)
-	amountPattern = regexp.MustCompile(`\$(\d+(?:\.\d+)?)`)
+	// An order number as people write it: "order Z-9", "order #1234", "order no. 77",
+	// or a number shaped like A-1001 anywhere in the message.
+	orderAfterWord = regexp.MustCompile(`(?i)\border\s*(?:#|no\.?|number)?\s*:?\s*#?([a-z0-9][a-z0-9-]*)`)
+	orderAlone     = regexp.MustCompile(`(?i)(?:#(\d+)\b|\b([a-z]{1,3}-?\d+)\b)`)
+	amountPattern  = regexp.MustCompile(`\$(\d+(?:\.\d+)?)`)
 )
 
+// orderNumber finds the order a message is about, or "" when it names none.
+func orderNumber(text string) string {
+	if m := orderAfterWord.FindStringSubmatch(text); m != nil && strings.ContainsAny(m[1], "0123456789") {
+		return strings.ToUpper(m[1])
+	}
+	if m := orderAlone.FindStringSubmatch(text); m != nil {
+		return strings.ToUpper(m[1] + m[2])
+	}
+	return ""
+}
+
 // SupportScript is the deterministic model the built-in support agent runs on: asked
-// for a refund, it looks the order up and issues the refund in one turn (order
-// number and amount taken from the message, A-1001 and $150 by default), then
-// reports what the tools said.
+// for a refund of an order it can name, it looks the order up and issues the refund
+// in one turn (the amount taken from the message, $150 by default), then reports
+// what the tools said. Asked for a refund without an order number, it asks for one.
 func SupportScript() *scripted.Model {
 	return scripted.Func(func(ctx context.Context, req *model.Request) (model.Message, error) {
 		last := req.Messages[len(req.Messages)-1]
@@ -95,9 +110,9 @@ func SupportScript() *scripted.Model {
 		if !strings.Contains(strings.ToLower(text), "refund") {
 			return model.AssistantText("I can look up orders and issue refunds. Which order is it about?"), nil
 		}
-		order := orderPattern.FindString(text)
+		order := orderNumber(text)
 		if order == "" {
-			order = "A-1001"
+			return model.AssistantText("Which order should I refund? Give me its number, such as A-1001."), nil
 		}
 		amount := 150.0
 		if m := amountPattern.FindStringSubmatch(text); m != nil {
@@ -125,4 +140,11 @@ func summary(results []model.Block) string {
 	return "Done: " + text
 }
 
-func money(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// Dollars writes an amount as people write money: "$150" for whole dollars,
+// "$89.50" otherwise.
+func Dollars(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return "$" + strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+}

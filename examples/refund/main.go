@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/examples/graphs"
@@ -98,7 +97,7 @@ func startOrPickUp(ctx context.Context, g *graph.Graph[graphs.RefundState], id s
 	snap, err := g.State(ctx, id)
 	switch {
 	case errors.Is(err, interlude.ErrNotFound):
-		fmt.Fprintf(out, "Thread %s: asking for a refund of $%s.\n", id, strconv.FormatFloat(amount, 'f', -1, 64))
+		fmt.Fprintf(out, "Thread %s: asking for a refund of %s.\n", id, graphs.Dollars(amount))
 		return g.Invoke(ctx, id, graph.Input(graphs.RefundState{Amount: amount}))
 	case err != nil:
 		return nil, err

@@ -19,7 +19,7 @@ func runRefund(t *testing.T, input string, args ...string) string {
 func TestApprovedRefundIsRefunded(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "refund.db")
 	out := runRefund(t, "yes\n", "-db", db, "-amount", "75.5")
-	for _, want := range []string{"asking for a refund of $75.5", "? Approve a refund of $75.5?", "approved* (yes/no): ", "Outcome: refunded (the refund node started 2 times)."} {
+	for _, want := range []string{"asking for a refund of $75.50.", "? Approve a refund of $75.50?", "approved* (yes/no): ", "Outcome: refunded (the refund node started 2 times)."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -26,7 +26,11 @@ interlude resume THREAD --id ID -- -1.`,
 			if err != nil {
 				return err
 			}
-			res, err := r.client().Resume(e.ctx, args[0], *id, v)
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Resume(e.ctx, args[0], *id, v)
 			if err != nil {
 				return r.fail(err)
 			}
@@ -52,7 +56,11 @@ call's error; a plain node gets the rejection as an error it may handle.`,
 			if *message != "" || *name != "Rejected" {
 				rej = &interlude.Rejection{Name: *name, Message: *message}
 			}
-			res, err := r.client().Reject(e.ctx, args[0], *id, rej)
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Reject(e.ctx, args[0], *id, rej)
 			if err != nil {
 				return r.fail(err)
 			}
@@ -70,7 +78,11 @@ var cancelCommand = &command{
 		r := remoteFlags(fs, e)
 		id := fs.String("id", "", "the interrupt `ID` to cancel (optional with one pending question)")
 		return func(args []string) error {
-			res, err := r.client().Cancel(e.ctx, args[0], *id)
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Cancel(e.ctx, args[0], *id)
 			if err != nil {
 				return r.fail(err)
 			}

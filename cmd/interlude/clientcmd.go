@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/interludehq/interlude/client"
@@ -28,17 +29,23 @@ func remoteFlags(fs *flag.FlagSet, e *env) *remote {
 	}
 	return &remote{
 		e:      e,
-		server: fs.String("server", def, "the server's base `URL` ($INTERLUDE_SERVER by default); the bearer token is read from $INTERLUDE_TOKEN"),
+		server: fs.String("server", def, "the server's base `URL` ($INTERLUDE_SERVER sets the default)"),
 		json:   fs.Bool("json", false, "print the server's answer as JSON"),
 	}
 }
 
-func (r *remote) client() *client.Client {
+// client returns a client for --server, refusing a value that is not an http or
+// https URL as a usage error rather than letting it fail as unreachable.
+func (r *remote) client() (*client.Client, error) {
+	u, err := url.Parse(*r.server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("--server %q is not a server URL; give one such as %s", *r.server, defaultServer)
+	}
 	var opts []client.Option
 	if tok := r.e.getenv("INTERLUDE_TOKEN"); tok != "" {
 		opts = append(opts, client.WithToken(tok))
 	}
-	return client.New(strings.TrimRight(*r.server, "/"), opts...)
+	return client.New(strings.TrimRight(*r.server, "/"), opts...), nil
 }
 
 // fail reports a request error; with --json a refusal is also printed on stdout
@@ -50,7 +57,7 @@ func (r *remote) fail(err error) error {
 		_ = writeJSON(r.e.stdout, body)
 	}
 	if errors.Is(err, client.ErrUnreachable) {
-		return fmt.Errorf("%w (is \"interlude serve\" running at %s?)", err, *r.server)
+		return fmt.Errorf("%w (is \"%s serve\" running at %s?)", err, self, *r.server)
 	}
 	return err
 }

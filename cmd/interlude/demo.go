@@ -8,7 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
@@ -95,6 +99,40 @@ type demo struct {
 	out        io.Writer
 	inText     bool
 	tools      map[string]string
+	asking     atomic.Bool // a question is being asked in the terminal
+}
+
+// again is the command that picks this demo's thread up.
+func (d *demo) again() string {
+	return fmt.Sprintf("%s demo --db %s --thread %s", self, quote(d.db), quote(d.thread))
+}
+
+// stillOpen says that the question asked stays open, and how to come back to it.
+func (d *demo) stillOpen() string {
+	return fmt.Sprintf("The question stays open: thread %s is paused in %s. Answer it later with:\n  %s", d.thread, d.db, d.again())
+}
+
+// onInterrupt makes Ctrl-C (and SIGTERM) end the demo with a word on how to come
+// back: at a question, that it stays open; during a run, that the thread resumes
+// from its last committed step. It returns a function that stops listening.
+func (d *demo) onInterrupt() (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		if d.asking.Load() {
+			fmt.Fprintf(d.e.stdout, "\n\n%s\n", d.stillOpen())
+		} else {
+			fmt.Fprintf(d.e.stdout, "\n\nStopped. Thread %s is kept in %s and goes on from its last committed step with:\n  %s\n", d.thread, d.db, d.again())
+		}
+		os.Exit(130)
+	}()
+	return func() { signal.Stop(sigs); close(done) }
 }
 
 func (d *demo) run(m model.Model) error {
@@ -113,6 +151,7 @@ func (d *demo) run(m model.Model) error {
 	if d.thread == "" {
 		d.thread = newThreadID("demo")
 	}
+	defer d.onInterrupt()()
 	snap, err := d.agent.State(ctx, d.thread)
 	switch {
 	case errors.Is(err, interlude.ErrNotFound):
@@ -140,7 +179,7 @@ func (d *demo) run(m model.Model) error {
 		case snap.Status == store.StatusInterrupted:
 			cmd = graph.Continue()
 		case !d.messageSet:
-			fmt.Fprintf(d.out, "\nThe conversation is over. Continue it with:\n  interlude demo --db %s --thread %s --message TEXT\n", quote(d.db), quote(d.thread))
+			fmt.Fprintf(d.out, "\nThe conversation is over. Continue it with:\n  %s --message TEXT\n", d.again())
 			return nil
 		default:
 			fmt.Fprintf(d.out, "\nyou: %s\n", d.message)
@@ -191,8 +230,7 @@ func (d *demo) converse(cmd graph.Command) error {
 		case status == graph.Failed:
 			return d.failed(nil)
 		case len(pending) == 0:
-			fmt.Fprintf(d.out, "\nDone. Thread %s is kept in %s; continue it with:\n  interlude demo --db %s --thread %s --message TEXT\n",
-				d.thread, d.db, quote(d.db), quote(d.thread))
+			fmt.Fprintf(d.out, "\nDone. Thread %s is kept in %s; continue it with:\n  %s --message TEXT\n", d.thread, d.db, d.again())
 			return nil
 		}
 		answers, err := d.answer(pending)
@@ -217,7 +255,7 @@ func (d *demo) failed(err error) error {
 	} else if err != nil {
 		msg += ": " + err.Error()
 	}
-	return &runFailed{msg + "; run the command again with --db " + quote(d.db) + " --thread " + quote(d.thread) + " to retry"}
+	return &runFailed{msg + "; retry it with: " + d.again()}
 }
 
 // answer asks each pending question in the terminal. When the input ends it says
@@ -225,10 +263,11 @@ func (d *demo) failed(err error) error {
 func (d *demo) answer(qs []interlude.Question) (map[string]interlude.Resolution, error) {
 	answers := map[string]interlude.Resolution{}
 	for _, q := range qs {
+		d.asking.Store(true)
 		r, err := d.ask.Ask(q)
+		d.asking.Store(false)
 		if errors.Is(err, io.EOF) {
-			fmt.Fprintf(d.out, "\nThe question stays open: thread %s is paused in %s. Answer it later with:\n  interlude demo --db %s --thread %s\n",
-				d.thread, d.db, quote(d.db), quote(d.thread))
+			fmt.Fprintf(d.out, "\n%s\n", d.stillOpen())
 			return nil, err
 		}
 		if err != nil {

@@ -256,3 +256,19 @@ func TestDemoRefusalIsPrefixedOnce(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 }
+
+func TestDemoCtrlCAtTheQuestionSaysItStaysOpen(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	tm := startTerm(t, "demo", "--db", db, "--thread", "ctrlc-1")
+	tm.expect("choice (1-5): ")
+	tm.send("\x03") // Ctrl-C
+	tm.expect("The question stays open: thread ctrlc-1 is paused in " + db)
+	tm.expect("interlude demo --db " + db + " --thread ctrlc-1")
+	if code := tm.exit(); code != 130 {
+		t.Fatalf("exit %d, want 130; output:\n%s", code, tm.output())
+	}
+	again := startTerm(t, "demo", "--db", db, "--thread", "ctrlc-1")
+	again.expect("Thread ctrlc-1 (in " + db + "), interrupted")
+	again.expect("choice (1-5): ")
+}

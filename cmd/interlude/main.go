@@ -10,6 +10,7 @@
 //	interlude resume   THREAD [--id ID] VALUE_JSON
 //	interlude reject   THREAD [--id ID] [--message TEXT]
 //	interlude cancel   THREAD [--id ID]
+//	interlude version
 //	interlude help     [COMMAND]
 //
 // The client commands (threads, show, run, resume, reject, cancel) talk to the
@@ -33,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/interludehq/interlude/client"
@@ -54,6 +56,23 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+}
+
+// self is how the person runs this tool, for the commands that hints print. main
+// sets it once, before any command runs.
+var self = "interlude"
+
+// invocation returns how the person ran this tool: "interlude", or the go run
+// command when the binary is a temporary one that go run built (hints naming
+// "interlude" would not work then, since it is not installed).
+func invocation(exe, dir string) string {
+	if !strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "interlude"
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "cmd", "interlude")); err == nil && fi.IsDir() {
+		return "go run ./cmd/interlude"
+	}
+	return "go run github.com/interludehq/interlude/cmd/interlude@latest"
 }
 
 // command is one subcommand.
@@ -89,6 +108,7 @@ func init() {
 	commands = []*command{
 		serveCommand, demoCommand,
 		threadsCommand, showCommand, runCommand, resumeCommand, rejectCommand, cancelCommand,
+		versionCommand,
 		{name: "help", args: "[COMMAND]", summary: "show help for the tool or a command"},
 	}
 }
@@ -106,6 +126,9 @@ func main() {
 	// Signals keep their default effect (ending the process) except in serve, which
 	// shuts down gracefully. A demo stopped at a question loses nothing: the pause
 	// is committed before the question is asked.
+	exe, _ := os.Executable()
+	dir, _ := os.Getwd()
+	self = invocation(exe, dir)
 	os.Exit(run(&env{ctx: context.Background(), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:]))
 }
 
@@ -120,6 +143,8 @@ func run(e *env, args []string) int {
 	case "-h", "-help", "--help":
 		usage(e.stdout)
 		return exitOK
+	case "-version", "--version":
+		name = "version"
 	}
 	c := lookup(name)
 	if c == nil {
@@ -245,6 +270,9 @@ func (c *command) newFlags(e *env) *flag.FlagSet {
 		if hasFlags {
 			fmt.Fprintf(w, "\nFlags:\n")
 			fs.PrintDefaults()
+		}
+		if fs.Lookup("server") != nil {
+			fmt.Fprintf(w, "\nThe bearer token is read from $INTERLUDE_TOKEN.\n")
 		}
 	}
 	return fs

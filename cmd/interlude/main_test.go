@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +65,10 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{[]string{"demo", "--model", "openai"}, exitUsage, "", "needs OPENAI_API_KEY"},
 		{[]string{"serve", "--addr", "0.0.0.0:0"}, exitUsage, "", "refusing to listen on 0.0.0.0:0 without API tokens: give --tokens FILE"},
 		{[]string{"serve", "--log-format", "xml"}, exitUsage, "", `unknown log format "xml"`},
+		{[]string{"threads", "--server", "notaurl"}, exitUsage, "", `--server "notaurl" is not a server URL`},
+		{[]string{"show", "t1", "--server", "ftp://example.com"}, exitUsage, "", "is not a server URL"},
+		{[]string{"version"}, exitOK, "interlude ", ""},
+		{[]string{"--version"}, exitOK, "interlude ", ""},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -71,6 +77,33 @@ func TestHelpAndUsageErrors(t *testing.T) {
 				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
 			}
 		})
+	}
+}
+
+func TestTheServerFlagsHelpShowsItsOwnDefault(t *testing.T) {
+	_, _, errOut := inProcess("resume", "-h")
+	// The default printed after the --server text must read as the server's,
+	// not as the token's.
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.Contains(line, "INTERLUDE_TOKEN") && strings.Contains(line, "(default") {
+			t.Fatalf("the token's mention and a default share a line: %q", line)
+		}
+	}
+	if !strings.Contains(errOut, "-server URL") || !strings.Contains(errOut, "The bearer token is read from $INTERLUDE_TOKEN.") {
+		t.Fatalf("no --server flag in the help:\n%s", errOut)
+	}
+}
+
+func TestVersionNamesTheModuleAndTheRevision(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Path: "github.com/interludehq/interlude", Version: "v0.4.0"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-11-30T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	got := versionLine(info, true)
+	want := "interlude v0.4.0 (revision 0123456789ab of 2026-11-30T10:00:00Z, with uncommitted changes), go1.26.1"
+	if got != want {
+		t.Fatalf("version line\n got %q\nwant %q", got, want)
+	}
+	if got := versionLine(&debug.BuildInfo{GoVersion: "go1.26.1"}, true); got != "interlude (devel), go1.26.1" {
+		t.Fatalf("a build without VCS facts reads %q", got)
 	}
 }
 
@@ -104,5 +137,22 @@ func waitFor(d time.Duration, cond func() bool) bool {
 			return false
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestHintsNameTheCommandThatWorksFromHere(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, "cmd", "interlude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, exe, dir, want string }{
+		{"installed", "/home/sam/go/bin/interlude", repo, "interlude"},
+		{"go run in the repository", "/tmp/go-build123/b001/exe/interlude", repo, "go run ./cmd/interlude"},
+		{"go run elsewhere", "/tmp/go-build123/b001/exe/interlude", t.TempDir(), "go run github.com/interludehq/interlude/cmd/interlude@latest"},
+	}
+	for _, c := range cases {
+		if got := invocation(c.exe, c.dir); got != c.want {
+			t.Errorf("%s: invocation = %q, want %q", c.name, got, c.want)
+		}
 	}
 }

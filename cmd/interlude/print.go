@@ -23,7 +23,7 @@ func printRun(w io.Writer, res *client.RunResult, graph string) {
 		fmt.Fprintf(w, "Error: %s\n", res.Error)
 	}
 	if res.Breakpoint != nil {
-		fmt.Fprintf(w, "Paused %s node %s. Continue with: interlude run %s --thread %s\n", res.Breakpoint.When, res.Breakpoint.Node, quote(graph), quote(res.ThreadID))
+		fmt.Fprintf(w, "Paused %s node %s. Continue with: %s run %s --thread %s\n", res.Breakpoint.When, res.Breakpoint.Node, self, quote(graph), quote(res.ThreadID))
 	}
 	printQuestions(w, res.ThreadID, res.Interrupts)
 	if msgs := decodeMessages(res.Messages); len(msgs) > 0 {
@@ -82,8 +82,9 @@ func printQuestion(w io.Writer, thread string, q interlude.Question) {
 		fmt.Fprintf(w, "    open until: %s\n", stamp(*q.ExpiresAt))
 	}
 	id := " --id " + q.ID
-	fmt.Fprintf(w, "    resume: interlude resume %s%s %s\n", thread, id, exampleAnswer(q))
-	fmt.Fprintf(w, "    or:     interlude reject %s%s --message REASON | interlude cancel %s%s\n", thread, id, thread, id)
+	fmt.Fprintf(w, "    resume: %s resume %s%s %s\n", self, thread, id, exampleAnswer(q))
+	fmt.Fprintf(w, "    reject: %s reject %s%s --message REASON\n", self, thread, id)
+	fmt.Fprintf(w, "    cancel: %s cancel %s%s\n", self, thread, id)
 }
 
 // exampleAnswer suggests the shape of an answer, quoted for a shell.

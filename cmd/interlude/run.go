@@ -36,7 +36,11 @@ A run that pauses prints its questions and how to answer them.`,
 			case *thread == "":
 				return usageOf(fs, "give INPUT_JSON or --message to start a thread (or --thread to continue one)")
 			}
-			res, err := r.client().Invoke(e.ctx, req)
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Invoke(e.ctx, req)
 			if err != nil {
 				return r.fail(err)
 			}
@@ -52,7 +56,11 @@ func (r *remote) graphOf(res *client.RunResult) string {
 	if res.Breakpoint == nil {
 		return ""
 	}
-	t, err := r.client().Thread(r.e.ctx, res.ThreadID)
+	c, err := r.client()
+	if err != nil {
+		return "GRAPH"
+	}
+	t, err := c.Thread(r.e.ctx, res.ThreadID)
 	if err != nil {
 		return "GRAPH"
 	}

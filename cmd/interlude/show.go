@@ -20,7 +20,10 @@ var showCommand = &command{
 		r := remoteFlags(fs, e)
 		limit := fs.Int("history", 0, "show only the newest `N` history entries (0: all)")
 		return func(args []string) error {
-			c := r.client()
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
 			t, err := c.Thread(e.ctx, args[0])
 			if err != nil {
 				return r.fail(err)

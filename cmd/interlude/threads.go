@@ -21,7 +21,11 @@ var threadsCommand = &command{
 		limit := fs.Int("limit", 0, "show at most `N` threads (the server's default is 50)")
 		cursor := fs.String("cursor", "", "continue a listing from this `cursor`")
 		return func([]string) error {
-			page, err := r.client().Threads(e.ctx, client.ListOptions{Status: *status, Graph: *graphName, Limit: *limit, Cursor: *cursor})
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			page, err := c.Threads(e.ctx, client.ListOptions{Status: *status, Graph: *graphName, Limit: *limit, Cursor: *cursor})
 			if err != nil {
 				return r.fail(err)
 			}
@@ -46,7 +50,7 @@ var threadsCommand = &command{
 			}
 			tw.Flush()
 			if page.NextCursor != "" {
-				more := "interlude threads"
+				more := self + " threads"
 				if *status != "" {
 					more += " --status " + quote(*status)
 				}

@@ -164,7 +164,7 @@ func (s *Server) checkNeeded(graphName string, req *invokeRequest) error {
 	}
 	for _, k := range needs {
 		if _, ok := m[k]; !ok {
-			return badRequest(req.inputPath+"."+k, "input.%s is required to start a thread of graph %q (see its input_schema in GET /v1/graphs)", k, graphName)
+			return badRequest(req.inputPath+"."+k, "input.%s is required to start a thread of graph %q; the graph's input_schema lists what it needs", k, graphName)
 		}
 	}
 	return nil

@@ -22,7 +22,7 @@ interlude resume THREAD --id ID -- -1.`,
 		r := remoteFlags(fs, e)
 		id := fs.String("id", "", "the interrupt `ID` to answer (optional with one pending question)")
 		return func(args []string) error {
-			v, err := jsonArg("VALUE_JSON", args[1])
+			v, err := jsonArg("VALUE_JSON", args[1], `'{"approved": true}'`)
 			if err != nil {
 				return err
 			}

@@ -187,6 +187,23 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "two-step", "{}", "--thread", "ts-1"}, "Approve step 1?", "resume: interlude resume ts-1 --id int_")
 		s.expectCLI(t, nil, exitOK, []string{"cancel", "ts-1"}, "Thread ts-1: completed", `"outcome":"stopped"`)
 	})
+	t.Run("graphs shows what each graph starts with", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"graphs"}, "refund  input: amount", "support-agent")
+		s.expectCLI(t, nil, exitOK, []string{"graphs", "refund"}, "Graph refund", "input (* required):", "amount", "(number)",
+			"start one: interlude run refund '{", "input schema: {")
+		s.expectCLI(t, nil, exitUsage, []string{"graphs", "nope"}, `the server hosts no graph "nope"; it hosts `)
+	})
+	t.Run("refusals of a run speak the CLI's terms", func(t *testing.T) {
+		errOut := s.expectCLI(t, nil, exitRefused, []string{"run", "two-step", "{}", "--thread", "order-1"},
+			"thread order-1 runs graph refund, not two-step: continue it with interlude run refund --thread order-1")
+		if strings.Contains(errOut, "leave graph out") {
+			t.Errorf("the refusal speaks of the HTTP body:\n%s", errOut)
+		}
+		_, _, errOut = s.cli(t, nil, "run", "refund", "nope")
+		if !strings.Contains(errOut, `'{"amount": 150}'; interlude graphs refund shows the input it takes`) || strings.Contains(errOut, "approved") {
+			t.Errorf("bad input JSON is not explained as input:\n%s", errOut)
+		}
+	})
 	t.Run("several questions need --id", func(t *testing.T) {
 		out := s.expectCLI(t, nil, exitOK, []string{"run", "parallel", "{}", "--thread", "par-1", "--json"})
 		var res client.RunResult

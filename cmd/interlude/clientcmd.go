@@ -62,9 +62,23 @@ func (r *remote) fail(err error) error {
 	return err
 }
 
+// restated is a server refusal said again in the CLI's own terms.
+type restated struct {
+	err *client.Error
+	say string
+}
+
+func (r *restated) Error() string { return r.say }
+func (r *restated) Unwrap() error { return r.err }
+
 // describeAPIError renders a server refusal with what helps to act on it.
-func describeAPIError(ce *client.Error) string {
+func describeAPIError(err error, ce *client.Error) string {
 	var b strings.Builder
+	var rs *restated
+	if errors.As(err, &rs) {
+		fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, ce.Code, rs.say)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, ce.Code, ce.Message)
 	for _, v := range ce.Violations() {
 		p := v.Path
@@ -107,10 +121,11 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // jsonArg checks that a command-line argument is one JSON value.
-func jsonArg(name, s string) (json.RawMessage, error) {
+// example shows what a valid value looks like, quoted for the shell.
+func jsonArg(name, s, example string) (json.RawMessage, error) {
 	s = strings.TrimSpace(s)
 	if !json.Valid([]byte(s)) {
-		return nil, usagef("%s is not valid JSON: %q (quote it for the shell, e.g. '{\"approved\": true}'; text needs JSON quotes: '\"yes\"')", name, s)
+		return nil, usagef("%s is not valid JSON: %q (quote it for the shell, e.g. %s; text needs JSON quotes: '\"yes\"')", name, s, example)
 	}
 	return json.RawMessage(s), nil
 }

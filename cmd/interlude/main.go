@@ -4,6 +4,7 @@
 //
 //	interlude serve    [--addr 127.0.0.1:8000] [--db interlude.db] [--tokens FILE] [--body-limit N]
 //	interlude demo     [--db interlude-demo.db] [--thread ID] [--message TEXT]
+//	interlude graphs   [GRAPH]
 //	interlude threads  [--status interrupted] [--graph G]
 //	interlude show     THREAD
 //	interlude run      GRAPH [INPUT_JSON] [--thread ID] [--message TEXT]
@@ -13,7 +14,7 @@
 //	interlude version
 //	interlude help     [COMMAND]
 //
-// The client commands (threads, show, run, resume, reject, cancel) talk to the
+// The client commands (graphs, threads, show, run, resume, reject, cancel) talk to the
 // server at --server (default $INTERLUDE_SERVER, else http://127.0.0.1:8000) with
 // the bearer token in $INTERLUDE_TOKEN. They print plain text for people, or with
 // --json the server's answer as JSON for scripts.
@@ -107,7 +108,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		serveCommand, demoCommand,
-		threadsCommand, showCommand, runCommand, resumeCommand, rejectCommand, cancelCommand,
+		graphsCommand, threadsCommand, showCommand, runCommand, resumeCommand, rejectCommand, cancelCommand,
 		versionCommand,
 		{name: "help", args: "[COMMAND]", summary: "show help for the tool or a command"},
 	}
@@ -200,7 +201,7 @@ func exitCode(e *env, err error) int {
 		say("%v", err)
 		return exitUnreachable
 	case errors.As(err, &ce):
-		say("%s", describeAPIError(ce))
+		say("%s", describeAPIError(err, ce))
 		return exitRefused
 	case errors.As(err, &rf):
 		say("%s", rf.msg)
@@ -223,7 +224,7 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, `
 Run "interlude help COMMAND" (or "interlude COMMAND -h") for a command's flags.
 
-The client commands (threads, show, run, resume, reject, cancel) talk to the
+The client commands (graphs, threads, show, run, resume, reject, cancel) talk to the
 server at --server (default $INTERLUDE_SERVER, else %s) with the
 bearer token in $INTERLUDE_TOKEN, and print JSON with --json.
 

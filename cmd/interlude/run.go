@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
+	"strings"
 
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/model"
@@ -26,7 +29,7 @@ A run that pauses prints its questions and how to answer them.`,
 			case len(args) == 2 && *message != "":
 				return usageOf(fs, "give INPUT_JSON or --message, not both")
 			case len(args) == 2:
-				in, err := jsonArg("INPUT_JSON", args[1])
+				in, err := jsonArg("INPUT_JSON", args[1], fmt.Sprintf(`'{"amount": 150}'; %s graphs %s shows the input it takes`, self, quote(args[0])))
 				if err != nil {
 					return err
 				}
@@ -42,7 +45,7 @@ A run that pauses prints its questions and how to answer them.`,
 			}
 			res, err := c.Invoke(e.ctx, req)
 			if err != nil {
-				return r.fail(err)
+				return r.fail(r.runRefused(err, req))
 			}
 			return r.result(res)
 		}
@@ -80,4 +83,26 @@ func (r *remote) result(res *client.RunResult) error {
 		return &printed{&runFailed{"the run failed: " + res.Error}}
 	}
 	return nil
+}
+
+// runRefused restates, in the CLI's terms, the refusals of a run that name the
+// graph or its input; others are returned as they are.
+func (r *remote) runRefused(err error, req client.InvokeRequest) error {
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != "invalid_request" {
+		return err
+	}
+	switch p := ce.Path(); {
+	case p == "graph" && req.ThreadID != "":
+		say := fmt.Sprintf("thread %s was not started with graph %s", req.ThreadID, req.Graph)
+		if c, cerr := r.client(); cerr == nil {
+			if t, terr := c.Thread(r.e.ctx, req.ThreadID); terr == nil {
+				say = fmt.Sprintf("thread %s runs graph %s, not %s: continue it with %s run %s --thread %s", req.ThreadID, t.Graph, req.Graph, self, quote(t.Graph), quote(req.ThreadID))
+			}
+		}
+		return &restated{err: ce, say: say}
+	case strings.HasPrefix(p, "input."):
+		return &restated{err: ce, say: fmt.Sprintf("%s\n  %s graphs %s shows the input it takes", ce.Message, self, quote(req.Graph))}
+	}
+	return err
 }

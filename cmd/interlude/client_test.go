@@ -168,7 +168,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"resume", "order-1", `{"approved": true}`},
 			"Thread order-1: completed", `"outcome":"refunded"`)
 		s.expectCLI(t, nil, exitOK, []string{"show", "order-1"},
-			"Status   idle", `"outcome":"refunded"`, `answered {"approved":true} (by alice,`)
+			"Status   idle", `"outcome":"refunded"`, `answered {"approved":true} (by alice,`, "step 1 done; the run ended")
 		s.expectCLI(t, nil, exitRefused, []string{"resume", "order-1", "true"}, "409 not_interrupted")
 	})
 	t.Run("reject a tool call: the agent reports it", func(t *testing.T) {

@@ -97,7 +97,7 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 			notes = append(notes, "error: "+oneLine(cp.Error))
 		}
 		if len(notes) == 0 {
-			notes = []string{""}
+			notes = []string{happened(cp)}
 		}
 		for i, n := range notes {
 			if i == 0 {
@@ -108,4 +108,25 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 		}
 	}
 	tw.Flush()
+}
+
+// happened says what a checkpoint that raised, answered and paused nothing did.
+func happened(cp client.Checkpoint) string {
+	next := "the run ended"
+	if len(cp.Next) > 0 {
+		next = "next: " + strings.Join(cp.Next, ", ")
+	}
+	switch cp.Kind {
+	case "input":
+		return "input received; " + next
+	case "step":
+		return fmt.Sprintf("step %d done; %s", cp.Step, next)
+	case "resolve":
+		return "answers recorded; " + next
+	case "update":
+		return "state changed by hand; " + next
+	case "fork":
+		return "forked from an earlier checkpoint; " + next
+	}
+	return next
 }

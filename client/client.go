@@ -398,8 +398,9 @@ func (c *Client) Thread(ctx context.Context, threadID string) (*Thread, error) {
 	return &t, nil
 }
 
-// History returns a thread's checkpoints, newest first, and its tool calls'
-// interrupt histories (GET /v1/threads/{id}/history).
+// History returns a page of a thread's checkpoints, newest first, and the
+// interrupt histories of the tool calls on it (GET /v1/threads/{id}/history).
+// Pass the page's NextBefore as the next call's Before to read older ones.
 func (c *Client) History(ctx context.Context, threadID string, opt HistoryOptions) (*History, error) {
 	q := url.Values{}
 	if opt.Limit != 0 {

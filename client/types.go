@@ -267,11 +267,13 @@ type ListOptions struct {
 	Cursor string
 }
 
-// HistoryOptions selects checkpoints for History.
+// HistoryOptions selects a page of checkpoints for History.
 type HistoryOptions struct {
-	// Limit caps the number of checkpoints (0 means all).
+	// Limit caps the number of checkpoints (the server's default is 20, its
+	// largest page 100).
 	Limit int
-	// Before keeps checkpoints older than this id (0 means from the newest).
+	// Before keeps checkpoints older than this id (0 means from the newest);
+	// pass History.NextBefore for the page after one.
 	Before int64
 }
 
@@ -281,11 +283,16 @@ type History struct {
 	ThreadID string `json:"thread_id"`
 	// Graph is the graph that runs it.
 	Graph string `json:"graph"`
-	// Checkpoints are its checkpoints, newest first.
+	// Checkpoints are a page of its checkpoints, newest first.
 	Checkpoints []Checkpoint `json:"checkpoints"`
-	// ToolCalls holds, per tool call id, the call's interrupts in the order asked,
-	// each with its private state and its resolution (nil while pending).
+	// ToolCalls holds, per tool call id, the interrupts of the call that the
+	// page's checkpoints raise or answer, in the order asked, each with its
+	// private state and its resolution as the page has it (nil while pending, or
+	// when answered after the page's newest checkpoint).
 	ToolCalls map[string][]interlude.Exchange `json:"tool_calls"`
+	// NextBefore is the Before of the next, older page, or 0 when this page
+	// reaches the thread's first checkpoint.
+	NextBefore int64 `json:"next_before"`
 }
 
 // Checkpoint is one entry of a thread's history.

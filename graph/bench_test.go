@@ -111,7 +111,7 @@ func BenchmarkGrowth(b *testing.B) {
 
 // growth reports the file's bytes on disk over the transcript's JSON bytes (the file
 // includes SQLite's fixed cost of about 36 KB for its schema and empty tables), the
-// thread's own bytes (its records and snapshot as stored) over the transcript's, and
+// thread's own bytes (its records and snapshots as stored) over the transcript's, and
 // the mean turn time of the first and last tenth of the turns.
 func growth(b *testing.B, turns int) (ratio, payload, firstUS, lastUS float64) {
 	path := filepath.Join(b.TempDir(), "growth.db")
@@ -152,16 +152,28 @@ func growth(b *testing.B, turns int) (ratio, payload, firstUS, lastUS float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := st.Load(ctx, "growth")
-	if err != nil {
-		b.Fatal(err)
-	}
 	var own int
 	for _, r := range recs {
 		own += len(r.Data)
 	}
-	if l.Snapshot != nil {
-		own += len(l.Snapshot.Data)
+	// Every snapshot kept is the base of the page of the record after it.
+	snaps := map[int64]int{}
+	for _, r := range recs {
+		p, err := st.History(ctx, "growth", r.Version+1, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p.Base != nil {
+			snaps[p.Base.Version] = len(p.Base.Data)
+		}
+	}
+	if l, err := st.Load(ctx, "growth"); err != nil {
+		b.Fatal(err)
+	} else if l.Snapshot != nil {
+		snaps[l.Snapshot.Version] = len(l.Snapshot.Data)
+	}
+	for _, n := range snaps {
+		own += n
 	}
 	tj, _ := json.Marshal(final)
 	decile := turns / 10

@@ -64,6 +64,30 @@
 // and [Graph.Delete] forgets it. [Graph.Stream] runs a command like Invoke and
 // yields its events as they happen.
 //
+// # Storage and history
+//
+// A thread is stored as a log of records, one per commit, each holding only
+// what its commit changed, and a snapshot of the whole state every so often: a
+// snapshot is written once the records since the last one weigh as much as it
+// (and at least 4 KiB). The store keeps every snapshot; as each follows at
+// least the previous one's weight of records, a state that grows (a
+// conversation) keeps snapshots of about twice its newest one's size in all, and
+// a state of constant size keeps fewer snapshot bytes than record bytes.
+// Snapshots above 4 KiB are stored compressed. Loading a thread reads the newest
+// snapshot and the records after it.
+//
+// [Graph.History] pages the log from the newest record back: a page of Limit
+// checkpoints before the cursor Before reads those records, the newest snapshot
+// older than the page, and the records between the two; it rebuilds the state
+// before the page from them and applies the page's records, copying the values
+// at each. The snapshot spacing bounds the records between, so a page costs the
+// same on a thread of ten checkpoints or ten thousand: reading the latest
+// checkpoint does not replay the thread. (What grows is the state itself: the
+// values of a conversation's latest checkpoint hold the whole conversation.)
+// [Graph.Fork] finds its checkpoint's state the same way. Pass the oldest ID of
+// a page as the next page's Before: checkpoint ids never change, so paging is
+// stable while the thread grows.
+//
 // A Graph is safe for concurrent use: runs of one thread are serialised, and in
 // a store shared by several processes (store.Leaser) a lease keeps them apart.
 package graph

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,18 +127,28 @@ type Answered struct {
 	InterruptID string `json:"interrupt_id"`
 	// Resolution is the answer, with who gave it and when.
 	Resolution interlude.Resolution `json:"resolution"`
+	// Question is the question answered, as it was raised, when the thread still
+	// knew it (nil for an answer sent again after its step ended).
+	Question *interlude.Question `json:"question,omitempty"`
 }
 
-// HistoryOptions selects part of a thread's history.
+// HistoryOptions selects a page of a thread's history.
 type HistoryOptions struct {
-	// Limit caps the number of checkpoints returned (0 means all).
+	// Limit caps the number of checkpoints returned. 0 means all of them, whose
+	// cost grows with the thread; a page of Limit costs the same on a thread of
+	// any length.
 	Limit int
-	// Before returns only checkpoints older than this id (0 means from the newest).
+	// Before returns only checkpoints older than this id (0 means from the
+	// newest). To page, pass the ID of the oldest checkpoint of the previous
+	// page: the pages stay the same while the thread grows.
 	Before int64
 }
 
-// History returns the thread's checkpoints, newest first. Forked-away branches stay
-// in the history: a fork is a new record on top, not a rewrite.
+// History returns a page of the thread's checkpoints, newest first, each with
+// the values after it. Forked-away branches stay in the history: a fork is a new
+// record on top, not a rewrite. A page's cost is that of its checkpoints and of
+// rebuilding the state before it from the nearest snapshot (see "Storage and
+// history" in the package doc), not of the thread's length.
 func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOptions) ([]Checkpoint[S], error) {
 	meta, err := g.cfg.store.Meta(ctx, threadID)
 	if err != nil {
@@ -148,73 +157,78 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 	if err := g.owns(threadID, meta.Graph); err != nil {
 		return nil, err
 	}
-	recs, err := g.cfg.store.Records(ctx, threadID, 0, 0, 0)
+	page, err := g.cfg.store.History(ctx, threadID, max(opt.Before, 0), max(opt.Limit, 0))
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
-		return nil, store.NotFound(threadID)
+	st, err := g.stateBefore(page)
+	if err != nil {
+		return nil, err
 	}
-	var out []Checkpoint[S]
-	st := &state[S]{}
-	for _, rec := range recs {
+	out := make([]Checkpoint[S], len(page.Records))
+	for i := len(page.Records) - 1; i >= 0; i-- {
+		rec := page.Records[i]
 		d, err := decodeDelta(rec)
 		if err != nil {
 			return nil, err
 		}
-		known := map[string]bool{}
-		for _, x := range st.exchanges {
-			known[x.Q.ID] = true
+		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At}
+		for _, q := range d.Raised {
+			if st.exchange(q.ID) == nil {
+				cp.Raised = append(cp.Raised, q)
+			}
+		}
+		for _, r := range d.Resolve {
+			a := Answered{InterruptID: r.ID, Resolution: r.R}
+			if x := st.exchange(r.ID); x != nil {
+				q := x.Q
+				a.Question = &q
+			}
+			cp.Resolved = append(cp.Resolved, a)
 		}
 		if err := g.codec.applyDelta(st, d, false); err != nil {
 			return nil, err
 		}
 		st.version = rec.Version
-		if opt.Before > 0 && rec.Version >= opt.Before {
-			break
+		cp.Status, cp.Next, cp.Step, cp.Interrupts, cp.Breakpoint, cp.Error = st.status, st.next, st.step, st.pending(), st.brk, st.err
+		// The values are copied: later records change the state in place.
+		data, err := json.Marshal(st.values)
+		if err == nil {
+			err = json.Unmarshal(data, &cp.Values)
 		}
-		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Status: st.status, Next: st.next, Step: st.step,
-			Interrupts: st.pending(), Breakpoint: st.brk, Error: st.err}
-		for _, q := range d.Raised {
-			if !known[q.ID] {
-				cp.Raised = append(cp.Raised, q)
-			}
+		if err != nil {
+			return nil, err
 		}
-		for _, r := range d.Resolve {
-			cp.Resolved = append(cp.Resolved, Answered{InterruptID: r.ID, Resolution: r.R})
-		}
-		out = append(out, cp)
-	}
-	slices.Reverse(out)
-	if opt.Limit > 0 && len(out) > opt.Limit {
-		out = out[:opt.Limit]
-	}
-	// Values are materialised only for the checkpoints returned.
-	if err := g.fillValues(recs, out); err != nil {
-		return nil, err
+		out[i] = cp
 	}
 	return out, nil
 }
 
-// fillValues replays the records again and copies the values at each wanted
-// checkpoint.
-func (g *Graph[S]) fillValues(recs []store.Record, cps []Checkpoint[S]) error {
-	want := make(map[int64]int, len(cps))
-	for i, cp := range cps {
-		want[cp.ID] = i
-	}
-	var err error
-	_, _, rerr := g.replay(recs, func(st *state[S], _ *delta) bool {
-		if i, ok := want[st.version]; ok {
-			delete(want, st.version)
-			var data []byte
-			if data, err = json.Marshal(st.values); err == nil {
-				err = json.Unmarshal(data, &cps[i].Values)
-			}
+// stateBefore rebuilds the state just before a page of history: its base
+// snapshot (or nothing) with the records between the two applied.
+func (g *Graph[S]) stateBefore(page *store.HistoryPage) (*state[S], error) {
+	st := &state[S]{}
+	if page.Base != nil {
+		cp, _, err := decodeSnapshot(page.Base.Data)
+		if err != nil {
+			return nil, err
 		}
-		return err != nil || len(want) == 0
-	})
-	return cmp.Or(rerr, err)
+		if err := g.codec.restore(st, cp); err != nil {
+			return nil, err
+		}
+		st.version = page.Base.Version
+	}
+	for _, rec := range page.Lead {
+		d, err := decodeDelta(rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.codec.applyDelta(st, d, false); err != nil {
+			return nil, err
+		}
+		st.version = rec.Version
+	}
+	return st, nil
 }
 
 // replay rebuilds a thread's state from recs, oldest first, calling visit (if
@@ -238,17 +252,29 @@ func (g *Graph[S]) replay(recs []store.Record, visit func(st *state[S], d *delta
 	return st, false, nil
 }
 
-// stateAt rebuilds the thread's state as of version id by replaying its records.
+// stateAt rebuilds the thread's state as of version id from the nearest
+// snapshot before it.
 func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*state[S], error) {
-	recs, err := g.cfg.store.Records(ctx, threadID, 0, id, 0)
+	page, err := g.cfg.store.History(ctx, threadID, id+1, 1)
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 || recs[len(recs)-1].Version != id {
+	if id < 1 || len(page.Records) == 0 || page.Records[0].Version != id {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("thread %q has no checkpoint %d; list them with History", threadID, id)}
 	}
-	st, _, err := g.replay(recs, nil)
-	return st, err
+	st, err := g.stateBefore(page)
+	if err != nil {
+		return nil, err
+	}
+	d, err := decodeDelta(page.Records[0])
+	if err != nil {
+		return nil, err
+	}
+	if err := g.codec.applyDelta(st, d, false); err != nil {
+		return nil, err
+	}
+	st.version = id
+	return st, nil
 }
 
 // Fork continues the thread from an older checkpoint: the thread's state becomes

@@ -474,7 +474,12 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	since := r.c.since + len(data)
 	var snapSize int
-	if since > compressAbove && since >= r.c.snapSize/2 {
+	// A snapshot once the records since the last one weigh as much as it: the
+	// store keeps every snapshot, and this spacing holds a growing state's
+	// snapshots to about twice the newest one's size, while loading, or
+	// rebuilding an old checkpoint, reads at most about a snapshot's weight of
+	// records beyond one (see "Storage and history" in the package doc).
+	if since > compressAbove && since >= r.c.snapSize {
 		cp, err := g.codec.capture(st)
 		if err == nil {
 			snap, size, err2 := encodeSnapshot(cp)

@@ -15,8 +15,9 @@
 //	GET    /v1/graphs                   the hosted graphs: name, nodes, input_schema
 //	GET    /v1/threads                  the inbox listing (?status=&graph=&limit=&cursor=)
 //	GET    /v1/threads/{id}             status, values, pending interrupts, next nodes
-//	GET    /v1/threads/{id}/history     checkpoints, newest first (?limit=&before=), and
-//	                                    each tool call's interrupt history
+//	GET    /v1/threads/{id}/history     a page of checkpoints, newest first (?limit=&before=;
+//	                                    20 by default, 100 at most), the page's tool calls'
+//	                                    interrupts, and next_before for the older page
 //	POST   /v1/threads/{id}/resume      {"interrupt_id", "response"} or {"responses": [...]}
 //	POST   /v1/threads/{id}/reject      {"interrupt_id", "error": {"name", "message"}}
 //	POST   /v1/threads/{id}/cancel      {"interrupt_id"}

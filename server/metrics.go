@@ -256,7 +256,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqCtx
 }
 
 // The operations of a store, in the order of instrumentedStore's arrays.
-var storeOps = []string{"append", "load", "version", "records", "meta", "list", "delete"}
+var storeOps = []string{"append", "load", "version", "records", "meta", "list", "delete", "history"}
 
 const (
 	opAppend = iota
@@ -266,13 +266,14 @@ const (
 	opMeta
 	opList
 	opDelete
+	opHistory
 )
 
 // instrumentedStore times the operations of a store.
 type instrumentedStore struct {
 	inner   store.Store
-	latency [7]*histogram
-	errors  [7]atomic.Uint64
+	latency [8]*histogram
+	errors  [8]atomic.Uint64
 }
 
 // InstrumentStore wraps s so that the latency and errors of its operations show
@@ -352,6 +353,13 @@ func (s *instrumentedStore) Records(ctx context.Context, threadID string, after,
 	rs, err := s.inner.Records(ctx, threadID, after, before, limit)
 	s.done(opRecords, start, err)
 	return rs, err
+}
+
+func (s *instrumentedStore) History(ctx context.Context, threadID string, before int64, limit int) (*store.HistoryPage, error) {
+	start := time.Now()
+	p, err := s.inner.History(ctx, threadID, before, limit)
+	s.done(opHistory, start, err)
+	return p, err
 }
 
 func (s *instrumentedStore) Meta(ctx context.Context, threadID string) (*store.Meta, error) {

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 )
@@ -122,17 +123,27 @@ func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		Error: snap.Error, Checkpoint: snap.Checkpoint, CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
 }
 
-// handleHistory serves GET /v1/threads/{id}/history?limit=&before=.
+// History pages: the default and largest number of checkpoints a request gets.
+const (
+	historyLimit    = 20
+	historyLimitMax = 100
+)
+
+// handleHistory serves GET /v1/threads/{id}/history?limit=&before=: a page of
+// checkpoints, newest first, whose cost does not grow with the thread.
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 	q, err := query(r, "limit", "before")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	limit, err := intParam(q, "limit", 1, 1<<20)
+	limit, err := intParam(q, "limit", 1, historyLimitMax)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if limit == 0 {
+		limit = historyLimit
 	}
 	before, err := intParam(q, "before", 1, 1<<62)
 	if err != nil {
@@ -144,49 +155,52 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx
 		s.writeError(w, r, err)
 		return
 	}
-	// The tool calls' histories need every checkpoint; the page is cut afterwards.
-	cps, err := g.History(r.Context(), id, graph.HistoryOptions{})
+	cps, err := g.History(r.Context(), id, graph.HistoryOptions{Limit: int(limit), Before: before})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, historyOf(id, g.Name(), cps, int(limit), before))
+	writeJSON(w, http.StatusOK, historyOf(id, g.Name(), cps))
 }
 
-// historyOf builds a history answer from the checkpoints (newest first).
-func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage], limit int, before int64) historyAnswer {
+// historyOf builds a history answer from a page of checkpoints (newest first).
+// Its tool calls are those whose questions the page raises or answers, each
+// with those questions in the order asked and the answers the page gives.
+func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) historyAnswer {
 	out := historyAnswer{ThreadID: id, Graph: graphName, Checkpoints: []wireCheckpoint{}, ToolCalls: map[string][]wireExchange{}}
-	// Tool call histories, oldest first.
+	if n := len(cps); n > 0 && cps[n-1].ID > 1 {
+		out.NextBefore = &cps[n-1].ID
+	}
 	type place struct {
 		call string
 		i    int
 	}
 	where := map[string]place{} // interrupt id -> its entry in ToolCalls
+	asked := func(q interlude.Question) {
+		if _, seen := where[q.ID]; q.ToolCallID == "" || seen {
+			return
+		}
+		where[q.ID] = place{q.ToolCallID, len(out.ToolCalls[q.ToolCallID])}
+		out.ToolCalls[q.ToolCallID] = append(out.ToolCalls[q.ToolCallID], wireExchange{Interrupt: toWire(q, true)})
+	}
 	for i := len(cps) - 1; i >= 0; i-- {
 		c := cps[i]
-		for _, q := range c.Raised {
-			if q.ToolCallID == "" {
-				continue
-			}
-			if _, seen := where[q.ID]; seen {
-				continue
-			}
-			where[q.ID] = place{q.ToolCallID, len(out.ToolCalls[q.ToolCallID])}
-			out.ToolCalls[q.ToolCallID] = append(out.ToolCalls[q.ToolCallID], wireExchange{Interrupt: toWire(q, true)})
-		}
 		for _, a := range c.Resolved {
+			if a.Question != nil { // raised before the page, perhaps
+				asked(*a.Question)
+			}
 			if p, ok := where[a.InterruptID]; ok {
 				out.ToolCalls[p.call][p.i].Resolution = toWireResolution(a.InterruptID, a.Resolution)
 			}
 		}
+		for _, q := range c.Raised {
+			asked(q)
+		}
+	}
+	for _, xs := range out.ToolCalls {
+		slices.SortStableFunc(xs, func(a, b wireExchange) int { return a.Interrupt.CreatedAt.Compare(b.Interrupt.CreatedAt) })
 	}
 	for _, c := range cps {
-		if before > 0 && c.ID >= before {
-			continue
-		}
-		if limit > 0 && len(out.Checkpoints) >= limit {
-			break
-		}
 		wc := wireCheckpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,
 			Raised: make([]wireInterrupt, len(c.Raised)), Resolved: make([]*wireResolution, len(c.Resolved)),
 			Interrupts: toWireAll(c.Interrupts), Breakpoint: c.Breakpoint, Error: c.Error}

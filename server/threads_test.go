@@ -175,6 +175,14 @@ func TestHistoryListsCheckpointsNewestFirstAndEachToolCallsInterrupts(t *testing
 	if err != nil || len(page.Checkpoints) != 1 || page.Checkpoints[0].Kind != "resolve" || len(page.ToolCalls) != 2 {
 		t.Fatalf("paged history %v %+v", err, page)
 	}
+	// The page answers questions raised on an older one: its tool calls show
+	// them with the answers.
+	if x := page.ToolCalls["call_1"]; len(x) != 1 || x[0].Interrupt.Message != "Run call_1?" || x[0].Resolution == nil || x[0].Resolution.By != "alice" {
+		t.Fatalf("the page's tool calls %+v", page.ToolCalls)
+	}
+	if page.NextBefore != page.Checkpoints[0].ID {
+		t.Fatalf("next_before %d, want %d", page.NextBefore, page.Checkpoints[0].ID)
+	}
 	raw := e.do(http.MethodGet, "/v1/threads/t/history", "", admin.Secret)
 	var hv map[string]json.RawMessage
 	json.Unmarshal(raw.body, &hv)
@@ -227,4 +235,65 @@ func TestDeleteForgetsTheThread(t *testing.T) {
 	expect(t, e.do(http.MethodGet, "/v1/threads/d", "", ""), http.StatusNotFound, "not_found")
 	// The id is free again, for any graph.
 	e.start("two-step", "d", `{}`)
+}
+
+// TestHistoryAnswersPagesNewestFirstWithTheBeforeOfTheNextOne pages through a
+// thread of 45 checkpoints: twenty by default, each once, newest first, with
+// next_before leading to the older page (and null at the first checkpoint),
+// while the thread goes on growing; a page is 100 at most.
+func TestHistoryAnswersPagesNewestFirstWithTheBeforeOfTheNextOne(t *testing.T) {
+	e := newEnv(t, setup{})
+	ctx := context.Background()
+	c := e.client(admin)
+	turn := func() {
+		t.Helper()
+		if _, err := c.Invoke(ctx, client.InvokeRequest{Graph: "chat", ThreadID: "long",
+			Messages: []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "hello"}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 45 {
+		turn()
+	}
+	var ids []int64
+	var pages []int
+	for before := int64(0); ; {
+		h, err := c.History(ctx, "long", client.HistoryOptions{Before: before})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, len(h.Checkpoints))
+		for _, cp := range h.Checkpoints {
+			ids = append(ids, cp.ID)
+			if len(cp.Values) == 0 {
+				t.Errorf("checkpoint %d has no values", cp.ID)
+			}
+		}
+		if h.NextBefore == 0 {
+			break
+		}
+		if last := h.Checkpoints[len(h.Checkpoints)-1].ID; h.NextBefore != last {
+			t.Fatalf("next_before %d, want the page's oldest checkpoint %d", h.NextBefore, last)
+		}
+		before = h.NextBefore
+		turn() // the thread grows between pages
+	}
+	if !slices.Equal(pages, []int{20, 20, 5}) {
+		t.Errorf("pages of %v checkpoints, want 20, 20, 5", pages)
+	}
+	for i, id := range ids {
+		if id != int64(45-i) {
+			t.Fatalf("the pages give checkpoints %v, want 45 down to 1", ids)
+		}
+	}
+	last := e.do(http.MethodGet, "/v1/threads/long/history?before=2", "", admin.Secret)
+	expect(t, last, http.StatusOK, "")
+	if !strings.Contains(string(last.body), `"next_before":null`) {
+		t.Errorf("the page of the first checkpoint has a next page: %s", last.body)
+	}
+	if h, err := c.History(ctx, "long", client.HistoryOptions{Limit: 100}); err != nil || len(h.Checkpoints) != 47 || h.NextBefore != 0 {
+		t.Errorf("a page of 100: %v, %d checkpoints, next %d", err, len(h.Checkpoints), h.NextBefore)
+	}
+	expect(t, e.do(http.MethodGet, "/v1/threads/long/history?limit=101", "", admin.Secret), http.StatusBadRequest, "invalid_request")
+	expect(t, e.do(http.MethodGet, "/v1/threads/long/history?before=0", "", admin.Secret), http.StatusBadRequest, "invalid_request")
 }

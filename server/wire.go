@@ -229,6 +229,7 @@ type historyAnswer struct {
 	Graph       string                    `json:"graph"`
 	Checkpoints []wireCheckpoint          `json:"checkpoints"`
 	ToolCalls   map[string][]wireExchange `json:"tool_calls"`
+	NextBefore  *int64                    `json:"next_before"` // the next page's before, null at the first checkpoint
 }
 
 type graphInfo struct {

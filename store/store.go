@@ -1,8 +1,8 @@
 // Package store defines where threads are kept: an append-only log of step records
-// per thread, plus one snapshot of the latest state so loading never replays the
-// whole past.
+// per thread, plus a snapshot of the whole state every so often, so that neither
+// loading a thread nor reading one of its old checkpoints replays the whole past.
 //
-// A Store knows nothing about graphs. It keeps opaque records, a snapshot, and the
+// A Store knows nothing about graphs. It keeps opaque records, snapshots, and the
 // few facts about each thread that listing needs (graph, status, pending
 // interrupts, times). Appends are compare-and-set on the thread's version, so two
 // writers can never both win.
@@ -98,8 +98,9 @@ type Append struct {
 	Meta Meta
 	// Records are appended in order; their versions must be Expect+1, Expect+2, ...
 	Records []Record
-	// Snapshot, if set, replaces the thread's snapshot; its version must be that of
-	// the last record.
+	// Snapshot, if set, is kept with the thread; its version must be that of the
+	// last record. Load starts from the newest snapshot, History from the newest
+	// one before its page; the runtime decides how often to write one.
 	Snapshot *Snapshot
 }
 
@@ -112,6 +113,20 @@ type Loaded struct {
 	Snapshot *Snapshot
 	// Records are those after the snapshot, in version order.
 	Records []Record
+}
+
+// HistoryPage is a page of a thread's log, newest first, with what rebuilds the
+// state just before it: the state as of any record of the page is Base with Lead
+// and the page's older records applied, however long the thread is.
+type HistoryPage struct {
+	// Records are the page's records, newest first.
+	Records []Record
+	// Base is the newest snapshot older than the page's oldest record, or nil if
+	// there is none: the state before the page then starts from nothing.
+	Base *Snapshot
+	// Lead are the records after Base (or from the first) and before the page,
+	// oldest first.
+	Lead []Record
 }
 
 // Query selects threads for a listing.
@@ -147,6 +162,13 @@ type Store interface {
 	// Records returns the thread's records with after < version <= before (before 0
 	// meaning no upper bound), oldest first, at most limit (0 meaning all).
 	Records(ctx context.Context, threadID string, after, before int64, limit int) ([]Record, error)
+	// History returns a page of the thread's log: its newest limit records (0
+	// meaning all) with version < before (0 meaning no bound), newest first, and
+	// the snapshot and records that rebuild the state before them. Its cost
+	// follows the page and the snapshot interval, not the thread's length. A known
+	// thread with no record before `before` gives an empty page; an unknown thread
+	// is an error matching interlude.ErrNotFound.
+	History(ctx context.Context, threadID string, before int64, limit int) (*HistoryPage, error)
 	// Meta returns the thread's indexed facts.
 	Meta(ctx context.Context, threadID string) (*Meta, error)
 	// List returns a page of threads matching q, newest updated first.

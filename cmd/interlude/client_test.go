@@ -171,6 +171,17 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			"Status   idle", `"outcome":"refunded"`, `answered {"approved":true} (by alice,`, "step 1 done; the run ended")
 		s.expectCLI(t, nil, exitRefused, []string{"resume", "order-1", "true"}, "409 not_interrupted")
 	})
+	t.Run("show --history keeps to the newest entries and says what it left out", func(t *testing.T) {
+		out := s.expectCLI(t, nil, exitOK, []string{"show", "order-1", "--history", "1"}, "History (oldest first):", "earlier entries not shown; --history 0 shows them all")
+		if strings.Contains(out, "asked int_") {
+			t.Errorf("--history 1 shows the question asked before the newest entry:\n%s", out)
+		}
+		out = s.expectCLI(t, nil, exitOK, []string{"show", "order-1", "--history", "0"}, "asked int_", `answered {"approved":true} (by alice,`)
+		if strings.Contains(out, "not shown") {
+			t.Errorf("--history 0 leaves entries out:\n%s", out)
+		}
+		s.expectCLI(t, nil, exitUsage, []string{"show", "order-1", "--history", "-1"}, "--history takes 0 (all) or more entries")
+	})
 	t.Run("reject a tool call: the agent reports it", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "support-agent", "--message", "Please refund order A-1001", "--thread", "chat-1"},
 			"Thread chat-1: interrupted", "Approve a refund of $150 for order A-1001?", `tool: issue_refund {"order_id":"A-1001"`)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 )
 
@@ -18,8 +19,11 @@ var showCommand = &command{
 	minArgs: 1, maxArgs: 1,
 	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
 		r := remoteFlags(fs, e)
-		limit := fs.Int("history", 0, "show only the newest `N` history entries (0: all)")
+		limit := fs.Int("history", 20, "show the newest `N` history entries (0: all of them)")
 		return func(args []string) error {
+			if *limit < 0 {
+				return usagef("--history takes 0 (all) or more entries, not %d", *limit)
+			}
 			c, err := r.client()
 			if err != nil {
 				return err
@@ -28,7 +32,7 @@ var showCommand = &command{
 			if err != nil {
 				return r.fail(err)
 			}
-			h, err := c.History(e.ctx, args[0], client.HistoryOptions{Limit: *limit})
+			h, err := history(e, c, args[0], *limit)
 			if err != nil {
 				return r.fail(err)
 			}
@@ -42,6 +46,53 @@ var showCommand = &command{
 			return nil
 		}
 	},
+}
+
+// history reads the newest limit checkpoints of a thread (all of them for 0)
+// a page at a time, and the tool calls on them.
+func history(e *env, c *client.Client, threadID string, limit int) (*client.History, error) {
+	const page = 100 // the server's largest page
+	var h *client.History
+	opt := client.HistoryOptions{}
+	for shown := 0; ; shown = len(h.Checkpoints) {
+		opt.Limit = page
+		if limit > 0 {
+			opt.Limit = min(page, limit-shown)
+		}
+		p, err := c.History(e.ctx, threadID, opt)
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			h = p
+		} else {
+			h.Checkpoints = append(h.Checkpoints, p.Checkpoints...)
+			h.NextBefore = p.NextBefore
+			for id, xs := range p.ToolCalls {
+				h.ToolCalls[id] = mergeExchanges(xs, h.ToolCalls[id])
+			}
+		}
+		if h.NextBefore == 0 || limit > 0 && len(h.Checkpoints) >= limit {
+			return h, nil
+		}
+		opt.Before = h.NextBefore
+	}
+}
+
+// mergeExchanges puts a tool call's exchanges from an older page before those
+// of a newer one, keeping the newer page's copy (it may hold the answer) of an
+// exchange on both.
+func mergeExchanges(older, newer []interlude.Exchange) []interlude.Exchange {
+	out := slices.Clone(older)
+	for _, x := range newer {
+		i := slices.IndexFunc(out, func(o interlude.Exchange) bool { return o.Interrupt.ID == x.Interrupt.ID })
+		if i >= 0 {
+			out[i] = x
+		} else {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func printThread(w io.Writer, t *client.Thread, h *client.History) {
@@ -78,6 +129,9 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 		return
 	}
 	fmt.Fprintf(w, "\nHistory (oldest first):\n")
+	if h.NextBefore > 0 {
+		fmt.Fprintf(w, "  (%d earlier entries not shown; --history 0 shows them all)\n", h.NextBefore-1)
+	}
 	cps := slices.Clone(h.Checkpoints)
 	slices.Reverse(cps)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -18,9 +18,11 @@
 // A question's page shows its message, reason, graph, node and thread, the value
 // it carries (scalars as text, nested JSON folded), the conversation for agent
 // threads (the model's thinking folded under "Thinking", redacted thinking left
-// out), and the thread's history: every earlier question, with who answered it,
-// when and how (GET /v1/threads/{id}/history). It stays open after the question
-// is answered, then showing the answer.
+// out), and the thread's history: the earlier questions, with who answered them,
+// when and how (GET /v1/threads/{id}/history). The history is read a page at a
+// time: the newest page, older ones on "Show earlier history", and as far back
+// as an answered question opened by its address. The page stays open after the
+// question is answered, then showing the answer.
 //
 // The answer form is built from the question's response schema: a boolean (or an
 // object whose only field is a boolean) becomes Approve and Decline buttons;

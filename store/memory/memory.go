@@ -20,10 +20,10 @@ type Store struct {
 }
 
 type thread struct {
-	meta     store.Meta
-	records  []store.Record
-	snapshot *store.Snapshot
-	expires  *time.Time // store.EarliestExpiry(meta), taken when meta was appended
+	meta      store.Meta
+	records   []store.Record
+	snapshots []store.Snapshot // in version order
+	expires   *time.Time       // store.EarliestExpiry(meta), taken when meta was appended
 }
 
 var (
@@ -80,7 +80,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	if a.Snapshot != nil {
 		snap := *a.Snapshot
 		snap.Data = slices.Clone(snap.Data)
-		t.snapshot = &snap
+		t.snapshots = append(t.snapshots, snap)
 	}
 	return nil
 }
@@ -113,11 +113,11 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 	return readThread(ctx, s, threadID, func(t *thread) (*store.Loaded, error) {
 		out := &store.Loaded{Meta: cloneMeta(t.meta)}
 		var after int64
-		if t.snapshot != nil {
-			if err := store.CheckFormat(threadID, t.snapshot.Version, t.snapshot.Format); err != nil {
+		if n := len(t.snapshots); n > 0 {
+			snap := t.snapshots[n-1]
+			if err := store.CheckFormat(threadID, snap.Version, snap.Format); err != nil {
 				return nil, err
 			}
-			snap := *t.snapshot
 			out.Snapshot = &snap
 			after = snap.Version
 		}
@@ -161,6 +161,47 @@ func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
 func (s *Store) Records(ctx context.Context, threadID string, after, before int64, limit int) ([]store.Record, error) {
 	return readThread(ctx, s, threadID, func(t *thread) ([]store.Record, error) {
 		return recordsBetween(threadID, t.records, max(after, 0), before, limit)
+	})
+}
+
+// History implements store.Store.
+func (s *Store) History(ctx context.Context, threadID string, before int64, limit int) (*store.HistoryPage, error) {
+	return readThread(ctx, s, threadID, func(t *thread) (*store.HistoryPage, error) {
+		newest := int64(len(t.records)) // record v is t.records[v-1]
+		if before > 0 {
+			newest = min(newest, before-1)
+		}
+		oldest := int64(1)
+		if limit > 0 {
+			oldest = max(oldest, newest-int64(limit)+1)
+		}
+		out := &store.HistoryPage{}
+		for v := newest; v >= oldest; v-- {
+			r := t.records[v-1]
+			if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+				return nil, err
+			}
+			out.Records = append(out.Records, r)
+		}
+		if len(out.Records) == 0 {
+			return out, nil
+		}
+		i, _ := slices.BinarySearchFunc(t.snapshots, oldest, func(sn store.Snapshot, v int64) int { return cmp.Compare(sn.Version, v) })
+		var after int64
+		if i > 0 {
+			snap := t.snapshots[i-1]
+			if err := store.CheckFormat(threadID, snap.Version, snap.Format); err != nil {
+				return nil, err
+			}
+			out.Base, after = &snap, snap.Version
+		}
+		if after < oldest-1 {
+			var err error
+			if out.Lead, err = recordsBetween(threadID, t.records, after, oldest-1, 0); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	})
 }
 

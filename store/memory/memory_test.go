@@ -24,7 +24,9 @@ func TestConformance(t *testing.T) {
 			s := st.(*Store)
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.threads[threadID].snapshot.Format = format
+			for i := range s.threads[threadID].snapshots {
+				s.threads[threadID].snapshots[i].Format = format
+			}
 			return nil
 		},
 	})

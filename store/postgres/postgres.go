@@ -4,8 +4,8 @@
 // A store lives in one Postgres schema ("interlude" unless WithSchema says
 // otherwise) holding five tables: threads (the indexed facts the inbox lists),
 // records (each thread's append-only log, keyed by thread and version),
-// snapshots (the one newest snapshot per thread), leases (which run holds which
-// thread, see Store.Lease) and events (the event log replicas share, see
+// snapshots (every snapshot of each thread, keyed the same way), leases (which
+// run holds which thread, see Store.Lease) and events (the event log replicas share, see
 // EventLog). Record and snapshot bytes are stored as given; the runtime decides
 // their encoding and compression.
 //
@@ -157,6 +157,7 @@ type queries struct {
 	// appends[insert][snapshot]
 	appends                        [2][2]string
 	version, meta, load, records   string
+	history                        string
 	delThread, delRecords, delSnap string
 	delLease, delEvents            string
 	lease, holder, renew, release  string
@@ -188,6 +189,7 @@ func newQueries(schema string) queries {
 	WHERE t.expires_at <= $1 AND ($3::text[] IS NULL OR t.graph = ANY($3::text[])) ORDER BY t.expires_at LIMIT $2`
 	q.records = `SELECT version, format, kind, data, created_at FROM ` + schema + `.records
 		WHERE thread_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4`
+	q.history = historySQL(schema)
 	q.delThread = `DELETE FROM ` + schema + `.threads WHERE id = $1`
 	q.delRecords = `DELETE FROM ` + schema + `.records WHERE thread_id = $1`
 	q.delSnap = `DELETE FROM ` + schema + `.snapshots WHERE thread_id = $1`
@@ -209,7 +211,10 @@ func loadSQL(schema, status string, joinLease bool) string {
 	return `SELECT t.graph, ` + status + `, t.version, t.interrupts, t.created_at, t.updated_at,
 		s.version, s.format, s.data, r.versions, r.formats, r.kinds, r.datas, r.created
 	FROM ` + schema + `.threads t
-	LEFT JOIN ` + schema + `.snapshots s ON s.thread_id = t.id` + lease + `
+	LEFT JOIN LATERAL (
+		SELECT version, format, data FROM ` + schema + `.snapshots
+		WHERE thread_id = t.id ORDER BY version DESC LIMIT 1
+	) s ON true` + lease + `
 	CROSS JOIN LATERAL (
 		SELECT array_agg(x.version), array_agg(x.format), array_agg(x.kind), array_agg(x.data), array_agg(x.created_at)
 		FROM (SELECT version, format, kind, data, created_at FROM ` + schema + `.records
@@ -217,6 +222,32 @@ func loadSQL(schema, status string, joinLease bool) string {
 			ORDER BY version) x
 	) r (versions, formats, kinds, datas, created)
 	WHERE t.id = $1`
+}
+
+// historySQL is the single statement of a History, so that its parts agree:
+// rows of part 0 are the page (the newest $3 records before version $2), of part
+// 1 the newest snapshot before the page, of part 2 the records between the two,
+// and of part 3 the thread's row, whose presence tells an empty page from an
+// unknown thread. Each part walks a primary key backwards or forwards from the
+// page's bound.
+func historySQL(schema string) string {
+	return `WITH page AS (
+	SELECT version, format, kind, data, created_at FROM ` + schema + `.records
+	WHERE thread_id = $1 AND version < $2 ORDER BY version DESC LIMIT $3
+), lo AS (
+	SELECT min(version) AS v FROM page
+), base AS (
+	SELECT s.version, s.format, s.data FROM ` + schema + `.snapshots s, lo
+	WHERE s.thread_id = $1 AND s.version < lo.v ORDER BY s.version DESC LIMIT 1
+)
+SELECT 0, version, format, kind, data, created_at FROM page
+UNION ALL
+SELECT 1, version, format, '', data, 0 FROM base
+UNION ALL
+SELECT 2, r.version, r.format, r.kind, r.data, r.created_at FROM ` + schema + `.records r, lo
+WHERE r.thread_id = $1 AND r.version > COALESCE((SELECT version FROM base), 0) AND r.version < lo.v
+UNION ALL
+SELECT 3, version, 0, '', NULL, 0 FROM ` + schema + `.threads WHERE id = $1`
 }
 
 // appendSQL is the single statement of an Append. The CTE t is the
@@ -248,7 +279,7 @@ func appendSQL(schema string, insert, snapshot bool) string {
 		b.WriteString(`, s AS (
 	INSERT INTO ` + schema + `.snapshots (thread_id, version, format, data)
 	SELECT t.id, $14::bigint, $15::integer, $16::bytea FROM t
-	ON CONFLICT (thread_id) DO UPDATE SET version = excluded.version, format = excluded.format, data = excluded.data
+	ON CONFLICT (thread_id, version) DO UPDATE SET format = excluded.format, data = excluded.data
 )`)
 	}
 	b.WriteString(`
@@ -447,6 +478,62 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 			return nil, store.NotFound(threadID)
 		}
 	}
+	return out, nil
+}
+
+// History implements store.Store, in one statement (historySQL).
+func (s *Store) History(ctx context.Context, threadID string, before int64, limit int) (*store.HistoryPage, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	lim := int64(limit)
+	if limit <= 0 {
+		lim = math.MaxInt64
+	}
+	rows, err := s.pool.Query(ctx, s.sql.history, threadID, before, lim)
+	if err != nil {
+		return nil, s.wrap("read the history of", threadID, err)
+	}
+	defer rows.Close()
+	out := &store.HistoryPage{}
+	known := false
+	for rows.Next() {
+		var (
+			part    int32
+			r       store.Record
+			format  int32
+			created int64
+		)
+		if err := rows.Scan(&part, &r.Version, &format, &r.Kind, &r.Data, &created); err != nil {
+			return nil, s.wrap("read the history of", threadID, err)
+		}
+		if part == 3 {
+			known = true
+			continue
+		}
+		r.Format, r.CreatedAt = int(format), fromNanos(created)
+		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+			return nil, err
+		}
+		switch part {
+		case 0:
+			out.Records = append(out.Records, r)
+		case 1:
+			out.Base = &store.Snapshot{Version: r.Version, Format: r.Format, Data: r.Data}
+		case 2:
+			out.Lead = append(out.Lead, r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("read the history of", threadID, err)
+	}
+	if !known {
+		return nil, store.NotFound(threadID)
+	}
+	// The parts are unions of scans in key order, which Postgres follows
+	// without promising to: make sure.
+	slices.SortFunc(out.Records, func(a, b store.Record) int { return cmp.Compare(b.Version, a.Version) })
+	slices.SortFunc(out.Lead, func(a, b store.Record) int { return cmp.Compare(a.Version, b.Version) })
 	return out, nil
 }
 

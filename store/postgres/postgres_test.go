@@ -315,6 +315,18 @@ func TestExpiredUsesIndex(t *testing.T) {
 	}
 }
 
+// TestHistoryWalksThePrimaryKeys checks that a page of history seeks into the
+// primary keys of records and snapshots, sorting nothing and scanning no table.
+func TestHistoryWalksThePrimaryKeys(t *testing.T) {
+	s := openTest(t)
+	tx := indexWalks(t, s)
+	plan := explain(t, tx, "COSTS OFF", s.sql.history, "t", int64(10), int64(5))
+	if !strings.Contains(plan, "Index Scan Backward using records_pkey") || !strings.Contains(plan, "Index Scan Backward using snapshots_pkey") ||
+		strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan") {
+		t.Errorf("History does not walk the primary keys:\n%s", plan)
+	}
+}
+
 func TestAppendIsOneStatement(t *testing.T) {
 	// The four shapes of Append are valid SQL for Postgres: prepare each.
 	s := openTest(t)

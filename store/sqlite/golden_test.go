@@ -87,6 +87,19 @@ func goldenAppends(version int) []store.Append {
 				Records: []store.Record{rec(2, "resume", `{"v":1}`)}},
 		)
 	}
+	if version >= 3 {
+		// Schema version 3 keeps every snapshot of a thread, not only the newest.
+		out = append(out,
+			store.Append{ThreadID: "notes-4", Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(6 * time.Minute)},
+				Records:  []store.Record{rec(1, "input", `{"v":1}`), rec(2, "step", `{"v":1}`)},
+				Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"notes":["a"]}}`)}},
+			store.Append{ThreadID: "notes-4", Expect: 2, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(7 * time.Minute)},
+				Records:  []store.Record{rec(3, "input", `{"v":1}`), rec(4, "step", `{"v":1}`)},
+				Snapshot: &store.Snapshot{Version: 4, Format: 1, Data: []byte(`{"v":1,"values":{"notes":["a","b"]}}`)}},
+			store.Append{ThreadID: "notes-4", Expect: 4, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(8 * time.Minute)},
+				Records: []store.Record{rec(5, "input", `{"v":1}`)}},
+		)
+	}
 	return out
 }
 
@@ -186,6 +199,7 @@ func testGolden(t *testing.T, version int) {
 		meta    store.Meta
 		records []store.Record
 		snap    *store.Snapshot
+		snaps   []*store.Snapshot // every one, oldest first
 	}
 	wants := map[string]*want{}
 	for _, a := range goldenAppends(version) {
@@ -199,6 +213,7 @@ func testGolden(t *testing.T, version int) {
 		w.records = append(w.records, a.Records...)
 		if a.Snapshot != nil {
 			w.snap = a.Snapshot
+			w.snaps = append(w.snaps, a.Snapshot)
 		}
 	}
 	for id, w := range wants {
@@ -230,6 +245,24 @@ func testGolden(t *testing.T, version int) {
 			x := w.records[i]
 			if r.Version != x.Version || r.Format != x.Format || r.Kind != x.Kind || !bytes.Equal(r.Data, x.Data) || !r.CreatedAt.Equal(x.CreatedAt) {
 				t.Errorf("%s record %d = %+v, want %+v", id, i, r, x)
+			}
+		}
+		// Each record as a page of one comes with the newest snapshot before it
+		// (a file before schema version 3 kept only the newest of each thread).
+		for _, x := range w.records {
+			p, err := s.History(ctx, id, x.Version+1, 1)
+			if err != nil || len(p.Records) != 1 || p.Records[0].Version != x.Version || !bytes.Equal(p.Records[0].Data, x.Data) {
+				t.Errorf("History(%s, before %d, 1) = %+v, %v", id, x.Version+1, p, err)
+				continue
+			}
+			var base *store.Snapshot
+			for _, sn := range w.snaps {
+				if sn.Version < x.Version && (version >= 3 || sn == w.snap) {
+					base = sn
+				}
+			}
+			if (p.Base == nil) != (base == nil) || base != nil && (p.Base.Version != base.Version || !bytes.Equal(p.Base.Data, base.Data)) {
+				t.Errorf("History(%s, before %d, 1): base %+v, want %+v", id, x.Version+1, p.Base, base)
 			}
 		}
 	}

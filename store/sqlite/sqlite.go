@@ -3,13 +3,13 @@
 //
 // The file holds three tables: threads (the indexed facts the inbox lists),
 // records (each thread's append-only log, clustered by thread and version) and
-// snapshots (the one newest snapshot per thread). Record and snapshot bytes are
+// snapshots (every snapshot of each thread, by thread and version). Record and snapshot bytes are
 // stored as given; the runtime decides their encoding and compression.
 //
 // Writes go through a single connection, since SQLite admits one writer at a time
 // anyway: appends queue in the process instead of spinning on SQLITE_BUSY. Each
 // Append is one BEGIN IMMEDIATE transaction that checks the thread's version,
-// inserts the records, replaces the snapshot and updates the thread's row, and is
+// inserts the records and the snapshot and updates the thread's row, and is
 // durable when it returns: synchronous=FULL by default, so a commit is one fsync of
 // the WAL. Reads use a separate pool of read-only connections and never wait for
 // the writer. Copying the WAL back into the database file (checkpointing) happens
@@ -54,6 +54,7 @@ type Store struct {
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
 	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
+	selPage, selBase                                         *sql.Stmt // on r
 
 	closeOnce sync.Once
 	closeErr  error
@@ -170,14 +171,18 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{w, &s.curVersion, `SELECT version FROM threads WHERE id = ?`},
 		{w, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
 		{w, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?1, ?2, ?3, ?4)
-			ON CONFLICT (thread_id) DO UPDATE SET version = ?2, format = ?3, data = ?4`},
+			ON CONFLICT (thread_id, version) DO UPDATE SET format = ?3, data = ?4`},
 		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
 		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
 		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},
 		{r, &s.selLoad, `SELECT t.graph, t.status, t.version, t.interrupts, t.created_at, t.updated_at, s.version, s.format, s.data
-			FROM threads t LEFT JOIN snapshots s ON s.thread_id = t.id WHERE t.id = ?`},
+			FROM threads t LEFT JOIN snapshots s ON s.thread_id = t.id
+				AND s.version = (SELECT max(version) FROM snapshots WHERE thread_id = t.id)
+			WHERE t.id = ?`},
 		{r, &s.selRecords, `SELECT version, format, kind, data, created_at FROM records
 			WHERE thread_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?`},
+		{r, &s.selPage, historyPageSQL},
+		{r, &s.selBase, historyBaseSQL},
 		{r, &s.selMeta, `SELECT graph, status, version, interrupts, created_at, updated_at FROM threads WHERE id = ?`},
 		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
 		{r, &s.selExpired, expiredSQL},
@@ -344,6 +349,76 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 			return nil, err
 		} else if v == 0 {
 			return nil, store.NotFound(threadID)
+		}
+	}
+	return out, nil
+}
+
+// historyPageSQL reads a thread's newest records before a version, newest
+// first, at most a number of them; historyBaseSQL its newest snapshot before a
+// version. Both walk a primary key backwards from the version.
+const (
+	historyPageSQL = `SELECT version, format, kind, data, created_at FROM records
+		WHERE thread_id = ? AND version < ? ORDER BY version DESC LIMIT ?`
+	historyBaseSQL = `SELECT version, format, data FROM snapshots
+		WHERE thread_id = ? AND version < ? ORDER BY version DESC LIMIT 1`
+)
+
+// History implements store.Store. It reads in one read transaction, walking the
+// primary keys of records and snapshots backwards from the page's bound, so it
+// reads the page, one snapshot and the records between them.
+func (s *Store) History(ctx context.Context, threadID string, before int64, limit int) (*store.HistoryPage, error) {
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, s.wrap("read the history of", threadID, err)
+	}
+	defer tx.Rollback()
+	out := &store.HistoryPage{}
+	rows, err := tx.StmtContext(ctx, s.selPage).QueryContext(ctx, threadID, before, limit)
+	if err != nil {
+		return nil, s.wrap("read the history of", threadID, err)
+	}
+	if out.Records, err = scanRecords(threadID, rows); err != nil {
+		return nil, s.wrap("read the history of", threadID, err)
+	}
+	if len(out.Records) == 0 {
+		// An empty page for a known thread, NotFound otherwise.
+		var v int64
+		err := tx.StmtContext(ctx, s.selVersion).QueryRowContext(ctx, threadID).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, store.NotFound(threadID)
+		}
+		if err != nil {
+			return nil, s.wrap("read the history of", threadID, err)
+		}
+		return out, nil
+	}
+	oldest := out.Records[len(out.Records)-1].Version
+	var base store.Snapshot
+	err = tx.StmtContext(ctx, s.selBase).QueryRowContext(ctx, threadID, oldest).Scan(&base.Version, &base.Format, &base.Data)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, s.wrap("read the history of", threadID, err)
+	default:
+		if err := store.CheckFormat(threadID, base.Version, base.Format); err != nil {
+			return nil, err
+		}
+		out.Base = &base
+	}
+	if base.Version < oldest-1 {
+		rows, err := tx.StmtContext(ctx, s.selRecords).QueryContext(ctx, threadID, base.Version, oldest-1, -1)
+		if err != nil {
+			return nil, s.wrap("read the history of", threadID, err)
+		}
+		if out.Lead, err = scanRecords(threadID, rows); err != nil {
+			return nil, s.wrap("read the history of", threadID, err)
 		}
 	}
 	return out, nil

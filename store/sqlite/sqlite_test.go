@@ -221,6 +221,20 @@ func TestListUsesIndex(t *testing.T) {
 	}
 }
 
+// TestHistoryWalksThePrimaryKeys checks that a page of history seeks into the
+// primary keys of records and snapshots and walks them in order, so its cost
+// does not depend on the thread's length.
+func TestHistoryWalksThePrimaryKeys(t *testing.T) {
+	s := openTemp(t)
+	for name, query := range map[string]string{"page": historyPageSQL, "base": historyBaseSQL} {
+		plan := explain(t, s, query, "t", 10, 5)
+		if !strings.Contains(plan, "PRIMARY KEY (thread_id=? AND version<?)") && !strings.Contains(plan, "INDEX sqlite_autoindex_snapshots_1 (thread_id=? AND version<?)") ||
+			strings.Contains(plan, "TEMP B-TREE") {
+			t.Errorf("the %s query does not walk the primary key from the version:\n%s", name, plan)
+		}
+	}
+}
+
 func explain(t testing.TB, s *Store, query string, args ...any) string {
 	t.Helper()
 	rows, err := s.r.Query("EXPLAIN QUERY PLAN "+query, args...)

@@ -48,7 +48,7 @@ type Options struct {
 	// are skipped.
 	SetRecordFormat func(s store.Store, threadID string, version int64, format int) error
 	// SetSnapshotFormat overwrites, in place, the format version of threadID's
-	// snapshot, like SetRecordFormat.
+	// snapshots, like SetRecordFormat.
 	SetSnapshotFormat func(s store.Store, threadID string, format int) error
 }
 
@@ -81,7 +81,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 		{"ConcurrentAppendsToOneThread", h.concurrentOneThread},
 		{"ConcurrentAppendsToManyThreads", h.concurrentManyThreads},
 		{"HistoryOrder", h.historyOrder},
-		{"SnapshotReplacesPrevious", h.snapshotReplaces},
+		{"LoadStartsFromTheNewestSnapshot", h.snapshotReplaces},
+		{"HistoryPagesNewestFirstWithTheSnapshotBefore", h.historyPages},
+		{"HistoryCursorIsStableWhileTheThreadGrows", h.historyGrowing},
+		{"HistoryEdges", h.historyEdges},
 		{"ListFilters", h.listFilters},
 		{"ListOrderAndTies", h.listOrder},
 		{"ListPagingVisitsEachThreadOnce", h.listPaging},
@@ -749,6 +752,161 @@ func (h *harness) snapshotReplaces(t *testing.T) {
 	checkVersions(t, "history", records(t, s, "s", 0, 0, 0), span(1, 7))
 }
 
+// history returns the page of id's log before `before`, failing the test on
+// error, after checking what every page must be: at most limit records, newest
+// first and contiguous, and a base snapshot older than them with the records
+// between the two.
+func history(t *testing.T, s store.Store, id string, before int64, limit int) *store.HistoryPage {
+	t.Helper()
+	p, err := s.History(context.Background(), id, before, limit)
+	if err != nil {
+		t.Fatalf("History(%s, %d, %d): %v", id, before, limit, err)
+	}
+	if limit > 0 && len(p.Records) > limit {
+		t.Fatalf("History(%s, %d, %d) returned %d records", id, before, limit, len(p.Records))
+	}
+	if len(p.Records) == 0 {
+		if p.Base != nil || len(p.Lead) != 0 {
+			t.Errorf("an empty page has a base %+v and lead %v", p.Base, versions(p.Lead))
+		}
+		return p
+	}
+	newest, oldest := p.Records[0].Version, p.Records[len(p.Records)-1].Version
+	if before > 0 && newest >= before {
+		t.Errorf("History(%s, before %d) returned version %d", id, before, newest)
+	}
+	checkVersions(t, "page", p.Records, spanDown(newest, oldest))
+	checkRecords(t, id, p.Records)
+	var after int64
+	if p.Base != nil {
+		after = p.Base.Version
+		if after >= oldest {
+			t.Errorf("the base snapshot %d is not older than the page's oldest record %d", after, oldest)
+		}
+		if want := fmt.Sprintf("snap %s@%d", id, after); string(p.Base.Data) != want {
+			t.Errorf("base snapshot data %q, want %q", p.Base.Data, want)
+		}
+	}
+	checkVersions(t, "lead", p.Lead, span(after+1, oldest-1))
+	checkRecords(t, id, p.Lead)
+	return p
+}
+
+func spanDown(from, to int64) []int64 {
+	out := []int64{}
+	for v := from; v >= to; v-- {
+		out = append(out, v)
+	}
+	return out
+}
+
+// historyThread appends 30 records to id in appends of 1 to 4, with snapshots at
+// the given versions (each must end an append), and returns them.
+func historyThread(t *testing.T, s store.Store, id string) []int64 {
+	t.Helper()
+	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	var snaps []int64
+	var v int64
+	for i := 0; v < 30; i++ {
+		n := min(int64(1+i%4), 30-v)
+		snap := i%3 == 1
+		step(t, s, id, v, int(n), snap, meta)
+		v += n
+		if snap {
+			snaps = append(snaps, v)
+		}
+	}
+	return snaps
+}
+
+func (h *harness) historyPages(t *testing.T) {
+	s := h.open(t)
+	snaps := historyThread(t, s, "h")
+	for _, limit := range []int{1, 3, 7, 30, 100} {
+		var seen []int64
+		for before := int64(0); ; {
+			p := history(t, s, "h", before, limit)
+			if len(p.Records) == 0 {
+				break
+			}
+			oldest := p.Records[len(p.Records)-1].Version
+			// The base is the newest snapshot older than the page.
+			var want int64
+			for _, v := range snaps {
+				if v < oldest {
+					want = v
+				}
+			}
+			if got := p.Base; (got == nil) != (want == 0) || got != nil && got.Version != want {
+				t.Errorf("limit %d, page before %d: base %+v, want the snapshot at %d", limit, before, got, want)
+			}
+			seen = append(seen, versions(p.Records)...)
+			before = oldest
+		}
+		if !slices.Equal(seen, spanDown(30, 1)) {
+			t.Errorf("limit %d: paging visited %v, want each of 30..1 once", limit, seen)
+		}
+	}
+	// Without a limit the whole log is one page, from nothing.
+	if p := history(t, s, "h", 0, 0); len(p.Records) != 30 || p.Base != nil {
+		t.Errorf("History without a limit: %d records, base %+v", len(p.Records), p.Base)
+	}
+}
+
+func (h *harness) historyGrowing(t *testing.T) {
+	s := h.open(t)
+	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	step(t, s, "g", 0, 6, true, meta)
+	step(t, s, "g", 6, 4, false, meta)
+	first := history(t, s, "g", 0, 4)
+	checkVersions(t, "first page", first.Records, []int64{10, 9, 8, 7})
+	// The thread grows between pages: the next page still starts below the
+	// first one, and a new first page starts at the new newest record.
+	step(t, s, "g", 10, 5, true, meta)
+	next := history(t, s, "g", 7, 4)
+	checkVersions(t, "next page", next.Records, []int64{6, 5, 4, 3})
+	if next.Base != nil {
+		t.Errorf("the page from 3 has base %+v; the first snapshot is at 6", next.Base)
+	}
+	again := history(t, s, "g", 11, 4)
+	checkVersions(t, "the first page again", again.Records, []int64{10, 9, 8, 7})
+	if again.Base == nil || again.Base.Version != 6 {
+		t.Errorf("the page from 7 has base %+v, want the snapshot at 6", again.Base)
+	}
+	checkVersions(t, "new first page", history(t, s, "g", 0, 4).Records, []int64{15, 14, 13, 12})
+}
+
+func (h *harness) historyEdges(t *testing.T) {
+	s := h.open(t)
+	ctx := context.Background()
+	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	step(t, s, "e", 0, 3, true, meta)
+	// The snapshot at the newest record is no base for a page that holds it.
+	if p := history(t, s, "e", 0, 1); p.Base != nil || len(p.Lead) != 2 {
+		t.Errorf("latest page: base %+v, lead %v; want none and 1, 2", p.Base, versions(p.Lead))
+	}
+	checkVersions(t, "before past the end", history(t, s, "e", 99, 2).Records, []int64{3, 2})
+	if p := history(t, s, "e", 1, 5); len(p.Records) != 0 {
+		t.Errorf("History before 1 = %v, want an empty page", versions(p.Records))
+	}
+	for _, id := range []string{"unknown", "", "E"} {
+		if _, err := s.History(ctx, id, 0, 5); !isCode(err, interlude.ErrNotFound) {
+			t.Errorf("History(%q): err = %v, want ErrNotFound", id, err)
+		}
+	}
+	if err := s.Delete(ctx, "e"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.History(ctx, "e", 0, 5); !isCode(err, interlude.ErrNotFound) {
+		t.Errorf("History of a deleted thread: err = %v, want ErrNotFound", err)
+	}
+	// Its snapshots went with it: the thread created again starts from nothing.
+	step(t, s, "e", 0, 2, false, meta)
+	if p := history(t, s, "e", 0, 1); p.Base != nil {
+		t.Errorf("a thread created again after a delete has the old base %+v", p.Base)
+	}
+}
+
 // seedList creates threads with the given graph, status and UpdatedAt.
 type listThread struct {
 	id     string
@@ -1119,8 +1277,12 @@ func (h *harness) unknownRecordFormat(t *testing.T) {
 		if _, err := s.Records(ctx, "uf", 0, 0, 0); !isCode(err, interlude.ErrUnknownFormat) {
 			t.Errorf("Records over a record of format %d: err = %v, want ErrUnknownFormat", format, err)
 		}
+		if _, err := s.History(ctx, "uf", 0, 1); !isCode(err, interlude.ErrUnknownFormat) {
+			t.Errorf("History over a record of format %d: err = %v, want ErrUnknownFormat", format, err)
+		}
 		// Reading around the bad record still works.
 		checkVersions(t, "Records before the bad one", records(t, s, "uf", 0, 3, 0), span(1, 3))
+		checkVersions(t, "History before the bad one", history(t, s, "uf", 4, 1).Records, []int64{3})
 	}
 	// A bad record before the snapshot does not stop Load, only history.
 	if err := h.opts.SetRecordFormat(s, "uf", 4, store.FormatVersion); err != nil {
@@ -1154,8 +1316,12 @@ func (h *harness) unknownSnapshotFormat(t *testing.T) {
 			t.Errorf("Load of a snapshot of format %d: err = %v, want ErrUnknownFormat", format, err)
 		}
 	}
+	step(t, s, "us", 2, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
+	if _, err := s.History(ctx, "us", 0, 1); !isCode(err, interlude.ErrUnknownFormat) {
+		t.Errorf("History from a snapshot of a newer format: err = %v, want ErrUnknownFormat", err)
+	}
 	// The records are still readable one by one.
-	checkVersions(t, "Records", records(t, s, "us", 0, 0, 0), []int64{1, 2})
+	checkVersions(t, "Records", records(t, s, "us", 0, 0, 0), []int64{1, 2, 3})
 }
 
 func (h *harness) invalidAppend(t *testing.T) {
@@ -1243,6 +1409,8 @@ func (h *harness) contextCancelled(t *testing.T) {
 	check("Version", err)
 	_, err = s.Records(ctx, "ctx", 0, 0, 0)
 	check("Records", err)
+	_, err = s.History(ctx, "ctx", 0, 1)
+	check("History", err)
 	_, err = s.Meta(ctx, "ctx")
 	check("Meta", err)
 	_, err = s.List(ctx, store.Query{})

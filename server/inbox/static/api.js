@@ -80,13 +80,18 @@ async function call(method, path, { query, body, tok, signal } = {}) {
   return res.json();
 }
 
+/** The checkpoints a page of history holds: enough for a question's story. */
+export const HISTORY_PAGE = 20;
+
 export const api = {
   /** GET /v1/me: {"name", "roles"}. tok overrides the stored token. */
   me: (tok) => call('GET', '/v1/me', { tok }),
   graphs: () => call('GET', '/v1/graphs'),
   threads: (query) => call('GET', '/v1/threads', { query }),
   thread: (id) => call('GET', `/v1/threads/${encodeURIComponent(id)}`),
-  history: (id) => call('GET', `/v1/threads/${encodeURIComponent(id)}/history`),
+  /** A page of history, newest first; pass its next_before as before for the older page. */
+  history: (id, { limit, before } = {}) => call('GET', `/v1/threads/${encodeURIComponent(id)}/history`,
+    { query: { limit: limit ?? HISTORY_PAGE, ...(before ? { before } : {}) } }),
   resume: (id, interruptID, response) =>
     // A null response would cancel: answer null through responses instead.
     call('POST', `/v1/threads/${encodeURIComponent(id)}/resume`, {

@@ -521,6 +521,12 @@ function historyOf(hist) {
   return { entries, byID };
 }
 
+/** withOlderHistory returns hist with the page of history before it added. */
+async function withOlderHistory(thread, hist, limit) {
+  const older = await api.history(thread, { before: hist.next_before, limit });
+  return { ...hist, checkpoints: [...(hist.checkpoints ?? []), ...(older.checkpoints ?? [])], next_before: older.next_before ?? null };
+}
+
 async function openQuestion(thread, id, moveFocus) {
   const seq = ++detailSeq;
   const shownFlash = flash && flash.thread === thread && flash.id === id ? flash : null;
@@ -545,8 +551,18 @@ async function openQuestion(thread, id, moveFocus) {
     return;
   }
   if (seq !== detailSeq) return;
-  const { entries, byID } = historyOf(hist);
+  let { entries, byID } = historyOf(hist);
   const pending = (th.interrupts ?? []).find((q) => q.id === id);
+  // An answered question older than the latest page: read back until it shows.
+  while (!pending && !byID.has(id) && hist.next_before && !hist.error) {
+    try {
+      hist = await withOlderHistory(thread, hist, 100);
+    } catch (err) {
+      hist = { ...hist, error: err };
+    }
+    if (seq !== detailSeq) return;
+    ({ entries, byID } = historyOf(hist));
+  }
   const q = pending ?? byID.get(id)?.q;
   if (!q) {
     detail = null;
@@ -555,7 +571,8 @@ async function openQuestion(thread, id, moveFocus) {
       h('p', null, `Thread ${thread} has no question ${id}.`)));
     return;
   }
-  detail = { thread, id, pending: Boolean(pending), submitting: false, form: null, expiresAt: q.expires_at ?? null };
+  detail = { thread, id, pending: Boolean(pending), submitting: false, form: null, expiresAt: q.expires_at ?? null, hist };
+  const d = detail;
   const headingID = uid('qh');
   const article = h('article', { class: 'question', 'aria-labelledby': headingID, dataset: { status: pending ? 'pending' : 'answered' } },
     questionHeader(th, q, headingID),
@@ -565,7 +582,7 @@ async function openQuestion(thread, id, moveFocus) {
     isToolApproval(q) ? toolSection(q) : valueSection(q),
     conversation(th.messages),
     pending ? answerSection(th, q) : null,
-    historySection(entries, id, hist?.error));
+    historySection(entries, id, hist?.error, hist?.next_before ? () => showOlderHistory(d) : null));
   ui.detail.replaceChildren(backLink(), article);
   detail.article = article;
   if (shownFlash) article.querySelector('.flash')?.focus();
@@ -733,7 +750,31 @@ function conversation(messages) {
     h('ol', null, items));
 }
 
-function historySection(entries, current, error) {
+/** showOlderHistory adds the page of history before the one shown. */
+async function showOlderHistory(d) {
+  const section = d.article?.querySelector('section.history');
+  const button = section?.querySelector('button.older-history');
+  if (!button || button.disabled) return;
+  button.disabled = true;
+  button.textContent = 'Loading earlier history…';
+  let hist;
+  try {
+    hist = await withOlderHistory(d.thread, d.hist);
+  } catch (err) {
+    if (err.status === 401) {
+      signOut('Your token is no longer accepted. Sign in again.');
+      return;
+    }
+    hist = { ...d.hist, error: err };
+  }
+  if (detail !== d || !section.isConnected) return;
+  if (!hist.error) d.hist = hist;
+  const fresh = historySection(historyOf(hist).entries, d.id, hist.error, d.hist.next_before ? () => showOlderHistory(d) : null);
+  section.replaceWith(fresh);
+  (fresh.querySelector('button.older-history') ?? fresh.querySelector('h3')).focus();
+}
+
+function historySection(entries, current, error, older) {
   const list = entries.map((e) => {
     if (e.failed) {
       return h('li', { class: 'entry failed' }, h('p', null, h('strong', null, 'The run failed: '), e.failed), h('p', { class: 'meta' }, when(e.at)));
@@ -749,9 +790,11 @@ function historySection(entries, current, error) {
       more ? h('div', { class: 'more' }, more) : null);
   });
   return h('section', { class: 'history', 'aria-label': 'History' },
-    h('h3', null, 'History'),
+    h('h3', { tabindex: '-1' }, 'History'),
     error ? h('p', { class: 'form-error' }, `The history cannot be read: ${error.message}`) : null,
-    list.length ? h('ol', { class: 'timeline' }, list) : h('p', { class: 'none' }, 'No questions yet.'));
+    list.length ? h('ol', { class: 'timeline' }, list)
+      : h('p', { class: 'none' }, older ? 'No questions in the latest history.' : 'No questions yet.'),
+    older ? h('button', { type: 'button', class: 'secondary small older-history', onclick: older }, 'Show earlier history') : null);
 }
 
 /** detailChanged runs when the shown question's thread paused or ended. */

@@ -27,7 +27,7 @@ type thread struct {
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
 )

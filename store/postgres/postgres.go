@@ -68,7 +68,7 @@ type Store struct {
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
 )

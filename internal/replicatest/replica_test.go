@@ -660,4 +660,3 @@ func TestAStreamsEndFindsTheThreadFree(t *testing.T) {
 		}
 	}
 }
-

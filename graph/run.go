@@ -315,7 +315,7 @@ func (r *runner[S]) recover() (*Result[S], error) {
 	}
 	if st.status != store.StatusRunning || !st.mid {
 		return nil, &interlude.Error{Code: interlude.CodeConflict,
-			Message: fmt.Sprintf("thread %q has no step left unfinished by its answers (it is %s); another run finished it", r.threadID, statusOf(st.status))}
+			Message: fmt.Sprintf("thread %q has no step that its answers started left unfinished (it is %s): nothing needs recovering", r.threadID, statusOf(st.status))}
 	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()

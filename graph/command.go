@@ -15,6 +15,7 @@ const (
 	cmdInput commandKind = iota + 1
 	cmdAnswer
 	cmdContinue
+	cmdRecover
 )
 
 // Command is what an invocation does to a thread: start or continue it with input,
@@ -67,6 +68,17 @@ func Cancel(id string) Command {
 // Continue runs a thread on without input: past a breakpoint, or again after a
 // failed step.
 func Continue() Command { return Command{kind: cmdContinue} }
+
+// Recover finishes the step a thread's answers started, when the run they
+// started stopped before committing it (its process died, say): such a
+// thread's status is running (store.StatusRunning) while no run holds it. The
+// step's unfinished tasks run again and receive the recorded answers, and the
+// thread runs on as the answers' run would have. A thread with no such step is
+// refused with interlude.ErrConflict, and one that a run of this process holds
+// with interlude.ErrThreadBusy, at once: that run finishes the step. A server
+// calls it for the threads its store lists as unfinished (store.RecoveryIndex);
+// a plain Continue, or the same answers sent again, finish the step too.
+func Recover() Command { return Command{kind: cmdRecover} }
 
 // Status is how an invocation ended.
 type Status string

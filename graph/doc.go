@@ -51,6 +51,15 @@
 // question too: the step runs again once it is answered (Continue is refused
 // until then).
 //
+// An answer that leaves no question pending is committed with the thread's
+// status set to running (store.StatusRunning), before any code runs because of
+// it; the step it starts then commits the status it ends with. If the run stops
+// between the two (its process dies), the thread reads as running, not as
+// interrupted without a question, and new input is refused with
+// interlude.ErrThreadBusy until the step is finished: [Recover] finishes it (a
+// server does so by itself), as do [Continue] and the same answer sent again.
+// The step's tasks run again and receive the recorded answers.
+//
 // A question may have a time to live (interlude.Request.TTL). Once it passes,
 // the question takes no answer but a cancellation, and it is closed with
 // interlude.Expire, which a server does by itself; the node sees a cancelled

@@ -64,7 +64,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	case l.Meta.Status == store.StatusFailed && st.status != store.StatusFailed:
 		// A shared store reports a run whose process stopped mid-step.
 		status = store.StatusFailed
-		errText = "the process running this thread stopped before finishing its step; continue the thread, or send the answer again with its interrupt id, to run the step again from the last checkpoint"
+		errText = "the process running this thread stopped before finishing its step; continue the thread (no input) to run the step again from the last checkpoint"
 	}
 	return &Snapshot[S]{
 		ThreadID:   threadID,
@@ -283,7 +283,7 @@ func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*sta
 // checkpoint runs again from its start, so its interrupts fire again with new ids;
 // answers given on the abandoned branch never reach them.
 func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) (*Result[S], error) {
-	return g.locked(ctx, threadID, nil, func(r *runner[S]) (*Result[S], error) {
+	return g.locked(ctx, threadID, nil, true, func(r *runner[S]) (*Result[S], error) {
 		if r.c.st == nil {
 			return nil, store.NotFound(threadID)
 		}
@@ -317,7 +317,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 	if asNode != Start && g.nodes[asNode] == nil {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("UpdateState as unknown node %q; name a node of the graph or Start", asNode)}
 	}
-	return g.locked(ctx, threadID, nil, func(r *runner[S]) (*Result[S], error) {
+	return g.locked(ctx, threadID, nil, true, func(r *runner[S]) (*Result[S], error) {
 		st := r.c.st
 		if st != nil {
 			if ids := st.pendingIDs(); len(ids) > 0 {
@@ -377,13 +377,22 @@ func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
 
 // locked runs fn with the thread locked and its state acquired, and keeps the state
 // cached afterwards unless fn left it inconsistent.
-func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event), fn func(r *runner[S]) (*Result[S], error)) (*Result[S], error) {
+func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event), wait bool, fn func(r *runner[S]) (*Result[S], error)) (*Result[S], error) {
 	if threadID == "" {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a thread id is required"}
 	}
-	unlock, err := g.locks.Lock(ctx, threadID)
-	if err != nil {
-		return nil, err
+	var unlock func()
+	if wait {
+		var err error
+		if unlock, err = g.locks.Lock(ctx, threadID); err != nil {
+			return nil, err
+		}
+	} else {
+		var ok bool
+		if unlock, ok = g.locks.TryLock(threadID); !ok {
+			return nil, &interlude.Error{Code: interlude.CodeThreadBusy,
+				Message: fmt.Sprintf("thread %q is being run by this process; try again when that run ends", threadID)}
+		}
 	}
 	defer unlock()
 	ctx, claim, release, err := g.lease(ctx, threadID)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
 )
@@ -97,12 +98,17 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit f
 	if cmd.kind == 0 {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the command is empty; use Input, Resume, Respond, Reject, Cancel or Continue"}
 	}
-	return g.locked(ctx, threadID, emit, func(r *runner[S]) (*Result[S], error) {
+	// A recovery never waits for a run of this process: that run finishes
+	// the step itself.
+	wait := cmd.kind != cmdRecover
+	return g.locked(ctx, threadID, emit, wait, func(r *runner[S]) (*Result[S], error) {
 		switch cmd.kind {
 		case cmdInput:
 			return r.start(cmd.input)
 		case cmdAnswer:
 			return r.answer(cmd.resolutions)
+		case cmdRecover:
+			return r.recover()
 		default:
 			return r.resume()
 		}
@@ -230,9 +236,13 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 	return append(ws, more...), nil
 }
 
-// refuseIfWaiting refuses new input while the thread waits for answers or sits at
-// a breakpoint.
+// refuseIfWaiting refuses new input while the thread waits for answers, sits at
+// a breakpoint, or has a step its answers started left to finish.
 func (st *state[S]) refuseIfWaiting() error {
+	if st.status == store.StatusRunning {
+		return &interlude.Error{Code: interlude.CodeThreadBusy,
+			Message: "the thread is still running the step its last answers started (the run stopped before finishing it, and a server finishes it by itself); send the input once the thread is no longer running, or continue it with no input to finish the step now"}
+	}
 	if ids := st.pendingIDs(); len(ids) > 0 {
 		return &interlude.Error{Code: interlude.CodeThreadInterrupted, Interrupts: ids,
 			Message: "the thread is waiting for answers to " + strings.Join(ids, ", ") + "; resume, reject or cancel them before sending input"}
@@ -292,6 +302,20 @@ func (r *runner[S]) resume() (*Result[S], error) {
 		r.passOnce = st.brk.When == "before"
 		r.dirty = true
 		st.brk = nil
+	}
+	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
+	return r.loop()
+}
+
+// recover handles Recover.
+func (r *runner[S]) recover() (*Result[S], error) {
+	st := r.c.st
+	if st == nil {
+		return nil, store.NotFound(r.threadID)
+	}
+	if st.status != store.StatusRunning || !st.mid {
+		return nil, &interlude.Error{Code: interlude.CodeConflict,
+			Message: fmt.Sprintf("thread %q has no step that its answers started left unfinished (it is %s): nothing needs recovering", r.threadID, statusOf(st.status))}
 	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
@@ -378,6 +402,12 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	}
 	d := r.control(kindAnswer)
 	d.Resolve = apply
+	if len(apply) == len(pending) {
+		// Nothing is left to ask: the thread runs until the step these answers
+		// start commits. If this run stops before, the status says so, and a
+		// server finishes the step (Recover).
+		d.Status = store.StatusRunning
+	}
 	if err := r.commit(d); err != nil {
 		return nil, err
 	}
@@ -492,6 +522,7 @@ func (r *runner[S]) commit(d *delta) error {
 	if err := g.cfg.store.Append(r.ctx, app); err != nil {
 		return err
 	}
+	crashpoint.Committed(d.Kind)
 	if app.Expect == 0 {
 		r.c.created = st.createdAt
 	}

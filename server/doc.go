@@ -136,8 +136,19 @@
 // takes the thread's lease, answering 409 thread_busy if another replica runs
 // it, and tells which graph the thread belongs to, so the server reads nothing
 // else before the run. A run that dies with its replica ends too: once its lease
-// expires, one replica sends its thread's listeners an end of status failed
+// expires, one replica sends its thread's listeners an end of status failed, or
+// interrupted if the run had committed its pause, whose questions stay pending
 // (WithLeaseWatch).
+//
+// An answer that leaves no question pending is committed with the thread's
+// status set to running, and the step it starts commits the status it ends
+// with. A thread still running by its last record while no run holds it was
+// left by a run that stopped between the two (its process died, say): the
+// server finishes that step by itself (WithRecoveryWatch, RecoverThreads), when
+// it starts and every second, with replicas on one of them under the thread's
+// lease once the dead run's lease has expired. The step's tasks run again and
+// receive the recorded answers, so the answer's effect is applied once. Until
+// then, new input to the thread is refused with 409 thread_busy.
 //
 // A question with a time to live (interlude.Request.TTL) is closed by the server
 // once it passes: every second (WithExpiryWatch) the server resolves the questions

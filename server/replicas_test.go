@@ -304,6 +304,7 @@ func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
 type expiringStore struct {
 	store.Store
 	expired chan store.ExpiredLease
+	reads   store.Status // what Meta reports, as a shared store does once a lease expired; "" for what is stored
 }
 
 func (s *expiringStore) ExpiredLeases(ctx context.Context) ([]store.ExpiredLease, error) {
@@ -315,26 +316,49 @@ func (s *expiringStore) ExpiredLeases(ctx context.Context) ([]store.ExpiredLease
 	}
 }
 
-func TestListenersHearThatARunDiedWithItsProcess(t *testing.T) {
-	st := &expiringStore{expired: make(chan store.ExpiredLease, 1)}
-	e := newEnv(t, setup{wrap: func(inner store.Store) store.Store { st.Store = inner; return st },
-		opts: []server.Option{server.WithLeaseWatch(5 * time.Millisecond)}})
-	ctx := context.Background()
-	e.start("refund", "r", `{"amount":5}`)
-	sub, err := e.client().Subscribe(ctx, "r", "")
-	if err != nil {
-		t.Fatal(err)
+func (s *expiringStore) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	m, err := s.Store.Meta(ctx, threadID)
+	if err == nil && s.reads != "" {
+		m.Status = s.reads
 	}
-	defer sub.Close()
-	st.expired <- store.ExpiredLease{ThreadID: "r", Version: 1}
-	evs := until(t, sub)
-	end := evs[len(evs)-1]
-	var data struct {
-		ThreadID   string `json:"thread_id"`
-		Status     string `json:"status"`
-		Checkpoint int64  `json:"checkpoint"`
-	}
-	if err := json.Unmarshal(end.Data, &data); err != nil || data.ThreadID != "r" || data.Status != "failed" || data.Checkpoint != 1 {
-		t.Fatalf("end event %s (%v), want thread r failed at checkpoint 1", end.Data, err)
+	return m, err
+}
+
+// TestListenersHearHowAThreadReadsOnceItsRunDiedWithItsProcess checks the lease
+// watch's announcement: a run that died between steps ended failed, and one
+// that died after committing its pause ended interrupted, its questions still
+// pending.
+func TestListenersHearHowAThreadReadsOnceItsRunDiedWithItsProcess(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		reads store.Status
+		want  string
+	}{
+		{"between steps", store.StatusFailed, "failed"},
+		{"after its pause", "", "interrupted"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := &expiringStore{expired: make(chan store.ExpiredLease, 1), reads: c.reads}
+			e := newEnv(t, setup{wrap: func(inner store.Store) store.Store { st.Store = inner; return st },
+				opts: []server.Option{server.WithLeaseWatch(5 * time.Millisecond)}})
+			ctx := context.Background()
+			e.start("refund", "r", `{"amount":5}`)
+			sub, err := e.client().Subscribe(ctx, "r", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			st.expired <- store.ExpiredLease{ThreadID: "r", Version: 1}
+			evs := until(t, sub)
+			end := evs[len(evs)-1]
+			var data struct {
+				ThreadID   string `json:"thread_id"`
+				Status     string `json:"status"`
+				Checkpoint int64  `json:"checkpoint"`
+			}
+			if err := json.Unmarshal(end.Data, &data); err != nil || data.ThreadID != "r" || data.Status != c.want || data.Checkpoint != 1 {
+				t.Fatalf("end event %s (%v), want thread r %s at checkpoint 1", end.Data, err, c.want)
+			}
+		})
 	}
 }

@@ -61,6 +61,7 @@ type config struct {
 	inboxSet  bool
 	watch     time.Duration
 	expiry    time.Duration
+	recovery  time.Duration
 	now       func() time.Time
 }
 
@@ -106,10 +107,13 @@ func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
 
 // WithLeaseWatch sets how often, with a store several processes share (a
 // store.LeaseWatcher such as Postgres) and an event hub, the server looks for
-// runs that died with their process: their lease expired, so their thread reads
-// as failed. It tells each such thread's listeners on every replica with an end
-// event of status failed, which one replica sends. The default is every second;
-// 0 turns it off.
+// runs that died with their process: their lease expired. It tells each such
+// thread's listeners on every replica how the thread now reads, with an end
+// event that one replica sends: failed for a run that died between steps,
+// interrupted for one that died after committing its pause (the thread's
+// questions are pending, in the inbox). A run that died after committing answers sends none: the recovery
+// watch (WithRecoveryWatch) finishes its step, and that run ends it. The
+// default is every second; 0 turns it off.
 func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch = every } }
 
 // WithInbox serves h under /inbox/ instead of the built-in web inbox (package
@@ -123,7 +127,7 @@ func WithInbox(h http.Handler) Option {
 
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, now: time.Now}
+	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, recovery: time.Second, now: time.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -180,6 +184,9 @@ func New(opts ...Option) (*Server, error) {
 	}
 	if _, ok := expiryIndex(s.store); ok && cfg.expiry > 0 {
 		go s.watchExpiries(cfg.expiry)
+	}
+	if _, ok := unwrapStore(s.store).(store.RecoveryIndex); ok && cfg.recovery > 0 {
+		go s.watchRecoveries(cfg.recovery)
 	}
 	if cfg.metrics {
 		s.metrics.hub = s.hub
@@ -253,10 +260,33 @@ func (s *Server) watchLeases(w store.LeaseWatcher, every time.Duration) {
 			return
 		}
 		for _, e := range expired {
-			s.log.Warn("a run died with its process; its thread reads as failed until it is continued", "thread_id", e.ThreadID, "checkpoint", e.Version)
-			s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: e.Version})
+			s.announceDeadRun(e)
 		}
 	})
+}
+
+// announceDeadRun tells the listeners of a thread whose run died with its
+// process how the thread now reads.
+func (s *Server) announceDeadRun(e store.ExpiredLease) {
+	ctx, cancel := context.WithTimeout(s.runCtx, 10*time.Second)
+	m, err := s.store.Meta(ctx, e.ThreadID)
+	cancel()
+	if err != nil {
+		if !errors.Is(err, interlude.ErrNotFound) && s.runCtx.Err() == nil {
+			s.log.Warn("reading a thread whose run died with its process failed", "thread_id", e.ThreadID, "err", err)
+		}
+		return
+	}
+	switch m.Status {
+	case store.StatusFailed:
+		s.log.Warn("a run died with its process; its thread reads as failed until it is continued", "thread_id", e.ThreadID, "checkpoint", m.Version)
+		s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: m.Version})
+	case store.StatusInterrupted:
+		s.log.Warn("a run died with its process after pausing; its thread waits for its answers", "thread_id", e.ThreadID, "checkpoint", m.Version)
+		s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Interrupted, Checkpoint: m.Version})
+	case store.StatusRunning:
+		s.log.Warn("a run died with its process after its answers were committed; the step they started will be finished", "thread_id", e.ThreadID, "checkpoint", m.Version)
+	}
 }
 
 // every calls fn each period until the server closes. A call that outlasts the

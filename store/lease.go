@@ -66,8 +66,9 @@ type LeaseWatcher interface {
 	ExpiredLeases(ctx context.Context) ([]ExpiredLease, error)
 }
 
-// ExpiredLease is a thread whose run's lease expired: it reads as failed until
-// a run takes it over.
+// ExpiredLease is a thread whose run's lease expired. It reads as failed until
+// a run takes it over, unless its last record ended a run (interrupted or
+// failed) or committed answers whose step is unfinished (running).
 type ExpiredLease struct {
 	// ThreadID names the thread.
 	ThreadID string

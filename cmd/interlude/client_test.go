@@ -34,9 +34,12 @@ const (
 
 // startServer starts "interlude serve" with tokens on a free loopback port and
 // waits until /healthz answers.
-func startServer(t *testing.T) *liveServer {
+func startServer(t *testing.T) *liveServer { return startServerIn(t, t.TempDir()) }
+
+// startServerIn starts "interlude serve" like startServer, keeping its threads
+// in dir/serve.db, with extra environment variables.
+func startServerIn(t *testing.T, dir string, extraEnv ...string) *liveServer {
 	t.Helper()
-	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokens, []byte("# name:token:roles\nalice:"+aliceToken+":run,approve\nreader:"+readerToken+":\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -44,7 +47,7 @@ func startServer(t *testing.T) *liveServer {
 	addr := proctest.FreeAddr(t)
 	s := &liveServer{url: "http://" + addr, stderr: &proctest.Buffer{}, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens, "--body-limit", "4096")
-	s.cmd.Env = baseEnv()
+	s.cmd.Env = baseEnv(extraEnv...)
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

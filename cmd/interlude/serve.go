@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/postgres"
@@ -38,7 +39,10 @@ thread's lease (renewed every third of --lease-ttl), and the live events of ever
 replica's runs reach the event listeners of all of them through the database. If
 a replica dies mid-run, its threads read as failed once their leases expire (and
 their event listeners are told so), and any replica continues them from their
-last committed step.
+last committed step; a thread whose pause was committed still waits for its
+answers. A step whose answers were committed but whose run died (with either
+store) is finished by the server itself: at start, and every second once the
+dead run's lease has expired.
 
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
@@ -107,6 +111,7 @@ type storeConfig struct {
 }
 
 func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64) error {
+	crashpoint.Arm(e.getenv(crashpoint.Env)) // tests only: die right after a chosen commit
 	if e.getenv("GOGC") == "" {
 		// A server's live heap is small and steady (paused threads live in the
 		// store, not in memory), so Go's default pace of collection spends CPU

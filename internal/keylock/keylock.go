@@ -36,6 +36,32 @@ func New() *Locks {
 
 // Lock waits until key is free or ctx ends, and returns the unlock function.
 func (k *Locks) Lock(ctx context.Context, key string) (func(), error) {
+	e, release := k.ref(key)
+	select {
+	case e.ch <- struct{}{}:
+		return func() { <-e.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+}
+
+// TryLock takes key if it is free and returns the unlock function; if another
+// holds it, it reports false at once.
+func (k *Locks) TryLock(key string) (func(), bool) {
+	e, release := k.ref(key)
+	select {
+	case e.ch <- struct{}{}:
+		return func() { <-e.ch; release() }, true
+	default:
+		release()
+		return nil, false
+	}
+}
+
+// ref returns key's lock, made if needed, and the function that lets go of it
+// once its holder or waiter is done.
+func (k *Locks) ref(key string) (*entry, func()) {
 	sh := &k.shards[maphash.String(k.seed, key)%uint64(len(k.shards))]
 	sh.mu.Lock()
 	e := sh.m[key]
@@ -45,18 +71,11 @@ func (k *Locks) Lock(ctx context.Context, key string) (func(), error) {
 	}
 	e.refs++
 	sh.mu.Unlock()
-	release := func() {
+	return e, func() {
 		sh.mu.Lock()
 		if e.refs--; e.refs == 0 {
 			delete(sh.m, key)
 		}
 		sh.mu.Unlock()
-	}
-	select {
-	case e.ch <- struct{}{}:
-		return func() { <-e.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
 	}
 }

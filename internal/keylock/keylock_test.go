@@ -67,3 +67,32 @@ func TestWaitEndsWithTheContext(t *testing.T) {
 	}
 	again()
 }
+
+// TestTryLockNeverWaits checks that TryLock takes a free key, refuses a held one
+// at once, and leaves nothing behind either way.
+func TestTryLockNeverWaits(t *testing.T) {
+	k := New()
+	unlock, ok := k.TryLock("a")
+	if !ok {
+		t.Fatal("TryLock refused a free key")
+	}
+	if _, ok := k.TryLock("a"); ok {
+		t.Fatal("TryLock took a held key")
+	}
+	if other, ok := k.TryLock("b"); !ok {
+		t.Fatal("TryLock refused another key")
+	} else {
+		other()
+	}
+	unlock()
+	again, ok := k.TryLock("a")
+	if !ok {
+		t.Fatal("TryLock refused a key its holder let go")
+	}
+	again()
+	for i := range k.shards {
+		if n := len(k.shards[i].m); n != 0 {
+			t.Fatalf("%d locks left behind with nobody holding them", n)
+		}
+	}
+}

@@ -115,17 +115,24 @@ type replica struct {
 // launch starts a replica without waiting for it.
 func launch(t *testing.T, name, dsn, schema string, leaseTTL time.Duration) *replica {
 	t.Helper()
+	return launchWith(t, name, dsn, schema, leaseTTL, nil)
+}
+
+// launchWith starts a replica like launch, with extra environment variables
+// and flags.
+func launchWith(t *testing.T, name, dsn, schema string, leaseTTL time.Duration, extraEnv []string, extraArgs ...string) *replica {
+	t.Helper()
 	addr := proctest.FreeAddr(t)
 	r := &replica{name: name, url: "http://" + addr, out: &proctest.Buffer{}, done: make(chan struct{})}
-	r.cmd = exec.Command(bin, "serve", "--addr", addr, "--postgres", dsn, "--postgres-schema", schema,
-		"--lease-ttl", leaseTTL.String(), "--log-format", "json")
+	r.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--postgres", dsn, "--postgres-schema", schema,
+		"--lease-ttl", leaseTTL.String(), "--log-format", "json"}, extraArgs...)...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "INTERLUDE_") {
 			env = append(env, kv)
 		}
 	}
-	r.cmd.Env = env
+	r.cmd.Env = append(env, extraEnv...)
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -651,73 +658,5 @@ func TestAStreamsEndFindsTheThreadFree(t *testing.T) {
 		if err != nil || res.Status != "completed" {
 			t.Fatalf("answering %s on the other replica right after the end event: %+v, %v", id, res, err)
 		}
-	}
-}
-
-// TestADeadReplicasThreadReadsFailedUntilAnotherContinuesIt plays the death of
-// a replica mid-run exactly: its lease is left behind (written as the dead
-// replica would have), unrenewed. Until it expires the thread is busy; then
-// it reads as failed, and any replica continues it.
-func TestADeadReplicasThreadReadsFailedUntilAnotherContinuesIt(t *testing.T) {
-	dsn := testDSN(t)
-	schema := freshSchema(t, dsn)
-	rs := startReplicas(t, 3, dsn, schema, 30*time.Second)
-	ctx := context.Background()
-	res := pauseRefund(t, rs[0], "t")
-	conn := connect(t, dsn)
-	if _, err := conn.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema}.Sanitize()+`.leases (thread_id, owner, token, expires_at)
-		VALUES ('t', 'replica-that-died', 1, now() + interval '1500 milliseconds')`); err != nil {
-		t.Fatal(err)
-	}
-	listed := func(r *replica, status string) bool {
-		page, err := r.client.Threads(ctx, client.ListOptions{Status: status})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(page.Threads) == 1 && page.Threads[0].ThreadID == "t" && page.Threads[0].Status == status
-	}
-	// Before the lease expires an answer is refused as busy: 409 thread_busy
-	// naming the holder. (The expiry is 1.5 s away: plenty for this request.)
-	_, err := rs[1].client.Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": true})
-	var ce *client.Error
-	if !errors.As(err, &ce) || ce.Status != http.StatusConflict || ce.Code != "thread_busy" || !strings.Contains(ce.Message, "replica-that-died") {
-		t.Fatalf("an answer while the dead replica's lease runs: %v; want 409 thread_busy naming the holder", err)
-	}
-	// A listener on a replica that never ran the thread hears that the run
-	// died once its lease expires: an end event of status failed. The thread
-	// is then listed as failed, and not in the inbox.
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	sub, err := rs[2].client.Subscribe(wctx, "t", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var end *client.Event
-	for ev, err := range sub.Events() {
-		if err != nil {
-			t.Fatalf("listening for the dead run's end: %v", err)
-		}
-		if ev.Event == "end" {
-			end = &ev
-			break
-		}
-	}
-	sub.Close()
-	var ended struct {
-		Status string `json:"status"`
-	}
-	if end == nil || json.Unmarshal(end.Data, &ended) != nil || ended.Status != "failed" {
-		t.Fatalf("a listener was not told the dead replica's run failed: %+v", end)
-	}
-	if !listed(rs[2], "failed") || listed(rs[2], "interrupted") {
-		t.Fatal("after its lease expired the thread is not listed as failed (only)")
-	}
-	// Any replica continues it: the client retries its answer.
-	res, err = rs[1].client.Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": true})
-	if err != nil || res.Status != "completed" {
-		t.Fatalf("the retried answer: %+v, %v", res, err)
-	}
-	if listed(rs[0], "failed") || listed(rs[0], "running") {
-		t.Fatal("the thread is still listed as failed or running")
 	}
 }

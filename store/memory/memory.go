@@ -27,8 +27,9 @@ type thread struct {
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.ExpiryIndex = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.ExpiryIndex   = (*Store)(nil)
+	_ store.RecoveryIndex = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -281,6 +282,30 @@ func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, lim
 		out = append(out, d.meta)
 	}
 	return out, nil
+}
+
+// Unfinished implements store.RecoveryIndex. Like List it scans every thread;
+// threads updated at the same time come in thread id order.
+func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]store.Meta, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	limit = store.UnfinishedLimit(limit)
+	var metas []store.Meta
+	s.mu.RLock()
+	for _, t := range s.threads {
+		if t.meta.Status == store.StatusRunning && (len(graphs) == 0 || slices.Contains(graphs, t.meta.Graph)) {
+			metas = append(metas, cloneMeta(t.meta))
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(metas, func(a, b store.Meta) int {
+		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ThreadID, b.ThreadID)
+	})
+	return metas[:min(limit, len(metas))], nil
 }
 
 // Delete implements store.Store.

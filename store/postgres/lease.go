@@ -48,13 +48,15 @@ func (l *lease) Loaded() *store.Loaded { return l.loaded }
 // replica may take the thread over: the run that died committed nothing for the
 // step it was running, so the thread continues from its last committed record.
 //
-// Status rule: a thread whose lease is held reads as running, and a thread whose
-// lease expired without being released (its process died mid-run) reads as
-// failed, in Meta, Load and List alike, whatever its last record says. Such a
-// failed thread recovers when a run takes its lease over: a plain continue, or
-// the retried answer that started the run that died, runs the unfinished step
-// again. The lease, not the record, says so, so no write is needed when a
-// process dies.
+// Status rule: a thread whose lease is held reads as running, in Meta, Load and
+// List alike. A thread whose lease expired without being released (its process
+// died) reads as its last record says if that record ended a run (interrupted,
+// with its questions, or failed) or committed answers whose step is unfinished
+// (running: a server finishes it, see store.RecoveryIndex); otherwise the
+// process died mid-run, between steps, and the thread reads as failed until a
+// run takes its lease over: a plain continue runs the unfinished step again
+// from the last committed record. The lease, not the record, says so, so no
+// write is needed when a process dies.
 //
 // Taking a lease also reads the thread's graph and version (Lease.Thread), in
 // the same statement, and, if the request asks, loads the thread unless the

@@ -192,13 +192,27 @@ func listed(t *testing.T, s *Store, q store.Query) map[string]store.Status {
 }
 
 // TestLeaseDecidesTheReportedStatus checks the status rule: a held lease reads
-// as running, an expired one as failed, in Meta, Load and every listing.
+// as running, an expired one as failed unless the last record ended a run or
+// committed answers, in Meta, Load and every listing.
 func TestLeaseDecidesTheReportedStatus(t *testing.T) {
+	for _, c := range []struct {
+		stored, expired store.Status
+	}{
+		{store.StatusInterrupted, store.StatusInterrupted}, // a committed pause keeps its questions
+		{store.StatusFailed, store.StatusFailed},
+		{store.StatusRunning, store.StatusRunning}, // committed answers: a server finishes the step
+		{store.StatusIdle, store.StatusFailed},     // died between steps
+	} {
+		t.Run(string(c.stored), func(t *testing.T) { leaseDecidesTheReportedStatus(t, c.stored, c.expired) })
+	}
+}
+
+func leaseDecidesTheReportedStatus(t *testing.T, stored, expired store.Status) {
 	s := openTest(t)
 	ctx := context.Background()
 	q := interlude.Question{ID: "int_1", Node: "n", Message: "ok?"}
 	for _, id := range []string{"t", "other"} {
-		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: []interlude.Question{q}},
+		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: stored, Interrupts: []interlude.Question{q}},
 			Records: []store.Record{{Version: 1, Format: 1, Kind: "pause", Data: []byte("x")}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -227,15 +241,15 @@ func TestLeaseDecidesTheReportedStatus(t *testing.T) {
 				}
 			}
 		}
-		if got := listed(t, s, store.Query{Status: store.StatusInterrupted})["other"]; got != store.StatusInterrupted {
+		if got := listed(t, s, store.Query{Status: stored})["other"]; got != stored {
 			t.Errorf("%s: the other thread is listed as %q", when, got)
 		}
 	}
-	check("without a lease", store.StatusInterrupted)
+	check("without a lease", stored)
 	a := mustLease(t, s, "t", "replica-a")
 	check("while its run holds the lease", store.StatusRunning)
 	expire(t, s, "t")
-	check("once the lease expired", store.StatusFailed)
+	check("once the lease expired", expired)
 	b := mustLease(t, s, "t", "replica-b")
 	check("once another replica took it over", store.StatusRunning)
 	if err := a.Release(ctx); err != nil {
@@ -245,7 +259,7 @@ func TestLeaseDecidesTheReportedStatus(t *testing.T) {
 	if err := b.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	check("after release", store.StatusInterrupted)
+	check("after release", stored)
 }
 
 func TestListFailedMergesStoredAndExpired(t *testing.T) {
@@ -253,17 +267,18 @@ func TestListFailedMergesStoredAndExpired(t *testing.T) {
 	ctx := context.Background()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Threads updated one second apart: f1 and f3 failed by their records, e2
-	// and e4 by expired leases; n5 idle.
+	// and e4 by expired leases; n5 idle, and p6 paused, which an expired lease
+	// leaves interrupted.
 	for i, c := range []struct {
 		id     string
 		status store.Status
-	}{{"f1", store.StatusFailed}, {"e2", store.StatusIdle}, {"f3", store.StatusFailed}, {"e4", store.StatusInterrupted}, {"n5", store.StatusIdle}} {
+	}{{"f1", store.StatusFailed}, {"e2", store.StatusIdle}, {"f3", store.StatusFailed}, {"e4", store.StatusIdle}, {"n5", store.StatusIdle}, {"p6", store.StatusInterrupted}} {
 		if err := s.Append(ctx, store.Append{ThreadID: c.id, Meta: store.Meta{Graph: "g", Status: c.status, UpdatedAt: base.Add(time.Duration(i) * time.Second)},
 			Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, id := range []string{"e2", "e4"} {
+	for _, id := range []string{"e2", "e4", "p6"} {
 		mustLease(t, s, id, "dead")
 		expire(t, s, id)
 	}
@@ -657,5 +672,43 @@ func TestAnExpiredLeaseIsReportedOnceUntilTakenOrRenewedAgain(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s reported %d times", id, n)
 		}
+	}
+}
+
+// TestUnfinishedLeavesOutThreadsALiveRunHolds checks that a replica is offered
+// only the answered threads whose run died: a held lease hides a thread from
+// Unfinished, an expired one shows it again.
+func TestUnfinishedLeavesOutThreadsALiveRunHolds(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusRunning},
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "resolve", Data: []byte("x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	unfinished := func() []string {
+		t.Helper()
+		ms, err := s.Unfinished(ctx, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, m.ThreadID)
+		}
+		return ids
+	}
+	l := mustLease(t, s, "t", "replica-a")
+	if got := unfinished(); len(got) != 0 {
+		t.Fatalf("while a run holds the lease, Unfinished lists %v", got)
+	}
+	expire(t, s, "t")
+	if got := unfinished(); len(got) != 1 || got[0] != "t" {
+		t.Fatalf("once the lease expired, Unfinished lists %v, want [t]", got)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := unfinished(); len(got) != 1 {
+		t.Fatalf("without a lease, Unfinished lists %v, want [t]", got)
 	}
 }

@@ -68,8 +68,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.ExpiryIndex = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.ExpiryIndex   = (*Store)(nil)
+	_ store.RecoveryIndex = (*Store)(nil)
 )
 
 type config struct {
@@ -163,14 +164,17 @@ type queries struct {
 	lease, holder, renew, release  string
 	expired                        string // marks and returns the expired leases not yet reported
 	expiredQuestions               string // the threads whose questions expired, for Store.Expired
+	unfinished                     string // the threads whose answered step is unfinished, for Store.Unfinished
 	claim                          string
 	logEvents                      [2]string // [with the release of a lease]
 	schema                         string    // quoted, for listQuery
 }
 
-// statusSQL is a thread's status as reported: its lease, if any, overrides
-// what its last record says (see Store.Lease).
-const statusSQL = `CASE WHEN l.expires_at IS NULL THEN t.status WHEN l.expires_at > now() THEN 'running' ELSE 'failed' END`
+// statusSQL is a thread's status as reported: a held lease reads as running,
+// and an expired one as failed unless the thread's last record ended a run
+// (interrupted, failed) or committed answers (running); see Store.Lease.
+const statusSQL = `CASE WHEN l.expires_at IS NULL THEN t.status WHEN l.expires_at > now() THEN 'running'
+	WHEN t.status IN ('interrupted', 'failed', 'running') THEN t.status ELSE 'failed' END`
 
 func newQueries(schema string) queries {
 	var q queries
@@ -187,6 +191,10 @@ func newQueries(schema string) queries {
 	q.expiredQuestions = `SELECT t.id, t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
 	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id
 	WHERE t.expires_at <= $1 AND ($3::text[] IS NULL OR t.graph = ANY($3::text[])) ORDER BY t.expires_at LIMIT $2`
+	q.unfinished = `SELECT t.id, t.graph, t.status, t.version, t.interrupts, t.created_at, t.updated_at
+	FROM ` + schema + `.threads t WHERE t.status = 'running' AND ($2::text[] IS NULL OR t.graph = ANY($2::text[]))
+	AND NOT EXISTS (SELECT 1 FROM ` + schema + `.leases l WHERE l.thread_id = t.id AND l.expires_at > now())
+	ORDER BY t.updated_at, t.id LIMIT $1`
 	q.records = `SELECT version, format, kind, data, created_at FROM ` + schema + `.records
 		WHERE thread_id = $1 AND version > $2 AND version <= $3 ORDER BY version LIMIT $4`
 	q.history = historySQL(schema)
@@ -590,14 +598,21 @@ func (s *Store) listQuery(q store.Query, limit int) (string, []any, error) {
 		return cols(statusSQL) + " LEFT JOIN " + schema + ".leases l ON l.thread_id = t.id" + where() + order + lim, args, nil
 	}
 	status := arg(string(q.Status))
+	// The threads whose record says the status and whose lease, if any, does
+	// not override it (statusSQL): a held lease overrides every status, an
+	// expired one only idle.
+	overriding := " AND l.expires_at > now()"
+	if q.Status == store.StatusIdle {
+		overriding = ""
+	}
 	stored := cols("t.status") + where("t.status = "+status,
-		"NOT EXISTS (SELECT 1 FROM "+schema+".leases l WHERE l.thread_id = t.id)") + order + lim
+		"NOT EXISTS (SELECT 1 FROM "+schema+".leases l WHERE l.thread_id = t.id"+overriding+")") + order + lim
 	var leased string
 	switch q.Status {
 	case store.StatusRunning:
 		leased = "l.expires_at > now()"
 	case store.StatusFailed:
-		leased = "l.expires_at <= now()"
+		leased = "l.expires_at <= now() AND t.status = 'idle'"
 	default:
 		return stored, args, nil
 	}
@@ -633,6 +648,22 @@ func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, lim
 	threads, err := scanMetas(s.pool.Query(ctx, s.sql.expiredQuestions, store.UnixNano(now), limit, names))
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list the threads whose questions expired: %w", err)
+	}
+	return threads, nil
+}
+
+// Unfinished implements store.RecoveryIndex. It walks the listing index of the
+// running threads (threads_inbox) from its oldest end and leaves out those a
+// live run holds, so that a replica finishes only threads whose run died; it
+// reads only the threads it returns, and the leases of the running ones.
+func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]store.Meta, error) {
+	var names any // NULL: every graph
+	if len(graphs) > 0 {
+		names = graphs
+	}
+	threads, err := scanMetas(s.pool.Query(ctx, s.sql.unfinished, store.UnfinishedLimit(limit), names))
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: list the threads whose answered step is unfinished: %w", err)
 	}
 	return threads, nil
 }

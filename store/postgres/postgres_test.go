@@ -327,6 +327,19 @@ func TestHistoryWalksThePrimaryKeys(t *testing.T) {
 	}
 }
 
+// TestUnfinishedUsesIndex checks that Unfinished walks the listing index of the
+// running threads in order, reading no thread of another status.
+func TestUnfinishedUsesIndex(t *testing.T) {
+	s := openTest(t)
+	tx := indexWalks(t, s)
+	for _, graphs := range [][]string{nil, {"refund"}} {
+		plan := explain(t, tx, "COSTS OFF", s.sql.unfinished, 100, graphs)
+		if !strings.Contains(plan, "using threads_inbox") || strings.Contains(plan, "Sort") || strings.Contains(plan, "Seq Scan on threads") {
+			t.Errorf("Unfinished(%v) does not walk threads_inbox in order:\n%s", graphs, plan)
+		}
+	}
+}
+
 func TestAppendIsOneStatement(t *testing.T) {
 	// The four shapes of Append are valid SQL for Postgres: prepare each.
 	s := openTest(t)

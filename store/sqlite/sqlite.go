@@ -54,15 +54,16 @@ type Store struct {
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
 	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
-	selPage, selBase                                         *sql.Stmt // on r
+	selPage, selBase, selUnfinished                          *sql.Stmt // on r
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.ExpiryIndex = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.ExpiryIndex   = (*Store)(nil)
+	_ store.RecoveryIndex = (*Store)(nil)
 )
 
 type config struct {
@@ -186,6 +187,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{r, &s.selMeta, `SELECT graph, status, version, interrupts, created_at, updated_at FROM threads WHERE id = ?`},
 		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
 		{r, &s.selExpired, expiredSQL},
+		{r, &s.selUnfinished, unfinishedSQL},
 	}
 	for _, p := range prep {
 		if *p.stmt, err = p.db.PrepareContext(ctx, p.sql); err != nil {
@@ -509,6 +511,33 @@ func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, lim
 	threads, err := scanMetas(s.selExpired.QueryContext(ctx, store.UnixNano(now), limit, names))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list the threads whose questions expired: %w", err)
+	}
+	return threads, nil
+}
+
+// unfinishedSQL lists the threads whose stored status is running, least
+// recently updated first, at most a number of them, of the graphs named in a
+// JSON array (all of them when it is NULL).
+const unfinishedSQL = `SELECT id, graph, status, version, interrupts, created_at, updated_at FROM threads
+	WHERE status = 'running' AND (?2 IS NULL OR graph IN (SELECT value FROM json_each(?2)))
+	ORDER BY updated_at, id LIMIT ?1`
+
+// Unfinished implements store.RecoveryIndex. It walks the listing index of
+// the running threads (threads_inbox) from its oldest end, so it reads only
+// the threads it returns. One process uses the store, so every thread stored
+// as running is listed: the caller tells its own live runs apart.
+func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]store.Meta, error) {
+	var names any // NULL: every graph
+	if len(graphs) > 0 {
+		data, err := json.Marshal(graphs)
+		if err != nil {
+			return nil, err
+		}
+		names = string(data)
+	}
+	threads, err := scanMetas(s.selUnfinished.QueryContext(ctx, store.UnfinishedLimit(limit), names))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list the threads whose answered step is unfinished: %w", err)
 	}
 	return threads, nil
 }

@@ -98,7 +98,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 		{"InvalidAppendRefused", h.invalidAppend},
 		{"UnknownThread", h.unknownThread},
 		{"ContextCancelled", h.contextCancelled},
-	}, h.expiryCases()...) {
+	}, append(h.expiryCases(), h.recoveryCases()...)...) {
 		t.Run(c.name, c.fn)
 	}
 }

@@ -219,15 +219,28 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 	if err := g.codec.fs.apply(reflect.ValueOf(&in).Elem(), ws); err != nil {
 		return nil, err
 	}
-	extra, err := g.onInput(r.ctx, current, in)
+	extra, err := g.onInput(r.ctx, current, &in)
 	if err != nil {
 		return nil, err
+	}
+	// The input as the function left it, field by field: applying each write to
+	// the zero value gives the value it carries, so encoding that value again
+	// keeps the write as it was unless the function edited it.
+	edited := make([]write, len(ws))
+	v := reflect.ValueOf(in)
+	for i, w := range ws {
+		f := g.codec.fs.byName[w.Field]
+		data, err := json.Marshal(v.Field(f.index).Interface())
+		if err != nil {
+			return nil, unencodable("the graph's input function", f.name, v.Field(f.index), err)
+		}
+		edited[i] = write{Field: w.Field, Value: data}
 	}
 	more, err := g.codec.fs.writesOf(reflect.ValueOf(extra), "the graph's input function")
 	if err != nil {
 		return nil, err
 	}
-	return append(ws, more...), nil
+	return append(edited, more...), nil
 }
 
 // refuseIfWaiting refuses new input while the thread waits for answers or sits at

@@ -704,8 +704,9 @@ function blockText(b) {
 function conversation(messages) {
   if (!Array.isArray(messages) || messages.length === 0) return null;
   const last = messages.slice(-20);
-  const items = last.map((m) => h('li', { class: `message role-${m.role}` },
-    h('p', { class: 'role' }, humanize(m.role ?? 'message')),
+  const items = last.map((m) => h('li', { class: `message role-${m.role}${m.imported ? ' imported' : ''}` },
+    h('p', { class: 'role' }, humanize(m.role ?? 'message'),
+      m.imported ? h('span', { class: 'imported-label', title: 'This turn came with the input, not from the agent’s own model or tools.' }, 'imported') : null),
     (Array.isArray(m.content) ? m.content : [{ type: 'text', text: String(m.content ?? '') }]).map((b) => {
       switch (b.type) {
         case 'text':

@@ -345,6 +345,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			if unexpected {
 				s.log.ErrorContext(r.Context(), "stream failed", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", runErr)
 			}
+			if ae.code == string(interlude.CodeThreadBusy) {
+				s.logBusy(r, runErr)
+			}
 			ev, outcome = ae.object(), "error"
 		}
 		data, _ := json.Marshal(ev)

@@ -91,6 +91,7 @@ type runner[S any] struct {
 	passOnce bool            // continue past the before-breakpoint of the next step
 	combined S               // a step's writes combined into the state, before it commits
 	memory   sync.Map        // RunMemory: lives for this invocation only
+	replayed []Replay        // answers of this invocation given before
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -361,6 +362,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			// is no person's answer to retry, and refusing it tells each process
 			// that closes expired questions whether it was the one that did.
 			if prev.Same(res) && res.Kind != interlude.KindExpired {
+				r.replayed = append(r.replayed, Replay{InterruptID: id, Resolution: *prev})
 				continue
 			}
 			who := ""
@@ -912,6 +914,7 @@ func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 		Next:       slices.Clone(st.next),
 		Checkpoint: st.version,
 		Error:      st.err,
+		Replayed:   r.replayed,
 	}
 }
 

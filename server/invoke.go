@@ -262,7 +262,9 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		s.logRunFailed(r.Context(), &ru, err)
 	}
 	s.counted(&ru, string(res.Status), time.Since(start))
-	writeJSON(w, http.StatusOK, outcomeOf(res).answer(ru.granularity))
+	ans := outcomeOf(res).answer(ru.granularity)
+	ans.Replayed = len(res.Replayed) > 0 && len(res.Replayed) == len(ru.answers)
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // logRunFailed logs a run that failed. A node's panic is a bug in the graph's

@@ -19,6 +19,13 @@ import (
 // graph names the thread's graph, for the command that continues it past a
 // breakpoint.
 func printRun(w io.Writer, res *client.RunResult, graph string) {
+	for _, rp := range res.Replays {
+		who := "anonymous"
+		if rp.By != "" {
+			who = line(rp.By)
+		}
+		fmt.Fprintf(w, "Interrupt %s was already answered by %s at %s; your answer was not applied again.\n", line(rp.InterruptID), who, stamp(rp.At))
+	}
 	fmt.Fprintf(w, "Thread %s: %s\n", line(res.ThreadID), line(string(res.Status)))
 	if res.Error != "" {
 		fmt.Fprintf(w, "Error: %s\n", oneLine(res.Error))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/interludehq/interlude/internal/jsonerr"
 	"github.com/interludehq/interlude/internal/task"
 )
 
@@ -198,7 +199,7 @@ func (a Answer) Decode(v any) error {
 		return ErrCancelled
 	}
 	if err := json.Unmarshal(a.Data, v); err != nil {
-		return &Error{Code: CodeInvalidResponse, Message: "decode the answer: " + err.Error()}
+		return &Error{Code: CodeInvalidResponse, Message: "the answer does not fit the type it is read into: " + jsonerr.Explain(err), Err: err}
 	}
 	return nil
 }

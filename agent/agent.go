@@ -21,12 +21,21 @@
 // (model.BlockThinking, model.BlockRedactedThinking), and goes back to the model
 // whole, so a provider that requires a turn's thinking with its tool results
 // (the Messages API with extended thinking) gets it even after a pause or a
-// restart. Input may carry thinking in assistant messages.
+// restart.
+//
+// The transcript is the agent's: input may carry user turns only, since a
+// client that could send assistant turns or tool results could put words in the
+// model's mouth or forge a tool's outcome. A program that imports a conversation
+// held elsewhere opts in with WithImportedHistory: input may then carry assistant
+// turns (thinking included) and tool results, which are stored with
+// model.Message.Imported set, for people reading the conversation.
 //
 // Input is checked before anything is applied or stored: each message must pass
-// model.Message.Validate, and the conversation may not stay empty. Refused input is
-// an *interlude.Error with code interlude.CodeInvalidRequest and leaves the thread
-// as it was.
+// model.Message.Validate, may not set Imported itself, and must be a user turn
+// without tool results unless importing is allowed; the conversation may not stay
+// empty. Refused input is an *interlude.Error with code
+// interlude.CodeInvalidRequest, with a violation whose path names the field
+// ("/messages/1/role"), and leaves the thread as it was.
 //
 // Approval policies (RequireApproval, RequireApprovalIf) ask before a call runs;
 // the person approves, edits the arguments (validated against the tool's schema
@@ -41,6 +50,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -87,6 +98,7 @@ type config struct {
 	hooks     []namedHook
 	approvals map[string]*approval
 	graphOpts []graph.Option
+	imports   bool
 }
 
 // Option configures New.
@@ -120,6 +132,14 @@ func WithParallelTools(n int) Option {
 // made them. A call that pauses stops the turn there; the calls after it run once
 // it is answered.
 func Sequential() Option { return WithParallelTools(1) }
+
+// WithImportedHistory lets input carry assistant turns (with their thinking) and
+// tool results as well as user turns, for a program that imports a conversation
+// held elsewhere. Those turns (assistant turns, and user turns carrying tool
+// results) are stored with model.Message.Imported set. Only
+// give it to an agent whose callers may write the agent's side of the
+// conversation: served over HTTP, it lets any client with the run role do so.
+func WithImportedHistory() Option { return func(c *config) error { c.imports = true; return nil } }
 
 // WithoutStreaming calls the model's Generate instead of Stream, for providers or
 // proxies that do not stream. Streams of the run then carry no model text until
@@ -230,13 +250,37 @@ type loop struct {
 
 // checkInput refuses input that would leave the conversation empty, that holds a
 // message no model could take (an unknown role or block type, a tool call without
-// an id, ...), or that sets the turn count, before anything is applied. Input that
-// passes starts a new run: the turn count goes back to 0.
-func (l *loop) checkInput(ctx context.Context, current, input State) (State, error) {
+// an id, ...), that writes the agent's side of the conversation without
+// WithImportedHistory, or that sets the turn count, before anything is applied.
+// Imported input is marked. Input that passes starts a new run: the turn count
+// goes back to 0.
+func (l *loop) checkInput(ctx context.Context, current State, input *State) (State, error) {
 	for i, m := range input.Messages {
 		if err := m.Validate(); err != nil {
 			return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest, Err: err,
 				Message: fmt.Sprintf("input message %d: %s", i, strings.TrimPrefix(err.Error(), "model: "))}
+		}
+		if m.Imported {
+			return State{}, invalidMessage(i, "imported", "is set by the agent",
+				fmt.Sprintf("input message %d sets imported, which the agent sets itself; leave it out", i))
+		}
+		if l.cfg.imports {
+			continue
+		}
+		if m.Role != model.RoleUser {
+			return State{}, invalidMessage(i, "role", `must be "user"`,
+				fmt.Sprintf("input message %d has role %q: input may carry user turns only, since the agent writes its own turns (a program importing a conversation gives the agent WithImportedHistory)", i, m.Role))
+		}
+		for j, b := range m.Content {
+			if b.Type == model.BlockToolResult {
+				return State{}, invalidMessage(i, "content/"+strconv.Itoa(j)+"/type", "may not be tool_result",
+					fmt.Sprintf("input message %d carries a tool result: the agent's tools write their own (a program importing a conversation gives the agent WithImportedHistory)", i))
+			}
+		}
+	}
+	if l.cfg.imports {
+		for i, m := range input.Messages {
+			input.Messages[i].Imported = m.Role != model.RoleUser || slices.ContainsFunc(m.Content, func(b model.Block) bool { return b.Type == model.BlockToolResult })
 		}
 	}
 	if len(current.Messages)+len(input.Messages) == 0 {
@@ -248,6 +292,14 @@ func (l *loop) checkInput(ctx context.Context, current, input State) (State, err
 	}
 	// A new run: bring the count (an "add" field) back to 0.
 	return State{Turns: -current.Turns}, nil
+}
+
+// invalidMessage refuses input because of the field at rel in its i-th message,
+// with a violation (problem) whose path is a JSON Pointer into the input, and
+// msg as the whole story.
+func invalidMessage(i int, rel, problem, msg string) error {
+	return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: msg,
+		Violations: []interlude.Violation{{Path: "/messages/" + strconv.Itoa(i) + "/" + rel, Message: problem}}}
 }
 
 // errEmptyConversation refuses to call the model with no messages.

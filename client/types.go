@@ -138,6 +138,22 @@ type RunResult struct {
 	Messages json.RawMessage `json:"messages,omitempty"`
 	// State is set at granularity full.
 	State *State `json:"state,omitempty"`
+	// Replayed is true when every answer the request gave had been given
+	// before, by this client or another: none was applied again. Replays says
+	// who gave them and when.
+	Replayed bool `json:"replayed,omitempty"`
+	// Replays lists the answers of the request that had been given before,
+	// with their resolutions as first recorded.
+	Replays []Replay `json:"replays,omitempty"`
+}
+
+// Replay is an answer that had been given before and was not applied again.
+type Replay struct {
+	// InterruptID is the interrupt answered.
+	InterruptID string `json:"interrupt_id"`
+	// Resolution is the answer as first recorded: its status, response or
+	// error, who gave it (By) and when (At).
+	interlude.Resolution
 }
 
 // State is the full state of a run answer.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/jsonerr"
 )
 
 // Reducer names how writes to a state field combine with its current value. It is
@@ -143,7 +144,7 @@ func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&obj); err != nil {
-		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + " must be a JSON object: " + err.Error(), Err: err}
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + " must be a JSON object of state fields: it " + jsonerr.Explain(err), Err: err}
 	}
 	out := make([]write, 0, len(obj))
 	for _, f := range fs.list { // field order, not map order, so records are deterministic
@@ -153,7 +154,7 @@ func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
 		}
 		delete(obj, f.name)
 		if err := checkDecodes(raw, f); err != nil {
-			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("%s: field %q: %v", who, f.name, err), Err: err}
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
 		}
 		out = append(out, write{Field: f.name, Value: raw})
 	}
@@ -179,7 +180,7 @@ func (fs *fields) apply(dst reflect.Value, ws []write) error {
 		}
 		nv := reflect.New(f.typ)
 		if err := json.Unmarshal(w.Value, nv.Interface()); err != nil {
-			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("state field %q: %v", w.Field, err), Err: err}
+			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "state " + jsonerr.Field(w.Field, err), Err: err}
 		}
 		reduce(dst.Field(f.index), nv.Elem(), f.reducer)
 	}

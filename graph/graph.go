@@ -92,16 +92,17 @@ func (b *Builder[S]) AddRoute(from string, route Route[S]) *Builder[S] {
 }
 
 // InputFunc checks an Input before it is applied. It receives the thread's current
-// state (the zero S for a thread that does not exist yet) and the input as an update
-// of S, both read-only, and returns an update to apply along with the input (the zero
-// S for none), or an error that refuses the command: nothing is applied or
-// committed, and Invoke returns the error as it is. Refuse bad input with an
-// *interlude.Error of code interlude.CodeInvalidRequest, whose message a server
-// answers to its client.
+// state (the zero S for a thread that does not exist yet), read-only, and the input
+// as an update of S, which it may edit in the fields the input sets (to normalise
+// or mark what was given; edits to other fields are ignored). It returns an update
+// to apply along with the input (the zero S for none), or an error that refuses the
+// command: nothing is applied or committed, and Invoke returns the error as it is.
+// Refuse bad input with an *interlude.Error of code interlude.CodeInvalidRequest,
+// whose message a server answers to its client.
 //
 // It runs under the thread's lock, before any node, for every Input; answers and
 // Continue do not call it. It cannot pause: interlude.Interrupt returns an error.
-type InputFunc[S any] func(ctx context.Context, current, input S) (S, error)
+type InputFunc[S any] func(ctx context.Context, current S, input *S) (S, error)
 
 // OnInput makes fn check every Input, and add to it, before it is applied.
 func (b *Builder[S]) OnInput(fn InputFunc[S]) *Builder[S] {

@@ -26,7 +26,7 @@ func TestOnInputRefusesOrAddsBeforeAnythingIsCommitted(t *testing.T) {
 		g := graph.New[tallyState]()
 		g.AddNode("noop", func(ctx context.Context, s tallyState) (tallyState, error) { return tallyState{}, nil })
 		g.AddEdge(graph.Start, "noop")
-		g.OnInput(func(ctx context.Context, current, input tallyState) (tallyState, error) {
+		g.OnInput(func(ctx context.Context, current tallyState, input *tallyState) (tallyState, error) {
 			_, interruptErr = interlude.Interrupt(ctx, interlude.Request{Message: "may I?"})
 			if slices.Contains(input.Items, "") {
 				return tallyState{}, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "items must not be empty"}
@@ -84,7 +84,9 @@ func TestOnInputNilOrTwiceIsACompileError(t *testing.T) {
 		g := graph.New[tallyState]()
 		g.AddNode("noop", func(ctx context.Context, s tallyState) (tallyState, error) { return s, nil })
 		g.AddEdge(graph.Start, "noop")
-		fn := func(ctx context.Context, current, input tallyState) (tallyState, error) { return tallyState{}, nil }
+		fn := func(ctx context.Context, current tallyState, input *tallyState) (tallyState, error) {
+			return tallyState{}, nil
+		}
 		if name == "nil" {
 			g.OnInput(nil)
 		} else {

@@ -92,6 +92,7 @@ type runner[S any] struct {
 	passOnce bool            // continue past the before-breakpoint of the next step
 	combined S               // a step's writes combined into the state, before it commits
 	memory   sync.Map        // RunMemory: lives for this invocation only
+	replayed []Replay        // answers of this invocation given before
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -225,15 +226,28 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 	if err := g.codec.fs.apply(reflect.ValueOf(&in).Elem(), ws); err != nil {
 		return nil, err
 	}
-	extra, err := g.onInput(r.ctx, current, in)
+	extra, err := g.onInput(r.ctx, current, &in)
 	if err != nil {
 		return nil, err
+	}
+	// The input as the function left it, field by field: applying each write to
+	// the zero value gives the value it carries, so encoding that value again
+	// keeps the write as it was unless the function edited it.
+	edited := make([]write, len(ws))
+	v := reflect.ValueOf(in)
+	for i, w := range ws {
+		f := g.codec.fs.byName[w.Field]
+		data, err := json.Marshal(v.Field(f.index).Interface())
+		if err != nil {
+			return nil, unencodable("the graph's input function", f.name, v.Field(f.index), err)
+		}
+		edited[i] = write{Field: w.Field, Value: data}
 	}
 	more, err := g.codec.fs.writesOf(reflect.ValueOf(extra), "the graph's input function")
 	if err != nil {
 		return nil, err
 	}
-	return append(ws, more...), nil
+	return append(edited, more...), nil
 }
 
 // refuseIfWaiting refuses new input while the thread waits for answers, sits at
@@ -372,6 +386,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			// is no person's answer to retry, and refusing it tells each process
 			// that closes expired questions whether it was the one that did.
 			if prev.Same(res) && res.Kind != interlude.KindExpired {
+				r.replayed = append(r.replayed, Replay{InterruptID: id, Resolution: *prev})
 				continue
 			}
 			who := ""
@@ -935,6 +950,7 @@ func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 		Next:       slices.Clone(st.next),
 		Checkpoint: st.version,
 		Error:      st.err,
+		Replayed:   r.replayed,
 	}
 }
 

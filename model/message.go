@@ -291,6 +291,13 @@ type Message struct {
 	Role Role `json:"role"`
 	// Content is what the message says, in order.
 	Content []Block `json:"content"`
+	// Imported marks a turn that came in with input, such as a conversation
+	// carried over from elsewhere, rather than from the agent's own model and
+	// tools. An agent stores assistant turns and tool results from input only when
+	// it allows importing (agent.WithImportedHistory), and marks them so that
+	// people reading the conversation can tell them from the agent's own.
+	// Providers do not send it to models.
+	Imported bool `json:"imported,omitempty"`
 }
 
 // UserText returns a user message holding one text block.

@@ -7,8 +7,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -132,8 +134,20 @@ func checkTokens(ts []Token) ([]token, error) {
 //
 // A token may itself contain ':' (the name ends at the first, the roles start after
 // the last). Names and secrets must be unique and roles known.
+//
+// The file must be readable by its owner only: one that group or other users
+// may read or write (mode & 0o077 != 0) is refused, saying to chmod 600 it.
+// Windows has no such mode bits, so there it is not checked.
 func LoadTokens(path string) ([]Token, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("server: read tokens: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("server: tokens file %s can be read by other users (mode %04o); make it readable by its owner only: chmod 600 %s", path, fi.Mode().Perm(), path)
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("server: read tokens: %w", err)
 	}

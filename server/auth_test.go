@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -167,6 +168,33 @@ func TestLoadTokensReadsLinesAndJSON(t *testing.T) {
 	}
 	if _, err := server.New(server.WithTokens([]server.Token{{Name: "a", Secret: "x", Roles: []server.Role{"root"}}})); err == nil {
 		t.Error("New accepted an unknown role")
+	}
+}
+
+func TestATokensFileOtherUsersCanReadIsRefused(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows files have no group and other mode bits")
+	}
+	p := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(p, []byte("ci:secret:run\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o640, 0o604, 0o660, 0o644, 0o602} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := server.LoadTokens(p)
+		if err == nil || !strings.Contains(err.Error(), "chmod 600 "+p) {
+			t.Errorf("mode %04o: err = %v, want a refusal saying chmod 600 %s", mode, err, p)
+		}
+	}
+	for _, mode := range []os.FileMode{0o600, 0o400} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.LoadTokens(p); err != nil {
+			t.Errorf("mode %04o: %v", mode, err)
+		}
 	}
 }
 

@@ -65,8 +65,13 @@
 // cancels the runs still going (their unfinished steps are not committed).
 //
 // Sending again an answer identical to the recorded one for an already resolved
-// interrupt, by id, is a replay: it answers 200 with the thread as it is. A bare
-// resume (no id) to a thread no longer interrupted is 409 not_interrupted.
+// interrupt, by id, is a replay: it answers 200 with the outcome of the run the
+// first answer started, plus "replays": [{"interrupt_id", "status", "by", "at",
+// ...}], the resolutions as first recorded, and "replayed": true when every
+// answer of the request was one, so that a second person sending the same
+// answer knows who decided and that theirs was not applied again. (A stream's
+// answer does not carry them.) A bare resume (no id) to a thread no longer
+// interrupted is 409 not_interrupted.
 //
 // In resume and in the /resume route, a null response cancels (as in the seed's
 // API); to answer with the JSON value null, use responses with status resolved.

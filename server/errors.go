@@ -86,6 +86,10 @@ func toAPIError(err error) (*apiError, bool) {
 	if errors.As(err, &ie) {
 		e := &apiError{status: statusOf(ie.Code), code: string(ie.Code), message: ie.Message}
 		switch {
+		case ie.Code == interlude.CodeThreadBusy:
+			// The store names the run holding the thread (a replica's host and
+			// process); that is for the server's log, not for clients.
+			e.message = busyMessage
 		case ie.Code == interlude.CodeInvalidResponse:
 			vs := ie.Violations
 			if vs == nil {
@@ -119,6 +123,15 @@ func (e *apiError) object() errorObject {
 	return errorObject{Code: e.code, Message: e.message, Details: e.details}
 }
 
+// busyMessage is what a client is told of a thread another run holds.
+const busyMessage = "another run is working on this thread; try again in a moment"
+
+// logBusy logs who holds a thread a request found busy, which clients are not
+// told.
+func (s *Server) logBusy(r *http.Request, err error) {
+	s.log.InfoContext(r.Context(), "thread busy", "method", r.Method, "path", r.URL.Path, "err", err)
+}
+
 // writeError answers err.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae, unexpected := toAPIError(err)
@@ -132,6 +145,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// Runs take milliseconds; a lease left by a dead replica expires on
 		// its own. Either way, asking again soon is right.
 		w.Header().Set("Retry-After", "1")
+		s.logBusy(r, err)
 	}
 	writeJSON(w, ae.status, errorBody{Error: ae.object()})
 }

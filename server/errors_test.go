@@ -182,11 +182,15 @@ func TestStoreConflictsAndBusyThreadsAre409AndFailuresAre500(t *testing.T) {
 		expect(t, e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`), http.StatusConflict, "conflict")
 	})
 	e.unchanged("r", func() {
-		f.versionErr <- &interlude.Error{Code: interlude.CodeThreadBusy, Message: "held elsewhere"}
+		f.versionErr <- &interlude.Error{Code: interlude.CodeThreadBusy, Message: `thread "r" is being run by db-7.internal:4242`}
 		a := e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`)
 		expect(t, a, http.StatusConflict, "thread_busy")
 		if got := a.header.Get("Retry-After"); got != "1" {
 			t.Fatalf("thread_busy with Retry-After %q, want 1", got)
+		}
+		// Who holds the thread is for the server's log, not the client.
+		if strings.Contains(string(a.body), "db-7") || strings.Contains(string(a.body), "4242") || !strings.Contains(string(a.body), "try again") {
+			t.Fatalf("thread_busy answered %s; want it to say try again without naming the holder", a.body)
 		}
 	})
 	e.unchanged("r", func() {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -180,13 +181,41 @@ func (s *Server) runContext(r *http.Request, actor string) (context.Context, con
 }
 
 // refusal turns the error of a refused command into the client's answer, naming
-// the input field for an invalid input.
+// the input field for an invalid input: the one its violation points at (a JSON
+// Pointer into the input), else the input itself.
 func (ru *run) refusal(err error) error {
 	var ie *interlude.Error
-	if ru.inputPath != "" && errors.As(err, &ie) && ie.Code == interlude.CodeInvalidRequest {
-		return badRequest(ru.inputPath, "%s", ie.Message)
+	if ru.inputPath == "" || !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidRequest {
+		return err
 	}
-	return err
+	if len(ie.Violations) == 1 && strings.HasPrefix(ie.Violations[0].Path, "/") {
+		v := ie.Violations[0]
+		path := inputFieldPath(ru.inputPath, v.Path)
+		return badRequest(path, "%s %s: %s", path, v.Message, ie.Message)
+	}
+	return badRequest(ru.inputPath, "%s", ie.Message)
+}
+
+// inputFieldPath names the field at pointer in the input as the body does:
+// "/messages/1/role" is messages[1].role in a messages body and
+// input.messages[1].role in an input body.
+func inputFieldPath(inputPath, pointer string) string {
+	var b strings.Builder
+	if inputPath == "input" {
+		b.WriteString("input")
+	}
+	for _, seg := range strings.Split(pointer, "/")[1:] {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(seg); err == nil && b.Len() > 0 {
+			b.WriteString("[" + seg + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
 }
 
 // runOutcome classifies a run's end for the metrics.
@@ -233,7 +262,9 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		s.logRunFailed(r.Context(), &ru, err)
 	}
 	s.counted(&ru, string(res.Status), time.Since(start))
-	writeJSON(w, http.StatusOK, outcomeOf(res).answer(ru.granularity))
+	ans := outcomeOf(res).answer(ru.granularity)
+	ans.Replayed = len(res.Replayed) > 0 && len(res.Replayed) == len(ru.answers)
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // logRunFailed logs a run that failed. A node's panic is a bug in the graph's
@@ -315,6 +346,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			ae, unexpected := toAPIError(runErr)
 			if unexpected {
 				s.log.ErrorContext(r.Context(), "stream failed", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", runErr)
+			}
+			if ae.code == string(interlude.CodeThreadBusy) {
+				s.logBusy(r, runErr)
 			}
 			ev, outcome = ae.object(), "error"
 		}

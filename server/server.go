@@ -314,8 +314,13 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// ServeHTTP serves the API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the API. Every answer (JSON, NDJSON and SSE streams, errors,
+// the inbox's files) tells browsers not to guess its type from its content, so
+// that text from a thread is never taken for HTML or script.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.mux.ServeHTTP(w, r)
+}
 
 // reqCtx is what the router knows about a request.
 type reqCtx struct {

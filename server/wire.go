@@ -64,6 +64,17 @@ type runAnswer struct {
 	Values     json.RawMessage   `json:"values,omitempty"`
 	Messages   json.RawMessage   `json:"messages,omitempty"`
 	State      *fullState        `json:"state,omitempty"`
+	// Replayed is true when every answer the request gave had been given
+	// before: none was applied again, and Replays says who gave them and when.
+	Replayed bool         `json:"replayed,omitempty"`
+	Replays  []wireReplay `json:"replays,omitempty"`
+}
+
+// wireReplay is an answer given before, with its resolution as first recorded
+// (status, response or error, by and at).
+type wireReplay struct {
+	InterruptID string `json:"interrupt_id"`
+	interlude.Resolution
 }
 
 // fullState is the "state" of a run answer at response_granularity full.
@@ -99,15 +110,19 @@ type outcome struct {
 	breakpoint *graph.Breakpoint
 	err        string
 	checkpoint int64
+	replayed   []graph.Replay
 }
 
 func outcomeOf(r *graph.Result[json.RawMessage]) outcome {
 	return outcome{threadID: r.ThreadID, status: r.Status, values: r.Values, next: r.Next, interrupts: r.Interrupts,
-		breakpoint: r.Breakpoint, err: r.Error, checkpoint: r.Checkpoint}
+		breakpoint: r.Breakpoint, err: r.Error, checkpoint: r.Checkpoint, replayed: r.Replayed}
 }
 
 func (o outcome) answer(g granularity) *runAnswer {
 	a := &runAnswer{ThreadID: o.threadID, Status: o.status, Interrupts: toWireAll(o.interrupts), Breakpoint: o.breakpoint}
+	for _, rp := range o.replayed {
+		a.Replays = append(a.Replays, wireReplay{InterruptID: rp.InterruptID, Resolution: rp.Resolution})
+	}
 	if o.status == graph.Failed {
 		a.Error = o.err
 	}

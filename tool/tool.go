@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/jsonerr"
 	"github.com/interludehq/interlude/internal/schema"
 )
 
@@ -77,7 +78,7 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (Res
 	}
 	var in In
 	if err := json.Unmarshal(args, &in); err != nil {
-		return Errorf("the arguments do not fit %s: %v", t.name, err), nil
+		return Errorf("the arguments do not fit %s: %s", t.name, jsonerr.Explain(err)), nil
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {

@@ -76,24 +76,24 @@ func describeAPIError(err error, ce *client.Error) string {
 	var b strings.Builder
 	var rs *restated
 	if errors.As(err, &rs) {
-		fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, ce.Code, rs.say)
+		fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, ce.Code, line(rs.say))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, ce.Code, ce.Message)
+	fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, line(ce.Code), line(ce.Message))
 	for _, v := range ce.Violations() {
 		p := v.Path
 		if p == "" {
 			p = "(answer)"
 		}
-		fmt.Fprintf(&b, "\n  %s: %s", p, v.Message)
+		fmt.Fprintf(&b, "\n  %s: %s", line(p), line(v.Message))
 	}
 	// The ids an unknown_interrupt names are the ones not pending; its message
 	// lists the pending ones.
 	if ids := ce.Interrupts(); len(ids) > 0 && len(ce.Violations()) == 0 && ce.Code != "unknown_interrupt" {
-		fmt.Fprintf(&b, "\n  interrupts: %s", strings.Join(ids, ", "))
+		fmt.Fprintf(&b, "\n  interrupts: %s", line(strings.Join(ids, ", ")))
 	}
 	if p := ce.Path(); p != "" {
-		fmt.Fprintf(&b, "\n  field: %s", p)
+		fmt.Fprintf(&b, "\n  field: %s", line(p))
 	}
 	switch ce.Code {
 	case "unauthenticated":

@@ -19,6 +19,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/termform"
+	"github.com/interludehq/interlude/internal/termtext"
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/model/anthropic"
 	"github.com/interludehq/interlude/model/openai"
@@ -174,7 +175,7 @@ func (d *demo) run(m model.Model) error {
 			}
 			cmd = graph.Respond(answers)
 		case snap.Status == store.StatusFailed:
-			fmt.Fprintf(d.out, "The last step failed (%s); trying it again.\n", snap.Error)
+			fmt.Fprintf(d.out, "The last step failed (%s); trying it again.\n", oneLine(snap.Error))
 			cmd = graph.Continue()
 		case snap.Status == store.StatusInterrupted:
 			cmd = graph.Continue()
@@ -215,7 +216,7 @@ func (d *demo) converse(cmd graph.Command) error {
 						fmt.Fprint(d.out, "agent: ")
 						d.inText = true
 					}
-					fmt.Fprint(d.out, c.Text)
+					fmt.Fprint(d.out, termtext.Block(c.Text))
 				}
 			case graph.EventUpdate:
 				d.update(ev.Update)
@@ -308,7 +309,7 @@ func (d *demo) update(data json.RawMessage) {
 		for _, b := range m.Content {
 			switch b.Type {
 			case model.BlockToolUse:
-				fmt.Fprintf(d.out, "  -> %s %s\n", b.Name, compact(b.Input))
+				fmt.Fprintf(d.out, "  -> %s %s\n", line(b.Name), compact(b.Input))
 			case model.BlockToolResult:
 				fmt.Fprintf(d.out, "  %s\n", toolResult(b, d.tools))
 			}

@@ -49,7 +49,7 @@ INPUT_JSON for "interlude run", and the full input schema.`,
 				return nil
 			}
 			for _, g := range gs {
-				fmt.Fprintf(e.stdout, "%s  %s\n", g.Name, inputSummary(readInput(g.InputSchema)))
+				fmt.Fprintf(e.stdout, "%s  %s\n", line(g.Name), line(inputSummary(readInput(g.InputSchema))))
 			}
 			return nil
 		}
@@ -152,9 +152,9 @@ func exampleInput(fs []inputField) string {
 
 func printGraph(w io.Writer, g client.GraphInfo) {
 	fields := readInput(g.InputSchema)
-	fmt.Fprintf(w, "Graph %s\n", oneLine(g.Name))
+	fmt.Fprintf(w, "Graph %s\n", line(g.Name))
 	if len(g.Nodes) > 0 {
-		fmt.Fprintf(w, "  nodes: %s\n", strings.Join(g.Nodes, ", "))
+		fmt.Fprintf(w, "  nodes: %s\n", line(strings.Join(g.Nodes, ", ")))
 	}
 	if len(fields) == 0 {
 		fmt.Fprintf(w, "  input: none\n")
@@ -165,13 +165,13 @@ func printGraph(w io.Writer, g client.GraphInfo) {
 			if f.required {
 				req = "*"
 			}
-			line := fmt.Sprintf("    %s%s (%s)", f.name, req, f.typ)
+			row := fmt.Sprintf("    %s%s (%s)", line(f.name), req, line(f.typ))
 			if f.description != "" {
-				line += "  " + f.description
+				row += "  " + line(f.description)
 			}
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, row)
 		}
-		fmt.Fprintf(w, "  start one: %s run %s %s\n", self, quote(g.Name), exampleInput(fields))
+		fmt.Fprintf(w, "  start one: %s run %s %s\n", self, line(quote(g.Name)), line(exampleInput(fields)))
 	}
 	fmt.Fprintf(w, "  input schema: %s\n", compact(g.InputSchema))
 }

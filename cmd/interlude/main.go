@@ -39,6 +39,7 @@ import (
 	"strings"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/internal/termtext"
 )
 
 // Exit codes.
@@ -188,7 +189,8 @@ func exitCode(e *env, err error) int {
 	quiet := errors.As(err, &pre)
 	say := func(format string, args ...any) {
 		if !quiet {
-			fmt.Fprintf(e.stderr, "interlude: "+format+"\n", args...)
+			// Errors can carry text from a thread or the server.
+			fmt.Fprintf(e.stderr, "interlude: %s\n", termtext.Block(fmt.Sprintf(format, args...)))
 		}
 	}
 	switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/termform"
+	"github.com/interludehq/interlude/internal/termtext"
 	"github.com/interludehq/interlude/model"
 )
 
@@ -18,12 +19,19 @@ import (
 // graph names the thread's graph, for the command that continues it past a
 // breakpoint.
 func printRun(w io.Writer, res *client.RunResult, graph string) {
-	fmt.Fprintf(w, "Thread %s: %s\n", res.ThreadID, res.Status)
+	for _, rp := range res.Replays {
+		who := "anonymous"
+		if rp.By != "" {
+			who = line(rp.By)
+		}
+		fmt.Fprintf(w, "Interrupt %s was already answered by %s at %s; your answer was not applied again.\n", line(rp.InterruptID), who, stamp(rp.At))
+	}
+	fmt.Fprintf(w, "Thread %s: %s\n", line(res.ThreadID), line(string(res.Status)))
 	if res.Error != "" {
-		fmt.Fprintf(w, "Error: %s\n", res.Error)
+		fmt.Fprintf(w, "Error: %s\n", oneLine(res.Error))
 	}
 	if res.Breakpoint != nil {
-		fmt.Fprintf(w, "Paused %s node %s. Continue with: %s run %s --thread %s\n", res.Breakpoint.When, res.Breakpoint.Node, self, quote(graph), quote(res.ThreadID))
+		fmt.Fprintf(w, "Paused %s node %s. Continue with: %s run %s --thread %s\n", line(string(res.Breakpoint.When)), line(res.Breakpoint.Node), self, line(quote(graph)), line(quote(res.ThreadID)))
 	}
 	printQuestions(w, res.ThreadID, res.Interrupts)
 	if msgs := decodeMessages(res.Messages); len(msgs) > 0 {
@@ -56,11 +64,12 @@ func printQuestions(w io.Writer, thread string, qs []interlude.Question) {
 // They name the interrupt even when it is the only one, so that running one
 // again after it succeeded replays the recorded answer instead of being refused.
 func printQuestion(w io.Writer, thread string, q interlude.Question) {
-	where := "node " + q.Node
+	where := "node " + line(q.Node)
 	if q.ToolCallID != "" {
-		where += ", tool call " + q.ToolCallID
+		where += ", tool call " + line(q.ToolCallID)
 	}
-	fmt.Fprintf(w, "  %s (%s, %s)\n", q.ID, where, q.Reason)
+	thread = line(thread)
+	fmt.Fprintf(w, "  %s (%s, %s)\n", line(q.ID), where, line(q.Reason))
 	fmt.Fprintf(w, "    %s\n", oneLine(q.Message))
 	if actions := approvalActions(q); len(actions) > 0 {
 		var v struct {
@@ -68,7 +77,7 @@ func printQuestion(w io.Writer, thread string, q interlude.Question) {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		_ = json.Unmarshal(q.Value, &v)
-		fmt.Fprintf(w, "    tool: %s %s\n", v.Tool, compact(v.Arguments))
+		fmt.Fprintf(w, "    tool: %s %s\n", line(v.Tool), compact(v.Arguments))
 		fmt.Fprintf(w, "    answer: {\"action\": %s} (edit with \"arguments\", reject or respond with \"message\")\n", strings.Join(actions, " | "))
 	} else {
 		if len(q.Value) > 0 && string(q.Value) != "null" {
@@ -81,7 +90,7 @@ func printQuestion(w io.Writer, thread string, q interlude.Question) {
 	if q.ExpiresAt != nil {
 		fmt.Fprintf(w, "    open until: %s\n", stamp(*q.ExpiresAt))
 	}
-	id := " --id " + q.ID
+	id := " --id " + line(q.ID)
 	fmt.Fprintf(w, "    resume: %s resume %s%s %s\n", self, thread, id, exampleAnswer(q))
 	fmt.Fprintf(w, "    reject: %s reject %s%s --message REASON\n", self, thread, id)
 	fmt.Fprintf(w, "    cancel: %s cancel %s%s\n", self, thread, id)
@@ -124,11 +133,11 @@ func printConversation(w io.Writer, msgs []model.Message, indent string) {
 				}
 			case model.BlockToolUse:
 				tools[b.ID] = b.Name
-				fmt.Fprintf(w, "%s  -> %s %s\n", indent, b.Name, compact(b.Input))
+				fmt.Fprintf(w, "%s  -> %s %s\n", indent, line(b.Name), compact(b.Input))
 			case model.BlockToolResult:
 				fmt.Fprintf(w, "%s  %s\n", indent, toolResult(b, tools))
 				for _, x := range exchangesOf(b.Interrupts) {
-					fmt.Fprintf(w, "%s     asked %q; %s\n", indent, oneLine(x.Interrupt.Message), answered(x.Resolution))
+					fmt.Fprintf(w, "%s     asked \"%s\"; %s\n", indent, oneLine(x.Interrupt.Message), answered(x.Resolution))
 				}
 			}
 		}
@@ -142,7 +151,7 @@ func speaker(r model.Role) string {
 	case model.RoleUser:
 		return "you"
 	}
-	return string(r)
+	return line(string(r))
 }
 
 func toolResult(b model.Block, tools map[string]string) string {
@@ -154,7 +163,7 @@ func toolResult(b model.Block, tools map[string]string) string {
 	if b.IsError {
 		verdict = " (error)"
 	}
-	return fmt.Sprintf("<- %s%s: %s", name, verdict, oneLine(b.ContentText()))
+	return fmt.Sprintf("<- %s%s: %s", line(name), verdict, oneLine(b.ContentText()))
 }
 
 func exchangesOf(raw json.RawMessage) []interlude.Exchange {
@@ -170,7 +179,7 @@ func answered(r *interlude.Resolution) string {
 	if r == nil {
 		return "not answered yet"
 	}
-	s := termform.Describe(*r)
+	s := oneLine(termform.Describe(*r))
 	return s + " (" + by(r.By) + ", " + stamp(r.At) + ")"
 }
 
@@ -178,7 +187,7 @@ func by(name string) string {
 	if name == "" {
 		return "by anonymous"
 	}
-	return "by " + name
+	return "by " + line(name)
 }
 
 func decodeMessages(raw json.RawMessage) []model.Message {
@@ -189,15 +198,24 @@ func decodeMessages(raw json.RawMessage) []model.Message {
 	return msgs
 }
 
+// compact shows a JSON value on one line, safe to print.
 func compact(v json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
-		return string(v)
+		return line(string(v))
 	}
-	return b.String()
+	return line(b.String())
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine shows text from a thread on one line, its runs of white space folded
+// into single spaces and its control characters escaped.
+func oneLine(s string) string { return line(strings.Join(strings.Fields(s), " ")) }
+
+// line shows text from a thread or the server as one line, with its control
+// characters and bidirectional overrides escaped, so that it cannot act on the
+// terminal. Everything the commands print that they did not write themselves
+// goes through it.
+func line(s string) string { return termtext.Line(s) }
 
 func stamp(t time.Time) string {
 	if t.IsZero() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,12 +24,16 @@ import (
 
 var serveCommand = &command{
 	name:    "serve",
-	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--body-limit N]",
+	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--body-limit N]",
 	summary: "serve the HTTP API over the built-in graphs, keeping threads in SQLite or Postgres",
 	about: `The built-in graphs are refund, two-step, parallel, gated and support-agent (on the
 scripted model). Without --tokens the API is open, so only loopback addresses are
 allowed. The tokens file holds lines of name:token:roles (roles among run,
-approve, admin, comma-separated) or a JSON list of {"name", "token", "roles"}.
+approve, admin, comma-separated) or a JSON list of {"name", "token", "roles"};
+it must be readable by its owner only (chmod 600). With --tls-cert and --tls-key
+the server answers HTTPS; on an address other machines can reach without them,
+it warns that tokens travel in clear text (a TLS-terminating proxy in front is
+a fine answer too).
 SIGINT or SIGTERM stops the server gracefully: it stops accepting requests and
 waits for the running ones.
 
@@ -54,6 +59,8 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		pgSchema := fs.String("postgres-schema", postgres.DefaultSchema, "the Postgres `schema` that holds the tables, created if missing")
 		leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "with Postgres, how long a run's hold on its thread outlives its replica: a thread whose replica died can be continued after this `duration`")
 		tokensFile := fs.String("tokens", "", "require the bearer tokens listed in `FILE`")
+		tlsCert := fs.String("tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE`; needs --tls-key")
+		tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
 		bodyLimit := fs.Int64("body-limit", 0, "refuse request bodies over `N` bytes (0: the server's default, 1 MiB)")
 		logFormat := fs.String("log-format", "text", "log `format`: text or json")
 		return func([]string) error {
@@ -98,6 +105,11 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			if err := server.CheckListenAddr(*addr, len(tokens) > 0); err != nil {
 				return listenRefused(*addr, err)
 			}
+			tlsCfg, err := tlsConfig(*tlsCert, *tlsKey)
+			if err != nil {
+				return err
+			}
+			cfg.tls = tlsCfg
 			return serve(e, log, *addr, cfg, tokens, *bodyLimit)
 		}
 	},
@@ -108,6 +120,7 @@ type storeConfig struct {
 	sqlite           string        // the SQLite file, unless postgres is set
 	postgres, schema string        // the Postgres DSN and schema
 	leaseTTL         time.Duration // thread leases, with Postgres
+	tls              *tls.Config   // HTTPS, when set
 }
 
 func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64) error {
@@ -172,9 +185,13 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	if err != nil {
 		return err
 	}
+	if sc.tls != nil {
+		ln = tls.NewListener(ln, sc.tls)
+	}
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("listening", append([]any{"addr", ln.Addr().String(), "graphs", names, "tokens", len(tokens)}, where...)...)
+	log.Info("listening", append([]any{"addr", ln.Addr().String(), "tls", sc.tls != nil, "graphs", names, "tokens", len(tokens)}, where...)...)
+	warnIfCleartext(log, ln.Addr(), sc.tls != nil)
 	if err := srv.Serve(ctx, ln); err != nil {
 		if errors.Is(err, server.ErrInsecureListen) {
 			return listenRefused(addr, err)

@@ -97,19 +97,19 @@ func mergeExchanges(older, newer []interlude.Exchange) []interlude.Exchange {
 
 func printThread(w io.Writer, t *client.Thread, h *client.History) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "Thread\t%s\n", t.ThreadID)
-	fmt.Fprintf(tw, "Graph\t%s\n", t.Graph)
-	fmt.Fprintf(tw, "Status\t%s\n", t.Status)
+	fmt.Fprintf(tw, "Thread\t%s\n", line(t.ThreadID))
+	fmt.Fprintf(tw, "Graph\t%s\n", line(t.Graph))
+	fmt.Fprintf(tw, "Status\t%s\n", line(string(t.Status)))
 	fmt.Fprintf(tw, "Created\t%s\n", stamp(t.CreatedAt))
 	fmt.Fprintf(tw, "Updated\t%s\n", stamp(t.UpdatedAt))
 	if len(t.Next) > 0 {
-		fmt.Fprintf(tw, "Next\t%s\n", strings.Join(t.Next, ", "))
+		fmt.Fprintf(tw, "Next\t%s\n", line(strings.Join(t.Next, ", ")))
 	}
 	if t.Breakpoint != nil {
-		fmt.Fprintf(tw, "Paused\t%s node %s\n", t.Breakpoint.When, t.Breakpoint.Node)
+		fmt.Fprintf(tw, "Paused\t%s node %s\n", line(string(t.Breakpoint.When)), line(t.Breakpoint.Node))
 	}
 	if t.Error != "" {
-		fmt.Fprintf(tw, "Error\t%s\n", t.Error)
+		fmt.Fprintf(tw, "Error\t%s\n", oneLine(t.Error))
 	}
 	msgs := decodeMessages(t.Messages)
 	if len(msgs) == 0 && len(t.Values) > 0 {
@@ -138,14 +138,14 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 	for _, cp := range cps {
 		var notes []string
 		for _, q := range cp.Raised {
-			notes = append(notes, fmt.Sprintf("asked %s: %q", q.ID, oneLine(q.Message)))
+			notes = append(notes, fmt.Sprintf("asked %s: \"%s\"", line(q.ID), oneLine(q.Message)))
 		}
 		for _, a := range cp.Resolved {
 			r := a.Resolution
-			notes = append(notes, fmt.Sprintf("%s %s", a.InterruptID, answered(&r)))
+			notes = append(notes, fmt.Sprintf("%s %s", line(a.InterruptID), answered(&r)))
 		}
 		if cp.Breakpoint != nil {
-			notes = append(notes, fmt.Sprintf("paused %s %s", cp.Breakpoint.When, cp.Breakpoint.Node))
+			notes = append(notes, fmt.Sprintf("paused %s %s", line(string(cp.Breakpoint.When)), line(cp.Breakpoint.Node)))
 		}
 		if cp.Error != "" {
 			notes = append(notes, "error: "+oneLine(cp.Error))
@@ -155,7 +155,7 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 		}
 		for i, n := range notes {
 			if i == 0 {
-				fmt.Fprintf(tw, "  #%d\t%s\t%s\t%s\t%s\n", cp.ID, stamp(cp.At), cp.Kind, cp.Status, n)
+				fmt.Fprintf(tw, "  #%d\t%s\t%s\t%s\t%s\n", cp.ID, stamp(cp.At), line(string(cp.Kind)), line(string(cp.Status)), n)
 			} else {
 				fmt.Fprintf(tw, "  \t\t\t\t%s\n", n)
 			}

@@ -46,7 +46,7 @@ var threadsCommand = &command{
 						q += fmt.Sprintf(" (+%d more)", n-1)
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ThreadID, t.Graph, t.Status, stamp(t.UpdatedAt), q)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", line(t.ThreadID), line(t.Graph), line(string(t.Status)), stamp(t.UpdatedAt), q)
 			}
 			tw.Flush()
 			if page.NextCursor != "" {
@@ -60,7 +60,7 @@ var threadsCommand = &command{
 				if *limit != 0 {
 					more += fmt.Sprintf(" --limit %d", *limit)
 				}
-				fmt.Fprintf(e.stdout, "More: %s --cursor %s\n", more, quote(page.NextCursor))
+				fmt.Fprintf(e.stdout, "More: %s --cursor %s\n", line(more), line(quote(page.NextCursor)))
 			}
 			return nil
 		}

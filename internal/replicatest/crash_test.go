@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,8 +151,11 @@ func TestADeadReplicasPausedThreadReadsInterruptedWithItsQuestion(t *testing.T) 
 	}
 	_, err = other.client.Resume(ctx, "t", th.Interrupts[0].ID, map[string]any{"approved": true})
 	var ce *client.Error
-	if !errors.As(err, &ce) || ce.Status != http.StatusConflict || ce.Code != "thread_busy" {
-		t.Fatalf("an answer while the dead run's lease runs: %v; want 409 thread_busy", err)
+	if !errors.As(err, &ce) || ce.Status != http.StatusConflict || ce.Code != "thread_busy" || !strings.Contains(ce.Message, "try again") {
+		t.Fatalf("an answer while the dead run's lease runs: %v; want 409 thread_busy saying to try again", err)
+	}
+	if host, _ := os.Hostname(); host != "" && strings.Contains(ce.Message, host) {
+		t.Fatalf("thread_busy names the holder's host to a client: %q", ce.Message)
 	}
 	var end *client.Event
 	for ev, err := range sub.Events() {

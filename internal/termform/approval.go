@@ -9,6 +9,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/internal/schema"
+	"github.com/interludehq/interlude/internal/termtext"
 )
 
 // approvalQuestion is what an agent's tool approval carries in its value.
@@ -54,7 +55,7 @@ var actionHelp = map[string]string{
 // cancel.
 func (a *Asker) approval(q interlude.Question, ap *approvalQuestion) (interlude.Resolution, error) {
 	if ap.Tool != "" {
-		a.printf("  tool: %s\n", ap.Tool)
+		a.printf("  tool: %s\n", termtext.Line(ap.Tool))
 	}
 	if len(ap.Arguments) > 0 {
 		a.printf("  arguments:\n")
@@ -75,7 +76,7 @@ func (a *Asker) approval(q interlude.Question, ap *approvalQuestion) (interlude.
 	}
 	menu := func() {
 		for i, o := range options {
-			a.printf("  %d) %-*s  %s\n", i+1, width, o, actionHelp[o])
+			a.printf("  %d) %-*s  %s\n", i+1, width, termtext.Line(o), actionHelp[o])
 		}
 	}
 	menu()
@@ -97,7 +98,7 @@ func (a *Asker) approval(q interlude.Question, ap *approvalQuestion) (interlude.
 			continue // back to the menu
 		}
 		if err := q.Check(res); err != nil {
-			a.printf("  ! %s\n", strings.TrimPrefix(err.Error(), "interlude: "))
+			a.printf("  ! %s\n", oneLine(strings.TrimPrefix(err.Error(), "interlude: ")))
 			continue
 		}
 		return res, nil
@@ -198,6 +199,6 @@ func (a *Asker) printArguments(args json.RawMessage, indent string) {
 		return
 	}
 	for _, kv := range kvs {
-		a.printf("%s%s: %s\n", indent, kv.key, compact(kv.value))
+		a.printf("%s%s: %s\n", indent, termtext.Line(kv.key), compact(kv.value))
 	}
 }

@@ -42,6 +42,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/schema"
+	"github.com/interludehq/interlude/internal/termtext"
 )
 
 // Asker asks questions on a terminal: it reads answers line by line from an
@@ -143,12 +144,12 @@ func (a *Asker) header(q interlude.Question) {
 	a.printf("\n? %s\n", oneLine(q.Message))
 	var meta []string
 	if q.Node != "" {
-		meta = append(meta, "node "+q.Node)
+		meta = append(meta, "node "+termtext.Line(q.Node))
 	}
 	if q.Reason != "" {
-		meta = append(meta, q.Reason)
+		meta = append(meta, termtext.Line(q.Reason))
 	}
-	meta = append(meta, q.ID)
+	meta = append(meta, termtext.Line(q.ID))
 	a.printf("  [%s]\n", strings.Join(meta, " · "))
 	if q.ExpiresAt != nil {
 		a.printf("  open until %s\n", q.ExpiresAt.Local().Format("2006-01-02 15:04:05"))
@@ -158,7 +159,14 @@ func (a *Asker) header(q interlude.Question) {
 	}
 }
 
-func (a *Asker) printf(format string, args ...any) { fmt.Fprintf(a.out, format, args...) }
+// printf prints to the terminal. What it prints carries text from the question
+// (its message, schema titles and descriptions, enum values, a tool's name and
+// arguments), so control characters other than newlines and tabs are escaped:
+// they would act on the terminal. Single-line fields are escaped further where
+// they are formatted (termtext.Line).
+func (a *Asker) printf(format string, args ...any) {
+	fmt.Fprint(a.out, termtext.Block(fmt.Sprintf(format, args...)))
+}
 
 // readLine reads one line without its line ending. A last line without a newline
 // counts; after it, io.EOF.
@@ -288,9 +296,9 @@ func (f *form) violations(pointer string, below bool) []schema.Violation {
 
 func formatViolation(v schema.Violation) string {
 	if v.Path == "" {
-		return v.Message
+		return oneLine(v.Message)
 	}
-	return strings.TrimPrefix(strings.ReplaceAll(v.Path, "/", "."), ".") + ": " + v.Message
+	return termtext.Line(strings.TrimPrefix(strings.ReplaceAll(v.Path, "/", "."), ".")) + ": " + oneLine(v.Message)
 }
 
 // field asks the value of n at pointer, labelled name. def pre-fills it (the
@@ -300,6 +308,7 @@ func (f *form) field(n *node, name, pointer string, def json.RawMessage, require
 	if def == nil && n != nil {
 		def = n.def
 	}
+	name = termtext.Line(name)
 	label := name
 	if required {
 		label += "*"
@@ -486,7 +495,7 @@ func (f *form) scalar(n *node, label string, def json.RawMessage, required bool,
 	}
 	shownDef := ""
 	if def != nil {
-		shownDef = " [" + displayValue(def, kind) + "]"
+		shownDef = " [" + termtext.Line(displayValue(def, kind)) + "]"
 	}
 	for {
 		in, err := f.a.prompt(fmt.Sprintf("%s%s (%s)%s: ", indent, label, hint, shownDef), help)
@@ -529,7 +538,7 @@ func (f *form) choice(n *node, label string, def json.RawMessage, required bool,
 		if i == defIdx {
 			mark = "  (default)"
 		}
-		f.a.printf("%s  %d) %s%s\n", indent, i+1, displayValue(v, ""), mark)
+		f.a.printf("%s  %d) %s%s\n", indent, i+1, termtext.Line(displayValue(v, "")), mark)
 	}
 	shown := ""
 	if defIdx >= 0 {
@@ -698,12 +707,13 @@ func displayValue(v json.RawMessage, kind string) string {
 	return compact(v)
 }
 
+// compact shows a JSON value on one line, its control characters escaped.
 func compact(v json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
-		return string(v)
+		return termtext.Line(string(v))
 	}
-	return b.String()
+	return termtext.Line(b.String())
 }
 
 func jsonEqual(a, b json.RawMessage) bool {
@@ -716,7 +726,9 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(ca, cb)
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine shows text on one line: runs of white space become one space and
+// control characters are escaped.
+func oneLine(s string) string { return termtext.Line(strings.Join(strings.Fields(s), " ")) }
 
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")

@@ -362,3 +362,22 @@ func TestToolApprovalShowsTheCallAndTheMenu(t *testing.T) {
 		"! must be > 0",
 	)
 }
+
+func TestHostileQuestionTextIsShownEscaped(t *testing.T) {
+	const esc = `\u001b]0;owned\u0007\u001b[2J\u009b\u202e`
+	q := question(`{"type": "object", "description": "` + esc + `", "properties": {
+		"pick` + esc + `": {"enum": ["a` + esc + `", "b"], "description": "` + esc + `"}},
+		"required": ["pick` + esc + `"]}`)
+	q.Message, q.Node, q.Reason = "\x1b[2J\x1b]0;t\x07", "n\x1b[2J", "r\u009b"
+	q.Value = json.RawMessage(`{"note": "` + esc + `"}`)
+	_, out, err := ask(t, q, "?\n2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the form printed %q:\n%s", bad, out)
+		}
+	}
+	wantOutput(t, out, `\x1b[2J\x1b]0;t\x07`, `node n\x1b[2J`, `1) a\x1b]0;owned\x07\x1b[2J\u009b\u202e`)
+}

@@ -11,7 +11,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
 )
 
@@ -212,10 +215,22 @@ func TestAQuestionThatExpiresWhileOpenSaysItExpired(t *testing.T) {
 	until(t, ctx, "the list to empty", rows+` === 0`)
 }
 
+// importingSupportAgent is the support agent of the examples, allowed to take
+// a conversation carried over from elsewhere.
+func importingSupportAgent(opts ...graph.Option) (graph.Erased, error) {
+	a, err := agent.New(graphs.SupportScript(), graphs.SupportTools(),
+		agent.RequireApproval("issue_refund"), agent.WithImportedHistory(),
+		agent.WithGraphOptions(append([]graph.Option{graph.WithName("support-import")}, opts...)...))
+	if err != nil {
+		return nil, err
+	}
+	return a.Erase(), nil
+}
+
 func TestTheConversationFoldsTheModelsThinkingAndHidesRedactedThinking(t *testing.T) {
 	ctx := tab(t)
-	e := newEnv(t, nil)
-	res, err := e.client().Invoke(context.Background(), client.InvokeRequest{Graph: "support-agent", ThreadID: "s-t",
+	e := newEnv(t, nil, importingSupportAgent)
+	res, err := e.client().Invoke(context.Background(), client.InvokeRequest{Graph: "support-import", ThreadID: "s-t",
 		Messages: []map[string]any{
 			{"role": "user", "content": []map[string]any{{"type": "text", "text": "Hello"}}},
 			{"role": "assistant", "content": []map[string]any{
@@ -239,5 +254,14 @@ func TestTheConversationFoldsTheModelsThinkingAndHidesRedactedThinking(t *testin
 	contains(t, "the thinking", eval[string](t, ctx, `document.querySelector('details.thinking').textContent`), "nothing to look up yet")
 	if page := eval[string](t, ctx, `document.body.textContent`); strings.Contains(page, "ENCRYPTED-REASONING") {
 		t.Error("the page shows the redacted thinking's data")
+	}
+	// The assistant turn came with the input: it says so, and the agent's own
+	// turns do not.
+	labels := eval[[]string](t, ctx, `[...document.querySelectorAll('li.message')].map((li) => li.querySelector('.role').innerText.toLowerCase())`)
+	if len(labels) < 4 || !strings.Contains(labels[1], "imported") || strings.Contains(labels[0], "imported") || strings.Contains(labels[3], "imported") {
+		t.Errorf("the conversation's labels are %q; want the second (the imported assistant turn) marked imported, the user's and the agent's own not", labels)
+	}
+	if visible := eval[bool](t, ctx, `document.querySelector('li.message.imported .imported-label').offsetParent !== null`); !visible {
+		t.Error("the imported label is not visible")
 	}
 }

@@ -721,8 +721,9 @@ function blockText(b) {
 function conversation(messages) {
   if (!Array.isArray(messages) || messages.length === 0) return null;
   const last = messages.slice(-20);
-  const items = last.map((m) => h('li', { class: `message role-${m.role}` },
-    h('p', { class: 'role' }, humanize(m.role ?? 'message')),
+  const items = last.map((m) => h('li', { class: `message role-${m.role}${m.imported ? ' imported' : ''}` },
+    h('p', { class: 'role' }, humanize(m.role ?? 'message'),
+      m.imported ? h('span', { class: 'imported-label', title: 'This turn came with the input, not from the agent’s own model or tools.' }, 'imported') : null),
     (Array.isArray(m.content) ? m.content : [{ type: 'text', text: String(m.content ?? '') }]).map((b) => {
       switch (b.type) {
         case 'text':
@@ -882,14 +883,22 @@ async function send(th, q, form, root, summary, verb, post) {
   try {
     const res = await post();
     d.pending = false;
-    const shown = {
+    // The same answer had been given before (by someone else, or by a double
+    // click): it was not applied again, and the person should know they did
+    // not decide.
+    const replay = res.replayed ? (res.replays ?? []).find((r) => r.interrupt_id === q.id) : null;
+    const shown = replay ? {
+      thread: th.thread_id, id: q.id, kind: 'replayed', title: 'Already answered.',
+      text: [byWhom(replay.by), ' gave this answer ', when(replay.at), '; your answer was not applied again.'],
+      next: (res.interrupts ?? []).filter((n) => n.id !== q.id),
+    } : {
       thread: th.thread_id, id: q.id, kind: 'ok', title: `${verb}.`,
       text: res.status === 'completed' ? 'The thread finished.'
         : res.status === 'failed' ? `The thread failed: ${res.error ?? 'no reason given'}.`
           : res.interrupts?.length ? 'The thread is waiting for another answer.' : `The thread is ${res.status}.`,
       next: (res.interrupts ?? []).filter((n) => n.id !== q.id),
     };
-    announce(`${verb}.`);
+    announce(replay ? 'Already answered; your answer was not applied again.' : `${verb}.`);
     refresh();
     if (detail === d) {
       flash = shown;

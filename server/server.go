@@ -26,25 +26,28 @@ import (
 // http.Handler; mount it at the root of a mux or serve it with Serve. It is safe
 // for concurrent use.
 type Server struct {
-	graphs     map[string]graph.Erased
-	hosted     []string                   // the names of graphs, sorted
-	inputProps map[string]map[string]bool // graph -> its input fields, nil when unknown
-	inputNeeds map[string][]string        // graph -> the input fields a new thread needs
-	graphList  []byte                     // the answer of GET /v1/graphs
-	store      store.Store
-	tokens     []token
-	bodyLimit  int64
-	log        *slog.Logger
-	metrics    *metrics
-	hub        *EventHub
-	inbox      http.Handler
-	mux        *http.ServeMux
-	runCtx     context.Context
-	stopRuns   context.CancelFunc
-	csrf       *http.CrossOriginProtection
-	threads    *keylock.Locks // one request's run per thread at a time in this process
-	claimer    graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
-	now        func() time.Time
+	graphs       map[string]graph.Erased
+	hosted       []string                   // the names of graphs, sorted
+	inputProps   map[string]map[string]bool // graph -> its input fields, nil when unknown
+	inputNeeds   map[string][]string        // graph -> the input fields a new thread needs
+	graphList    []byte                     // the answer of GET /v1/graphs
+	store        store.Store
+	tokens       []token
+	bodyLimit    int64
+	log          *slog.Logger
+	metrics      *metrics
+	hub          *EventHub
+	inbox        http.Handler
+	mux          *http.ServeMux
+	runCtx       context.Context
+	stopRuns     context.CancelFunc
+	csrf         *http.CrossOriginProtection
+	threads      *keylock.Locks // one request's run per thread at a time in this process
+	claimer      graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
+	now          func() time.Time
+	timeouts     Timeouts
+	streamBuffer int            // bytes of a run stream's events that may wait for a slow client
+	active       sync.WaitGroup // the requests being served
 }
 
 // Option configures New.
@@ -62,6 +65,8 @@ type config struct {
 	watch     time.Duration
 	expiry    time.Duration
 	now       func() time.Time
+	timeouts  Timeouts
+	streamBuf int
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph. All
@@ -121,9 +126,28 @@ func WithInbox(h http.Handler) Option {
 	return func(c *config) { c.inbox, c.inboxSet = h, true }
 }
 
+// WithTimeouts bounds how long a client may take to send a request or read an
+// answer, and how long a shutdown waits (see Timeouts). Zero fields keep their
+// defaults.
+func WithTimeouts(t Timeouts) Option { return func(c *config) { c.timeouts = t } }
+
+// WithStreamBuffer sets how many bytes of a run stream's events (POST
+// /v1/graph/stream) may wait for a client that reads slowly (default 4 MiB).
+// The run never waits for its client: one that falls further behind is cut
+// off, its stream ending with an error event of code slow_consumer, and the run
+// goes on. (Listeners of thread events are bounded by the event hub; see
+// WithHubBytes.)
+func WithStreamBuffer(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.streamBuf = n
+		}
+	}
+}
+
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, now: time.Now}
+	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, now: time.Now, streamBuf: 4 << 20}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -134,7 +158,8 @@ func New(opts ...Option) (*Server, error) {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, inputNeeds: map[string][]string{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New(), now: cfg.now}
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New(), now: cfg.now,
+		timeouts: cfg.timeouts.withDefaults(), streamBuffer: cfg.streamBuf}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -367,7 +392,10 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http
 	slices.Sort(allow)
 	allowed := strings.Join(allow, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.active.Add(1)
+		defer s.active.Done()
 		start := time.Now()
+		s.deadlines(w, r)
 		sw := &statusWriter{ResponseWriter: w}
 		rc := &reqCtx{route: pattern}
 		defer s.done(sw, r, rc, start)

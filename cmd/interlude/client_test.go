@@ -32,9 +32,9 @@ const (
 	readerToken = "reader-secret-token"
 )
 
-// startServer starts "interlude serve" with tokens on a free loopback port and
-// waits until /healthz answers.
-func startServer(t *testing.T) *liveServer {
+// startServer starts "interlude serve" with tokens on a free loopback port, and
+// the extra flags, and waits until /healthz answers.
+func startServer(t *testing.T, extra ...string) *liveServer {
 	t.Helper()
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
@@ -43,7 +43,7 @@ func startServer(t *testing.T) *liveServer {
 	}
 	addr := proctest.FreeAddr(t)
 	s := &liveServer{url: "http://" + addr, stderr: &proctest.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens, "--body-limit", "4096")
+	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens, "--body-limit", "4096"}, extra...)...)
 	s.cmd.Env = baseEnv()
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {

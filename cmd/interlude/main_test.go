@@ -63,6 +63,8 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{[]string{"demo", "--model", "openai"}, exitUsage, "", "needs OPENAI_API_KEY"},
 		{[]string{"serve", "--addr", "0.0.0.0:0"}, exitUsage, "", "refusing to listen on 0.0.0.0:0 without API tokens: give --tokens FILE"},
 		{[]string{"serve", "--log-format", "xml"}, exitUsage, "", `unknown log format "xml"`},
+		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "--read-timeout must not be negative"},
+		{[]string{"serve", "--event-buffer-bytes", "0"}, exitUsage, "", "--event-buffer-bytes must be positive"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

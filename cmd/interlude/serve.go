@@ -36,8 +36,8 @@ take to send a request or read an answer (a run's own time is not counted), so
 that a stalled client holds no connection for long.
 
 Memory is bounded by bytes: --cache-bytes of threads' states kept between runs
-(per graph) and --event-buffer-bytes of recent events kept for listeners that
-reconnect with Last-Event-ID.
+(shared by the graphs) and --event-buffer-bytes of recent events kept for
+listeners that reconnect with Last-Event-ID.
 
 Threads live in the SQLite file --db unless --postgres (or INTERLUDE_POSTGRES)
 gives a Postgres connection string. Any number of replicas may serve one Postgres
@@ -66,7 +66,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		fs.DurationVar(&lim.timeouts.Write, "write-timeout", 30*time.Second, "how long a client may take to read an answer once it is ready, or each event of a stream (0: no limit)")
 		fs.DurationVar(&lim.timeouts.Idle, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request (0: no limit)")
 		fs.DurationVar(&lim.timeouts.Shutdown, "shutdown-timeout", 15*time.Second, "how long SIGINT or SIGTERM waits for the running requests before cutting them off (0: no limit)")
-		fs.Int64Var(&lim.cacheBytes, "cache-bytes", graph.DefaultCacheBytes, "keep up to `N` bytes of threads' states in memory between runs, per graph (0: none)")
+		fs.Int64Var(&lim.cacheBytes, "cache-bytes", graph.DefaultCacheBytes, "keep up to `N` bytes of threads' states in memory between runs, shared equally by the graphs (0: none)")
 		fs.Int64Var(&lim.eventBytes, "event-buffer-bytes", server.DefaultHubBytes, "keep up to `N` bytes of recent events for listeners that reconnect")
 		return func([]string) error {
 			var h slog.Handler
@@ -128,7 +128,7 @@ type storeConfig struct {
 // limits bound the time clients may take and the memory serve keeps.
 type limits struct {
 	timeouts   server.Timeouts
-	cacheBytes int64 // threads' states, per graph
+	cacheBytes int64 // threads' states, for all graphs
 	eventBytes int64 // recent events
 }
 
@@ -190,7 +190,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		st, hub = lite, server.NewEventHub(server.WithHubBytes(lim.eventBytes))
 		where = []any{"db", sc.sqlite}
 	}
-	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes)}
+	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount)}
 	gs, err := builtins(gopts)
 	if err != nil {
 		return err
@@ -242,6 +242,9 @@ func listenRefused(addr string, err error) error {
 // gcPercent is the garbage collector's pace in `interlude serve` unless GOGC
 // sets it.
 const gcPercent = 400
+
+// builtinCount is how many graphs builtins compiles.
+const builtinCount = 5
 
 // builtins compiles the built-in graphs with opts.
 func builtins(opts []graph.Option) ([]graph.Erased, error) {

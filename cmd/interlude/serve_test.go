@@ -38,3 +38,13 @@ func TestServeStopsWithinItsShutdownTimeoutDespiteAStalledClient(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, s.stderr.String())
 	}
 }
+
+func TestTheStateCacheBudgetIsSharedByEveryBuiltinGraph(t *testing.T) {
+	gs, err := builtins(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != builtinCount {
+		t.Fatalf("builtins compiles %d graphs; --cache-bytes is split %d ways", len(gs), builtinCount)
+	}
+}

@@ -197,18 +197,19 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 type Option func(*config)
 
 type config struct {
-	name         string
-	store        store.Store
-	before       []string
-	after        []string
-	limit        int
-	now          func() time.Time
-	observer     any
-	cacheBytes   int64
-	cacheEntries int
-	events       func(Event)
-	leaseTTL     time.Duration
-	owner        string
+	name     string
+	store    store.Store
+	before   []string
+	after    []string
+	limit    int
+	now      func() time.Time
+	observer any
+	events   func(Event)
+	leaseTTL time.Duration
+	owner    string
+
+	cacheBytes   int64 // the state cache's budget
+	cacheEntries int   // and its cap on states, 0 for none
 }
 
 // WithStore keeps threads in s.

@@ -150,14 +150,15 @@ type subscription struct {
 // bytes (limit); it reports false if so.
 func (sub *subscription) offer(ev hubEvent, limit int64) bool {
 	n := ev.size()
-	if q := sub.queued.Load(); q > 0 && q+n > limit {
+	if q := sub.queued.Add(n); q > n && q > limit {
+		sub.queued.Add(-n)
 		return false
 	}
 	select {
 	case sub.ch <- ev:
-		sub.queued.Add(n)
 		return true
 	default:
+		sub.queued.Add(-n)
 		return false
 	}
 }

@@ -26,28 +26,30 @@ import (
 // http.Handler; mount it at the root of a mux or serve it with Serve. It is safe
 // for concurrent use.
 type Server struct {
-	graphs       map[string]graph.Erased
-	hosted       []string                   // the names of graphs, sorted
-	inputProps   map[string]map[string]bool // graph -> its input fields, nil when unknown
-	inputNeeds   map[string][]string        // graph -> the input fields a new thread needs
-	graphList    []byte                     // the answer of GET /v1/graphs
-	store        store.Store
-	tokens       []token
-	bodyLimit    int64
-	log          *slog.Logger
-	metrics      *metrics
-	hub          *EventHub
-	inbox        http.Handler
-	mux          *http.ServeMux
-	runCtx       context.Context
-	stopRuns     context.CancelFunc
-	csrf         *http.CrossOriginProtection
-	threads      *keylock.Locks // one request's run per thread at a time in this process
-	claimer      graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
-	now          func() time.Time
+	graphs     map[string]graph.Erased
+	hosted     []string                   // the names of graphs, sorted
+	inputProps map[string]map[string]bool // graph -> its input fields, nil when unknown
+	inputNeeds map[string][]string        // graph -> the input fields a new thread needs
+	graphList  []byte                     // the answer of GET /v1/graphs
+	store      store.Store
+	tokens     []token
+	bodyLimit  int64
+	log        *slog.Logger
+	metrics    *metrics
+	hub        *EventHub
+	inbox      http.Handler
+	mux        *http.ServeMux
+	runCtx     context.Context
+	stopRuns   context.CancelFunc
+	csrf       *http.CrossOriginProtection
+	threads    *keylock.Locks // one request's run per thread at a time in this process
+	claimer    graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
+	now        func() time.Time
+
+	// What a slow client may take, and the requests being served.
 	timeouts     Timeouts
-	streamBuffer int            // bytes of a run stream's events that may wait for a slow client
-	active       sync.WaitGroup // the requests being served
+	streamBuffer int // bytes of a run stream's events that may wait for a slow client
+	active       sync.WaitGroup
 }
 
 // Option configures New.

@@ -6,12 +6,31 @@ import (
 	"time"
 )
 
-// cache keeps recently used thread states, least recently used evicted first.
+// Defaults of the state cache (WithCacheBytes, WithCacheSize).
+const (
+	// DefaultCacheBytes is the default budget of a graph's state cache.
+	DefaultCacheBytes = 64 << 20
+	// cacheEntryOverhead is what a cached state costs beyond its stored bytes
+	// (the state's fields, the list element, the map entry), so that a budget
+	// also bounds how many small states are kept.
+	cacheEntryOverhead = 512
+	// cacheLargestShare: a state larger than budget/cacheLargestShare is not
+	// cached, so that one large thread cannot push every other one out.
+	cacheLargestShare = 8
+)
+
+// cache keeps recently used thread states within a budget of bytes (and,
+// if set, of entries), least recently used evicted first. A state's size is
+// estimated from what the runtime already knows without encoding anything: the
+// JSON size of its last snapshot plus the bytes of the records after it, which
+// is what the state holds in memory, give or take the overhead of Go's types.
 type cache[S any] struct {
-	mu    sync.Mutex
-	limit int
-	ll    *list.List
-	m     map[string]*list.Element
+	mu      sync.Mutex
+	budget  int64 // bytes; 0 disables the cache
+	entries int   // the most states kept; 0 means no limit but the budget
+	size    int64 // the estimated bytes of the states kept
+	ll      *list.List
+	m       map[string]*list.Element
 }
 
 type cached[S any] struct {
@@ -20,10 +39,19 @@ type cached[S any] struct {
 	created  time.Time // the thread's creation time as the store keeps it (zero if unknown)
 	since    int       // record bytes since the snapshot
 	snapSize int       // JSON bytes of the stored snapshot
+	cost     int64     // the estimated size it was cached with
 }
 
-func newCache[S any](limit int) *cache[S] {
-	return &cache[S]{limit: limit, ll: list.New(), m: make(map[string]*list.Element)}
+// estimate is the estimated memory of a cached state.
+func (v *cached[S]) estimate() int64 {
+	return int64(v.snapSize) + int64(v.since) + cacheEntryOverhead
+}
+
+func newCache[S any](budget int64, entries int) *cache[S] {
+	if entries < 0 {
+		entries = 0
+	}
+	return &cache[S]{budget: budget, entries: entries, ll: list.New(), m: make(map[string]*list.Element)}
 }
 
 // take removes and returns the thread's cached state, so the caller owns it.
@@ -34,8 +62,7 @@ func (c *cache[S]) take(id string) (*cached[S], bool) {
 	if !ok {
 		return nil, false
 	}
-	c.ll.Remove(e)
-	delete(c.m, id)
+	c.remove(e)
 	return e.Value.(*cached[S]), true
 }
 
@@ -53,22 +80,35 @@ func (c *cache[S]) identity(id string) (int64, time.Time) {
 	return 0, time.Time{}
 }
 
-// put stores a state the caller no longer uses.
+// put stores a state the caller no longer uses, evicting the least recently
+// used states to stay within the budget. A state too large for its share of
+// the budget is not kept (and an older copy of it is dropped).
 func (c *cache[S]) put(v *cached[S]) {
-	if c.limit <= 0 {
+	if c.budget <= 0 {
 		return
 	}
+	v.cost = v.estimate()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[v.id]; ok {
-		c.ll.Remove(e)
+		c.remove(e)
+	}
+	if v.cost > c.budget/cacheLargestShare {
+		return
 	}
 	c.m[v.id] = c.ll.PushFront(v)
-	for c.ll.Len() > c.limit {
-		last := c.ll.Back()
-		c.ll.Remove(last)
-		delete(c.m, last.Value.(*cached[S]).id)
+	c.size += v.cost
+	for c.size > c.budget || (c.entries > 0 && c.ll.Len() > c.entries) {
+		c.remove(c.ll.Back())
 	}
+}
+
+// remove forgets the entry e. c.mu is held.
+func (c *cache[S]) remove(e *list.Element) {
+	v := e.Value.(*cached[S])
+	c.ll.Remove(e)
+	delete(c.m, v.id)
+	c.size -= v.cost
 }
 
 // drop forgets the thread.
@@ -76,7 +116,13 @@ func (c *cache[S]) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[id]; ok {
-		c.ll.Remove(e)
-		delete(c.m, id)
+		c.remove(e)
 	}
+}
+
+// usage returns the estimated bytes and the number of states kept.
+func (c *cache[S]) usage() (int64, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.size, c.ll.Len()
 }

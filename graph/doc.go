@@ -99,4 +99,15 @@
 //
 // A Graph is safe for concurrent use: runs of one thread are serialised, and in
 // a store shared by several processes (store.Leaser) a lease keeps them apart.
+//
+// # Memory
+//
+// Between runs a graph keeps the states of recently used threads in memory, so
+// that the next run on a thread need not load it: at most [DefaultCacheBytes]
+// (64 MiB) of them by default, measured by the size of their stored form, least
+// recently used evicted first; a state larger than an eighth of the budget is
+// not kept. [WithCacheBytes] sets the budget (0 turns the cache off) and
+// [WithCacheSize] also caps the number of states. A cached state is used only
+// once the store confirms it is current, so the cache never changes what a run
+// sees, only how fast it starts.
 package graph

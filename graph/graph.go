@@ -119,7 +119,7 @@ func (b *Builder[S]) OnInput(fn InputFunc[S]) *Builder[S] {
 // Compile checks the graph and returns it ready to run. Without WithStore the graph
 // keeps its threads in memory.
 func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
-	cfg := config{limit: 100, now: func() time.Time { return time.Now().UTC() }, cache: 1024, leaseTTL: 30 * time.Second}
+	cfg := config{limit: 100, now: func() time.Time { return time.Now().UTC() }, cacheBytes: DefaultCacheBytes, leaseTTL: 30 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -180,7 +180,7 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		cfg:     cfg,
 		codec:   codec[S]{fs: fs},
 		locks:   keylock.New(),
-		cache:   newCache[S](cfg.cache),
+		cache:   newCache[S](cfg.cacheBytes, cfg.cacheEntries),
 		onInput: b.onInput,
 	}
 	for i, n := range b.order {
@@ -205,10 +205,12 @@ type config struct {
 	limit    int
 	now      func() time.Time
 	observer any
-	cache    int
 	events   func(Event)
 	leaseTTL time.Duration
 	owner    string
+
+	cacheBytes   int64 // the state cache's budget
+	cacheEntries int   // and its cap on states, 0 for none
 }
 
 // WithStore keeps threads in s.
@@ -237,10 +239,31 @@ func WithRecursionLimit(n int) Option { return func(c *config) { c.limit = n } }
 // WithClock sets the clock used for timestamps (for deterministic tests).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
-// WithCacheSize sets how many threads' states a compiled graph keeps in memory
-// between invocations (default 1024; 0 disables the cache). A cached state is used
-// only after checking with the store that it is current.
-func WithCacheSize(n int) Option { return func(c *config) { c.cache = n } }
+// WithCacheBytes sets how many bytes of threads' states a compiled graph keeps
+// in memory between invocations (default DefaultCacheBytes, 64 MiB; 0 disables
+// the cache). A state's size is estimated from its stored form; the least
+// recently used states are evicted first, and a state larger than an eighth of
+// the budget is not kept. A cached state is used only after checking with the
+// store that it is current.
+func WithCacheBytes(n int64) Option {
+	return func(c *config) {
+		if n >= 0 {
+			c.cacheBytes = n
+		}
+	}
+}
+
+// WithCacheSize caps how many threads' states a compiled graph keeps in memory
+// between invocations, within the byte budget of WithCacheBytes (by default only
+// the budget bounds them). 0 disables the cache.
+func WithCacheSize(n int) Option {
+	return func(c *config) {
+		if n == 0 {
+			c.cacheBytes = 0
+		}
+		c.cacheEntries = max(n, 0)
+	}
+}
 
 // WithLease sets how long a run's lease on its thread lasts without renewal when
 // the store is shared by several processes (a store.Leaser, such as Postgres); the

@@ -123,9 +123,21 @@
 // event, and first sends, as an SSE id with no event, the position to reconnect
 // from, so that a listener whose stream ends before any event misses nothing;
 // with one it first replays the kept events after it. The hub keeps the
-// newest 256 events of each of the 1024 most recently active threads (see
-// NewEventHub). Live events carry no values: end is {"thread_id", "status",
-// "checkpoint"}.
+// newest events of the most recently active threads within a budget of bytes
+// (32 MiB by default; see NewEventHub). Live events carry no values: end is
+// {"thread_id", "status", "checkpoint"}.
+//
+// # Slow clients
+//
+// No client, however slow, holds up a run or the server. A run's events never
+// wait for their readers: a run stream (POST /v1/graph/stream) whose client
+// falls more than 4 MiB behind (WithStreamBuffer), or an event listener that
+// falls behind the hub, is cut off, its stream ending with an error event of
+// code slow_consumer; the run goes on. Reading a request's headers and body,
+// and writing each answer or stream event, have timeouts (WithTimeouts), and
+// so does a graceful shutdown: past it, Serve closes the connections left and
+// cancels the runs still going, which continue later from their last
+// checkpoint.
 //
 // Several replicas of a server share events through an EventLog (WithHubLog;
 // store/postgres provides one): every replica's listeners get the events of the

@@ -19,6 +19,8 @@ const (
 	codeNotImplemented   = "not_implemented"
 	codeUnavailable      = "unavailable"
 	codeInternal         = "internal"
+	// codeSlowConsumer ends a stream whose client read too slowly to keep up.
+	codeSlowConsumer = "slow_consumer"
 )
 
 // apiError is an error as answered to a client.

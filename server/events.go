@@ -80,21 +80,28 @@ func payload(e graph.Event) (string, []byte, bool) {
 // Each event gets an id, increasing across the hub (it starts from the hub's
 // creation time in microseconds, so ids keep increasing across restarts). For a
 // listener reconnecting with Last-Event-ID, the hub keeps the newest events of
-// each thread in a ring buffer: by default 256 events for each of the 1024 threads
-// that published most recently (see WithHubBuffer and WithHubThreads); older
-// events are gone and a reconnecting listener resumes from the oldest kept. A
-// listener that falls 256 events behind is disconnected, to reconnect with
-// Last-Event-ID. Listeners of every thread get no replay and are likewise
-// disconnected when 256 events behind. An EventHub is safe for concurrent use.
+// the threads that published most recently, within a budget of bytes (32 MiB by
+// default, WithHubBytes) and of counts (256 events for each of 1024 threads,
+// WithHubBuffer and WithHubThreads); the threads that published least recently
+// are forgotten first. An event larger than an eighth of the budget is not kept,
+// and the thread's older events are forgotten with it, so that a replay never
+// skips one: older events are gone and a reconnecting listener resumes from the
+// oldest kept.
+//
+// Publish never waits for a listener. A listener that falls behind, by 256
+// events or by an eighth of the byte budget waiting to be written, is
+// disconnected: its stream ends with an error event of code slow_consumer, to
+// reconnect with Last-Event-ID. Listeners of every thread get no replay and are
+// likewise disconnected when behind. An EventHub is safe for concurrent use.
 type EventHub struct {
 	perThread   int
-	perShard    int
 	seed        maphash.Seed
 	seq         atomic.Int64
 	closed      atomic.Bool
 	subscribers atomic.Int64
 	dropped     atomic.Uint64
 	shards      [hubShards]hubShard
+	kept        keptEvents
 
 	// Listeners of every thread (GET /v1/events); allN mirrors len(all) so that
 	// Publish skips allMu while nobody listens to everything.
@@ -110,18 +117,17 @@ type EventHub struct {
 
 const hubShards = 32
 
+// DefaultHubBytes is the default budget of the events an EventHub keeps for
+// reconnecting listeners.
+const DefaultHubBytes = 32 << 20
+
+// hubEventOverhead is what a kept event costs beyond its name and data.
+const hubEventOverhead = 64
+
+// hubShard holds the listeners of the threads whose ids hash to it.
 type hubShard struct {
 	mu      sync.Mutex
-	threads map[string]*threadLog
-	lru     list.List // *threadLog, most recently used first
-}
-
-type threadLog struct {
-	id   string
-	elem *list.Element
-	ring []hubEvent
-	head int // index of the oldest event
-	subs map[*subscription]struct{}
+	threads map[string]map[*subscription]struct{}
 }
 
 type hubEvent struct {
@@ -130,16 +136,156 @@ type hubEvent struct {
 	data []byte
 }
 
+// size is the memory an event is counted for.
+func (ev hubEvent) size() int64 { return int64(len(ev.name)+len(ev.data)) + hubEventOverhead }
+
 type subscription struct {
 	ch     chan hubEvent
-	closed bool // guarded by the shard's mutex
+	queued atomic.Int64 // bytes sent to ch and not received yet
+	closed bool         // guarded by the shard's mutex (allMu for every thread's)
+	slow   bool         // closed for falling behind; read once ch is closed
+}
+
+// offer sends ev to the listener unless it is too far behind, by count or by
+// bytes (limit); it reports false if so.
+func (sub *subscription) offer(ev hubEvent, limit int64) bool {
+	n := ev.size()
+	if q := sub.queued.Add(n); q > n && q > limit {
+		sub.queued.Add(-n)
+		return false
+	}
+	select {
+	case sub.ch <- ev:
+		return true
+	default:
+		sub.queued.Add(-n)
+		return false
+	}
+}
+
+// received accounts for an event taken from the channel.
+func (sub *subscription) received(ev hubEvent) { sub.queued.Add(-ev.size()) }
+
+// keptEvents holds the newest events of recently active threads, for
+// listeners that reconnect with Last-Event-ID, within a budget of bytes.
+type keptEvents struct {
+	mu         sync.Mutex
+	budget     int64 // bytes
+	size       int64
+	perThread  int
+	maxThreads int
+	threads    map[string]*keptThread
+	lru        list.List // *keptThread, most recently published first
+}
+
+type keptThread struct {
+	id   string
+	elem *list.Element
+	evs  []hubEvent // oldest first
+	size int64
+}
+
+// add keeps ev as the thread's newest event, forgetting the events of the
+// threads that published least recently to stay within the budget.
+func (k *keptEvents) add(threadID string, ev hubEvent) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	t := k.threads[threadID]
+	if ev.size() > k.budget/8 {
+		// Too large to keep; forget the older ones too, so that a replay
+		// resumes after the gap rather than across it.
+		if t != nil {
+			k.remove(t)
+		}
+		return
+	}
+	if t == nil {
+		t = &keptThread{id: threadID}
+		t.elem = k.lru.PushFront(t)
+		k.threads[threadID] = t
+	} else {
+		k.lru.MoveToFront(t.elem)
+	}
+	t.evs = append(t.evs, ev)
+	t.size += ev.size()
+	k.size += ev.size()
+	if len(t.evs) > k.perThread {
+		k.dropOldest(t)
+	}
+	for len(k.threads) > k.maxThreads {
+		k.remove(k.lru.Back().Value.(*keptThread))
+	}
+	for k.size > k.budget {
+		if old := k.lru.Back().Value.(*keptThread); old != t {
+			k.remove(old)
+		} else {
+			k.dropOldest(t) // the only thread left
+		}
+	}
+}
+
+// dropOldest forgets the thread's oldest event. k.mu is held.
+func (k *keptEvents) dropOldest(t *keptThread) {
+	n := t.evs[0].size()
+	t.evs[0] = hubEvent{}
+	t.evs = t.evs[1:]
+	t.size -= n
+	k.size -= n
+	if len(t.evs) == 0 {
+		k.remove(t)
+	}
+}
+
+// remove forgets the thread's events. k.mu is held.
+func (k *keptEvents) remove(t *keptThread) {
+	k.lru.Remove(t.elem)
+	delete(k.threads, t.id)
+	k.size -= t.size
+}
+
+// after returns the kept events of the thread with an id above after.
+func (k *keptEvents) after(threadID string, after int64) []hubEvent {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	t := k.threads[threadID]
+	if t == nil {
+		return nil
+	}
+	var out []hubEvent
+	for _, ev := range t.evs {
+		if ev.id > after {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// forget drops the thread's events.
+func (k *keptEvents) forget(threadID string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t := k.threads[threadID]; t != nil {
+		k.remove(t)
+	}
+}
+
+// usage returns the bytes and the number of events kept.
+func (k *keptEvents) usage() (int64, int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, t := range k.threads {
+		n += len(t.evs)
+	}
+	return k.size, n
 }
 
 // HubOption configures NewEventHub.
 type HubOption func(*EventHub)
 
 // WithHubBuffer sets how many recent events the hub keeps per thread for
-// reconnecting listeners (default 256).
+// reconnecting listeners (default 256), which is also how many events a
+// listener may fall behind before it is disconnected.
 func WithHubBuffer(n int) HubOption {
 	return func(h *EventHub) {
 		if n > 0 {
@@ -149,31 +295,48 @@ func WithHubBuffer(n int) HubOption {
 }
 
 // WithHubThreads sets for how many threads the hub keeps recent events (default
-// 1024); the threads that published least recently are forgotten first, unless
-// someone listens to them.
+// 1024); the threads that published least recently are forgotten first.
 func WithHubThreads(n int) HubOption {
 	return func(h *EventHub) {
 		if n > 0 {
-			h.perShard = (n + hubShards - 1) / hubShards
+			h.kept.maxThreads = n
+		}
+	}
+}
+
+// WithHubBytes sets how many bytes of recent events the hub keeps for
+// reconnecting listeners, across all threads (default DefaultHubBytes, 32 MiB).
+// An event over an eighth of it is not kept, and a listener with more than an
+// eighth of it waiting to be written is disconnected as too slow.
+func WithHubBytes(n int64) HubOption {
+	return func(h *EventHub) {
+		if n > 0 {
+			h.kept.budget = n
 		}
 	}
 }
 
 // NewEventHub returns an empty hub.
 func NewEventHub(opts ...HubOption) *EventHub {
-	h := &EventHub{perThread: 256, perShard: 1024 / hubShards, seed: maphash.MakeSeed(), all: map[*subscription]struct{}{}}
+	h := &EventHub{perThread: 256, seed: maphash.MakeSeed(), all: map[*subscription]struct{}{}}
+	h.kept = keptEvents{budget: DefaultHubBytes, maxThreads: 1024, threads: map[string]*keptThread{}}
 	for _, o := range opts {
 		o(h)
 	}
+	h.kept.perThread = h.perThread
 	h.seq.Store(time.Now().UnixMicro())
 	for i := range h.shards {
-		h.shards[i].threads = make(map[string]*threadLog)
+		h.shards[i].threads = make(map[string]map[*subscription]struct{})
 	}
 	if h.elog != nil {
 		h.startListening()
 	}
 	return h
 }
+
+// listenerLimit is how many bytes a listener may have waiting before it is
+// disconnected as too slow.
+func (h *EventHub) listenerLimit() int64 { return h.kept.budget / 8 }
 
 func (h *EventHub) shard(threadID string) *hubShard {
 	return &h.shards[maphash.String(h.seed, threadID)%hubShards]
@@ -216,21 +379,15 @@ func (h *EventHub) fanOut(threadID string, ev hubEvent) {
 	sh := h.shard(threadID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	tl := h.log(sh, threadID)
 	if ev.id == 0 {
 		ev.id = h.seq.Add(1)
 	}
-	if len(tl.ring) < h.perThread {
-		tl.ring = append(tl.ring, ev)
-	} else {
-		tl.ring[tl.head] = ev
-		tl.head = (tl.head + 1) % len(tl.ring)
-	}
-	for sub := range tl.subs {
-		select {
-		case sub.ch <- ev:
-		default: // too far behind: let it reconnect with Last-Event-ID
-			h.drop(tl, sub)
+	h.kept.add(threadID, ev)
+	limit := h.listenerLimit()
+	for sub := range sh.threads[threadID] {
+		if !sub.offer(ev, limit) { // too far behind: let it reconnect with Last-Event-ID
+			sub.slow = true
+			h.drop(sh, threadID, sub)
 			h.dropped.Add(1)
 		}
 	}
@@ -254,12 +411,12 @@ func (h *EventHub) publishAll(threadID string, ev hubEvent) {
 		return
 	}
 	ev.data = data
+	limit := h.listenerLimit()
 	h.allMu.Lock()
 	defer h.allMu.Unlock()
 	for sub := range h.all {
-		select {
-		case sub.ch <- ev:
-		default: // too far behind: let it reconnect and read the listing again
+		if !sub.offer(ev, limit) { // too far behind: let it reconnect and read the listing again
+			sub.slow = true
 			h.dropAll(sub)
 			h.dropped.Add(1)
 		}
@@ -298,34 +455,19 @@ func (h *EventHub) unsubscribeAll(sub *subscription) {
 	h.dropAll(sub)
 }
 
-// log returns the thread's log, creating it (and forgetting the least recently
-// used thread nobody listens to) if needed. The shard is locked.
-func (h *EventHub) log(sh *hubShard, id string) *threadLog {
-	if tl := sh.threads[id]; tl != nil {
-		sh.lru.MoveToFront(tl.elem)
-		return tl
+// drop ends a listener of the thread. The shard is locked.
+func (h *EventHub) drop(sh *hubShard, threadID string, sub *subscription) {
+	if sub.closed {
+		return
 	}
-	tl := &threadLog{id: id, subs: map[*subscription]struct{}{}}
-	tl.elem = sh.lru.PushFront(tl)
-	sh.threads[id] = tl
-	for e := sh.lru.Back(); e != nil && len(sh.threads) > h.perShard; {
-		prev := e.Prev()
-		if old := e.Value.(*threadLog); old != tl && len(old.subs) == 0 {
-			sh.lru.Remove(e)
-			delete(sh.threads, old.id)
-		}
-		e = prev
+	sub.closed = true
+	close(sub.ch)
+	subs := sh.threads[threadID]
+	delete(subs, sub)
+	if len(subs) == 0 {
+		delete(sh.threads, threadID)
 	}
-	return tl
-}
-
-func (h *EventHub) drop(tl *threadLog, sub *subscription) {
-	if !sub.closed {
-		sub.closed = true
-		close(sub.ch)
-		delete(tl.subs, sub)
-		h.subscribers.Add(-1)
-	}
+	h.subscribers.Add(-1)
 }
 
 // subscribe registers a listener of the thread and returns the kept events with an
@@ -339,17 +481,17 @@ func (h *EventHub) subscribe(threadID string, after int64) (*subscription, []hub
 	if h.closed.Load() {
 		return nil, nil, 0
 	}
-	tl := h.log(sh, threadID)
 	var backlog []hubEvent
 	if after > 0 {
-		for i := range tl.ring {
-			if ev := tl.ring[(tl.head+i)%len(tl.ring)]; ev.id > after {
-				backlog = append(backlog, ev)
-			}
-		}
+		backlog = h.kept.after(threadID, after)
 	}
 	sub := &subscription{ch: make(chan hubEvent, h.perThread)}
-	tl.subs[sub] = struct{}{}
+	subs := sh.threads[threadID]
+	if subs == nil {
+		subs = map[*subscription]struct{}{}
+		sh.threads[threadID] = subs
+	}
+	subs[sub] = struct{}{}
 	h.subscribers.Add(1)
 	// The thread's events are numbered under the shard's lock, which is held.
 	return sub, backlog, h.seq.Load()
@@ -359,9 +501,7 @@ func (h *EventHub) unsubscribe(threadID string, sub *subscription) {
 	sh := h.shard(threadID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if tl := sh.threads[threadID]; tl != nil {
-		h.drop(tl, sub)
-	}
+	h.drop(sh, threadID, sub)
 }
 
 // forget drops the events kept for a deleted thread, so that a new thread with the
@@ -370,13 +510,7 @@ func (h *EventHub) forget(threadID string) {
 	sh := h.shard(threadID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if tl := sh.threads[threadID]; tl != nil {
-		tl.ring, tl.head = nil, 0
-		if len(tl.subs) == 0 {
-			sh.lru.Remove(tl.elem)
-			delete(sh.threads, threadID)
-		}
-	}
+	h.kept.forget(threadID)
 }
 
 // Close ends every live listener's stream and refuses new ones; events published
@@ -396,9 +530,9 @@ func (h *EventHub) endStreams() {
 	for i := range h.shards {
 		sh := &h.shards[i]
 		sh.mu.Lock()
-		for _, tl := range sh.threads {
-			for sub := range tl.subs {
-				h.drop(tl, sub)
+		for id, subs := range sh.threads {
+			for sub := range subs {
+				h.drop(sh, id, sub)
 			}
 		}
 		sh.mu.Unlock()
@@ -451,7 +585,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		return
 	}
 	defer s.hub.unsubscribe(id, sub)
-	ew := newEventWriter(w, true)
+	ew := s.newEventWriter(w, true)
 	ew.comment("subscribed to thread " + id)
 	if last == "" {
 		ew.position(pos)
@@ -462,9 +596,17 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	follow(ew, r, sub, 0)
 }
 
+// slowConsumer is the error event that ends the stream of a listener that fell
+// too far behind.
+func slowConsumer(message string) []byte {
+	data, _ := json.Marshal(errorObject{Code: codeSlowConsumer, Message: message})
+	return data
+}
+
 // follow streams the subscription's events, skipping those with an id up to
 // seen (already sent from a replay), until the listener leaves, falls behind or
-// the hub closes.
+// the hub closes. A listener that fell behind is told so, to reconnect with
+// Last-Event-ID (or, following every thread, to read the listing again).
 func follow(ew *eventWriter, r *http.Request, sub *subscription, seen int64) {
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
@@ -472,8 +614,12 @@ func follow(ew *eventWriter, r *http.Request, sub *subscription, seen int64) {
 		select {
 		case ev, ok := <-sub.ch:
 			if !ok {
+				if sub.slow {
+					ew.send("error", slowConsumer("this listener fell too far behind the thread's events and was disconnected; reconnect with the Last-Event-ID of the last event received to resume"))
+				}
 				return
 			}
+			sub.received(ev)
 			if ev.id <= seen {
 				continue
 			}
@@ -506,22 +652,26 @@ func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request, rc *req
 		s.writeError(w, r, err)
 		return
 	}
-	ew := newEventWriter(w, true)
+	ew := s.newEventWriter(w, true)
 	ew.comment("subscribed to every thread")
 	follow(ew, r, sub, 0)
 }
 
-// eventWriter writes a stream of events as NDJSON or SSE, flushing each.
+// eventWriter writes a stream of events as NDJSON or SSE, flushing each. Each
+// write must finish within the server's write timeout, or the stream ends: a
+// client that stops reading is cut off.
 type eventWriter struct {
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	sse    bool
-	seq    int64
-	broken bool
-	buf    []byte
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	sse     bool
+	timeout time.Duration // for each write; 0 for none
+	seq     int64
+	broken  bool    // a write failed (in asynchronous mode, only the writer's goroutine reads it)
+	buf     []byte  // reused by synchronous writes
+	out     *outbox // set in asynchronous mode
 }
 
-func newEventWriter(w http.ResponseWriter, sse bool) *eventWriter {
+func (s *Server) newEventWriter(w http.ResponseWriter, sse bool) *eventWriter {
 	h := w.Header()
 	if sse {
 		h.Set("Content-Type", "text/event-stream")
@@ -530,10 +680,18 @@ func newEventWriter(w http.ResponseWriter, sse bool) *eventWriter {
 	}
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	ew := &eventWriter{w: w, rc: http.NewResponseController(w), sse: sse, timeout: s.timeouts.Write}
+	ew.deadline()
 	w.WriteHeader(http.StatusOK)
-	ew := &eventWriter{w: w, rc: http.NewResponseController(w), sse: sse}
 	ew.flush()
 	return ew
+}
+
+// deadline gives the next write the write timeout.
+func (ew *eventWriter) deadline() {
+	if ew.timeout > 0 {
+		ew.rc.SetWriteDeadline(time.Now().Add(ew.timeout))
+	}
 }
 
 func (ew *eventWriter) flush() {
@@ -549,10 +707,19 @@ func (ew *eventWriter) send(name string, data []byte) {
 }
 
 func (ew *eventWriter) sendID(name string, data []byte, id int64) {
+	if ew.out != nil {
+		ew.out.push(ew.format(nil, name, data, id), id)
+		return
+	}
 	if ew.broken {
 		return
 	}
-	b := ew.buf[:0]
+	ew.buf = ew.format(ew.buf[:0], name, data, id)
+	ew.write(ew.buf)
+}
+
+// format appends the event to b.
+func (ew *eventWriter) format(b []byte, name string, data []byte, id int64) []byte {
 	if ew.sse {
 		if bytes.IndexByte(data, '\n') >= 0 { // SSE data must be one line
 			var c bytes.Buffer
@@ -566,15 +733,18 @@ func (ew *eventWriter) sendID(name string, data []byte, id int64) {
 		b = append(b, data...)
 		b = append(b, "\nid: "...)
 		b = strconv.AppendInt(b, id, 10)
-		b = append(b, "\n\n"...)
-	} else {
-		b = append(b, `{"event":`...)
-		b = strconv.AppendQuote(b, name)
-		b = append(b, `,"data":`...)
-		b = append(b, data...)
-		b = append(b, "}\n"...)
+		return append(b, "\n\n"...)
 	}
-	ew.buf = b
+	b = append(b, `{"event":`...)
+	b = strconv.AppendQuote(b, name)
+	b = append(b, `,"data":`...)
+	b = append(b, data...)
+	return append(b, "}\n"...)
+}
+
+// write writes b and flushes it within the write timeout.
+func (ew *eventWriter) write(b []byte) {
+	ew.deadline()
 	if _, err := ew.w.Write(b); err != nil {
 		ew.broken = true
 		return
@@ -595,9 +765,94 @@ func (ew *eventWriter) block(line string) {
 	if ew.broken || !ew.sse {
 		return
 	}
-	if _, err := ew.w.Write([]byte(line + "\n\n")); err != nil {
-		ew.broken = true
+	ew.write([]byte(line + "\n\n"))
+}
+
+// async makes the writer hand its events to a goroutine that writes them, so
+// that whoever sends them never waits for the client. Events waiting to be
+// written are bounded by limit bytes: a client that falls further behind is
+// cut off, its stream ending (if it can still be written) with an error event
+// of code slow_consumer saying message. Call finish once the last event is sent.
+func (ew *eventWriter) async(limit int, message string) {
+	ew.out = &outbox{ew: ew, limit: limit, message: message, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go ew.out.run()
+}
+
+// finish waits until the events sent are written, or the client is cut off.
+func (ew *eventWriter) finish() {
+	if ew.out == nil {
 		return
 	}
-	ew.flush()
+	ew.out.mu.Lock()
+	ew.out.ended = true
+	ew.out.mu.Unlock()
+	ew.out.signal()
+	<-ew.out.done
+}
+
+// outbox holds the events of an asynchronous eventWriter until its goroutine
+// writes them.
+type outbox struct {
+	ew      *eventWriter
+	limit   int
+	message string
+	wake    chan struct{}
+	done    chan struct{}
+
+	mu     sync.Mutex
+	queue  [][]byte
+	size   int
+	ended  bool // finish was called: no more events come
+	cut    bool // the client fell behind: nothing more is queued
+	failed bool // a write failed: nothing more is written
+}
+
+// push queues an event, or cuts the client off if it is too far behind.
+func (o *outbox) push(b []byte, id int64) {
+	o.mu.Lock()
+	switch {
+	case o.cut || o.failed:
+	case o.size > 0 && o.size+len(b) > o.limit:
+		o.cut = true
+		o.queue, o.size = [][]byte{o.ew.format(nil, "error", slowConsumer(o.message), id)}, 0
+	default:
+		o.queue = append(o.queue, b)
+		o.size += len(b)
+	}
+	o.mu.Unlock()
+	o.signal()
+}
+
+func (o *outbox) signal() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes the queued events until the stream ends.
+func (o *outbox) run() {
+	defer close(o.done)
+	for {
+		o.mu.Lock()
+		batch, done := o.queue, o.ended || o.cut || o.failed
+		o.queue, o.size = nil, 0
+		o.mu.Unlock()
+		if len(batch) == 0 {
+			if done {
+				return
+			}
+			<-o.wake
+			continue
+		}
+		for _, b := range batch {
+			o.ew.write(b)
+			if o.ew.broken {
+				o.mu.Lock()
+				o.failed, o.queue = true, nil
+				o.mu.Unlock()
+				return
+			}
+		}
+	}
 }

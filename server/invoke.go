@@ -250,6 +250,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 	start := time.Now()
 	res, err := ru.g.Invoke(ctx, ru.threadID, ru.cmd)
 	ru.held.release()
+	s.writeDeadline(w) // the run may have outlasted the one set for the request
 	if res == nil || (err != nil && res.Status != graph.Failed) {
 		if err == nil {
 			err = errors.New("the graph returned no result")
@@ -300,6 +301,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		data, _ := json.Marshal(metadataData{ThreadID: ru.threadID, Graph: ru.g.Name(), RunID: runID, Checkpoint: checkpoint})
 		return data
 	}
+	// The run never waits for the client: its events are written by another
+	// goroutine, and a client that falls too far behind is cut off.
+	open := func() {
+		ew = s.newEventWriter(w, sse)
+		ew.async(s.streamBuffer, "this client read the stream too slowly and was cut off; the run goes on: read its outcome with GET /v1/threads/"+ru.threadID)
+	}
 	for e, err := range ru.g.Stream(ctx, ru.threadID, ru.cmd) {
 		if err != nil {
 			if ew == nil {
@@ -310,7 +317,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			continue
 		}
 		if ew == nil {
-			ew = newEventWriter(w, sse)
+			open()
 		}
 		switch e.Type {
 		case graph.EventMetadata:
@@ -333,7 +340,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	// it like a run that ended where the thread is.
 	oc, ocErr := s.outcomeAt(ctx, ru.g, ru.threadID, end)
 	if ew == nil {
-		ew = newEventWriter(w, sse)
+		open()
 		ew.send("metadata", meta(oc.checkpoint))
 	}
 	outcome := string(oc.status)
@@ -364,6 +371,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.status})
 	}
 	ew.send("end", data)
+	ew.finish()
 }
 
 // outcomeAt returns the run's outcome from its end event, or, without one, reads the

@@ -156,7 +156,7 @@ func (s *Server) listenLogged(w http.ResponseWriter, r *http.Request, threadID s
 
 // openLogged starts the event stream and sends the events read so far.
 func (s *Server) openLogged(w http.ResponseWriter, threadID string, first []hubEvent) *eventWriter {
-	ew := newEventWriter(w, true)
+	ew := s.newEventWriter(w, true)
 	ew.comment("subscribed to thread " + threadID)
 	for _, ev := range first {
 		ew.sendID(ev.name, ev.data, ev.id)

@@ -447,5 +447,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		}
 		return nil, badRequest("", "the body could not be read: %v", err)
 	}
+	s.bodyRead(w)
 	return body, nil
 }

@@ -57,18 +57,126 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, tokensConf
 	return Serve(ctx, ln, h, tokensConfigured)
 }
 
+// Timeouts bound how long a client may take over each part of an exchange, so
+// that a slow or stalled client holds no connection for long, and how long a
+// shutdown waits. A zero field takes its default; a negative one turns the
+// bound off.
+type Timeouts struct {
+	// ReadHeader bounds reading a request's headers (default 10s).
+	ReadHeader time.Duration
+	// Read bounds reading a request's body, from the end of its headers
+	// (default 30s): a body that stalls fails the request.
+	Read time.Duration
+	// Write bounds writing an answer once it is ready (default 30s): the time
+	// a run takes is not counted, and in a stream each event has this long.
+	// A client that stops reading is cut off.
+	Write time.Duration
+	// Idle bounds how long a kept-alive connection waits for its next request
+	// (default 2m).
+	Idle time.Duration
+	// Shutdown bounds a graceful shutdown (default 15s). Past it, the
+	// connections still open are closed and the runs still going are cancelled:
+	// their unfinished steps are not committed, so each thread continues later
+	// from its last checkpoint, and nothing acknowledged is lost.
+	Shutdown time.Duration
+}
+
+// withDefaults fills the zero fields with their defaults and turns negative
+// ones into 0 (no bound).
+func (t Timeouts) withDefaults() Timeouts {
+	pick := func(d *time.Duration, def time.Duration) {
+		switch {
+		case *d == 0:
+			*d = def
+		case *d < 0:
+			*d = 0
+		}
+	}
+	pick(&t.ReadHeader, 10*time.Second)
+	pick(&t.Read, 30*time.Second)
+	pick(&t.Write, 30*time.Second)
+	pick(&t.Idle, 2*time.Minute)
+	pick(&t.Shutdown, 15*time.Second)
+	return t
+}
+
+// deadlines bounds reading the request's body and writing its answer. A
+// request without a body has no read deadline: the connection is read only
+// to notice that the client left, which may take as long as the request does.
+func (s *Server) deadlines(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if t := s.timeouts.Read; t > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		rc.SetReadDeadline(time.Now().Add(t))
+	}
+	if t := s.timeouts.Write; t > 0 {
+		rc.SetWriteDeadline(time.Now().Add(t))
+	}
+}
+
+// bodyRead lifts the read deadline once the request's body is read, so that a
+// request that runs long is not cut off while the connection is watched for
+// the client leaving.
+func (s *Server) bodyRead(w http.ResponseWriter) {
+	if s.timeouts.Read > 0 {
+		http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
+}
+
+// writeDeadline gives the answer, ready now, the write timeout.
+func (s *Server) writeDeadline(w http.ResponseWriter) {
+	if t := s.timeouts.Write; t > 0 {
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(t))
+	}
+}
+
+// serveTimeouts returns the timeouts Serve gives the server's connections.
+func (s *Server) serveTimeouts() Timeouts { return s.timeouts }
+
+// abandon gives up what a shutdown could not wait for: it cancels the runs
+// still going, so that each stops before its next commit, and waits up to
+// grace for the requests to end.
+func (s *Server) abandon(grace time.Duration) bool {
+	s.log.Warn("the shutdown deadline passed: the connections left were closed and the runs still going cancelled; their threads continue from their last checkpoint", "deadline", s.timeouts.Shutdown.String())
+	s.stopRuns()
+	done := make(chan struct{})
+	go func() {
+		s.active.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// abandonGrace is how long Serve waits, past the shutdown deadline, for the
+// cancelled runs' requests to end.
+const abandonGrace = 2 * time.Second
+
 // Serve serves h on ln until ctx ends, then shuts down gracefully: it stops
 // accepting connections, ends live event streams (if h has a Drain method, as
 // *Server does), waits for the running requests, and with them their runs, to
-// finish, and returns nil. Without tokens configured it refuses (closing ln) a
-// listener that is not on a loopback address, with an error matching
+// finish, and returns nil. The shutdown waits at most the server's shutdown
+// timeout (Timeouts; 15s by default): then it closes the connections still
+// open and, for a *Server, cancels the runs still going, which continue later
+// from their last checkpoint. The server's other timeouts bound each
+// connection (see Timeouts). Without tokens configured it refuses (closing ln)
+// a listener that is not on a loopback address, with an error matching
 // ErrInsecureListen.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, tokensConfigured bool) error {
 	if !tokensConfigured && !loopback(ln.Addr()) {
 		ln.Close()
 		return fmt.Errorf("%w (listening on %s)", ErrInsecureListen, ln.Addr())
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	t := Timeouts{}.withDefaults()
+	if ts, ok := h.(interface{ serveTimeouts() Timeouts }); ok {
+		t = ts.serveTimeouts()
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: t.ReadHeader, IdleTimeout: t.Idle}
 	if d, ok := h.(interface{ Drain() }); ok {
 		hs.RegisterOnShutdown(d.Drain)
 	}
@@ -79,7 +187,20 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, tokensConfigure
 		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
 	}
-	err := hs.Shutdown(context.Background())
+	sctx := context.Background()
+	if t.Shutdown > 0 {
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithTimeout(sctx, t.Shutdown)
+		defer cancel()
+	}
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Past the deadline: cut the connections left and give up their runs.
+		err = hs.Close()
+		if a, ok := h.(interface{ abandon(time.Duration) bool }); ok {
+			a.abandon(abandonGrace)
+		}
+	}
 	<-errc
 	return err
 }

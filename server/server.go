@@ -45,6 +45,11 @@ type Server struct {
 	threads    *keylock.Locks // one request's run per thread at a time in this process
 	claimer    graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
 	now        func() time.Time
+
+	// What a slow client may take, and the requests being served.
+	timeouts     Timeouts
+	streamBuffer int // bytes of a run stream's events that may wait for a slow client
+	active       sync.WaitGroup
 }
 
 // Option configures New.
@@ -63,6 +68,8 @@ type config struct {
 	expiry    time.Duration
 	recovery  time.Duration
 	now       func() time.Time
+	timeouts  Timeouts
+	streamBuf int
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph. All
@@ -125,9 +132,28 @@ func WithInbox(h http.Handler) Option {
 	return func(c *config) { c.inbox, c.inboxSet = h, true }
 }
 
+// WithTimeouts bounds how long a client may take to send a request or read an
+// answer, and how long a shutdown waits (see Timeouts). Zero fields keep their
+// defaults.
+func WithTimeouts(t Timeouts) Option { return func(c *config) { c.timeouts = t } }
+
+// WithStreamBuffer sets how many bytes of a run stream's events (POST
+// /v1/graph/stream) may wait for a client that reads slowly (default 4 MiB).
+// The run never waits for its client: one that falls further behind is cut
+// off, its stream ending with an error event of code slow_consumer, and the run
+// goes on. (Listeners of thread events are bounded by the event hub; see
+// WithHubBytes.)
+func WithStreamBuffer(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.streamBuf = n
+		}
+	}
+}
+
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, recovery: time.Second, now: time.Now}
+	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, recovery: time.Second, now: time.Now, streamBuf: 4 << 20}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -138,7 +164,8 @@ func New(opts ...Option) (*Server, error) {
 		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, inputNeeds: map[string][]string{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New(), now: cfg.now}
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New(), now: cfg.now,
+		timeouts: cfg.timeouts.withDefaults(), streamBuffer: cfg.streamBuf}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -402,7 +429,10 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http
 	slices.Sort(allow)
 	allowed := strings.Join(allow, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.active.Add(1)
+		defer s.active.Done()
 		start := time.Now()
+		s.deadlines(w, r)
 		sw := &statusWriter{ResponseWriter: w}
 		rc := &reqCtx{route: pattern}
 		defer s.done(sw, r, rc, start)

@@ -32,13 +32,15 @@ const (
 	readerToken = "reader-secret-token"
 )
 
-// startServer starts "interlude serve" with tokens on a free loopback port and
-// waits until /healthz answers.
-func startServer(t *testing.T) *liveServer { return startServerIn(t, t.TempDir()) }
+// startServer starts "interlude serve" with tokens on a free loopback port, and
+// the extra flags, and waits until /healthz answers.
+func startServer(t *testing.T, extra ...string) *liveServer {
+	return startServerIn(t, t.TempDir(), nil, extra...)
+}
 
 // startServerIn starts "interlude serve" like startServer, keeping its threads
-// in dir/serve.db, with extra environment variables.
-func startServerIn(t *testing.T, dir string, extraEnv ...string) *liveServer {
+// in dir/serve.db, with extra environment variables and flags.
+func startServerIn(t *testing.T, dir string, extraEnv []string, extra ...string) *liveServer {
 	t.Helper()
 	tokens := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokens, []byte("# name:token:roles\nalice:"+aliceToken+":run,approve\nreader:"+readerToken+":\n"), 0o600); err != nil {
@@ -46,7 +48,7 @@ func startServerIn(t *testing.T, dir string, extraEnv ...string) *liveServer {
 	}
 	addr := proctest.FreeAddr(t)
 	s := &liveServer{url: "http://" + addr, stderr: &proctest.Buffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens, "--body-limit", "4096")
+	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--db", filepath.Join(dir, "serve.db"), "--tokens", tokens, "--body-limit", "4096"}, extra...)...)
 	s.cmd.Env = baseEnv(extraEnv...)
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {

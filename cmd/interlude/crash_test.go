@@ -22,7 +22,7 @@ import (
 func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	dying := startServerIn(t, dir, crashpoint.Env+"=resolve")
+	dying := startServerIn(t, dir, []string{crashpoint.Env + "=resolve"})
 	alice := client.New(dying.url, client.WithToken(aliceToken))
 	res, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "order-1", Input: map[string]any{"amount": 150}})
 	if err != nil || res.Status != "interrupted" || len(res.Interrupts) != 1 {
@@ -48,7 +48,7 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 		t.Fatalf("after the crash the thread is %+v (%v); want running with no question", m, err)
 	}
 
-	fresh := startServerIn(t, dir)
+	fresh := startServerIn(t, dir, nil)
 	alice = client.New(fresh.url, client.WithToken(aliceToken))
 	var th *client.Thread
 	finished := waitFor(15*time.Second, func() bool {

@@ -69,6 +69,8 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{[]string{"show", "t1", "--server", "ftp://example.com"}, exitUsage, "", "is not a server URL"},
 		{[]string{"version"}, exitOK, "interlude ", ""},
 		{[]string{"--version"}, exitOK, "interlude ", ""},
+		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "--read-timeout must not be negative"},
+		{[]string{"serve", "--event-buffer-bytes", "0"}, exitUsage, "", "--event-buffer-bytes must be positive"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -35,7 +35,15 @@ the server answers HTTPS; on an address other machines can reach without them,
 it warns that tokens travel in clear text (a TLS-terminating proxy in front is
 a fine answer too).
 SIGINT or SIGTERM stops the server gracefully: it stops accepting requests and
-waits for the running ones.
+waits for the running ones, for at most --shutdown-timeout; then it closes the
+connections left and cancels the runs still going, which continue from their
+last checkpoint when asked again. The other timeouts bound how long a client may
+take to send a request or read an answer (a run's own time is not counted), so
+that a stalled client holds no connection for long.
+
+Memory is bounded by bytes: --cache-bytes of threads' states kept between runs
+(shared by the graphs) and --event-buffer-bytes of recent events kept for
+listeners that reconnect with Last-Event-ID.
 
 Threads live in the SQLite file --db unless --postgres (or INTERLUDE_POSTGRES)
 gives a Postgres connection string. Any number of replicas may serve one Postgres
@@ -63,6 +71,14 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
 		bodyLimit := fs.Int64("body-limit", 0, "refuse request bodies over `N` bytes (0: the server's default, 1 MiB)")
 		logFormat := fs.String("log-format", "text", "log `format`: text or json")
+		var lim limits
+		fs.DurationVar(&lim.timeouts.ReadHeader, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers (0: no limit)")
+		fs.DurationVar(&lim.timeouts.Read, "read-timeout", 30*time.Second, "how long a client may take to send a request's body (0: no limit)")
+		fs.DurationVar(&lim.timeouts.Write, "write-timeout", 30*time.Second, "how long a client may take to read an answer once it is ready, or each event of a stream (0: no limit)")
+		fs.DurationVar(&lim.timeouts.Idle, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request (0: no limit)")
+		fs.DurationVar(&lim.timeouts.Shutdown, "shutdown-timeout", 15*time.Second, "how long SIGINT or SIGTERM waits for the running requests before cutting them off (0: no limit)")
+		fs.Int64Var(&lim.cacheBytes, "cache-bytes", graph.DefaultCacheBytes, "keep up to `N` bytes of threads' states in memory between runs, shared equally by the graphs (0: none)")
+		fs.Int64Var(&lim.eventBytes, "event-buffer-bytes", server.DefaultHubBytes, "keep up to `N` bytes of recent events for listeners that reconnect")
 		return func([]string) error {
 			var h slog.Handler
 			switch *logFormat {
@@ -75,6 +91,9 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			}
 			if *bodyLimit < 0 {
 				return usageOf(fs, "--body-limit must not be negative")
+			}
+			if err := lim.check(fs); err != nil {
+				return err
 			}
 			if *leaseTTL < 100*time.Millisecond {
 				return usageOf(fs, "--lease-ttl must be at least 100ms")
@@ -110,7 +129,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 				return err
 			}
 			cfg.tls = tlsCfg
-			return serve(e, log, *addr, cfg, tokens, *bodyLimit)
+			return serve(e, log, *addr, cfg, tokens, *bodyLimit, lim)
 		}
 	},
 }
@@ -123,7 +142,38 @@ type storeConfig struct {
 	tls              *tls.Config   // HTTPS, when set
 }
 
-func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64) error {
+// limits bound the time clients may take and the memory serve keeps.
+type limits struct {
+	timeouts   server.Timeouts
+	cacheBytes int64 // threads' states, for all graphs
+	eventBytes int64 // recent events
+}
+
+// check refuses negative limits and turns the timeouts given as 0 (no limit)
+// into the server's way of saying so.
+func (l *limits) check(fs *flag.FlagSet) error {
+	t := &l.timeouts
+	for _, d := range []struct {
+		name string
+		d    *time.Duration
+	}{{"read-header-timeout", &t.ReadHeader}, {"read-timeout", &t.Read}, {"write-timeout", &t.Write}, {"idle-timeout", &t.Idle}, {"shutdown-timeout", &t.Shutdown}} {
+		switch {
+		case *d.d < 0:
+			return usageOf(fs, "--"+d.name+" must not be negative")
+		case *d.d == 0:
+			*d.d = -1
+		}
+	}
+	if l.cacheBytes < 0 {
+		return usageOf(fs, "--cache-bytes must not be negative")
+	}
+	if l.eventBytes <= 0 {
+		return usageOf(fs, "--event-buffer-bytes must be positive")
+	}
+	return nil
+}
+
+func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64, lim limits) error {
 	crashpoint.Arm(e.getenv(crashpoint.Env)) // tests only: die right after a chosen commit
 	if e.getenv("GOGC") == "" {
 		// A server's live heap is small and steady (paused threads live in the
@@ -147,7 +197,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 			return err
 		}
 		defer events.Close() // after the server: the last runs' events are written
-		st, hub = pg, server.NewEventHub(server.WithHubLog(events))
+		st, hub = pg, server.NewEventHub(server.WithHubLog(events), server.WithHubBytes(lim.eventBytes))
 		where = []any{"store", "postgres", "schema", sc.schema, "lease_ttl", sc.leaseTTL.String()}
 	} else {
 		lite, err := sqlite.Open(sc.sqlite)
@@ -155,15 +205,15 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 			return err
 		}
 		defer lite.Close()
-		st, hub = lite, server.NewEventHub()
+		st, hub = lite, server.NewEventHub(server.WithHubBytes(lim.eventBytes))
 		where = []any{"db", sc.sqlite}
 	}
-	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, "")}
+	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount)}
 	gs, err := builtins(gopts)
 	if err != nil {
 		return err
 	}
-	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log)}
+	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}
 	names := make([]string, len(gs))
 	for i, g := range gs {
 		opts = append(opts, server.WithGraph(g))
@@ -214,6 +264,9 @@ func listenRefused(addr string, err error) error {
 // gcPercent is the garbage collector's pace in `interlude serve` unless GOGC
 // sets it.
 const gcPercent = 400
+
+// builtinCount is how many graphs builtins compiles.
+const builtinCount = 5
 
 // builtins compiles the built-in graphs with opts.
 func builtins(opts []graph.Option) ([]graph.Erased, error) {

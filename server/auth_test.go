@@ -222,7 +222,8 @@ func TestWithoutTokensOnlyLocalNonCrossOriginRequestsAreServed(t *testing.T) {
 
 func TestRequestsAreLoggedWithMethodPathStatusDurationAndToken(t *testing.T) {
 	var buf syncBuffer
-	e := newEnv(t, setup{tokens: []server.Token{approver}, opts: []server.Option{server.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil)))}})
+	debug := &slog.HandlerOptions{Level: slog.LevelDebug}
+	e := newEnv(t, setup{tokens: []server.Token{approver}, opts: []server.Option{server.WithLogger(slog.New(slog.NewJSONHandler(&buf, debug)))}})
 	expect(t, e.do(http.MethodGet, "/v1/threads?limit=2", "", approver.Secret), 200, "")
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &rec); err != nil {
@@ -233,6 +234,26 @@ func TestRequestsAreLoggedWithMethodPathStatusDurationAndToken(t *testing.T) {
 	}
 	if _, ok := rec["duration"]; !ok {
 		t.Fatalf("log %v", rec)
+	}
+}
+
+func TestRequestsThatSucceedAreLoggedAtDebugAndRefusalsAtWarn(t *testing.T) {
+	var buf syncBuffer
+	e := newEnv(t, setup{tokens: []server.Token{approver}, opts: []server.Option{server.WithLogger(slog.New(slog.NewJSONHandler(&buf, nil)))}})
+	expect(t, e.do(http.MethodGet, "/v1/threads", "", approver.Secret), 200, "")
+	if strings.TrimSpace(buf.String()) != "" {
+		t.Fatalf("a successful request was logged at the default level: %s", buf.String())
+	}
+	expect(t, e.do(http.MethodGet, "/v1/threads", "", ""), 401, "unauthenticated")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &rec); err != nil {
+		t.Fatalf("%v: %s", err, buf.String())
+	}
+	if rec["level"] != "WARN" || rec["status"] != float64(401) {
+		t.Fatalf("a refused request was logged as %v; want level WARN", rec)
+	}
+	if _, ok := rec["token"]; ok {
+		t.Fatalf("a request without a token logs an empty token: %v", rec)
 	}
 }
 

@@ -499,13 +499,21 @@ func (s *Server) done(sw *statusWriter, r *http.Request, rc *reqCtx, start time.
 		status = http.StatusOK
 	}
 	s.metrics.request(rc.route, r.Method, status, d)
-	level := slog.LevelInfo
-	if status >= 500 {
+	level := slog.LevelDebug
+	switch {
+	case status >= 500:
+		level = slog.LevelError
+	case status >= 400:
 		level = slog.LevelWarn
 	}
-	s.log.LogAttrs(r.Context(), level, "request",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
-		slog.Duration("duration", d), slog.String("token", rc.who.name))
+	if !s.log.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status), slog.Duration("duration", d)}
+	if rc.who.name != "" {
+		attrs = append(attrs, slog.String("token", rc.who.name))
+	}
+	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
 
 // statusWriter records the status of an answer.

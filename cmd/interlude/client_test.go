@@ -293,10 +293,13 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 	if code := s.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(s.stderr.String(), "msg=stopped") {
 		t.Fatalf("exit %d\n%s", code, s.stderr.String())
 	}
-	for _, want := range []string{"msg=listening", `graphs="[refund two-step parallel gated support-agent]"`, "tokens=2", "token=alice"} {
+	for _, want := range []string{"msg=listening", "inbox=" + s.url + "/inbox/", `graphs="[refund two-step parallel gated support-agent]"`, "tokens=2", "level=WARN msg=request", "status=403", "token=reader"} {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("server log lacks %q", want)
 		}
+	}
+	if strings.Contains(s.stderr.String(), "status=200") {
+		t.Errorf("successful requests are logged at the default level:\n%s", s.stderr.String())
 	}
 }
 

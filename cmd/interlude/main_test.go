@@ -65,6 +65,8 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{[]string{"demo", "--model", "openai"}, exitUsage, "", "needs OPENAI_API_KEY"},
 		{[]string{"serve", "--addr", "0.0.0.0:0"}, exitUsage, "", "refusing to listen on 0.0.0.0:0 without API tokens: give --tokens FILE"},
 		{[]string{"serve", "--log-format", "xml"}, exitUsage, "", `unknown log format "xml"`},
+		{[]string{"serve", "--log-level", "loud"}, exitUsage, "", `unknown log level "loud"`},
+		{[]string{"serve", "--memory-limit", "-1"}, exitUsage, "", "--memory-limit must not be negative"},
 		{[]string{"threads", "--server", "notaurl"}, exitUsage, "", `--server "notaurl" is not a server URL`},
 		{[]string{"show", "t1", "--server", "ftp://example.com"}, exitUsage, "", "is not a server URL"},
 		{[]string{"version"}, exitOK, "interlude ", ""},

@@ -71,6 +71,8 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
 		bodyLimit := fs.Int64("body-limit", 0, "refuse request bodies over `N` bytes (0: the server's default, 1 MiB)")
 		logFormat := fs.String("log-format", "text", "log `format`: text or json")
+		logLevel := fs.String("log-level", "info", "log `level`: debug (every request), info, warn (refused requests) or error")
+		memLimit := fs.Int64("memory-limit", 512<<20, "a soft limit on the process's memory in `bytes`, past which the garbage collector works harder and returns memory to the system (0: none; $GOMEMLIMIT wins when set)")
 		var lim limits
 		fs.DurationVar(&lim.timeouts.ReadHeader, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers (0: no limit)")
 		fs.DurationVar(&lim.timeouts.Read, "read-timeout", 30*time.Second, "how long a client may take to send a request's body (0: no limit)")
@@ -80,12 +82,21 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		fs.Int64Var(&lim.cacheBytes, "cache-bytes", graph.DefaultCacheBytes, "keep up to `N` bytes of threads' states in memory between runs, shared equally by the graphs (0: none)")
 		fs.Int64Var(&lim.eventBytes, "event-buffer-bytes", server.DefaultHubBytes, "keep up to `N` bytes of recent events for listeners that reconnect")
 		return func([]string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+				return usageOf(fs, fmt.Sprintf("unknown log level %q: use debug, info, warn or error", *logLevel))
+			}
+			if *memLimit < 0 {
+				return usageOf(fs, "--memory-limit must not be negative")
+			}
+			lim.memory = *memLimit
+			hopts := &slog.HandlerOptions{Level: level}
 			var h slog.Handler
 			switch *logFormat {
 			case "text":
-				h = slog.NewTextHandler(e.stderr, nil)
+				h = slog.NewTextHandler(e.stderr, hopts)
 			case "json":
-				h = slog.NewJSONHandler(e.stderr, nil)
+				h = slog.NewJSONHandler(e.stderr, hopts)
 			default:
 				return usageOf(fs, fmt.Sprintf("unknown log format %q", *logFormat))
 			}
@@ -147,6 +158,7 @@ type limits struct {
 	timeouts   server.Timeouts
 	cacheBytes int64 // threads' states, for all graphs
 	eventBytes int64 // recent events
+	memory     int64 // the soft limit on the process's memory, 0 for none
 }
 
 // check refuses negative limits and turns the timeouts given as 0 (no limit)
@@ -180,6 +192,12 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		// store, not in memory), so Go's default pace of collection spends CPU
 		// for little memory: let the heap grow to five times what is live.
 		debug.SetGCPercent(gcPercent)
+	}
+	if e.getenv("GOMEMLIMIT") == "" && lim.memory > 0 {
+		// With the relaxed pace above, a burst could leave the heap at five times
+		// what is live; the soft limit makes the collector catch up and return
+		// memory to the system before the process outgrows it.
+		debug.SetMemoryLimit(lim.memory)
 	}
 	var (
 		st    store.Store
@@ -240,7 +258,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	}
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("listening", append([]any{"addr", ln.Addr().String(), "tls", sc.tls != nil, "graphs", names, "tokens", len(tokens)}, where...)...)
+	log.Info("listening", append([]any{"addr", ln.Addr().String(), "inbox", inboxURL(ln.Addr(), sc.tls != nil), "tls", sc.tls != nil, "graphs", names, "tokens", len(tokens)}, where...)...)
 	warnIfCleartext(log, ln.Addr(), sc.tls != nil)
 	if err := srv.Serve(ctx, ln); err != nil {
 		if errors.Is(err, server.ErrInsecureListen) {
@@ -291,4 +309,21 @@ func builtins(opts []graph.Option) ([]graph.Erased, error) {
 		return nil, err
 	}
 	return []graph.Erased{refund.Erase(), twoStep.Erase(), parallel.Erase(), gated.Erase(), support.Erase()}, nil
+}
+
+// inboxURL is the web inbox's address on a listener, with a host a browser on
+// this machine can open when the server listens on every address.
+func inboxURL(a net.Addr, tls bool) string {
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return scheme + "://" + a.String() + "/inbox/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + "/inbox/"
 }

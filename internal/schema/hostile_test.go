@@ -127,6 +127,24 @@ func TestValidateRefusesValuesNestedTooDeeply(t *testing.T) {
 	}
 }
 
+func TestValidateRefusesNumbersTooCostlyToCheck(t *testing.T) {
+	s := mustCompile(t, `{"type":"array","items":{"type":"integer","multipleOf":3}}`)
+	cases := []struct {
+		doc   string
+		total int
+	}{
+		{`[3, 3e2, 3E+2, 6e400, 3.0, -0.3e1, 1e-400, 3e0400]`, 1}, // only 1e-400 is no integer
+		{`[1e401, 1e-401, 1e99999999, 3e+0000000000001]`, 3},
+		{`[` + strings.Repeat("3", 101) + `]`, 1},
+	}
+	for _, c := range cases {
+		vs, total := s.Validate([]byte(c.doc))
+		if total != c.total {
+			t.Errorf("%s: %d violations %v, want %d", c.doc, total, vs, c.total)
+		}
+	}
+}
+
 func TestViolationsNamingHugeKeysStaySmall(t *testing.T) {
 	key := strings.Repeat("é", 50000)
 	s := mustCompile(t, `{"type":"object","additionalProperties":false}`)

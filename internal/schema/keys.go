@@ -29,7 +29,9 @@ func AmbiguousKeys(data []byte) ([]Violation, int) {
 }
 
 // scanKeys is AmbiguousKeys describing at most limit violations. With maxDepth
-// above zero, data nested deeper is one more violation, and the scan stops there.
+// above zero it also checks what Validate needs before the schema applies: data
+// nested deeper is one more violation, and the scan stops there; every number
+// the validator could not check cheaply (see checkable) is one more.
 // The last result reports whether data was read to its end without a syntax error.
 func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 	// level is one open object or array; key and index say where in it we are.
@@ -119,6 +121,11 @@ func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 			l.key, l.want = key, false
 			continue
 		}
+		if num, ok := tok.(json.Number); ok && maxDepth > 0 && !checkable(string(num)) {
+			report(func() string {
+				return fmt.Sprintf("the number %s is too long or too large to check; send at most %d characters with an exponent between -%d and %d", num, maxNumberLength, maxExponent, maxExponent)
+			})
+		}
 		switch tok {
 		case json.Delim('{'):
 			if !open(level{object: true, want: true}) {
@@ -135,6 +142,34 @@ func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 			valueDone()
 		}
 	}
+}
+
+// Numbers are checked against a schema as exact rationals, whose cost grows with
+// the number's digits and with its exponent: 1e999999 takes a fraction of a second
+// to test against "multipleOf" or "integer". Numbers are refused beyond these
+// limits, which no float64 or int64 comes near.
+const (
+	maxNumberLength = 100
+	maxExponent     = 400
+)
+
+// checkable reports whether the JSON number n is short enough and has an
+// exponent small enough to be validated cheaply.
+func checkable(n string) bool {
+	if len(n) > maxNumberLength {
+		return false
+	}
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return true
+	}
+	exp := strings.TrimLeft(n[i+1:], "+-")
+	exp = strings.TrimLeft(exp, "0")
+	if len(exp) > 3 {
+		return false
+	}
+	v, err := strconv.Atoi("0" + exp)
+	return err == nil && v <= maxExponent
 }
 
 // foldKey maps s to a form that two strings share exactly when strings.EqualFold

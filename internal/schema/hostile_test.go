@@ -143,6 +143,12 @@ func TestValidateRefusesNumbersTooCostlyToCheck(t *testing.T) {
 			t.Errorf("%s: %d violations %v, want %d", c.doc, total, vs, c.total)
 		}
 	}
+	// The violation is placed at the number, also when it is the whole document.
+	for doc, path := range map[string]string{`1e999`: "", `[0,{"a":[1e999]}]`: "/1/a/0"} {
+		if vs, _ := s.Validate([]byte(doc)); len(vs) != 1 || vs[0].Path != path || !strings.Contains(vs[0].Message, "too long or too large") {
+			t.Errorf("%s: violations %v, want one at %q", doc, vs, path)
+		}
+	}
 }
 
 func TestViolationsNamingHugeKeysStaySmall(t *testing.T) {

@@ -47,11 +47,16 @@ func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 		out   []Violation
 		total int
 	)
-	// here is the JSON Pointer of the innermost open object or array; it is built
-	// only for the violations described.
-	here := func() string {
-		tokens := make([]string, 0, len(stack))
-		for _, l := range stack[:len(stack)-1] {
+	// at is the JSON Pointer of the innermost open object or array (or, with
+	// value set, of the value being read in it); it is built only for the
+	// violations described.
+	at := func(value bool) string {
+		levels := stack
+		if !value && len(levels) > 0 {
+			levels = levels[:len(levels)-1]
+		}
+		tokens := make([]string, 0, len(levels))
+		for _, l := range levels {
 			if l.object {
 				tokens = append(tokens, l.key)
 			} else {
@@ -60,12 +65,13 @@ func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 		}
 		return clip(pointer(tokens))
 	}
-	report := func(message func() string) {
+	reportAt := func(value bool, message func() string) {
 		total++
 		if len(out) < limit {
-			out = append(out, Violation{Path: here(), Message: clip(message())})
+			out = append(out, Violation{Path: at(value), Message: clip(message())})
 		}
 	}
+	report := func(message func() string) { reportAt(false, message) }
 	// valueDone moves the innermost level past the value just read.
 	valueDone := func() {
 		if len(stack) == 0 {
@@ -122,7 +128,7 @@ func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 			continue
 		}
 		if num, ok := tok.(json.Number); ok && maxDepth > 0 && !checkable(string(num)) {
-			report(func() string {
+			reportAt(true, func() string {
 				return fmt.Sprintf("the number %s is too long or too large to check; send at most %d characters with an exponent between -%d and %d", num, maxNumberLength, maxExponent, maxExponent)
 			})
 		}

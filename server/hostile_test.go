@@ -71,6 +71,7 @@ func TestAHostileAnswerIsRefusedCheaply(t *testing.T) {
 			e.unchanged(c.thread, func() {
 				a := e.post("/v1/threads/"+c.thread+"/resume", body, admin.Secret)
 				expect(t, a, http.StatusUnprocessableEntity, "invalid_response")
+				t.Logf("a %d-byte answer is refused with a %d-byte body", len(c.answer), len(a.body))
 				if len(a.body) >= 64<<10 {
 					t.Fatalf("the refusal of a %d-byte answer is %d bytes", len(c.answer), len(a.body))
 				}

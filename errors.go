@@ -2,6 +2,7 @@ package interlude
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -49,8 +50,12 @@ type Error struct {
 	Message string
 	// Interrupts lists the interrupt ids concerned, such as the pending ones.
 	Interrupts []string
-	// Violations lists why an answer failed its response schema.
+	// Violations lists why an answer failed its response schema: the first
+	// 20 of them, ordered by path.
 	Violations []Violation
+	// TotalViolations counts every violation found, described or not; it is
+	// larger than len(Violations) when some were left out.
+	TotalViolations int
 	// Err is an underlying cause, if any.
 	Err error
 }
@@ -80,6 +85,9 @@ func (e *Error) Error() string {
 			p = "(root)"
 		}
 		b.WriteString(p + ": " + v.Message)
+	}
+	if more := e.TotalViolations - len(e.Violations); more > 0 {
+		b.WriteString("; and " + strconv.Itoa(more) + " more")
 	}
 	return b.String()
 }

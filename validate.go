@@ -7,8 +7,8 @@ import (
 )
 
 // Check validates a resolution for q: its data against q's response schema for a
-// resolved answer. It returns an error matching ErrInvalidResponse that lists every
-// violation, or ErrInvalidRequest when the resolution itself is malformed.
+// resolved answer. It returns an error matching ErrInvalidResponse that lists the
+// first violations and counts them all, or ErrInvalidRequest when the resolution itself is malformed.
 // Runtimes call it before accepting an answer; it changes nothing.
 func (q Question) Check(r Resolution) error {
 	if r.err != nil {
@@ -28,24 +28,28 @@ func (q Question) Check(r Resolution) error {
 	if !json.Valid(data) {
 		return &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
 	}
-	var vs []schema.Violation
+	var (
+		vs    []schema.Violation
+		total int
+	)
 	problem := "does not match its response schema"
 	if len(q.Schema) == 0 {
 		// Without a schema the answer is still refused if Go would decode it to
 		// another value than the one recorded (a key repeated, or twice in two
 		// cases); Validate checks that too.
-		vs, problem = schema.AmbiguousKeys(data), "is ambiguous"
+		problem = "is ambiguous"
+		vs, total = schema.AmbiguousKeys(data)
 	} else {
 		s, err := schema.Compile(q.Schema)
 		if err != nil {
 			return &Error{Code: CodeInvalidRequest, Message: "interrupt " + q.ID + " has an unusable response schema: " + err.Error(), Interrupts: []string{q.ID}}
 		}
-		vs = s.Validate(data)
+		vs, total = s.Validate(data)
 	}
-	if len(vs) == 0 {
+	if total == 0 {
 		return nil
 	}
-	out := &Error{Code: CodeInvalidResponse, Message: "the answer to " + q.ID + " " + problem, Interrupts: []string{q.ID}}
+	out := &Error{Code: CodeInvalidResponse, Message: "the answer to " + q.ID + " " + problem, Interrupts: []string{q.ID}, TotalViolations: total}
 	for _, v := range vs {
 		out.Violations = append(out.Violations, Violation(v))
 	}

@@ -70,8 +70,8 @@ type Error struct {
 	// Message explains the error.
 	Message string
 	// Details are the error's details as JSON: {"path"} for invalid_request,
-	// {"interrupts"} for refusals naming interrupts, the violations for
-	// invalid_response.
+	// {"interrupts"} for refusals naming interrupts, {"violations", "total",
+	// "interrupts"} for invalid_response.
 	Details json.RawMessage
 }
 
@@ -92,11 +92,31 @@ func (e *Error) Is(target error) bool {
 }
 
 // Violations returns why an answer failed its response schema (code
-// invalid_response).
+// invalid_response): the first violations the server describes, ordered by path.
 func (e *Error) Violations() []interlude.Violation {
-	var vs []interlude.Violation
-	json.Unmarshal(e.Details, &vs)
+	vs, _ := e.violations()
 	return vs
+}
+
+// TotalViolations returns how many violations the server found in a refused
+// answer (code invalid_response), which is more than len(Violations()) when the
+// server described only the first ones.
+func (e *Error) TotalViolations() int {
+	_, n := e.violations()
+	return n
+}
+
+// violations reads invalid_response details, also in the bare array form of
+// servers that describe every violation.
+func (e *Error) violations() ([]interlude.Violation, int) {
+	var d struct {
+		Violations []interlude.Violation `json:"violations"`
+		Total      int                   `json:"total"`
+	}
+	if err := json.Unmarshal(e.Details, &d); err != nil {
+		json.Unmarshal(e.Details, &d.Violations)
+	}
+	return d.Violations, max(d.Total, len(d.Violations))
 }
 
 // Interrupts returns the interrupt ids a refusal names.

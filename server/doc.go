@@ -51,8 +51,9 @@
 // invalid_request, 401 unauthenticated, 403 forbidden, 404 not_found, 405
 // method_not_allowed, 409 thread_interrupted, not_interrupted, unknown_interrupt,
 // ambiguous_resume, conflict or thread_busy (details {"interrupts": [...]} when
-// interrupts are concerned; thread_busy comes with Retry-After: 1), 413 too_large, 422 invalid_response (details are the
-// violations [{"path", "message"}]), 501 not_implemented (events without a hub),
+// interrupts are concerned; thread_busy comes with Retry-After: 1), 413 too_large, 422 invalid_response (details
+// {"violations": [{"path", "message"}], "total", "interrupts"}: the first 20
+// violations ordered by path and how many there are in all), 501 not_implemented (events without a hub),
 // 503 unavailable (the run was stopped by Close) and 500 internal. Every GET route
 // but the two live event streams also answers HEAD.
 //

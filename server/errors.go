@@ -72,6 +72,14 @@ type interruptDetails struct {
 	Interrupts []string `json:"interrupts"`
 }
 
+// violationDetails is the details of a 422 invalid_response: the first violations,
+// ordered by path, how many there are in all, and the interrupts concerned.
+type violationDetails struct {
+	Violations []interlude.Violation `json:"violations"`
+	Total      int                   `json:"total"`
+	Interrupts []string              `json:"interrupts,omitempty"`
+}
+
 // toAPIError turns any error into what the client is told. The second result
 // reports an unexpected error, whose text is logged but not shown.
 func toAPIError(err error) (*apiError, bool) {
@@ -97,7 +105,7 @@ func toAPIError(err error) (*apiError, bool) {
 			if vs == nil {
 				vs = []interlude.Violation{}
 			}
-			e.details = vs
+			e.details = violationDetails{Violations: vs, Total: max(ie.TotalViolations, len(vs)), Interrupts: ie.Interrupts}
 		case len(ie.Interrupts) > 0:
 			e.details = interruptDetails{Interrupts: ie.Interrupts}
 		}

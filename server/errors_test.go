@@ -149,7 +149,7 @@ func TestRefusedAnswersAre409Or422AndChangeNothing(t *testing.T) {
 	e.unchanged("r", func() {
 		a := e.post("/v1/threads/r/resume", `{"interrupt_id":"`+id+`","response":{"approved":"yes"}}`)
 		expect(t, a, http.StatusUnprocessableEntity, "invalid_response")
-		sameJSON(t, "violations", a.json(t)["error"].(map[string]any)["details"], `[{"path":"/approved","message":"got string, want boolean"}]`)
+		sameJSON(t, "violations", a.json(t)["error"].(map[string]any)["details"], `{"violations":[{"path":"/approved","message":"got string, want boolean"}],"total":1,"interrupts":["`+id+`"]}`)
 	})
 	e.unchanged("r", func() {
 		a := e.post("/v1/graph/invoke", `{"resume":{},"config":{"thread_id":"r"}}`)

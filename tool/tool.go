@@ -97,8 +97,8 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (Res
 // Violation is one way arguments fail a tool's schema.
 type Violation = interlude.Violation
 
-// Validate checks args against the tool's input schema and returns every violation,
-// or nil when they are valid.
+// Validate checks args against the tool's input schema and returns the first 20
+// violations, ordered by path, or nil when they are valid.
 func Validate(t Tool, args json.RawMessage) ([]Violation, error) {
 	s, err := schema.Compile(t.InputSchema())
 	if err != nil {
@@ -107,7 +107,7 @@ func Validate(t Tool, args json.RawMessage) ([]Violation, error) {
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	vs := s.Validate(args)
+	vs, _ := s.Validate(args)
 	out := make([]Violation, len(vs))
 	for i, v := range vs {
 		out[i] = Violation(v)

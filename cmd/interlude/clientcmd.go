@@ -87,6 +87,9 @@ func describeAPIError(err error, ce *client.Error) string {
 		}
 		fmt.Fprintf(&b, "\n  %s: %s", line(p), line(v.Message))
 	}
+	if more := ce.TotalViolations() - len(ce.Violations()); more > 0 {
+		fmt.Fprintf(&b, "\n  and %d more", more)
+	}
 	// The ids an unknown_interrupt names are the ones not pending; its message
 	// lists the pending ones.
 	if ids := ce.Interrupts(); len(ids) > 0 && len(ce.Violations()) == 0 && ce.Code != "unknown_interrupt" {

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -39,54 +40,148 @@ func (s *Schema) Raw() json.RawMessage { return s.raw }
 
 var printer = message.NewPrinter(language.English)
 
-// Validate checks the JSON document data against the schema and returns every
-// violation found, or nil when data is valid. Data that is not JSON is one violation.
-// So is every object key that repeats, or differs only in case from, another key of
-// the same object (see AmbiguousKeys): encoding/json would decode such data to a
-// different value than the one validated, so it is refused before the schema applies.
-func (s *Schema) Validate(data []byte) []Violation {
+// MaxViolations is how many violations Validate describes. It counts the rest
+// without describing them, so that refusing an answer built to fail in many places
+// costs little and says enough.
+const MaxViolations = 20
+
+// MaxDepth is how deeply objects and arrays may nest in a document Validate
+// accepts. Answers people write are shallow; a deeper document is refused before
+// the schema applies, which bounds the work recursive schemas can be made to do.
+const MaxDepth = 64
+
+// maxText is how many bytes of a violation's path or message are kept; longer
+// ones are cut at a character boundary and end in "…".
+const maxText = 200
+
+// Validate checks the JSON document data against the schema. It returns the first
+// MaxViolations violations (ordered by path) and how many there are in all; both
+// are empty when data is valid. Data that is not JSON is one violation, and so is
+// data nested deeper than MaxDepth. So is every object key that repeats, or
+// differs only in case from, another key of the same object (see AmbiguousKeys):
+// encoding/json would decode such data to a different value than the one
+// validated, so it is refused before the schema applies.
+func (s *Schema) Validate(data []byte) ([]Violation, int) {
+	return s.ValidateN(data, MaxViolations)
+}
+
+// ValidateN is Validate describing at most limit violations, for callers that
+// validate documents they built themselves and want every violation.
+func (s *Schema) ValidateN(data []byte, limit int) ([]Violation, int) {
+	vs, total, syntaxOK := scanKeys(data, MaxDepth, limit)
+	if syntaxOK && total > 0 {
+		return vs, total
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return []Violation{{Path: "", Message: "not valid JSON: " + err.Error()}}
+		return []Violation{{Path: "", Message: clip("not valid JSON: " + err.Error())}}, 1
 	}
-	if vs := AmbiguousKeys(data); len(vs) > 0 {
-		return vs
-	}
-	return s.ValidateValue(doc)
+	return s.validateValue(doc, limit)
 }
 
 // ValidateValue checks an already decoded JSON value (as produced by
-// jsonschema.UnmarshalJSON, with numbers as json.Number) against the schema.
-// Decoding has already dropped repeated keys, so it cannot refuse them: callers
-// holding the JSON text should use Validate.
-func (s *Schema) ValidateValue(doc any) []Violation {
+// jsonschema.UnmarshalJSON, with numbers as json.Number) against the schema, and
+// returns what Validate does. Decoding has already dropped repeated keys, so it
+// cannot refuse them, nor does it limit nesting: callers holding the JSON text
+// should use Validate.
+func (s *Schema) ValidateValue(doc any) ([]Violation, int) {
+	return s.validateValue(doc, MaxViolations)
+}
+
+func (s *Schema) validateValue(doc any, limit int) ([]Violation, int) {
 	err := s.compiled.Validate(doc)
 	if err == nil {
-		return nil
+		return nil, 0
 	}
 	verr, ok := err.(*jsonschema.ValidationError)
 	if !ok {
-		return []Violation{{Message: err.Error()}}
+		return []Violation{{Message: clip(err.Error())}}, 1
 	}
-	var out []Violation
-	collect(verr, &out)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
+	// Only the first limit leaves, in path order, are described: each is placed
+	// among the kept ones by comparing locations token by token, so no pointer or
+	// message is built for the others.
+	var (
+		kept  []*jsonschema.ValidationError
+		total int
+	)
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		total++
+		if limit <= 0 || (len(kept) == limit && comparePointers(kept[limit-1].InstanceLocation, e.InstanceLocation) <= 0) {
+			return // after every kept one
+		}
+		// The first leaf after all kept ones with an equal location keeps the
+		// order of a stable sort.
+		i := sort.Search(len(kept), func(i int) bool {
+			return comparePointers(kept[i].InstanceLocation, e.InstanceLocation) > 0
+		})
+		if i >= limit {
+			return
+		}
+		if len(kept) < limit {
+			kept = append(kept, nil)
+		}
+		copy(kept[i+1:], kept[i:])
+		kept[i] = e
+	}
+	walk(verr)
+	out := make([]Violation, len(kept))
+	for i, e := range kept {
+		out[i] = Violation{Path: clip(pointer(e.InstanceLocation)), Message: clip(e.ErrorKind.LocalizedString(printer))}
+	}
+	return out, total
 }
 
-// collect appends the leaves of a validation error tree: the leaves name the
-// concrete failures, the inner nodes only say "some subschema failed".
-func collect(e *jsonschema.ValidationError, out *[]Violation) {
-	if len(e.Causes) == 0 {
-		*out = append(*out, Violation{
-			Path:    pointer(e.InstanceLocation),
-			Message: e.ErrorKind.LocalizedString(printer),
-		})
-		return
+// comparePointers orders two instance locations as their JSON Pointers would
+// sort as strings, without building them.
+func comparePointers(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		x, y := escapeToken(a[i]), escapeToken(b[i])
+		n := min(len(x), len(y))
+		if c := strings.Compare(x[:n], y[:n]); c != 0 {
+			return c
+		}
+		// One escaped token is a prefix of the other: after the shorter one
+		// comes a '/' if more tokens follow, else the end of the pointer.
+		if len(x) < len(y) {
+			if i+1 == len(a) {
+				return -1
+			}
+			return cmpByte('/', y[n])
+		}
+		if i+1 == len(b) {
+			return 1
+		}
+		return cmpByte(x[n], '/')
 	}
-	for _, c := range e.Causes {
-		collect(c, out)
+	return len(a) - len(b)
+}
+
+func cmpByte(a, b byte) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
 	}
+	return 0
+}
+
+func escapeToken(t string) string {
+	if !strings.ContainsAny(t, "~/") {
+		return t
+	}
+	t = strings.ReplaceAll(t, "~", "~0")
+	return strings.ReplaceAll(t, "/", "~1")
 }
 
 func pointer(tokens []string) string {
@@ -96,10 +191,22 @@ func pointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
+		b.WriteString(escapeToken(t))
 	}
 	return b.String()
+}
+
+// clip cuts s to maxText bytes at a character boundary, marking the cut with "…",
+// so that a violation naming a huge key or listing many stays small.
+func clip(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	n := maxText
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // FormatViolations renders violations as one line each, for error messages.

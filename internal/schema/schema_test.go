@@ -31,7 +31,10 @@ type validateCase struct {
 func runValidateCases(t *testing.T, s *Schema, cases []validateCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := s.Validate([]byte(c.doc))
+			got, total := s.Validate([]byte(c.doc))
+			if total != len(got) {
+				t.Errorf("total = %d, want %d", total, len(got))
+			}
 			if len(got) != len(c.want) {
 				t.Fatalf("violations = %+v, want %+v", got, c.want)
 			}
@@ -79,7 +82,7 @@ func TestForHandlesRecursiveTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vs := s.Validate([]byte(`{"name":"a","children":[{"name":"b","children":[{"name":7}]}]}`)); len(vs) != 1 || vs[0].Path != "/children/0/children/0/name" {
+	if vs, _ := s.Validate([]byte(`{"name":"a","children":[{"name":"b","children":[{"name":7}]}]}`)); len(vs) != 1 || vs[0].Path != "/children/0/children/0/name" {
 		t.Fatalf("violations = %v (schema %s)", vs, raw)
 	}
 }

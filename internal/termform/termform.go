@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -286,7 +287,8 @@ func (f *form) violations(pointer string, below bool) []schema.Violation {
 		return []schema.Violation{{Path: pointer, Message: err.Error()}}
 	}
 	var out []schema.Violation
-	for _, v := range f.compiled.Validate(data) {
+	all, _ := f.compiled.ValidateN(data, math.MaxInt)
+	for _, v := range all {
 		if v.Path == pointer || (below && strings.HasPrefix(v.Path, pointer+"/")) {
 			out = append(out, v)
 		}

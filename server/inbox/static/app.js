@@ -917,9 +917,12 @@ function refused(err, form, root, summary, d) {
     signOut('Your token is no longer accepted. Sign in again.');
     return;
   }
-  if (err.code === 'invalid_response' && Array.isArray(err.details)) {
+  // The details are {violations, total}; servers that described every
+  // violation sent the bare array.
+  const violations = Array.isArray(err.details) ? err.details : err.details?.violations;
+  if (err.code === 'invalid_response' && Array.isArray(violations)) {
     const items = [];
-    for (const v of err.details) {
+    for (const v of violations) {
       // A missing property is shown at the property's own field.
       const missing = /^missing propert(?:y|ies) (.+)$/.exec(v.message ?? '');
       if (missing && root) {
@@ -943,6 +946,10 @@ function refused(err, form, root, summary, d) {
       } else {
         items.push([v.path ? `${v.path}: ${v.message}` : v.message, null]);
       }
+    }
+    const more = (err.details?.total ?? 0) - violations.length;
+    if (more > 0) {
+      items.push([`and ${more} more ${more === 1 ? 'problem' : 'problems'}`, null]);
     }
     summary.show('The server refused the answer. Correct what is marked and send it again.', items);
     return;

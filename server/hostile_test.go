@@ -53,13 +53,19 @@ func TestAHostileAnswerIsRefusedCheaply(t *testing.T) {
 		name, thread, answer string
 		total                int
 	}{
-		{"one key repeated", "r", repeat(`{"approved":true,`, `"k":1`, ",", "}", room/6), room/6 - 1},
-		{"keys twice in two cases", "r", repeat(`{"approved":true,`, `"a":1,"A":1`, ",", "}", room/12), 2*(room/12) - 1},
+		// Past schema.MaxValues values the schema is not applied: the keys are
+		// still checked, and the size is one more violation.
+		{"one key repeated", "r", repeat(`{"approved":true,`, `"k":1`, ",", "}", room/6), room/6 - 1 + 1},
+		{"keys twice in two cases", "r", repeat(`{"approved":true,`, `"a":1,"A":1`, ",", "}", room/12), 2*(room/12) - 1 + 1},
 		// Deeper than 10000 levels the body itself is refused as JSON (400).
 		{"nested deeply", "r", `{"approved":true,"x":` + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + `,"pad":"` + strings.Repeat("p", room-18100) + `"}`, 1},
-		{"repeated keys nested deeply", "r", strings.Repeat(`{"a":`, 60) + repeat(`{`, `"k":1`, ",", "}", room/7) + strings.Repeat("}", 60), room/7 - 1},
-		{"many failing items", "c", repeat(`{"items":[`, `1`, ",", "]}", room/2), 3 * (room / 2)},
-		{"every branch of anyOf failing below", "c", repeat(`{"items":[`, `{"id":"x","tags":["long"]}`, ",", "]}", room/27), 6 * (room / 27)},
+		{"repeated keys nested deeply", "r", strings.Repeat(`{"a":`, 60) + repeat(`{`, `"k":1`, ",", "}", room/7) + strings.Repeat("}", 60), room/7 - 1 + 1},
+		{"many failing items", "c", repeat(`{"items":[`, `1`, ",", "]}", room/2), 1},
+		{"every branch of anyOf failing below", "c", repeat(`{"items":[`, `{"id":"x","tags":["long"]}`, ",", "]}", room/27), 1},
+		// Just under the limit, the schema applies to every value, each failing
+		// every branch, and the refusal is still cheap.
+		{"failing items just under the value limit", "c", repeat(`{"items":[`, `1`, ",", "]}", 9990), 3 * 9990},
+		{"failing anyOf branches just under the value limit", "c", repeat(`{"items":[`, `{"id":"x","tags":["long"]}`, ",", "]}", 2490), 6 * 2490},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

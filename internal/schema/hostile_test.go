@@ -127,6 +127,21 @@ func TestValidateRefusesValuesNestedTooDeeply(t *testing.T) {
 	}
 }
 
+func TestValidateRefusesValuesHoldingTooManyValues(t *testing.T) {
+	s := mustCompile(t, `{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"boolean"}]}}`)
+	list := func(n int) []byte {
+		return []byte("[" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]")
+	}
+	// The array counts as one value: MaxValues-1 items fit, one more does not.
+	if vs, total := s.Validate(list(MaxValues - 1)); total < MaxValues-1 || strings.Contains(vs[0].Message, "values") {
+		t.Fatalf("%d items: %d violations %v, want the items checked against the schema", MaxValues-1, total, vs)
+	}
+	vs, total := s.Validate(list(MaxValues))
+	if total != 1 || !strings.Contains(vs[0].Message, "holds more than 10000 values") {
+		t.Fatalf("%d items: %d violations %v, want one saying the value is too large", MaxValues, total, vs)
+	}
+}
+
 func TestValidateRefusesNumbersTooCostlyToCheck(t *testing.T) {
 	s := mustCompile(t, `{"type":"array","items":{"type":"integer","multipleOf":3}}`)
 	cases := []struct {

@@ -30,7 +30,8 @@ func AmbiguousKeys(data []byte) ([]Violation, int) {
 
 // scanKeys is AmbiguousKeys describing at most limit violations. With maxDepth
 // above zero it also checks what Validate needs before the schema applies: data
-// nested deeper is one more violation, and the scan stops there; every number
+// nested deeper, or holding more than MaxValues values, is one more violation,
+// and the scan stops there; every number
 // the validator could not check cheaply (see checkable) is one more.
 // The last result reports whether data was read to its end without a syntax error.
 func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
@@ -43,9 +44,10 @@ func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 		index  int               // element being read in an array
 	}
 	var (
-		stack []level
-		out   []Violation
-		total int
+		stack  []level
+		out    []Violation
+		total  int
+		values int
 	)
 	// at is the JSON Pointer of the innermost open object or array (or, with
 	// value set, of the value being read in it); it is built only for the
@@ -126,6 +128,15 @@ func scanKeys(data []byte, maxDepth, limit int) ([]Violation, int, bool) {
 			}
 			l.key, l.want = key, false
 			continue
+		}
+		if d, ok := tok.(json.Delim); maxDepth > 0 && (!ok || d == '{' || d == '[') {
+			// Reported once, at the value that exceeds the limit; the scan goes
+			// on, so that the keys are still counted.
+			if values++; values == MaxValues+1 {
+				reportAt(true, func() string {
+					return fmt.Sprintf("the document holds more than %d values; send a smaller one", MaxValues)
+				})
+			}
 		}
 		if num, ok := tok.(json.Number); ok && maxDepth > 0 && !checkable(string(num)) {
 			reportAt(true, func() string {

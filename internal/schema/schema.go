@@ -50,6 +50,12 @@ const MaxViolations = 20
 // the schema applies, which bounds the work recursive schemas can be made to do.
 const MaxDepth = 64
 
+// MaxValues is how many JSON values (objects, arrays, strings, numbers, booleans
+// and nulls, counted wherever they nest) a document Validate accepts may hold.
+// Answers people give hold far fewer; the limit bounds the validator's work,
+// which grows with the number of values times the branches of anyOf or oneOf.
+const MaxValues = 10000
+
 // maxText is how many bytes of a violation's path or message are kept; longer
 // ones are cut at a character boundary and end in "…".
 const maxText = 200
@@ -57,7 +63,7 @@ const maxText = 200
 // Validate checks the JSON document data against the schema. It returns the first
 // MaxViolations violations (ordered by path) and how many there are in all; both
 // are empty when data is valid. Data that is not JSON is one violation, and so is
-// data nested deeper than MaxDepth. So is every object key that repeats, or
+// data nested deeper than MaxDepth or holding more than MaxValues values. So is every object key that repeats, or
 // differs only in case from, another key of the same object (see AmbiguousKeys):
 // encoding/json would decode such data to a different value than the one
 // validated, so it is refused before the schema applies.

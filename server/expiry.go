@@ -61,14 +61,28 @@ func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	closed := s.eachThread(ctx, due, expiryRuns, func(g graph.Erased, m store.Meta) int {
+		if answers := dueAnswers(m, now); len(answers) > 0 {
+			return s.expire(ctx, g, m, answers)
+		}
+		return 0
+	})
+	return closed, ctx.Err()
+}
+
+// eachThread calls run for each thread of due whose graph this server hosts, at
+// most parallel at a time, so that one slow run (an agent waiting for its model)
+// does not hold the others up, and adds up what the calls return. It starts no
+// call once ctx is done.
+func (s *Server) eachThread(ctx context.Context, due []store.Meta, parallel int, run func(g graph.Erased, m store.Meta) int) int {
 	var (
-		closed atomic.Int64
-		wg     sync.WaitGroup
-		slots  = make(chan struct{}, expiryRuns)
+		sum   atomic.Int64
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, parallel)
 	)
 	for _, m := range due {
-		g, answers := s.graphs[m.Graph], dueAnswers(m, now)
-		if g == nil || len(answers) == 0 {
+		g := s.graphs[m.Graph]
+		if g == nil {
 			continue
 		}
 		select {
@@ -80,11 +94,11 @@ func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			closed.Add(int64(s.expire(ctx, g, m, answers)))
+			sum.Add(int64(run(g, m)))
 		})
 	}
 	wg.Wait()
-	return int(closed.Load()), ctx.Err()
+	return int(sum.Load())
 }
 
 // dueAnswers returns an expiry for each of m's pending questions whose time has

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/interludehq/interlude/graph"
@@ -58,32 +56,13 @@ func (s *Server) RecoverThreads(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var (
-		finished atomic.Int64
-		wg       sync.WaitGroup
-		slots    = make(chan struct{}, recoveryRuns)
-	)
-	for _, m := range due {
-		g := s.graphs[m.Graph]
-		if g == nil {
-			continue
+	finished := s.eachThread(ctx, due, recoveryRuns, func(g graph.Erased, m store.Meta) int {
+		if s.recover(ctx, g, m) {
+			return 1
 		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			if s.recover(ctx, g, m) {
-				finished.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	return int(finished.Load()), ctx.Err()
+		return 0
+	})
+	return finished, ctx.Err()
 }
 
 // recover finishes the thread's unfinished step and reports whether it did.

@@ -134,8 +134,8 @@ func TestTheAnswerFormIsBuiltFromTheResponseSchema(t *testing.T) {
 	// ...and, past it, by the server, whose error shows at the nested field.
 	setField(t, ctx, field("/budget/limit")+" input", "10.25")
 	setField(t, ctx, field("/nights")+" input", "")
-	do(t, ctx, "send", chromedp.Evaluate[chromedp.Void](`document.querySelector('form.answer-form').noValidate = true`),
-		chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
+	skipPageChecks(t, ctx, "form.answer-form")
+	do(t, ctx, "send", chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
 	until(t, ctx, "the server's errors", `['/destination', '/budget/limit', '/nights'].every(p => !document.querySelector('[data-path="' + p + '"] .error').hidden)`)
 	contains(t, "the limit's error", text(t, ctx, field("/budget/limit")+" .error"), "multiple")
 	contains(t, "the missing nights' error", text(t, ctx, field("/nights")+" .error"), "required")
@@ -154,8 +154,7 @@ func TestTheAnswerFormIsBuiltFromTheResponseSchema(t *testing.T) {
 	setField(t, ctx, field("/budget/limit")+" input", "1500.5")
 	setField(t, ctx, field("/stops/0")+" input", "Porto")
 	setField(t, ctx, field("/notes")+" textarea", "Window seats")
-	do(t, ctx, "send", chromedp.Evaluate[chromedp.Void](`document.querySelector('form.answer-form').noValidate = false`),
-		chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
+	do(t, ctx, "send", chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
 	until(t, ctx, "the outcome", `document.querySelector('.flash')?.innerText.includes('Answered')`)
 	th, err := e.client().Thread(context.Background(), "trip-1")
 	if err != nil {
@@ -242,8 +241,8 @@ func TestARefusedAnswerThatIsAStringIsMarkedAtItsField(t *testing.T) {
 	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(row("note-1"))))
 	until(t, ctx, "the form", `document.querySelector('form.answer-form input')`)
 	setField(t, ctx, "form.answer-form input", "x")
-	do(t, ctx, "send past the browser's check", chromedp.Evaluate[chromedp.Void](`document.querySelector('form.answer-form').noValidate = true`),
-		chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
+	skipPageChecks(t, ctx, "form.answer-form")
+	do(t, ctx, "send past the page's check", chromedp.Click(chromedp.CSS(`form.answer-form button[type=submit]`)))
 	until(t, ctx, "the server's error at the field", `document.querySelector('form.answer-form input').getAttribute('aria-invalid') === 'true'`)
 	contains(t, "the field's error", text(t, ctx, `form.answer-form .error:not([hidden])`), "minLength")
 }

@@ -326,6 +326,26 @@ func setField(t *testing.T, ctx context.Context, selector, value string) {
 	}
 }
 
+// skipPageChecks takes the limits off a form's fields (required, bounds,
+// patterns and the page's own checks), as if the page could not check them,
+// so that an answer the server refuses can be sent.
+func skipPageChecks(t *testing.T, ctx context.Context, form string) {
+	t.Helper()
+	ok := eval[bool](t, ctx, fmt.Sprintf(`(() => {
+		const f = document.querySelector(%s);
+		if (!f) return false;
+		for (const el of f.elements) {
+			for (const a of ['required', 'min', 'max', 'pattern', 'minlength', 'maxlength']) el.removeAttribute(a);
+			if (el.type === 'number') el.step = 'any';
+			el.setCustomValidity?.('');
+		}
+		return true;
+	})()`, js(form)))
+	if !ok {
+		t.Fatalf("no form %s", form)
+	}
+}
+
 func text(t *testing.T, ctx context.Context, selector string) string {
 	t.Helper()
 	return eval[string](t, ctx, fmt.Sprintf(`document.querySelector(%s)?.innerText ?? ''`, js(selector)))

@@ -16,13 +16,21 @@
 // not listed; they are continued over the API.
 //
 // A question's page shows its message, reason, graph, node and thread, the value
-// it carries (scalars as text, nested JSON folded), the conversation for agent
-// threads (the model's thinking folded under "Thinking", redacted thinking left
-// out), and the thread's history: the earlier questions, with who answered them,
-// when and how (GET /v1/threads/{id}/history). The history is read a page at a
-// time: the newest page, older ones on "Show earlier history", and as far back
-// as an answered question opened by its address. The page stays open after the
-// question is answered, then showing the answer.
+// it carries (scalars as text, nested JSON folded, amounts of money with their
+// cents: 89.50), the conversation for agent threads (each tool result a turn of
+// its own, named after its tool; the model's thinking folded under "Thinking",
+// redacted thinking left out), and the thread's history: the earlier questions,
+// with who answered them, when and how (GET /v1/threads/{id}/history). Once a
+// tool approval is answered, its arguments are shown as they ran; after an
+// edit, field by field beside the model's proposal, the changed ones marked.
+// The history is read a page at a time: the newest page, older ones on "Show
+// earlier history", and as far back as an answered question opened by its
+// address. The page stays open after the question is answered, then showing
+// the answer in one confirmation.
+//
+// On a wide screen the list and the question sit side by side, each scrolling
+// on its own, so the list stays at the top beside a long question; on a narrow
+// one they take turns.
 //
 // The answer form is built from the question's response schema: a boolean (or an
 // object whose only field is a boolean) becomes Approve and Decline buttons;
@@ -33,8 +41,9 @@
 // grow and shrink; titles become labels, descriptions help text, defaults the
 // initial values, and required fields are marked. A schema the form cannot
 // express (oneOf, $ref and the like), or no schema at all, gets a JSON text area.
-// The browser checks what it can with HTML constraint validation; what the server
-// refuses (422 invalid_response, whose violations carry JSON Pointers such as
+// The page checks what it can before sending (HTML constraint validation, shown
+// only as the page's own message at the field, marked aria-invalid); what the
+// server refuses (422 invalid_response, whose violations carry JSON Pointers such as
 // /arguments/amount) is shown next to the field concerned, and the form keeps
 // everything typed.
 //
@@ -44,7 +53,8 @@
 // arguments), reject with a reason (POST /v1/threads/{id}/reject, which the model
 // sees as the call's error), or respond in the tool's place. Every other question
 // can also be rejected with a reason. Cancelling (POST /v1/threads/{id}/cancel)
-// is always offered.
+// is always offered. Each choice says in a line what it does, and a rejection
+// is sent only with its reason.
 //
 // # Signing in
 //

@@ -6,7 +6,7 @@
 
 import { api, token, setToken, pendingQuestions, listen } from './api.js';
 import { h, add, when, refreshTimes, renderValue, folded, plural, humanize, uid } from './view.js';
-import { field, find, walk, booleanAnswer, pointer } from './form.js';
+import { field, find, walk, booleanAnswer, pointer, validate } from './form.js';
 
 const main = document.getElementById('main');
 const announcer = document.getElementById('announce');
@@ -92,7 +92,7 @@ function showSignIn(message) {
   });
   const error = h('p', { class: 'form-error', id: 'signin-error', role: 'alert', hidden: !message }, message || '');
   const button = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
-  const form = h('form', { class: 'signin', 'aria-labelledby': 'signin-title' },
+  const form = h('form', { class: 'signin', 'aria-labelledby': 'signin-title', novalidate: true },
     h('h1', { id: 'signin-title' }, 'Sign in'),
     h('p', null, 'This server asks for an API token. Paste the token you were given.'),
     error,
@@ -104,7 +104,13 @@ function showSignIn(message) {
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const t = input.value.trim();
-    if (!t) return;
+    if (!t) {
+      error.textContent = 'Paste your API token first.';
+      error.hidden = false;
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+      return;
+    }
     button.disabled = true;
     form.setAttribute('aria-busy', 'true');
     try {
@@ -477,14 +483,27 @@ function parseRoute() {
 }
 
 window.addEventListener('hashchange', () => route(true));
+// The inbox puts the page where it belongs on every route (see route).
+if ('scrollRestoration' in history) history.scrollRestoration = 'manual';
 
 let flash = null; // shown once, on the next render of its question
 
 function route(moveFocus) {
   if (!ui) return;
+  const was = state.route;
   state.route = parseRoute();
   ui.layout.dataset.view = state.route.view;
   markCurrent();
+  // On a narrow screen the list and a question take turns in the page: a
+  // question opens at its top, and the list comes back where it was left. (On
+  // a wide one the page does not scroll; each pane scrolls on its own.)
+  if (was.view === 'list' && state.route.view === 'question') state.listScroll = window.scrollY;
+  if (state.route.view === 'question' && (was.thread !== state.route.thread || was.id !== state.route.id)) {
+    window.scrollTo(0, 0);
+    ui.detail.scrollTop = 0;
+  } else if (state.route.view === 'list' && was.view === 'question') {
+    window.scrollTo(0, state.listScroll ?? 0);
+  }
   if (state.route.view === 'question') {
     openQuestion(state.route.thread, state.route.id, moveFocus);
   } else {
@@ -574,18 +593,23 @@ async function openQuestion(thread, id, moveFocus) {
   detail = { thread, id, pending: Boolean(pending), submitting: false, form: null, expiresAt: q.expires_at ?? null, hist };
   const d = detail;
   const headingID = uid('qh');
+  const resolution = pending ? null : byID.get(id)?.resolution ?? null;
   const article = h('article', { class: 'question', 'aria-labelledby': headingID, dataset: { status: pending ? 'pending' : 'answered' } },
     questionHeader(th, q, headingID),
-    shownFlash ? flashBox(shownFlash) : null,
-    pending ? null : resolvedBox(byID.get(id)?.resolution, th),
+    pending ? null : resolvedBox(resolution, th, q, shownFlash),
     h('div', { class: 'gone', role: 'status', hidden: true }),
-    isToolApproval(q) ? toolSection(q) : valueSection(q),
+    isToolApproval(q) ? toolSection(q, pending ? undefined : resolution) : valueSection(q),
     conversation(th.messages),
     pending ? answerSection(th, q) : null,
     historySection(entries, id, hist?.error, hist?.next_before ? () => showOlderHistory(d) : null));
   ui.detail.replaceChildren(backLink(), article);
   detail.article = article;
-  if (shownFlash) article.querySelector('.flash')?.focus();
+  if (shownFlash) {
+    // The confirmation sits under the question's title: both stay in view.
+    article.querySelector('.flash')?.focus({ preventScroll: true });
+    ui.detail.scrollTop = 0;
+    window.scrollTo(0, 0);
+  }
   else if (moveFocus) document.getElementById(headingID)?.focus();
 }
 
@@ -609,24 +633,21 @@ function questionHeader(th, q, headingID) {
     h('dl', { class: 'facts' }, facts.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', null, v)))));
 }
 
-function flashBox(f) {
-  return h('div', { class: `flash ${f.kind}`, role: 'status', tabindex: '-1' },
-    h('p', null, h('strong', null, f.title), ' ', f.text),
-    f.next?.length ? h('p', null, f.next.length === 1 ? 'It now asks: ' : 'It now asks: ',
-      f.next.map((n, i) => [i ? ', ' : '', h('a', { href: questionHref(f.thread, n.id) }, n.message || n.id)])) : null,
-    h('p', null, h('a', { href: '#/' }, 'Back to all questions')));
-}
-
-function byWhom(by) {
-  return by ? h('strong', { class: 'by' }, by) : h('span', { class: 'by anonymous' }, 'anonymous');
+/**
+ * byWhom says who answered: " by alice", or, when nobody signed in (a server
+ * without tokens), " by you" right after answering and nothing otherwise.
+ */
+function byWhom(by, mine = false) {
+  if (by) return [' by ', h('strong', { class: 'by' }, by)];
+  return mine ? [' by ', h('span', { class: 'by' }, 'you')] : [];
 }
 
 function isDecision(v) {
   return v && typeof v === 'object' && !Array.isArray(v) && ['approve', 'edit', 'reject', 'respond'].includes(v.action);
 }
 
-/** outcome describes a resolution: [verb, details, kind]. */
-function outcome(r) {
+/** outcome describes the resolution of question q: [verb, details, kind]. */
+function outcome(r, q) {
   if (!r) return ['Waiting for an answer', null, 'pending'];
   switch (r.status) {
     case 'rejected':
@@ -649,7 +670,7 @@ function outcome(r) {
       case 'approve':
         return [v.sticky ? 'Approved for the rest of the run' : 'Approved', null, 'approved'];
       case 'edit':
-        return ['Approved with edited arguments', folded(v.arguments ?? null, 'the arguments given'), 'approved'];
+        return ['Approved with edited arguments', changesLine(q?.value?.arguments, v.arguments), 'approved'];
       case 'reject':
         return ['Rejected', v.message ? h('q', { class: 'reason-text' }, v.message) : h('span', { class: 'none' }, 'no reason given'), 'rejected'];
       case 'respond':
@@ -659,12 +680,26 @@ function outcome(r) {
   return ['Answered', renderValue(v), 'approved'];
 }
 
-function resolvedBox(r, th) {
-  const [verb, more, kind] = outcome(r);
-  return h('div', { class: `resolved ${kind}` },
-    h('p', null, h('strong', null, r ? verb : 'No longer waiting'), r ? [' by ', byWhom(r.by), ' ', when(r.at)] : null),
+/**
+ * resolvedBox says how an answered question was answered, and what the thread
+ * did next. Right after answering it is the one confirmation (f, the answer's
+ * outcome): with the link to the thread's next question and back to the list.
+ */
+function resolvedBox(r, th, q, f) {
+  const [verb, more, kind] = outcome(r, q);
+  const replay = f?.kind === 'replayed';
+  const said = r
+    ? [h('strong', null, verb), byWhom(r.by, Boolean(f) && !replay), ' ', when(r.at), '.']
+    : [h('strong', null, f ? f.title : 'No longer waiting')];
+  const after = f && !replay ? f.text : threadNow(th);
+  return h('div', { class: `resolved ${kind}${f ? ` flash${replay ? ' replayed' : ''}` : ''}`, role: f ? 'status' : null, tabindex: f ? '-1' : null },
+    replay ? h('p', null, h('strong', null, 'Already answered. '), f.text) : null,
+    h('p', null, said),
     more,
-    threadNow(th) ? h('p', { class: 'small' }, threadNow(th)) : null);
+    after ? h('p', { class: 'small' }, after) : null,
+    f?.next?.length ? h('p', null, 'It now asks: ',
+      f.next.map((n, i) => [i ? ', ' : '', h('a', { href: questionHref(f.thread, n.id) }, n.message || n.id)])) : null,
+    f ? h('p', null, h('a', { href: '#/' }, 'Back to all questions')) : null);
 }
 
 function threadNow(th) {
@@ -692,22 +727,95 @@ function isToolApproval(q) {
     Array.isArray(props?.action?.enum) && props.action.enum.includes('approve');
 }
 
-function toolSection(q) {
+const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const sameJSON = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** argumentRows pairs the fields of two argument objects: [{key, proposed, ran, changed}]. */
+function argumentRows(proposed, ran) {
+  const p = isPlainObject(proposed) ? proposed : {};
+  const r = isPlainObject(ran) ? ran : {};
+  const keys = [...new Set([...Object.keys(p), ...Object.keys(r)])];
+  return keys.map((key) => ({ key, proposed: p[key], ran: r[key], changed: !sameJSON(p[key], r[key]) }));
+}
+
+/** argValue shows one argument's value, or says it was not given. */
+function argValue(v, key) {
+  return v === undefined ? h('span', { class: 'none' }, 'not given') : renderValue(v, 1, key);
+}
+
+/**
+ * changesLine lists, field by field, what an edit changed in the model's
+ * arguments: "Amount: 150 → 40".
+ */
+function changesLine(proposed, ran) {
+  const changed = argumentRows(proposed, ran).filter((x) => x.changed);
+  if (!isPlainObject(proposed) || !isPlainObject(ran)) {
+    return h('div', { class: 'changes' }, h('p', null, 'It ran with: '), folded(ran ?? null, 'the arguments it ran with'));
+  }
+  if (changed.length === 0) return h('p', { class: 'changes' }, 'No argument was changed.');
+  return h('ul', { class: 'changes', 'aria-label': 'Changed arguments' }, changed.map((x) => h('li', null,
+    h('span', { class: 'label' }, humanize(x.key)), ': ',
+    h('del', { class: 'proposed' }, argValue(x.proposed, x.key)), h('span', { 'aria-label': 'changed to' }, ' → '),
+    h('ins', { class: 'ran' }, argValue(x.ran, x.key)))));
+}
+
+/** fieldLabel names an argument as its schema does, with its description below. */
+function fieldLabel(key, schema) {
+  const p = isPlainObject(schema?.properties?.[key]) ? schema.properties[key] : {};
+  return [h('span', { class: 'label' }, p.title ?? humanize(key)),
+    p.description ? h('span', { class: 'description' }, p.description) : null];
+}
+
+/**
+ * argumentsTable shows the arguments of a tool call, field by field. With the
+ * model's proposal and what ran both given, it is a diff: each field with what
+ * ran and what the model proposed, the changed ones marked.
+ */
+function argumentsTable(proposed, schema, ran) {
+  const diff = ran !== undefined;
+  const rows = argumentRows(proposed, diff ? ran : proposed);
+  const changes = rows.filter((x) => x.changed).length;
+  return h('table', { class: `args${diff ? ' diff' : ''}` },
+    diff ? h('caption', null, changes === 0 ? 'No field was changed.' : `${plural(changes, 'field')} changed from the model’s proposal.`) : null,
+    h('thead', null, h('tr', null,
+      h('th', { scope: 'col' }, 'Field'),
+      h('th', { scope: 'col' }, diff ? 'Ran with' : 'Value'),
+      diff ? h('th', { scope: 'col' }, 'Model proposed') : null)),
+    h('tbody', null, rows.map((x) => h('tr', { class: x.changed ? 'changed' : null, dataset: { key: x.key } },
+      h('th', { scope: 'row' }, fieldLabel(x.key, schema)),
+      h('td', { class: 'ran' }, argValue(x.ran, x.key),
+        x.changed ? h('span', { class: 'badge changed' }, 'changed') : null),
+      diff ? h('td', { class: 'proposed' }, x.changed ? h('del', null, argValue(x.proposed, x.key)) : h('span', { class: 'none' }, 'same')) : null))));
+}
+
+/**
+ * toolSection shows the tool call a question asks about. Once answered, it
+ * shows what ran: the arguments as approved or, after an edit, as edited,
+ * beside the model's proposal.
+ */
+function toolSection(q, r) {
   const v = q.value;
   const rest = Object.fromEntries(Object.entries(v).filter(([k]) => !['tool', 'tool_call_id', 'arguments', 'input_schema', 'violations'].includes(k)));
+  const d = r && !r.status?.match(/^(rejected|cancelled|expired)$/) && isDecision(r.response) ? r.response : null;
+  const ran = d?.action === 'edit' ? d.arguments : d?.action === 'approve' ? v.arguments : undefined;
+  let heading = 'Arguments the model proposed';
+  if (d?.action === 'edit') heading = 'Arguments it ran with, edited';
+  else if (d?.action === 'approve') heading = 'Arguments it ran with';
+  const notRun = r && ran === undefined;
+  let body;
+  if (typeof v.arguments === 'string' && d?.action !== 'edit') body = h('pre', null, h('code', null, v.arguments));
+  else if (d?.action === 'edit') body = argumentsTable(typeof v.arguments === 'string' ? {} : v.arguments, v.input_schema, ran);
+  else body = argumentsTable(v.arguments ?? {}, v.input_schema);
   return h('section', { class: 'tool', 'aria-label': 'Tool call' },
     h('h3', null, 'Tool call'),
     h('dl', { class: 'facts' },
-      h('div', null, h('dt', null, 'Tool'), h('dd', null, h('code', { class: 'tool-name' }, v.tool))),
-      v.tool_call_id ? h('div', null, h('dt', null, 'Call'), h('dd', null, h('code', null, v.tool_call_id))) : null),
-    h('h4', null, 'Arguments'),
-    h('div', { class: 'arguments' }, typeof v.arguments === 'string'
-      ? h('pre', null, h('code', null, v.arguments))
-      : renderValue(v.arguments ?? null)),
-    Array.isArray(v.violations) && v.violations.length ? h('div', { class: 'warning' },
-      h('p', null, 'The model’s arguments do not match the tool’s input schema, so approving them cannot run the tool; edit them instead.'),
-      h('ul', null, v.violations.map((x) => h('li', null, h('code', null, x.path || '/'), ' ', x.message)))) : null,
-    v.input_schema ? folded(v.input_schema, 'Input schema') : null,
+      h('div', null, h('dt', null, 'Tool'), h('dd', null, h('code', { class: 'tool-name' }, v.tool)))),
+    h('h4', null, heading),
+    notRun ? h('p', { class: 'small' }, `${v.tool} did not run with them.`) : null,
+    h('div', { class: 'arguments' }, body),
+    Array.isArray(v.violations) && v.violations.length && !r ? h('div', { class: 'warning' },
+      h('p', null, 'The model’s arguments do not fit what the tool accepts, so approving them cannot run it; edit them instead.'),
+      h('ul', null, v.violations.map((x) => h('li', null, x.path ? [h('code', null, x.path), ' '] : null, x.message)))) : null,
     Object.keys(rest).length ? [h('h4', null, 'Other details'), renderValue(rest)] : null);
 }
 
@@ -718,37 +826,64 @@ function blockText(b) {
   return '';
 }
 
+const roleNames = { user: 'User', assistant: 'Agent', system: 'System' };
+
+function blocksOf(m) {
+  return Array.isArray(m.content) ? m.content : [{ type: 'text', text: String(m.content ?? '') }];
+}
+
+/**
+ * conversation shows an agent thread's last messages: each turn with who
+ * spoke, and each tool result as a turn of its own, named after its tool.
+ */
 function conversation(messages) {
   if (!Array.isArray(messages) || messages.length === 0) return null;
+  const tools = new Map(); // tool call id → tool name
+  for (const m of messages) {
+    for (const b of blocksOf(m)) if (b?.type === 'tool_use' && b.id) tools.set(b.id, b.name);
+  }
   const last = messages.slice(-20);
-  const items = last.map((m) => h('li', { class: `message role-${m.role}${m.imported ? ' imported' : ''}` },
-    h('p', { class: 'role' }, humanize(m.role ?? 'message'),
-      m.imported ? h('span', { class: 'imported-label', title: 'This turn came with the input, not from the agent’s own model or tools.' }, 'imported') : null),
-    (Array.isArray(m.content) ? m.content : [{ type: 'text', text: String(m.content ?? '') }]).map((b) => {
-      switch (b.type) {
-        case 'text':
-          return h('p', { class: 'text' }, b.text);
-        case 'tool_use': {
-          const args = JSON.stringify(b.input ?? null);
-          return args.length <= 120
-            ? h('p', { class: 'tool-use' }, 'Calls ', h('code', null, b.name), ' with ', h('code', null, args))
-            : h('div', { class: 'tool-use' }, h('p', null, 'Calls ', h('code', null, b.name)), folded(b.input ?? null, 'arguments'));
-        }
-        case 'tool_result':
-          return h('p', { class: `tool-result${b.is_error ? ' error-result' : ''}` },
-            b.is_error ? 'Failed: ' : 'Result: ', blockText(b));
-        case 'thinking':
-          return b.thinking ? h('details', { class: 'thinking' }, h('summary', null, 'Thinking'), h('p', { class: 'text' }, b.thinking)) : null;
-        case 'redacted_thinking':
-          return null; // encrypted by the provider; nothing to read
-        default:
-          return folded(b, b.type ?? 'block');
-      }
-    })));
+  const items = [];
+  for (const m of last) {
+    const blocks = blocksOf(m);
+    const results = blocks.filter((b) => b?.type === 'tool_result');
+    const said = blocks.filter((b) => b?.type !== 'tool_result');
+    if (said.length > 0 || results.length === 0) {
+      items.push(h('li', { class: `message role-${m.role}${m.imported ? ' imported' : ''}` },
+        h('p', { class: 'role' }, roleNames[m.role] ?? humanize(m.role ?? 'message'),
+          m.imported ? h('span', { class: 'imported-label', title: 'This turn came with the input, not from the agent’s own model or tools.' }, 'imported') : null),
+        said.map(blockView)));
+    }
+    for (const b of results) {
+      const name = tools.get(b.tool_use_id);
+      items.push(h('li', { class: `message role-tool${b.is_error ? ' failed' : ''}${m.imported ? ' imported' : ''}` },
+        h('p', { class: 'role' }, b.is_error ? 'Tool failed' : 'Tool result', name ? [': ', h('code', { class: 'tool-name' }, name)] : null),
+        h('p', { class: `tool-result${b.is_error ? ' error-result' : ''}` }, blockText(b) || h('span', { class: 'none' }, 'no text'))));
+    }
+  }
   return h('details', { class: 'conversation' },
     h('summary', null, `Conversation (${plural(messages.length, 'message')})`),
     messages.length > last.length ? h('p', { class: 'small' }, `The last ${last.length} are shown.`) : null,
     h('ol', null, items));
+}
+
+function blockView(b) {
+  switch (b?.type) {
+    case 'text':
+      return h('p', { class: 'text' }, b.text);
+    case 'tool_use': {
+      const args = JSON.stringify(b.input ?? null);
+      return args.length <= 120
+        ? h('p', { class: 'tool-use' }, 'Calls ', h('code', null, b.name), ' with ', h('code', null, args))
+        : h('div', { class: 'tool-use' }, h('p', null, 'Calls ', h('code', null, b.name)), folded(b.input ?? null, 'arguments'));
+    }
+    case 'thinking':
+      return b.thinking ? h('details', { class: 'thinking' }, h('summary', null, 'Thinking'), h('p', { class: 'text' }, b.thinking)) : null;
+    case 'redacted_thinking':
+      return null; // encrypted by the provider; nothing to read
+    default:
+      return folded(b, b?.type ?? 'block');
+  }
 }
 
 /** showOlderHistory adds the page of history before the one shown. */
@@ -780,14 +915,14 @@ function historySection(entries, current, error, older) {
     if (e.failed) {
       return h('li', { class: 'entry failed' }, h('p', null, h('strong', null, 'The run failed: '), e.failed), h('p', { class: 'meta' }, when(e.at)));
     }
-    const [verb, more, kind] = outcome(e.resolution);
+    const [verb, more, kind] = outcome(e.resolution, e.q);
     return h('li', { class: `entry ${kind}`, 'aria-current': e.q.id === current ? 'true' : undefined },
       h('p', { class: 'asked' },
         e.q.id === current ? h('span', { class: 'badge current' }, 'This question') : null, ' ',
         e.q.id === current ? h('span', null, e.q.message || e.q.id) : h('a', { href: questionHref(detail.thread, e.q.id) }, e.q.message || e.q.id)),
       h('p', { class: 'meta' }, 'Asked ', when(e.at), e.q.node ? [' in ', h('code', null, e.q.node)] : null),
       h('p', { class: 'outcome' }, h('span', { class: 'verb' }, verb),
-        e.resolution ? [' by ', byWhom(e.resolution.by), ' ', when(e.resolution.at)] : null),
+        e.resolution ? [byWhom(e.resolution.by), ' ', when(e.resolution.at)] : null),
       more ? h('div', { class: 'more' }, more) : null);
   });
   return h('section', { class: 'history', 'aria-label': 'History' },
@@ -830,11 +965,13 @@ function answerSection(th, q) {
       `You are signed in as ${state.me.name}, whose token may read questions but not answer them: that needs the approve role.`));
     return section;
   }
-  const f = isToolApproval(q) ? toolForm(th, q) : genericForm(th, q, headingID);
+  const tool = isToolApproval(q);
+  const f = tool ? toolForm(th, q) : genericForm(th, q, headingID);
   detail.form = f;
   section.append(f.el);
-  if (!isToolApproval(q)) section.append(rejectBlock(th, q));
-  section.append(cancelBlock(th, q));
+  if (!tool) section.append(rejectBlock(th, q, Boolean(booleanAnswer(q.response_schema))));
+  section.append(cancelBlock(th, q, tool ? `${q.value.tool} does not run, and the agent is told the call was cancelled.`
+    : 'The thread is told that nobody will answer it.'));
   return section;
 }
 
@@ -889,7 +1026,7 @@ async function send(th, q, form, root, summary, verb, post) {
     const replay = res.replayed ? (res.replays ?? []).find((r) => r.interrupt_id === q.id) : null;
     const shown = replay ? {
       thread: th.thread_id, id: q.id, kind: 'replayed', title: 'Already answered.',
-      text: [byWhom(replay.by), ' gave this answer ', when(replay.at), '; your answer was not applied again.'],
+      text: [replay.by ? h('strong', null, replay.by) : 'Someone', ' gave this answer ', when(replay.at), '; yours was not applied again.'],
       next: (res.interrupts ?? []).filter((n) => n.id !== q.id),
     } : {
       thread: th.thread_id, id: q.id, kind: 'ok', title: `${verb}.`,
@@ -967,7 +1104,8 @@ function refused(err, form, root, summary, d) {
 }
 
 function formParts(className, labelledBy) {
-  const form = h('form', { class: `answer-form ${className}`, 'aria-labelledby': labelledBy });
+  // novalidate: the page shows its own messages at the fields (see validate).
+  const form = h('form', { class: `answer-form ${className}`, 'aria-labelledby': labelledBy, novalidate: true });
   return {
     form,
     markGone() {
@@ -988,9 +1126,9 @@ function genericForm(th, q, labelledBy) {
     const help = bool.description ?? (bool.key ? null : schema?.description);
     add(form, [summary.el,
       help ? h('p', { class: 'help' }, help) : null,
-      h('div', { class: 'actions' },
-        h('button', { type: 'submit', class: 'primary approve', value: 'true' }, 'Approve'),
-        h('button', { type: 'submit', class: 'secondary decline', value: 'false' }, 'Decline'))]);
+      h('div', { class: 'actions choices-row' },
+        withHelp(h('button', { type: 'submit', class: 'primary approve', value: 'true' }, 'Approve'), 'Answers yes.'),
+        withHelp(h('button', { type: 'submit', class: 'secondary decline', value: 'false' }, 'Decline'), 'Answers no, without a reason.'))]);
   } else {
     const isObj = schema && typeof schema === 'object' && schema.properties && Object.keys(schema.properties).length > 0;
     root = field(schema, { key: 'answer', label: schema?.title ?? 'Answer', path: '', required: true, root: Boolean(isObj) });
@@ -1001,6 +1139,7 @@ function genericForm(th, q, labelledBy) {
   }
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    if (!bool && !validate(form)) return;
     let value;
     let verb = 'Answered';
     if (bool) {
@@ -1016,36 +1155,61 @@ function genericForm(th, q, labelledBy) {
   return { el: form, markGone: parts.markGone };
 }
 
-function rejectBlock(th, q) {
-  const id = uid('reject');
-  const reason = h('textarea', { id, rows: 2, name: 'reason', 'aria-describedby': `${id}-help` });
+/** hasText checks that a required text field holds more than spaces, marking it if not. */
+function hasText(ctl, message) {
+  if ((ctl.get() ?? '').trim() !== '') return true;
+  ctl.setError(message);
+  ctl.focus();
+  return false;
+}
+
+/** withHelp puts a short line under a button saying what it does. */
+function withHelp(button, text) {
+  const id = uid('does');
+  button.setAttribute('aria-describedby', id);
+  return h('div', { class: 'does' }, button, h('p', { class: 'help', id }, text));
+}
+
+/**
+ * rejectBlock rejects a question with a reason, which the waiting thread
+ * receives: the reason is asked for, and focused, when the block opens.
+ */
+function rejectBlock(th, q, yesNo) {
   const summary = errorSummary();
-  const form = h('form', { class: 'reject-form' },
+  const reason = field({ type: 'string', description: 'The thread receives it with the rejection.' },
+    { key: 'reason', label: 'Reason', path: '/error', required: true, missing: 'Write the reason: the thread receives it.' });
+  const form = h('form', { class: 'reject-form', novalidate: true },
     summary.el,
-    h('div', { class: 'field' },
-      h('label', { for: id }, 'Reason'),
-      h('p', { class: 'help', id: `${id}-help` }, 'Optional. The waiting code receives it with the rejection.'),
-      reason),
+    reason.el,
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'danger' }, 'Reject')));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    send(th, q, form, null, summary, 'Rejected', () => api.reject(th.thread_id, q.id, reason.value.trim()));
+    if (!validate(form) || !hasText(reason, 'Write the reason: the thread receives it.')) return;
+    send(th, q, form, reason, summary, 'Rejected', () => api.reject(th.thread_id, q.id, reason.get().trim()));
   });
-  return h('details', { class: 'more-actions' }, h('summary', null, 'Reject with a reason'), form);
+  const block = h('details', { class: 'more-actions' },
+    h('summary', null, h('span', { class: 'summary-title' }, 'Reject with a reason'),
+      h('span', { class: 'help' }, yesNo ? 'Answers no and says why.' : 'Refuses to answer and says why.')),
+    form);
+  block.addEventListener('toggle', () => { if (block.open) reason.focus(); });
+  return block;
 }
 
-function cancelBlock(th, q) {
+/** cancelBlock withdraws the question, once confirmed; consequence says what the waiting code is told. */
+function cancelBlock(th, q, consequence) {
   const summary = errorSummary();
-  const confirm = h('div', { class: 'confirm', hidden: true },
-    h('p', null, 'The waiting code is told the question was withdrawn. This cannot be undone.'),
-    h('div', { class: 'actions' },
-      h('button', { type: 'submit', class: 'danger' }, 'Yes, cancel it'),
-      h('button', { type: 'button', class: 'secondary', onclick: () => { confirm.hidden = true; ask.hidden = false; ask.focus(); } }, 'Keep it')));
+  let askRow = null;
   const ask = h('button', {
     type: 'button', class: 'secondary cancel-question',
-    onclick: () => { confirm.hidden = false; ask.hidden = true; confirm.querySelector('button').focus(); },
+    onclick: () => { confirm.hidden = false; askRow.hidden = true; confirm.querySelector('button').focus(); },
   }, 'Cancel this question…');
-  const form = h('form', { class: 'cancel-form' }, summary.el, ask, confirm);
+  askRow = withHelp(ask, `Withdraws the question unanswered: ${consequence[0].toLowerCase()}${consequence.slice(1)}`);
+  const confirm = h('div', { class: 'confirm', hidden: true },
+    h('p', null, `${consequence} This cannot be undone.`),
+    h('div', { class: 'actions' },
+      h('button', { type: 'submit', class: 'danger' }, 'Yes, cancel it'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => { confirm.hidden = true; askRow.hidden = false; ask.focus(); } }, 'Keep it')));
+  const form = h('form', { class: 'cancel-form' }, summary.el, askRow, confirm);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     send(th, q, form, null, summary, 'Cancelled', () => api.cancel(th.thread_id, q.id));
@@ -1054,10 +1218,10 @@ function cancelBlock(th, q) {
 }
 
 const actionText = {
-  approve: ['Approve', 'Run {tool} with the arguments shown above.', 'Approve'],
+  approve: ['Approve', '{tool} runs with the arguments shown above.', 'Approve'],
   edit: ['Edit, then run', 'Change the arguments; {tool} runs with yours.', 'Run with these arguments'],
-  reject: ['Reject', '{tool} does not run; the model is told why.', 'Reject'],
-  respond: ['Respond instead', '{tool} does not run; your text becomes its result.', 'Send response'],
+  reject: ['Reject', '{tool} does not run; the agent is told why.', 'Reject'],
+  respond: ['Respond instead', '{tool} does not run; the agent gets your text as its result.', 'Send response'],
 };
 
 function toolForm(th, q) {
@@ -1089,10 +1253,12 @@ function toolForm(th, q) {
     ctls.push(args);
   }
   // reject: a reason, sent with POST /reject
-  const reason = field({ type: 'string', description: 'Optional. The model sees it as the call’s error.' }, { key: 'reason', label: 'Reason', path: '/error' });
+  const reason = field({ type: 'string', description: `The agent is told it as the reason ${tool} did not run.` },
+    { key: 'reason', label: 'Reason', path: '/error', required: true, missing: 'Write the reason: the agent is told it.' });
   panels.reject = [reason];
-  // respond: the text the model gets as the tool's result
-  const message = field({ type: 'string', description: `The model gets it as the result of ${tool}.` }, { key: 'message', label: 'Result text', path: '/message', required: true });
+  ctls.push(reason);
+  // respond: the text the agent gets as the tool's result
+  const message = field({ type: 'string', description: `The agent gets it as the result of ${tool}.` }, { key: 'message', label: 'Result text', path: '/message', required: true });
   panels.respond = [message];
   ctls.push(message);
 
@@ -1107,6 +1273,16 @@ function toolForm(th, q) {
     h('legend', null, 'Decision'), h('div', { class: 'options' }, choices));
   const panelEls = Object.fromEntries(Object.entries(panels).map(([a, cs]) => [a,
     h('fieldset', { class: `decision-panel decision-${a}`, dataset: { action: a } }, h('legend', { class: 'visually-hidden' }, actionText[a]?.[0] ?? a), cs.map((c) => c.el))]));
+  // While editing, the changes to the model's arguments show field by field.
+  if (panelEls.edit && typeof v.arguments !== 'string') {
+    const changes = h('div', { class: 'live-changes', 'aria-live': 'polite' });
+    const show = () => changes.replaceChildren(h('p', { class: 'changes-title' }, 'Your changes'), changesLine(v.arguments, args.get() ?? {}));
+    panelEls.edit.addEventListener('input', show);
+    panelEls.edit.addEventListener('change', show);
+    panelEls.edit.addEventListener('click', (e) => { if (e.target.closest('button')) setTimeout(show); });
+    show();
+    panelEls.edit.append(changes);
+  }
   const submit = h('button', { type: 'submit', class: 'primary' });
   const current = () => actions.find((a) => radios[a].checked) ?? actions[0];
   const sync = () => {
@@ -1120,6 +1296,12 @@ function toolForm(th, q) {
     form.dataset.action = a;
   };
   for (const r of Object.values(radios)) r.addEventListener('change', sync);
+  // Chosen with the pointer, reject moves on to its reason; with the arrow
+  // keys the focus stays in the choices.
+  let byPointer = false;
+  decision.addEventListener('pointerdown', () => { byPointer = true; });
+  decision.addEventListener('keydown', () => { byPointer = false; });
+  radios.reject?.addEventListener('change', () => { if (byPointer && radios.reject.checked) reason.focus(); });
   form.append(summary.el, decision, ...Object.values(panelEls), h('div', { class: 'actions' }, submit));
   sync();
 
@@ -1130,6 +1312,7 @@ function toolForm(th, q) {
   };
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    if (!validate(form)) return;
     const a = current();
     const tid = th.thread_id;
     switch (a) {
@@ -1144,7 +1327,8 @@ function toolForm(th, q) {
           () => api.resume(tid, q.id, { action: 'edit', arguments: args.get() ?? {} }));
         break;
       case 'reject':
-        send(th, q, form, root, summary, 'Rejected', () => api.reject(tid, q.id, (reason.get() ?? '').trim()));
+        if (!hasText(reason, 'Write the reason: the agent is told it.')) return;
+        send(th, q, form, root, summary, 'Rejected', () => api.reject(tid, q.id, reason.get().trim()));
         break;
       case 'respond':
         send(th, q, form, root, summary, 'Responded', () => api.resume(tid, q.id, { action: 'respond', message: message.get() ?? '' }));

@@ -5,7 +5,7 @@
 // get returns the field's JSON value, or undefined to leave it out; path is the
 // field's JSON Pointer in the answer, which the server's violations name.
 
-import { h, uid, humanize, pretty } from './view.js';
+import { h, uid, humanize, pretty, numberText } from './view.js';
 
 /** pointer appends an escaped JSON Pointer token to path. */
 export function pointer(path, key) {
@@ -117,12 +117,52 @@ function control(c, o, inputs, get, extra = {}) {
     ...extra,
   };
   for (const el of targets()) {
-    // The browser's own check (constraint validation) is mirrored next to the field.
-    el.addEventListener('invalid', () => ctl.setError(el.validationMessage));
+    // The browser's own check (constraint validation) is shown next to the
+    // field in the page's words, and only there: the browser's bubble is
+    // suppressed (the forms are novalidate; see validate).
+    el.addEventListener('invalid', (e) => {
+      e.preventDefault();
+      ctl.setError(el.validity.valueMissing && o.missing ? o.missing : messageOf(el));
+    });
     el.addEventListener('input', () => ctl.clearError());
     el.addEventListener('change', () => ctl.clearError());
   }
   return ctl;
+}
+
+/** messageOf says, in the page's words, what is wrong with an input the browser refuses. */
+export function messageOf(el) {
+  const v = el.validity;
+  if (v.valueMissing) {
+    if (el.type === 'radio' || el.tagName === 'SELECT') return 'Choose one.';
+    if (el.type === 'checkbox') return 'Tick this box.';
+    return 'This is required.';
+  }
+  if (v.badInput) return el.type === 'number' ? 'Enter a number.' : 'Enter a valid value.';
+  if (v.customError) return el.validationMessage;
+  if (v.rangeUnderflow) return `Enter ${el.min} or more.`;
+  if (v.rangeOverflow) return `Enter ${el.max} or less.`;
+  if (v.stepMismatch) return el.step === '1' ? 'Enter a whole number.' : 'Enter a valid number.';
+  if (v.typeMismatch) {
+    if (el.type === 'email') return 'Enter an email address, such as ann@example.com.';
+    if (el.type === 'url') return 'Enter a full web address, starting with https.';
+  }
+  if (v.tooShort) return `Enter at least ${el.minLength} characters.`;
+  if (v.tooLong) return `Enter at most ${el.maxLength} characters.`;
+  return el.validationMessage || 'Enter a valid value.';
+}
+
+/**
+ * validate runs the browser's constraint validation on a form without its UI:
+ * every refused field shows the page's message (marked aria-invalid and
+ * described by it), the first one gets the focus, and validate reports whether
+ * the form may be sent. Forms are novalidate, so the browser's own bubble
+ * never shows on top of the page's message.
+ */
+export function validate(form) {
+  const bad = [...form.elements].filter((el) => el.willValidate && !el.checkValidity());
+  bad[0]?.focus();
+  return bad.length === 0;
 }
 
 function initial(o) {
@@ -171,7 +211,8 @@ function inputField(s, o, kind) {
   const input = h(area ? 'textarea' : 'input', attrs);
   const init = initial(o);
   if (init !== undefined && init !== null) {
-    input.value = s.format === 'date-time' ? localDateTime(init) : String(init);
+    // An amount keeps its cents (89.50); the input reads back the same number.
+    input.value = s.format === 'date-time' ? localDateTime(init) : numeric ? numberText(init, o.key) : String(init);
   }
   const limits = [];
   if (numeric) {
@@ -452,7 +493,8 @@ function jsonField(s, o) {
 
 /**
  * field builds the controller of one value.
- * o: {key, label, path, required, value, root}
+ * o: {key, label, path, required, value, root, missing}; missing is the message
+ * for a required value left out, instead of "This is required."
  */
 export function field(schema, o) {
   const s = schema === true || schema === undefined || schema === null ? {} : schema;

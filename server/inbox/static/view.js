@@ -85,22 +85,43 @@ export function folded(v, summary, open = false) {
     h('pre', { tabindex: '0' }, h('code', null, pretty(v))));
 }
 
-/** scalar renders a JSON scalar as text. */
-export function scalar(v) {
+const moneyWords = /^(amount|price|total|subtotal|cost|fee|fees|balance|refund|payment|tax|charge|deposit|paid|due)$/i;
+
+/** isMoney reports whether a field's name says it holds money: "amount", "unit_price", "refundTotal". */
+export function isMoney(key) {
+  if (typeof key !== 'string') return false;
+  const words = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[\s_\-.]+/).filter(Boolean);
+  return words.length > 0 && moneyWords.test(words[words.length - 1]);
+}
+
+/**
+ * numberText writes a number as people write it: an amount of money with
+ * cents keeps both digits (89.5 as "89.50"). Only the writing changes: the
+ * text reads back as the same number, and a number with more digits than
+ * cents, or a whole one, is written as it is.
+ */
+export function numberText(n, key) {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return String(n);
+  if (isMoney(key) && !Number.isInteger(n) && Number(n.toFixed(2)) === n) return n.toFixed(2);
+  return String(n);
+}
+
+/** scalar renders a JSON scalar as text; key, the field's name, says how to write a number. */
+export function scalar(v, key) {
   if (v === null || v === undefined) return h('span', { class: 'none' }, 'null');
   if (typeof v === 'string') {
     return v === '' ? h('span', { class: 'none' }, 'empty text') : h('span', { class: 'str' }, v);
   }
-  return h('code', { class: typeof v }, String(v));
+  return h('code', { class: typeof v }, typeof v === 'number' ? numberText(v, key) : String(v));
 }
 
 /**
  * renderValue shows a JSON value readably: scalars as text, a short list of
  * scalars inline, an object as a list of its fields, and anything nested deeper
- * folded as JSON.
+ * folded as JSON. key is the value's field name, if it has one.
  */
-export function renderValue(v, depth = 0) {
-  if (isScalar(v) || v === undefined) return scalar(v);
+export function renderValue(v, depth = 0, key = undefined) {
+  if (isScalar(v) || v === undefined) return scalar(v, key);
   if (Array.isArray(v)) {
     if (v.length === 0) return h('span', { class: 'none' }, 'empty list');
     if (v.length <= 8 && v.every(isScalar)) return h('ul', { class: 'inline' }, v.map((x) => h('li', null, scalar(x))));
@@ -111,7 +132,7 @@ export function renderValue(v, depth = 0) {
   if (depth >= 2 || keys.length > 16) return folded(v);
   return h('dl', { class: 'fields' }, keys.map((k) => [
     h('dt', null, k),
-    h('dd', null, renderValue(v[k], depth + 1)),
+    h('dd', null, renderValue(v[k], depth + 1, k)),
   ]));
 }
 

@@ -132,7 +132,11 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 	t.Run("run pauses and says how to answer", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "refund", `{"amount": 150}`, "--thread", "order-1"},
 			"Thread order-1: interrupted", "Approve a refund of $150?", `value: {"amount":150}`,
-			`resume: interlude resume order-1 --id int_`, `'{"approved": true}'`, `Values: {"amount":150,"attempts":1}`)
+			`resume: interlude resume order-1 --id int_`, `'{"approved": true}'`, `Values: {"amount":150,"attempts":1}`,
+			"\n    reject: interlude reject order-1 --id int_", "--message REASON\n    cancel: interlude cancel order-1 --id int_")
+		if _, out, _ := s.cli(t, nil, "show", "order-1"); strings.Contains(out, " | interlude") {
+			t.Errorf("two answer commands share a line, which reads as a pipe:\n%s", out)
+		}
 	})
 	t.Run("threads lists the inbox", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "interrupted"},

@@ -164,7 +164,7 @@ type queries struct {
 	lease, holder, renew, release  string
 	expired                        string // marks and returns the expired leases not yet reported
 	expiredQuestions               string // the threads whose questions expired, for Store.Expired
-	unfinished                     string // the threads whose answered step is unfinished, for Store.Unfinished
+	unfinished                     string // the threads whose run is unfinished, for Store.Unfinished
 	claim                          string
 	logEvents                      [2]string // [with the release of a lease]
 	schema                         string    // quoted, for listQuery
@@ -172,7 +172,7 @@ type queries struct {
 
 // statusSQL is a thread's status as reported: a held lease reads as running,
 // and an expired one as failed unless the thread's last record ended a run
-// (interrupted, failed) or committed answers (running); see Store.Lease.
+// (interrupted, failed) or left the run more to do (running); see Store.Lease.
 const statusSQL = `CASE WHEN l.expires_at IS NULL THEN t.status WHEN l.expires_at > now() THEN 'running'
 	WHEN t.status IN ('interrupted', 'failed', 'running') THEN t.status ELSE 'failed' END`
 
@@ -663,7 +663,7 @@ func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]s
 	}
 	threads, err := scanMetas(s.pool.Query(ctx, s.sql.unfinished, store.UnfinishedLimit(limit), names))
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: list the threads whose answered step is unfinished: %w", err)
+		return nil, fmt.Errorf("postgres store: list the threads whose run is unfinished: %w", err)
 	}
 	return threads, nil
 }

@@ -285,7 +285,7 @@ func (s *Server) announceDeadRun(e store.ExpiredLease) {
 		s.log.Warn("a run died with its process after pausing; its thread waits for its answers", "thread_id", e.ThreadID, "checkpoint", m.Version)
 		s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Interrupted, Checkpoint: m.Version})
 	case store.StatusRunning:
-		s.log.Warn("a run died with its process after its answers were committed; the step they started will be finished", "thread_id", e.ThreadID, "checkpoint", m.Version)
+		s.log.Warn("a run died with its process after committing work that left more to do; it will be finished from its last checkpoint", "thread_id", e.ThreadID, "checkpoint", m.Version)
 	}
 }
 
@@ -305,7 +305,9 @@ func (s *Server) every(period time.Duration, fn func()) {
 }
 
 // Close drains the server and cancels the runs still going: their unfinished steps
-// are not committed, so each thread stays at its last checkpoint. Runs are
+// are not committed, so each thread stays at its last checkpoint, and one whose
+// run had more to do reads as running and is finished by the next server to
+// start over the store, or by another replica (WithRecoveryWatch). Runs are
 // otherwise independent of their requests: a client that disconnects does not stop
 // a run it started, so an answer once accepted is always acted on.
 func (s *Server) Close() error {

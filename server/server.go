@@ -109,11 +109,12 @@ func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
 // store.LeaseWatcher such as Postgres) and an event hub, the server looks for
 // runs that died with their process: their lease expired. It tells each such
 // thread's listeners on every replica how the thread now reads, with an end
-// event that one replica sends: failed for a run that died between steps,
-// interrupted for one that died after committing its pause (the thread's
-// questions are pending, in the inbox). A run that died after committing answers sends none: the recovery
-// watch (WithRecoveryWatch) finishes its step, and that run ends it. The
-// default is every second; 0 turns it off.
+// event that one replica sends: failed for a run that died before committing
+// anything, interrupted for one that died after committing its pause (the
+// thread's questions are pending, in the inbox). A run that died after
+// committing answers or a step with more left to do sends none: the recovery
+// watch (WithRecoveryWatch) finishes it, and that run ends it. The default is
+// every second; 0 turns it off.
 func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch = every } }
 
 // WithInbox serves h under /inbox/ instead of the built-in web inbox (package

@@ -10,9 +10,11 @@
 // their encoding and compression.
 //
 // Several processes may share one store: the Store is a store.Leaser, so the
-// graph runtime holds a thread's lease while it runs it, and a thread whose
-// process died mid-run reads as failed once its lease expires, until any process
-// continues it (see Store.Lease for the rule). EventLog carries the events of
+// graph runtime holds a thread's lease while it runs it, and once the lease of
+// a run whose process died expires, its thread reads as its last record says
+// (running if the run had more to do, which a server then finishes), or as
+// failed if the run had committed nothing, until any process continues it (see
+// Store.Lease for the rule). EventLog carries the events of
 // runs to the listeners of every process.
 //
 // Each Append is a single SQL statement: it updates the thread's row only if

@@ -65,19 +65,22 @@ func Cancel(id string) Command {
 	return Respond(map[string]interlude.Resolution{id: interlude.Cancel()})
 }
 
-// Continue runs a thread on without input: past a breakpoint, or again after a
-// failed step.
+// Continue runs a thread on without input: past a breakpoint, again after a
+// failed step, or on from its last checkpoint after a run that stopped before
+// its end (see Recover).
 func Continue() Command { return Command{kind: cmdContinue} }
 
-// Recover finishes the step a thread's answers started, when the run they
-// started stopped before committing it (its process died, say): such a
-// thread's status is running (store.StatusRunning) while no run holds it. The
-// step's unfinished tasks run again and receive the recorded answers, and the
-// thread runs on as the answers' run would have. A thread with no such step is
-// refused with interlude.ErrConflict, and one that a run of this process holds
-// with interlude.ErrThreadBusy, at once: that run finishes the step. A server
-// calls it for the threads its store lists as unfinished (store.RecoveryIndex);
-// a plain Continue, or the same answers sent again, finish the step too.
+// Recover finishes a run that stopped before its end (its process died, or its
+// context was cancelled) after committing work that left more to do: answers
+// that started a step, or a step after which nodes were due. Such a thread's
+// status is running (store.StatusRunning) while no run holds it. The run goes
+// on from the last checkpoint: the answered step's unfinished tasks run again
+// and receive the recorded answers, and committed steps are not run again. A
+// thread with no such run is refused with interlude.ErrConflict, and one that a
+// run of this process holds with interlude.ErrThreadBusy, at once: that run
+// goes on by itself. A server calls it for the threads its store lists as
+// unfinished (store.RecoveryIndex); a plain Continue, or the same answers sent
+// again, finish the run too.
 func Recover() Command { return Command{kind: cmdRecover} }
 
 // Status is how an invocation ended.

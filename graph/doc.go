@@ -51,14 +51,24 @@
 // question too: the step runs again once it is answered (Continue is refused
 // until then).
 //
-// An answer that leaves no question pending is committed with the thread's
-// status set to running (store.StatusRunning), before any code runs because of
-// it; the step it starts then commits the status it ends with. If the run stops
-// between the two (its process dies), the thread reads as running, not as
-// interrupted without a question, and new input is refused with
-// interlude.ErrThreadBusy until the step is finished: [Recover] finishes it (a
-// server does so by itself), as do [Continue] and the same answer sent again.
-// The step's tasks run again and receive the recorded answers.
+// A commit that leaves the run more to do sets the thread's status to running
+// (store.StatusRunning): an answer that leaves no question pending (committed
+// before any code runs because of it), and a step after which nodes are due.
+// The run's last commit sets the status it ends with: idle when done,
+// interrupted at a question or a breakpoint, failed. A run that stops before its
+// end, because its process dies or its context is cancelled (a Stream whose
+// consumer stops early, a server's Close), commits nothing more: the thread
+// stays at its last checkpoint and, if that left the run more to do, reads as
+// running, neither idle with nodes due nor interrupted without a question. New
+// input is then refused with interlude.ErrThreadBusy until the run is finished:
+// [Recover] finishes it from the last checkpoint (a server does so by itself
+// for every such thread), as do [Continue] and the same answer sent again.
+// Committed steps are not run again, the step that was in flight runs again
+// (at least once, as after any crash), and an answered step's tasks receive the
+// recorded answers. So cancelling a run stops it for now, not for good;
+// whoever finishes it holds the thread (a lock in the process and, in a store
+// several processes share, the thread's lease), so two runs of a thread never
+// overlap.
 //
 // A question may have a time to live (interlude.Request.TTL). Once it passes,
 // the question takes no answer but a cancellation, and it is closed with

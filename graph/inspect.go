@@ -64,7 +64,10 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	case l.Meta.Status == store.StatusFailed && st.status != store.StatusFailed:
 		// A shared store reports a run whose process stopped mid-step.
 		status = store.StatusFailed
-		errText = "the process running this thread stopped before finishing its step; continue the thread (no input) to run the step again from the last checkpoint"
+		errText = "the process running this thread stopped before its run committed anything; send what started the run again"
+		if len(st.next) > 0 {
+			errText = "the process running this thread stopped before finishing its step; continue the thread (no input) to run the step again from the last checkpoint"
+		}
 	}
 	return &Snapshot[S]{
 		ThreadID:   threadID,

@@ -35,7 +35,8 @@ func (g *Graph[S]) Invoke(ctx context.Context, threadID string, cmd Command) (*R
 // Stream runs the command like Invoke and yields events as they happen: metadata
 // first, an update per finished node, messages nodes emit, an interrupt event per
 // pending question, and end last. A refused command yields its error and no events.
-// Stopping the iteration early cancels the run; an unfinished step is not committed.
+// Stopping the iteration early cancels the run; an unfinished step is not
+// committed, and a thread left with more to do reads as running (see Recover).
 func (g *Graph[S]) Stream(ctx context.Context, threadID string, cmd Command) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -251,11 +252,16 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 }
 
 // refuseIfWaiting refuses new input while the thread waits for answers, sits at
-// a breakpoint, or has a step its answers started left to finish.
+// a breakpoint, or has a run left to finish (the step its answers started, or
+// the steps due after its last checkpoint).
 func (st *state[S]) refuseIfWaiting() error {
 	if st.status == store.StatusRunning {
+		left := "the steps due after its last checkpoint"
+		if st.mid {
+			left = "the step its last answers started"
+		}
 		return &interlude.Error{Code: interlude.CodeThreadBusy,
-			Message: "the thread is still running the step its last answers started (the run stopped before finishing it, and a server finishes it by itself); send the input once the thread is no longer running, or continue it with no input to finish the step now"}
+			Message: "the thread's last run stopped before it ended (its process died, or it was cancelled), leaving " + left + " to run; a server finishes it by itself. Send the input once the thread is no longer running, or continue the thread (no input) to finish the run now"}
 	}
 	if ids := st.pendingIDs(); len(ids) > 0 {
 		return &interlude.Error{Code: interlude.CodeThreadInterrupted, Interrupts: ids,
@@ -327,9 +333,9 @@ func (r *runner[S]) recover() (*Result[S], error) {
 	if st == nil {
 		return nil, store.NotFound(r.threadID)
 	}
-	if st.status != store.StatusRunning || !st.mid {
+	if st.status != store.StatusRunning {
 		return nil, &interlude.Error{Code: interlude.CodeConflict,
-			Message: fmt.Sprintf("thread %q has no step that its answers started left unfinished (it is %s): nothing needs recovering", r.threadID, statusOf(st.status))}
+			Message: fmt.Sprintf("thread %q has no run left unfinished (it is %s): nothing needs recovering", r.threadID, statusOf(st.status))}
 	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
@@ -412,6 +418,11 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		ended, err := r.replayedRun(ids)
 		if err != nil {
 			return nil, err
+		}
+		if ended == st && st.status == store.StatusRunning {
+			// The run these answers started stopped after a later step
+			// committed, with steps left: the retried request finishes it.
+			return r.loop()
 		}
 		return r.finishAt(ended), nil
 	}
@@ -731,6 +742,11 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, store.StatusIdle, nil, ""
 	var brk *Breakpoint
 	if len(next) > 0 {
+		// Nodes are due: the run goes on, and the thread reads running until
+		// a later commit ends the run. If this run stops before (its process
+		// dies, its context is cancelled), the status says so, and a server
+		// finishes the run from this checkpoint (Recover).
+		d.Status = store.StatusRunning
 		for _, n := range ran {
 			if g.breakpoint(g.cfg.after, n) {
 				brk = &Breakpoint{Node: n, When: "after"}

@@ -63,7 +63,9 @@
 //
 // Runs do not stop when their client disconnects: an accepted answer is always
 // acted on, and a stream whose reader went away runs to its end. Server.Close
-// cancels the runs still going (their unfinished steps are not committed).
+// cancels the runs still going (their unfinished steps are not committed), and
+// the next server to start, or another replica, finishes them from their last
+// checkpoint.
 //
 // Sending again an answer identical to the recorded one for an already resolved
 // interrupt, by id, is a replay: it answers 200 with the outcome of the run the
@@ -158,15 +160,18 @@
 // interrupted if the run had committed its pause, whose questions stay pending
 // (WithLeaseWatch).
 //
-// An answer that leaves no question pending is committed with the thread's
-// status set to running, and the step it starts commits the status it ends
-// with. A thread still running by its last record while no run holds it was
-// left by a run that stopped between the two (its process died, say): the
-// server finishes that step by itself (WithRecoveryWatch, RecoverThreads), when
-// it starts and every second, with replicas on one of them under the thread's
-// lease once the dead run's lease has expired. The step's tasks run again and
-// receive the recorded answers, so the answer's effect is applied once. Until
-// then, new input to the thread is refused with 409 thread_busy.
+// A commit that leaves the run more to do (an answer that leaves no question
+// pending, or a step after which nodes are due) sets the thread's status to
+// running, and the run's last commit sets the status it ends with. A thread
+// still running by its last record while no run holds it was left by a run
+// that stopped before its end (its process died, or Close cancelled it): the
+// server finishes that run by itself from its last checkpoint
+// (WithRecoveryWatch, RecoverThreads), when it starts and every second, with
+// replicas on one of them under the thread's lease once the stopped run's lease
+// has expired or been given up. Committed steps are not run again; an answered
+// step's tasks run again and receive the recorded answers, so the answer's
+// effect is applied once. Until then, new input to the thread is refused with
+// 409 thread_busy; a continue (no input) finishes the run at once.
 //
 // A question with a time to live (interlude.Request.TTL) is closed by the server
 // once it passes: every second (WithExpiryWatch) the server resolves the questions

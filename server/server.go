@@ -116,11 +116,12 @@ func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
 // store.LeaseWatcher such as Postgres) and an event hub, the server looks for
 // runs that died with their process: their lease expired. It tells each such
 // thread's listeners on every replica how the thread now reads, with an end
-// event that one replica sends: failed for a run that died between steps,
-// interrupted for one that died after committing its pause (the thread's
-// questions are pending, in the inbox). A run that died after committing answers sends none: the recovery
-// watch (WithRecoveryWatch) finishes its step, and that run ends it. The
-// default is every second; 0 turns it off.
+// event that one replica sends: failed for a run that died before committing
+// anything, interrupted for one that died after committing its pause (the
+// thread's questions are pending, in the inbox). A run that died after
+// committing answers or a step with more left to do sends none: the recovery
+// watch (WithRecoveryWatch) finishes it, and that run ends it. The default is
+// every second; 0 turns it off.
 func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch = every } }
 
 // WithInbox serves h under /inbox/ instead of the built-in web inbox (package
@@ -312,7 +313,7 @@ func (s *Server) announceDeadRun(e store.ExpiredLease) {
 		s.log.Warn("a run died with its process after pausing; its thread waits for its answers", "thread_id", e.ThreadID, "checkpoint", m.Version)
 		s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Interrupted, Checkpoint: m.Version})
 	case store.StatusRunning:
-		s.log.Warn("a run died with its process after its answers were committed; the step they started will be finished", "thread_id", e.ThreadID, "checkpoint", m.Version)
+		s.log.Warn("a run died with its process after committing work that left more to do; it will be finished from its last checkpoint", "thread_id", e.ThreadID, "checkpoint", m.Version)
 	}
 }
 
@@ -332,7 +333,9 @@ func (s *Server) every(period time.Duration, fn func()) {
 }
 
 // Close drains the server and cancels the runs still going: their unfinished steps
-// are not committed, so each thread stays at its last checkpoint. Runs are
+// are not committed, so each thread stays at its last checkpoint, and one whose
+// run had more to do reads as running and is finished by the next server to
+// start over the store, or by another replica (WithRecoveryWatch). Runs are
 // otherwise independent of their requests: a client that disconnects does not stop
 // a run it started, so an answer once accepted is always acted on.
 func (s *Server) Close() error {

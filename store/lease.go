@@ -68,7 +68,7 @@ type LeaseWatcher interface {
 
 // ExpiredLease is a thread whose run's lease expired. It reads as failed until
 // a run takes it over, unless its last record ended a run (interrupted or
-// failed) or committed answers whose step is unfinished (running).
+// failed) or left the run more to do (running: a server finishes it).
 type ExpiredLease struct {
 	// ThreadID names the thread.
 	ThreadID string

@@ -2,14 +2,15 @@ package store
 
 import "context"
 
-// RecoveryIndex is implemented by stores that list the threads whose answers
-// were committed but whose step the answers start was not, so that a server can
-// finish each one by itself. The runtime writes such a thread's status as
-// running (StatusRunning) in the same append that records the answers, and the
-// step's commit replaces it with what the step ended with: a thread whose
-// stored status is still running, and that no live run holds, was left by a
-// run that stopped between the two commits (its process died, say). The stores
-// of this module implement it.
+// RecoveryIndex is implemented by stores that list the threads whose run
+// stopped before its end after committing work that left more to do, so that a
+// server can finish each one by itself. The runtime writes a thread's status as
+// running (StatusRunning) in the append of such work (answers that leave no
+// question pending, a step after which nodes are due), and the run's last
+// commit replaces it with how the run ended: a thread whose stored status is
+// still running, and that no live run holds, was left by a run that stopped in
+// between (its process died, or it was cancelled). The stores of this module
+// implement it.
 type RecoveryIndex interface {
 	// Unfinished returns up to limit threads (0 meaning 100) whose stored
 	// status is running and that no live run holds (in a store several

@@ -32,7 +32,8 @@ type Status string
 const (
 	// StatusIdle: nothing is running or waiting; new input may be sent.
 	StatusIdle Status = "idle"
-	// StatusRunning: a run holds the thread.
+	// StatusRunning: a run holds the thread, or one that stopped before its
+	// end left it with more to do (see RecoveryIndex).
 	StatusRunning Status = "running"
 	// StatusInterrupted: the thread waits for answers or sits at a breakpoint.
 	StatusInterrupted Status = "interrupted"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +90,83 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 			t.Errorf("listed as %s: %+v, %v; want none", status, page, err)
 		}
 	}
+}
+
+// TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
+// kills `interlude serve` on SQLite right after the support agent's model turn
+// commits, before its tool step does, and checks that a fresh server over the
+// same file runs the run on by itself from that checkpoint: the thread reads
+// running (not idle with a step due) until then, then waits for the refund's
+// approval; the model's turn is not taken again, and the approval finishes the
+// conversation.
+func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	dying := startServerIn(t, dir, crashpoint.Env+"=step")
+	alice := client.New(dying.url, client.WithToken(aliceToken))
+	message := []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund order A-1001"}}}}
+	if _, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "support-agent", ThreadID: "chat-1", Messages: message}); err == nil {
+		t.Fatal("the run was acknowledged: the process did not die after the model's turn")
+	}
+	<-dying.done
+	if code := dying.cmd.ProcessState.ExitCode(); code != crashpoint.ExitCode {
+		t.Fatalf("the server exited with %d, want %d (the crash point)\n%s", code, crashpoint.ExitCode, dying.stderr.String())
+	}
+
+	st, err := sqlite.Open(filepath.Join(dir, "serve.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.Meta(ctx, "chat-1")
+	st.Close()
+	if err != nil || m.Status != store.StatusRunning || m.Version != 1 {
+		t.Fatalf("after the crash the thread is %+v (%v); want running at its first checkpoint", m, err)
+	}
+
+	fresh := startServerIn(t, dir)
+	alice = client.New(fresh.url, client.WithToken(aliceToken))
+	var th *client.Thread
+	finished := waitFor(15*time.Second, func() bool {
+		if th, err = alice.Thread(ctx, "chat-1"); err != nil {
+			return true
+		}
+		if th.Status == "idle" && len(th.Next) > 0 {
+			t.Errorf("the thread reads idle with %v due", th.Next)
+		}
+		return th.Status != "running"
+	})
+	if err != nil || !finished {
+		t.Fatalf("the fresh server did not run the thread on: %+v, %v\n%s", th, err, fresh.stderr.String())
+	}
+	if th.Status != "interrupted" || len(th.Interrupts) != 1 || th.Interrupts[0].Message != "Approve a refund of $150 for order A-1001?" {
+		t.Fatalf("the thread reads %s with %d questions (%+v); want interrupted, asking to approve the refund", th.Status, len(th.Interrupts), th.Interrupts)
+	}
+	if n := assistantTurns(t, th.Messages); n != 1 {
+		t.Fatalf("the transcript has %d assistant turns; want 1 (the model's turn not taken again)\n%s", n, th.Messages)
+	}
+	res, err := alice.Resume(ctx, "chat-1", th.Interrupts[0].ID, map[string]any{"action": "approve"})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("the approval: %+v, %v", res, err)
+	}
+	if th, err = alice.Thread(ctx, "chat-1"); err != nil || assistantTurns(t, th.Messages) != 2 || !strings.Contains(string(th.Messages), "Done: Refunded $150 on order A-1001.") {
+		t.Fatalf("the finished conversation: %v\n%s", err, th.Messages)
+	}
+}
+
+// assistantTurns counts the assistant messages of a transcript.
+func assistantTurns(t *testing.T, messages json.RawMessage) int {
+	t.Helper()
+	var ms []struct {
+		Role string `json:"role"`
+	}
+	if err := json.Unmarshal(messages, &ms); err != nil {
+		t.Fatalf("the transcript: %v\n%s", err, messages)
+	}
+	n := 0
+	for _, m := range ms {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
 }

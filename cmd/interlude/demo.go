@@ -179,6 +179,14 @@ func (d *demo) run(m model.Model) error {
 			cmd = graph.Continue()
 		case snap.Status == store.StatusInterrupted:
 			cmd = graph.Continue()
+		case snap.Status == store.StatusRunning:
+			// The last run stopped before it ended (the demo was stopped, say):
+			// it goes on from its last committed step.
+			if d.messageSet {
+				fmt.Fprintf(d.out, "(the thread's last run is unfinished; --message is not sent)\n")
+			}
+			fmt.Fprintf(d.out, "The last run stopped before it ended; it goes on from its last committed step.\n")
+			cmd = graph.Continue()
 		case !d.messageSet:
 			fmt.Fprintf(d.out, "\nThe conversation is over. Continue it with:\n  %s --message TEXT\n", d.again())
 			return nil

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/sqlite"
 )
 
@@ -271,4 +273,50 @@ func TestDemoCtrlCAtTheQuestionSaysItStaysOpen(t *testing.T) {
 	again := startTerm(t, "demo", "--db", db, "--thread", "ctrlc-1")
 	again.expect("Thread ctrlc-1 (in " + db + "), interrupted")
 	again.expect("choice (1-5): ")
+}
+
+// firstAppendOnly commits one append, the first, and refuses the others, as a
+// store does to a process that died after that commit.
+type firstAppendOnly struct {
+	store.Store
+	done bool
+}
+
+func (f *firstAppendOnly) Append(ctx context.Context, a store.Append) error {
+	if f.done {
+		return errors.New("the process died")
+	}
+	f.done = true
+	return f.Store.Append(ctx, a)
+}
+
+func TestDemoRunsOnARunStoppedBetweenTheModelsTurnAndItsTools(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	st, err := sqlite.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := graphs.SupportAgent(nil, graph.WithStore(&firstAppendOnly{Store: st}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(context.Background(), "stopped-1", agent.Ask(demoMessage)); err == nil {
+		t.Fatal("the tool step's commit should have failed")
+	}
+	st.Close()
+
+	tm := startTerm(t, "demo", "--db", db, "--thread", "stopped-1")
+	tm.expect("Thread stopped-1 (in " + db + "), running")
+	tm.expect("The last run stopped before it ended; it goes on from its last committed step.")
+	tm.expect("? Approve a refund of $150 for order A-1001?")
+	tm.expect("choice (1-5): ")
+	tm.send("1\r") // approve
+	tm.expect("agent: Done: Refunded $150 on order A-1001.")
+	if code := tm.exit(); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, tm.output())
+	}
+	if n := strings.Count(tm.output(), "Let me look up the order"); n != 1 {
+		t.Fatalf("the model's turn shows %d times; want once (it is not taken again):\n%s", n, tm.output())
+	}
 }

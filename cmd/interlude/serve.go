@@ -50,12 +50,13 @@ gives a Postgres connection string. Any number of replicas may serve one Postgre
 database behind a load balancer, with no sticky sessions: each run holds its
 thread's lease (renewed every third of --lease-ttl), and the live events of every
 replica's runs reach the event listeners of all of them through the database. If
-a replica dies mid-run, its threads read as failed once their leases expire (and
-their event listeners are told so), and any replica continues them from their
-last committed step; a thread whose pause was committed still waits for its
-answers. A step whose answers were committed but whose run died (with either
-store) is finished by the server itself: at start, and every second once the
-dead run's lease has expired.
+a replica dies mid-run, its threads are taken over once their leases expire: a
+thread whose pause was committed still waits for its answers, and one whose run
+had committed nothing yet reads as failed (its event listeners are told so) until
+a continue runs it from its last committed step. A run that had committed answers
+or a step with more left to do, and died or was stopped with the server (with
+either store), is finished by the server itself from its last committed step: at
+start, and every second once the dead run's lease has expired.
 
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,

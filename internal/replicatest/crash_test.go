@@ -190,3 +190,64 @@ func TestADeadReplicasPausedThreadReadsInterruptedWithItsQuestion(t *testing.T) 
 		t.Fatalf("the answer: %+v, %v", res, err)
 	}
 }
+
+// TestAReplicaKilledBetweenStepsLeavesTheRunToAnother kills a replica right
+// after it commits a step after which a node is due (the parallel graph's
+// answered branches, before the join), and checks that another replica runs
+// the thread on by itself once the dead run's lease expires: the thread reads
+// running meanwhile, never failed nor idle with a node due, the committed step
+// is not run again (branch c ran once), and the join completes it.
+func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
+	dsn := testDSN(t)
+	schema := freshSchema(t, dsn)
+	tokens := tokensFile(t)
+	dying := launchWith(t, "dying", dsn, schema, time.Second, []string{crashpoint.Env + "=step"}, "--tokens", tokens)
+	other := launchWith(t, "other", dsn, schema, time.Second, nil, "--tokens", tokens)
+	dying.waitUp(t)
+	other.waitUp(t)
+	ctx := context.Background()
+	res, err := asAlice(other).Invoke(ctx, client.InvokeRequest{Graph: "parallel", ThreadID: "p", Input: map[string]any{}})
+	if err != nil || res.Status != "interrupted" || len(res.Interrupts) != 2 {
+		t.Fatalf("start: %+v, %v", res, err)
+	}
+	var answers []client.Response
+	for _, q := range res.Interrupts {
+		answers = append(answers, client.Response{InterruptID: q.ID, Status: "resolved", Response: true})
+	}
+	if _, err := asAlice(dying).Respond(ctx, "p", answers); err == nil {
+		t.Fatal("the answers were acknowledged: the replica did not die after the step")
+	}
+	crashed(t, dying)
+
+	alice := asAlice(other)
+	var th *client.Thread
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if th, err = alice.Thread(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+		if th.Status == "failed" || (th.Status == "idle" && len(th.Next) > 0) || (th.Status == "interrupted" && len(th.Interrupts) == 0) {
+			t.Fatalf("the thread reads %s (next %v, %d questions); want running until another replica finishes it", th.Status, th.Next, len(th.Interrupts))
+		}
+		if th.Status != "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other replica did not finish the thread: %+v\n%s", th, other.out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process
+	}
+	var v struct {
+		CRuns   int      `json:"c_runs"`
+		Outcome []string `json:"outcome"`
+	}
+	if err := json.Unmarshal(th.Values, &v); err != nil || th.Status != "idle" || v.CRuns != 1 || len(v.Outcome) != 2 || v.Outcome[0] != "a" || v.Outcome[1] != "b" {
+		t.Fatalf("the finished thread: status %s, values %s; want idle, a and b approved, c run once", th.Status, th.Values)
+	}
+	for _, status := range []string{"running", "interrupted", "failed"} {
+		page, err := alice.Threads(ctx, client.ListOptions{Status: status})
+		if err != nil || len(page.Threads) != 0 {
+			t.Errorf("listed as %s: %+v, %v; want none", status, page, err)
+		}
+	}
+}

@@ -51,11 +51,11 @@ func (l *lease) Loaded() *store.Loaded { return l.loaded }
 // Status rule: a thread whose lease is held reads as running, in Meta, Load and
 // List alike. A thread whose lease expired without being released (its process
 // died) reads as its last record says if that record ended a run (interrupted,
-// with its questions, or failed) or committed answers whose step is unfinished
-// (running: a server finishes it, see store.RecoveryIndex); otherwise the
-// process died mid-run, between steps, and the thread reads as failed until a
-// run takes its lease over: a plain continue runs the unfinished step again
-// from the last committed record. The lease, not the record, says so, so no
+// with its questions, or failed) or left the run more to do (running: answers
+// whose step is unfinished, or a step after which nodes were due; a server
+// finishes the run, see store.RecoveryIndex); otherwise the process died before
+// its run committed anything, and the thread reads as failed until a run takes
+// its lease over: a plain continue runs on from the last committed record. The lease, not the record, says so, so no
 // write is needed when a process dies.
 //
 // Taking a lease also reads the thread's graph and version (Lease.Thread), in

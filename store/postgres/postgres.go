@@ -10,9 +10,11 @@
 // their encoding and compression.
 //
 // Several processes may share one store: the Store is a store.Leaser, so the
-// graph runtime holds a thread's lease while it runs it, and a thread whose
-// process died mid-run reads as failed once its lease expires, until any process
-// continues it (see Store.Lease for the rule). EventLog carries the events of
+// graph runtime holds a thread's lease while it runs it, and once the lease of
+// a run whose process died expires, its thread reads as its last record says
+// (running if the run had more to do, which a server then finishes), or as
+// failed if the run had committed nothing, until any process continues it (see
+// Store.Lease for the rule). EventLog carries the events of
 // runs to the listeners of every process.
 //
 // Each Append is a single SQL statement: it updates the thread's row only if
@@ -164,7 +166,7 @@ type queries struct {
 	lease, holder, renew, release  string
 	expired                        string // marks and returns the expired leases not yet reported
 	expiredQuestions               string // the threads whose questions expired, for Store.Expired
-	unfinished                     string // the threads whose answered step is unfinished, for Store.Unfinished
+	unfinished                     string // the threads whose run is unfinished, for Store.Unfinished
 	claim                          string
 	logEvents                      [2]string // [with the release of a lease]
 	schema                         string    // quoted, for listQuery
@@ -172,7 +174,7 @@ type queries struct {
 
 // statusSQL is a thread's status as reported: a held lease reads as running,
 // and an expired one as failed unless the thread's last record ended a run
-// (interrupted, failed) or committed answers (running); see Store.Lease.
+// (interrupted, failed) or left the run more to do (running); see Store.Lease.
 const statusSQL = `CASE WHEN l.expires_at IS NULL THEN t.status WHEN l.expires_at > now() THEN 'running'
 	WHEN t.status IN ('interrupted', 'failed', 'running') THEN t.status ELSE 'failed' END`
 
@@ -663,7 +665,7 @@ func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]s
 	}
 	threads, err := scanMetas(s.pool.Query(ctx, s.sql.unfinished, store.UnfinishedLimit(limit), names))
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: list the threads whose answered step is unfinished: %w", err)
+		return nil, fmt.Errorf("postgres store: list the threads whose run is unfinished: %w", err)
 	}
 	return threads, nil
 }

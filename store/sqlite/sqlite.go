@@ -537,7 +537,7 @@ func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]s
 	}
 	threads, err := scanMetas(s.selUnfinished.QueryContext(ctx, store.UnfinishedLimit(limit), names))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store: list the threads whose answered step is unfinished: %w", err)
+		return nil, fmt.Errorf("sqlite store: list the threads whose run is unfinished: %w", err)
 	}
 	return threads, nil
 }

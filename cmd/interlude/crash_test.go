@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/sqlite"
@@ -64,32 +65,8 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 	if err != nil || !finished {
 		t.Fatalf("the fresh server did not finish the thread: %+v, %v\n%s", th, err, fresh.stderr.String())
 	}
-	var v struct {
-		Attempts int    `json:"attempts"`
-		Outcome  string `json:"outcome"`
-	}
-	if err := json.Unmarshal(th.Values, &v); err != nil || th.Status != "idle" || v.Attempts != 2 || v.Outcome != "refunded" || len(th.Interrupts) != 0 {
-		t.Fatalf("the finished thread: status %s, values %s; want idle, refunded, its node started twice", th.Status, th.Values)
-	}
-	h, err := alice.History(ctx, "order-1", client.HistoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var by []string
-	for _, cp := range h.Checkpoints {
-		for _, r := range cp.Resolved {
-			by = append(by, r.Resolution.By)
-		}
-	}
-	if len(by) != 1 || by[0] != "alice" {
-		t.Fatalf("the history holds answers by %q; want one, by alice", by)
-	}
-	for _, status := range []string{"running", "interrupted", "failed"} {
-		page, err := alice.Threads(ctx, client.ListOptions{Status: status})
-		if err != nil || len(page.Threads) != 0 {
-			t.Errorf("listed as %s: %+v, %v; want none", status, page, err)
-		}
-	}
+	clienttest.RefundFinishedOnce(t, alice, "order-1", "alice")
+	clienttest.NoneListed(t, alice, "running", "interrupted", "failed")
 }
 
 // TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
@@ -102,7 +79,7 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	dying := startServerIn(t, dir, crashpoint.Env+"=step")
+	dying := startServerIn(t, dir, []string{crashpoint.Env + "=step"})
 	alice := client.New(dying.url, client.WithToken(aliceToken))
 	message := []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund order A-1001"}}}}
 	if _, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "support-agent", ThreadID: "chat-1", Messages: message}); err == nil {
@@ -123,7 +100,7 @@ func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
 		t.Fatalf("after the crash the thread is %+v (%v); want running at its first checkpoint", m, err)
 	}
 
-	fresh := startServerIn(t, dir)
+	fresh := startServerIn(t, dir, nil)
 	alice = client.New(fresh.url, client.WithToken(aliceToken))
 	var th *client.Thread
 	finished := waitFor(15*time.Second, func() bool {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/crashpoint"
 )
 
@@ -90,32 +91,8 @@ func TestAReplicaKilledRightAfterAnAnswerLeavesTheStepToAnother(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling another process
 	}
-	var v struct {
-		Attempts int    `json:"attempts"`
-		Outcome  string `json:"outcome"`
-	}
-	if err := json.Unmarshal(th.Values, &v); err != nil || th.Status != "idle" || v.Attempts != 2 || v.Outcome != "refunded" {
-		t.Fatalf("the finished thread: status %s, values %s; want idle, refunded, its node started twice", th.Status, th.Values)
-	}
-	h, err := alice.History(ctx, "t", client.HistoryOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var by []string
-	for _, cp := range h.Checkpoints {
-		for _, r := range cp.Resolved {
-			by = append(by, r.Resolution.By)
-		}
-	}
-	if len(by) != 1 || by[0] != "alice" {
-		t.Fatalf("the history holds answers by %q; want one, by alice", by)
-	}
-	for _, status := range []string{"running", "interrupted", "failed"} {
-		page, err := alice.Threads(ctx, client.ListOptions{Status: status})
-		if err != nil || len(page.Threads) != 0 {
-			t.Errorf("listed as %s: %+v, %v; want none", status, page, err)
-		}
-	}
+	clienttest.RefundFinishedOnce(t, alice, "t", "alice")
+	clienttest.NoneListed(t, alice, "running", "interrupted", "failed")
 }
 
 // TestADeadReplicasPausedThreadReadsInterruptedWithItsQuestion kills a replica

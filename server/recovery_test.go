@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/interludehq/interlude/client"
-	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"

@@ -207,7 +207,7 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	if err != nil {
 		return nil, err
 	}
-	st.next, st.mid, st.base, st.ledger, st.memo, st.exchanges, st.err = next, false, 0, nil, nil, nil, ""
+	st.next, st.mid, st.base, st.ledger, st.memo, st.calls, st.exchanges, st.err = next, false, 0, nil, nil, nil, nil, ""
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
 }
@@ -610,6 +610,7 @@ type outcome struct {
 	partial []write // writes kept although the task paused
 	raised  []interlude.Question
 	memo    map[string]json.RawMessage
+	calls   map[string]string
 	err     error
 }
 
@@ -667,10 +668,17 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var raised []interlude.Question
 	var partial []write
 	memo := map[string]json.RawMessage{}
+	var calls map[string]string
 	var failures []error
 	for _, o := range outs {
 		for k, v := range o.memo {
 			memo[k] = v
+		}
+		for k, id := range o.calls {
+			if calls == nil {
+				calls = make(map[string]string)
+			}
+			calls[k] = id
 		}
 		switch {
 		case len(o.raised) > 0:
@@ -689,7 +697,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
 			failures = append(failures, err)
 		}
-		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Raised: raised, Base: base}, errors.Join(failures...))
+		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Calls: calls, Raised: raised, Base: base}, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
@@ -723,7 +731,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
-		return r.hold(&delta{Ledger: ledger, Memo: memo, Base: base}, err)
+		return r.hold(&delta{Ledger: ledger, Memo: memo, Calls: calls, Base: base}, err)
 	}
 	st.values = r.combined
 	r.dirty = true
@@ -758,6 +766,7 @@ func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 	st := r.c.st
 	c := r.control(kindPause)
 	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = d.Writes, d.Ledger, d.Memo, d.Raised, true, d.Base
+	c.Calls = d.Calls
 	c.Status, c.Break, c.Error = store.StatusInterrupted, nil, ""
 	if cause != nil {
 		c.Kind, c.Status, c.Error = kindFail, store.StatusFailed, cause.Error()
@@ -782,7 +791,7 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
-	env := &taskEnv{runner: r.send, fs: g.codec.fs, node: node, step: st.step, memory: &r.memory}
+	env := &taskEnv{runner: r.send, live: r.emit != nil || g.cfg.events != nil, fs: g.codec.fs, node: node, step: st.step, memory: &r.memory}
 	ctx := task.With(context.WithValue(r.ctx, envKey{}, env), sc)
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}
@@ -798,7 +807,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		g.observer.AfterNode(task.Without(ctx), info, upd, err)
 	}
 	o.raised = questions(sc.Collector().Raised())
-	o.memo = sc.Collector().Ledger()
+	o.memo, o.calls = sc.Collector().Ledger(), sc.Collector().Calls()
 	o.partial = env.writes()
 	if len(o.raised) > 0 {
 		return o

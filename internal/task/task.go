@@ -84,6 +84,7 @@ type Collector struct {
 	mu     sync.Mutex
 	raised []Interrupt
 	ledger map[string]json.RawMessage
+	calls  map[string]string
 }
 
 // Raised returns the interrupts raised by the task and its sub-tasks, in order.
@@ -98,6 +99,14 @@ func (c *Collector) Ledger() map[string]json.RawMessage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ledger
+}
+
+// Calls returns the tool call ids of the sub-tasks recorded during this attempt
+// that ran a tool call, by ledger key.
+func (c *Collector) Calls() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
 }
 
 // Scope is one task or sub-task attempt.
@@ -260,6 +269,10 @@ func (s *Scope) LedgerKey(key string) string {
 	return strings.Join(append(append([]string(nil), s.path...), key), "\x1f")
 }
 
+// PathOf returns the task path of the sub-task whose ledger key is ledgerKey: its
+// node, then the sub-task keys.
+func PathOf(ledgerKey string) []string { return strings.Split(ledgerKey, "\x1f") }
+
 // Recorded returns a sub-task result recorded by an earlier attempt of this step.
 func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
 	v, ok := s.step.Ledger[ledgerKey]
@@ -271,14 +284,21 @@ func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
 	return v, ok
 }
 
-// Record stores a finished sub-task's result in this attempt's ledger.
-func (s *Scope) Record(ledgerKey string, result json.RawMessage) {
+// Record stores a finished sub-task's result in this attempt's ledger, with the
+// tool call it ran ("" for none).
+func (s *Scope) Record(ledgerKey, toolCallID string, result json.RawMessage) {
 	s.collector.mu.Lock()
 	defer s.collector.mu.Unlock()
 	if s.collector.ledger == nil {
 		s.collector.ledger = make(map[string]json.RawMessage)
 	}
 	s.collector.ledger[ledgerKey] = result
+	if toolCallID != "" {
+		if s.collector.calls == nil {
+			s.collector.calls = make(map[string]string)
+		}
+		s.collector.calls[ledgerKey] = toolCallID
+	}
 }
 
 type ctxKey struct{}

@@ -609,8 +609,7 @@ type outcome struct {
 	writes  []write // all writes of a finished task
 	partial []write // writes kept although the task paused
 	raised  []interlude.Question
-	memo    map[string]json.RawMessage
-	calls   map[string]string
+	memo    map[string]task.Result
 	err     error
 }
 
@@ -668,17 +667,10 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var raised []interlude.Question
 	var partial []write
 	memo := map[string]json.RawMessage{}
-	var calls map[string]string
 	var failures []error
 	for _, o := range outs {
 		for k, v := range o.memo {
-			memo[k] = v
-		}
-		for k, id := range o.calls {
-			if calls == nil {
-				calls = make(map[string]string)
-			}
-			calls[k] = id
+			memo[k] = v.Value
 		}
 		switch {
 		case len(o.raised) > 0:
@@ -697,7 +689,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
 			failures = append(failures, err)
 		}
-		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Calls: calls, Raised: raised, Base: base}, errors.Join(failures...))
+		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base}, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
@@ -731,7 +723,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
-		return r.hold(&delta{Ledger: ledger, Memo: memo, Calls: calls, Base: base}, err)
+		return r.hold(&delta{Ledger: ledger, Memo: memo, Calls: callsOf(outs), Base: base}, err)
 	}
 	st.values = r.combined
 	r.dirty = true
@@ -755,6 +747,24 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, r.finish(), nil
 	}
 	return true, nil, nil
+}
+
+// callsOf returns the tool call ids of the sub-tasks the attempts recorded, by
+// ledger key, for a step that is held: a step that completes keeps none.
+func callsOf(outs []outcome) map[string]string {
+	var calls map[string]string
+	for _, o := range outs {
+		for k, r := range o.memo {
+			if r.ToolCallID == "" {
+				continue
+			}
+			if calls == nil {
+				calls = make(map[string]string)
+			}
+			calls[k] = r.ToolCallID
+		}
+	}
+	return calls
 }
 
 // hold commits the step in progress without completing it: d carries what the
@@ -807,7 +817,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		g.observer.AfterNode(task.Without(ctx), info, upd, err)
 	}
 	o.raised = questions(sc.Collector().Raised())
-	o.memo, o.calls = sc.Collector().Ledger(), sc.Collector().Calls()
+	o.memo = sc.Collector().Ledger()
 	o.partial = env.writes()
 	if len(o.raised) > 0 {
 		return o

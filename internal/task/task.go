@@ -83,8 +83,15 @@ type Step struct {
 type Collector struct {
 	mu     sync.Mutex
 	raised []Interrupt
-	ledger map[string]json.RawMessage
-	calls  map[string]string
+	ledger map[string]Result
+}
+
+// Result is a finished sub-task's recorded result.
+type Result struct {
+	// Value is what the sub-task returned, as JSON.
+	Value json.RawMessage
+	// ToolCallID is the tool call the sub-task ran, or "".
+	ToolCallID string
 }
 
 // Raised returns the interrupts raised by the task and its sub-tasks, in order.
@@ -94,19 +101,12 @@ func (c *Collector) Raised() []Interrupt {
 	return append([]Interrupt(nil), c.raised...)
 }
 
-// Ledger returns the sub-task results recorded during this attempt.
-func (c *Collector) Ledger() map[string]json.RawMessage {
+// Ledger returns the sub-task results recorded during this attempt, by ledger
+// key.
+func (c *Collector) Ledger() map[string]Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ledger
-}
-
-// Calls returns the tool call ids of the sub-tasks recorded during this attempt
-// that ran a tool call, by ledger key.
-func (c *Collector) Calls() map[string]string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.calls
 }
 
 // Scope is one task or sub-task attempt.
@@ -278,7 +278,9 @@ func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
 	v, ok := s.step.Ledger[ledgerKey]
 	if !ok {
 		s.collector.mu.Lock()
-		v, ok = s.collector.ledger[ledgerKey]
+		var r Result
+		r, ok = s.collector.ledger[ledgerKey]
+		v = r.Value
 		s.collector.mu.Unlock()
 	}
 	return v, ok
@@ -290,15 +292,9 @@ func (s *Scope) Record(ledgerKey, toolCallID string, result json.RawMessage) {
 	s.collector.mu.Lock()
 	defer s.collector.mu.Unlock()
 	if s.collector.ledger == nil {
-		s.collector.ledger = make(map[string]json.RawMessage)
+		s.collector.ledger = make(map[string]Result)
 	}
-	s.collector.ledger[ledgerKey] = result
-	if toolCallID != "" {
-		if s.collector.calls == nil {
-			s.collector.calls = make(map[string]string)
-		}
-		s.collector.calls[ledgerKey] = toolCallID
-	}
+	s.collector.ledger[ledgerKey] = Result{Value: result, ToolCallID: toolCallID}
 }
 
 type ctxKey struct{}

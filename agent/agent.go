@@ -15,7 +15,14 @@
 //     message (kept even when empty; with no message, a default saying the call was
 //     not approved);
 //   - every tool result carries the call's interrupt history: each question, the
-//     tool's private state, and the resolution with who gave it and when.
+//     tool's private state, and the resolution with who gave it and when;
+//   - the results of a turn reach the transcript together, once every call has
+//     one, but a call's result can be shown as soon as the call finishes: a
+//     stream reports it as a graph.EventSubTask (FinishedToolResult reads it),
+//     and while the turn waits, FinishedToolResults reads those of a thread's
+//     snapshot. The turn's tool-result message carries them again; a client
+//     showing both skips results it has shown, by tool call id
+//     (model.Block.ToolUseID).
 //
 // An assistant turn is stored as the model gave it, thinking blocks included
 // (model.BlockThinking, model.BlockRedactedThinking), and goes back to the model
@@ -391,6 +398,53 @@ func (l *loop) runTools(ctx context.Context, s State) (State, error) {
 		return State{}, paused
 	}
 	return State{Messages: []model.Message{{Role: model.RoleUser, Content: results}}}, nil
+}
+
+// FinishedToolResults returns the results of the tool calls of the thread's
+// last assistant turn that have finished while the turn waits (for answers to
+// its other calls, or after a failure), in the order the model made the calls.
+// They are the tool-result blocks the turn's tool-result message will hold once
+// every call has a result; until then they are not in the transcript. It
+// returns none when no turn waits.
+func FinishedToolResults(snap *graph.Snapshot[State]) []model.Block {
+	msgs := snap.Values.Messages
+	if len(snap.Finished) == 0 || len(msgs) == 0 {
+		return nil
+	}
+	var out []model.Block
+	for _, c := range msgs[len(msgs)-1].ToolUses() {
+		for _, f := range snap.Finished {
+			if b, ok := toolResultOf(f, c.ID); ok {
+				out = append(out, b)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// FinishedToolResult returns the result of a tool call that an event of the
+// agent's stream reports as finished (a graph.EventSubTask of ToolsNode), as
+// soon as the call finishes. The tools node's update carries it again when the
+// turn completes, in the tool-result message.
+func FinishedToolResult(e graph.Event) (model.Block, bool) {
+	if e.Type != graph.EventSubTask || e.Node != ToolsNode || e.SubTask == nil {
+		return model.Block{}, false
+	}
+	return toolResultOf(*e.SubTask, e.SubTask.ToolCallID)
+}
+
+// toolResultOf returns the tool-result block of a finished sub-task if it is
+// the tools node's run of the call id.
+func toolResultOf(f graph.SubTaskResult, id string) (model.Block, bool) {
+	if id == "" || f.ToolCallID != id || len(f.Path) != 2 || f.Path[0] != ToolsNode || f.Path[1] != id {
+		return model.Block{}, false
+	}
+	var b model.Block
+	if json.Unmarshal(f.Result, &b) != nil || b.Type != model.BlockToolResult {
+		return model.Block{}, false
+	}
+	return b, true
 }
 
 // runCall runs one call: rejection check, approval, hooks, then the tool.

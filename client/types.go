@@ -217,6 +217,11 @@ type Thread struct {
 	Values json.RawMessage `json:"values"`
 	// Messages is the values' messages field, for agent graphs.
 	Messages json.RawMessage `json:"messages,omitempty"`
+	// FinishedToolResults is, while an agent's turn waits, a JSON array of the
+	// tool_result content blocks of the turn's calls that have finished, in
+	// call order (empty otherwise). They are not in Messages until every call
+	// of the turn has a result.
+	FinishedToolResults json.RawMessage `json:"finished_tool_results,omitempty"`
 	// Interrupts are its pending questions.
 	Interrupts []interlude.Question `json:"interrupts"`
 	// Next lists the nodes that run next.
@@ -380,7 +385,8 @@ type Event struct {
 	// ID is the SSE event id ("" in NDJSON streams); pass the last one received to
 	// Events to resume after it.
 	ID string
-	// Event names the event: metadata, updates, messages, custom, error or end.
+	// Event names the event: metadata, updates, messages, custom, subtask, error
+	// or end.
 	Event string
 	// Data is the event's JSON data.
 	Data json.RawMessage
@@ -414,6 +420,34 @@ func (e Event) Pause() (*Pause, bool) {
 		fixQuestion(p.Interrupt)
 	}
 	return &p, true
+}
+
+// SubTask is the data of a subtask event: a part of a node's work (for an
+// agent, a tool call) that finished, reported as soon as it did, even if its
+// step then waits for answers. The node's updates event, once the whole step
+// completes, carries the result again: skip those whose ToolCallID was shown.
+type SubTask struct {
+	// Node is the node whose work it is.
+	Node string `json:"node"`
+	// Path is its task path: the node, then the sub-task keys.
+	Path []string `json:"path"`
+	// ToolCallID is the tool call it ran, or "".
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Result is what it returned: for an agent's tool call, the tool_result
+	// content block.
+	Result json.RawMessage `json:"result"`
+}
+
+// SubTask reports the finished sub-task a subtask event carries, if it is one.
+func (e Event) SubTask() (*SubTask, bool) {
+	if e.Event != "subtask" {
+		return nil, false
+	}
+	var s SubTask
+	if json.Unmarshal(e.Data, &s) != nil || len(s.Path) == 0 {
+		return nil, false
+	}
+	return &s, true
 }
 
 // Result decodes the run answer an end event of a run stream carries.

@@ -25,6 +25,11 @@ import (
 // Every delta carries the small control state in full (status, next nodes, the
 // pending step's base checkpoint, breakpoint, error) and the large parts as
 // increments (writes, ledger entries, raised interrupts, resolutions).
+//
+// The memo holds the results of finished sub-tasks (Once) of the step in
+// progress by ledger key; calls names the tool call of those that ran one
+// (AsToolCall). Records written before calls existed have none: their finished
+// sub-tasks read back without a tool call id.
 
 // Breakpoint is a pause at a node boundary (InterruptBefore or InterruptAfter).
 type Breakpoint struct {
@@ -74,6 +79,7 @@ type delta struct {
 	Writes  []write                    `json:"w,omitempty"`
 	Ledger  []ledgerEntry              `json:"ledger,omitempty"`
 	Memo    map[string]json.RawMessage `json:"memo,omitempty"`
+	Calls   map[string]string          `json:"calls,omitempty"`
 	Raised  []interlude.Question       `json:"raised,omitempty"`
 
 	Status store.Status `json:"status,omitempty"` // empty means idle
@@ -110,6 +116,7 @@ type checkpoint struct {
 	Base      int64                      `json:"base,omitempty"`
 	Ledger    []ledgerEntry              `json:"ledger,omitempty"`
 	Memo      map[string]json.RawMessage `json:"memo,omitempty"`
+	Calls     map[string]string          `json:"calls,omitempty"`
 	Exchanges []exchange                 `json:"exchanges,omitempty"`
 	Recent    []recent                   `json:"recent,omitempty"`
 	Break     *Breakpoint                `json:"break,omitempty"`
@@ -128,7 +135,8 @@ type state[S any] struct {
 	mid       bool  // a step is in progress (paused or failed part-way)
 	base      int64 // the checkpoint the step in progress started from
 	ledger    []ledgerEntry
-	memo      map[string]json.RawMessage
+	memo      map[string]json.RawMessage // finished sub-tasks of the step in progress
+	calls     map[string]string          // their tool call ids, by memo key
 	exchanges []exchange
 	recent    []recent
 	brk       *Breakpoint
@@ -199,7 +207,7 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 		return err
 	}
 	if !d.Mid || !st.mid || d.Base != st.base {
-		st.ledger, st.memo, st.exchanges = nil, nil, nil
+		st.ledger, st.memo, st.calls, st.exchanges = nil, nil, nil, nil
 	}
 	st.ledger = append(st.ledger, d.Ledger...)
 	for k, v := range d.Memo {
@@ -207,6 +215,12 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 			st.memo = make(map[string]json.RawMessage)
 		}
 		st.memo[k] = v
+	}
+	for k, id := range d.Calls {
+		if st.calls == nil {
+			st.calls = make(map[string]string)
+		}
+		st.calls[k] = id
 	}
 	for _, q := range d.Raised {
 		if st.exchange(q.ID) == nil {
@@ -237,7 +251,7 @@ func (c codec[S]) restore(st *state[S], cp *checkpoint) error {
 	}
 	*st = state[S]{
 		version: st.version, nonce: cp.Nonce, createdAt: cp.CreatedAt, values: vals, step: cp.Step,
-		status: cp.Status, next: cp.Next, mid: cp.Mid, base: cp.Base, ledger: cp.Ledger, memo: cp.Memo,
+		status: cp.Status, next: cp.Next, mid: cp.Mid, base: cp.Base, ledger: cp.Ledger, memo: cp.Memo, calls: cp.Calls,
 		exchanges: cp.Exchanges, recent: cp.Recent, brk: cp.Break, err: cp.Error,
 	}
 	return nil
@@ -250,7 +264,7 @@ func (c codec[S]) capture(st *state[S]) (*checkpoint, error) {
 	}
 	return &checkpoint{
 		V: store.FormatVersion, Nonce: st.nonce, CreatedAt: st.createdAt, Values: vals, Step: st.step,
-		Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Ledger: st.ledger, Memo: st.memo,
+		Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Ledger: st.ledger, Memo: st.memo, Calls: st.calls,
 		Exchanges: st.exchanges, Recent: st.recent, Break: st.brk, Error: st.err,
 	}, nil
 }

@@ -147,6 +147,15 @@ const (
 	EventBreakpoint EventType = "breakpoint"
 	// EventCustom carries other data a node emits.
 	EventCustom EventType = "custom"
+	// EventSubTask reports a sub-task run with Once (such as an agent's tool
+	// call) as soon as it finishes, with its result, while the rest of its step
+	// may still run or wait for answers. A sub-task is reported when it runs, not
+	// again when a re-run of the step (after an answer) takes its result from the
+	// ledger. The node's update, once the whole step completes, carries the same
+	// result again (for an agent, in the tool-result message): a client that
+	// shows both skips the results it has shown, by tool call id. A run cut short
+	// before its step is stored runs the sub-task, and reports it, again.
+	EventSubTask EventType = "subtask"
 	// EventEnd closes every stream that ran.
 	EventEnd EventType = "end"
 )
@@ -169,6 +178,8 @@ type Event struct {
 	Breakpoint *Breakpoint
 	// Data is what a node emitted (EventMessage, EventCustom).
 	Data any
+	// SubTask is the sub-task that finished (EventSubTask).
+	SubTask *SubTaskResult
 	// Status is the outcome (EventEnd).
 	Status Status
 	// Values is the thread's state as JSON (EventEnd).

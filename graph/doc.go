@@ -29,7 +29,11 @@
 // the node runs again from its top; the k-th Interrupt call of the node then
 // returns the k-th answer. Nodes of the same step that finished are not run
 // again: their updates were kept in the step's ledger. [Once] gives the same
-// guarantee to parts of a node, such as each tool call of an agent.
+// guarantee to parts of a node, such as each tool call of an agent. A node's
+// update reaches the state only when its whole step completes, but what its
+// finished parts returned is visible meanwhile: [Graph.Stream] reports each as
+// an [EventSubTask] when it finishes, and [Snapshot].Finished lists them while
+// the step waits.
 //
 // [InterruptBefore] and [InterruptAfter] pause at node boundaries without a
 // question; [Continue] passes them.

@@ -15,6 +15,7 @@ import (
 // interrupt scope: the event stream and its kept writes.
 type taskEnv struct {
 	runner func(Event)
+	live   bool // someone listens to the run's events
 	fs     *fields
 	node   string
 	step   int
@@ -90,11 +91,31 @@ type onceConfig struct{ toolCallID string }
 // that id.
 func AsToolCall(id string) OnceOption { return func(c *onceConfig) { c.toolCallID = id } }
 
+// SubTaskResult is the result of a sub-task run with Once, recorded in its step's
+// ledger. A stream reports it as soon as the sub-task finishes (EventSubTask),
+// and a Snapshot lists those of a step that waits for answers or has failed
+// (Snapshot.Finished), since the node's own update comes only when the whole step
+// completes.
+type SubTaskResult struct {
+	// Path is the sub-task's task path: the node, then the keys given to Once
+	// (["tools", "call_1"] for an agent's tool call).
+	Path []string `json:"path"`
+	// ToolCallID is the tool call the sub-task ran (AsToolCall), or "".
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Result is the value the sub-task returned, as JSON: for an agent's tool
+	// call, its tool-result block.
+	Result json.RawMessage `json:"result"`
+}
+
 // Once runs fn as a sub-task of the running task, identified by key (unique within
 // the task). Interrupts fn raises have their own ids and positions. Once fn
 // finishes, its result is recorded in the step's ledger: when the task runs again
 // (because one of its other sub-tasks was answered), Once returns the recorded
 // result without running fn. The ledger lasts until the step completes.
+//
+// A sub-task that finishes is reported on the run's stream at once, as an
+// EventSubTask; a result taken from the ledger is not reported again. While its
+// step waits, the thread's Snapshot lists it in Finished.
 //
 // A tool node runs each tool call through Once, so finished calls are never run
 // again while others wait for answers. T must encode as JSON.
@@ -131,6 +152,10 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 	if err != nil {
 		return zero, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of %q cannot be recorded as JSON: %v", key, err)}
 	}
-	s.Record(lk, raw)
+	s.Record(lk, cfg.toolCallID, raw)
+	if e := envFrom(ctx); e != nil && e.live {
+		e.runner(Event{Type: EventSubTask, Node: e.node, Step: e.step,
+			SubTask: &SubTaskResult{Path: sub.Path(), ToolCallID: cfg.toolCallID, Result: raw}})
+	}
 	return v, nil
 }

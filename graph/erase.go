@@ -94,7 +94,7 @@ func (e erased[S]) State(ctx context.Context, id string) (*Snapshot[json.RawMess
 		return nil, err
 	}
 	return &Snapshot[json.RawMessage]{ThreadID: s.ThreadID, Graph: s.Graph, Status: s.Status, Values: vals, Next: s.Next,
-		Interrupts: s.Interrupts, Exchanges: s.Exchanges, Breakpoint: s.Breakpoint, Checkpoint: s.Checkpoint, Step: s.Step,
+		Interrupts: s.Interrupts, Exchanges: s.Exchanges, Finished: s.Finished, Breakpoint: s.Breakpoint, Checkpoint: s.Checkpoint, Step: s.Step,
 		Error: s.Error, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}, nil
 }
 

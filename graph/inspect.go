@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -29,6 +31,12 @@ type Snapshot[S any] struct {
 	Interrupts []interlude.Question
 	// Exchanges are the questions of the current step and their answers so far.
 	Exchanges []interlude.Exchange
+	// Finished are the sub-tasks (Once) of the current step that finished while
+	// the step waits for answers or after it failed, in path order. Their results
+	// are kept in the step's ledger and reach Values only when the whole step
+	// completes, so this is where to see them meanwhile (an agent's finished tool
+	// calls: agent.FinishedToolResults). Empty between steps.
+	Finished []SubTaskResult
 	// Breakpoint is set while the thread sits at a breakpoint.
 	Breakpoint *Breakpoint
 	// Checkpoint is the thread's version.
@@ -77,6 +85,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 		Next:       st.next,
 		Interrupts: st.pending(),
 		Exchanges:  exchangesOf(st.exchanges),
+		Finished:   st.finished(),
 		Breakpoint: st.brk,
 		Checkpoint: st.version,
 		Step:       st.step,
@@ -84,6 +93,19 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 		CreatedAt:  st.createdAt,
 		UpdatedAt:  l.Meta.UpdatedAt,
 	}, nil
+}
+
+// finished lists the step's finished sub-tasks in path order.
+func (st *state[S]) finished() []SubTaskResult {
+	if len(st.memo) == 0 {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(st.memo))
+	out := make([]SubTaskResult, len(keys))
+	for i, k := range keys {
+		out[i] = SubTaskResult{Path: task.PathOf(k), ToolCallID: st.calls[k], Result: st.memo[k]}
+	}
+	return out
 }
 
 func exchangesOf(xs []exchange) []interlude.Exchange {
@@ -294,7 +316,7 @@ func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) 
 		if err != nil {
 			return nil, err
 		}
-		old.mid, old.base, old.ledger, old.memo, old.exchanges, old.brk, old.err = false, 0, nil, nil, nil, nil, ""
+		old.mid, old.base, old.ledger, old.memo, old.calls, old.exchanges, old.brk, old.err = false, 0, nil, nil, nil, nil, nil, ""
 		old.status, old.recent = store.StatusIdle, r.c.st.recent
 		cp, err := g.codec.capture(old)
 		if err != nil {

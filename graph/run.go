@@ -208,7 +208,7 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	if err != nil {
 		return nil, err
 	}
-	st.next, st.mid, st.base, st.ledger, st.memo, st.exchanges, st.err = next, false, 0, nil, nil, nil, ""
+	st.next, st.mid, st.base, st.ledger, st.memo, st.calls, st.exchanges, st.err = next, false, 0, nil, nil, nil, nil, ""
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
 }
@@ -620,7 +620,7 @@ type outcome struct {
 	writes  []write // all writes of a finished task
 	partial []write // writes kept although the task paused
 	raised  []interlude.Question
-	memo    map[string]json.RawMessage
+	memo    map[string]task.Result
 	err     error
 }
 
@@ -681,7 +681,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var failures []error
 	for _, o := range outs {
 		for k, v := range o.memo {
-			memo[k] = v
+			memo[k] = v.Value
 		}
 		switch {
 		case len(o.raised) > 0:
@@ -700,7 +700,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
 			failures = append(failures, err)
 		}
-		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Raised: raised, Base: base}, errors.Join(failures...))
+		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base}, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
@@ -734,7 +734,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
-		return r.hold(&delta{Ledger: ledger, Memo: memo, Base: base}, err)
+		return r.hold(&delta{Ledger: ledger, Memo: memo, Calls: callsOf(outs), Base: base}, err)
 	}
 	st.values = r.combined
 	r.dirty = true
@@ -765,6 +765,24 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	return true, nil, nil
 }
 
+// callsOf returns the tool call ids of the sub-tasks the attempts recorded, by
+// ledger key, for a step that is held: a step that completes keeps none.
+func callsOf(outs []outcome) map[string]string {
+	var calls map[string]string
+	for _, o := range outs {
+		for k, r := range o.memo {
+			if r.ToolCallID == "" {
+				continue
+			}
+			if calls == nil {
+				calls = make(map[string]string)
+			}
+			calls[k] = r.ToolCallID
+		}
+	}
+	return calls
+}
+
 // hold commits the step in progress without completing it: d carries what the
 // step's attempt produced (kept writes, ledger entries, raised interrupts) and
 // its base checkpoint. The thread waits for answers, or has failed with cause if
@@ -774,6 +792,7 @@ func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 	st := r.c.st
 	c := r.control(kindPause)
 	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = d.Writes, d.Ledger, d.Memo, d.Raised, true, d.Base
+	c.Calls = d.Calls
 	c.Status, c.Break, c.Error = store.StatusInterrupted, nil, ""
 	if cause != nil {
 		c.Kind, c.Status, c.Error = kindFail, store.StatusFailed, cause.Error()
@@ -798,7 +817,7 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
-	env := &taskEnv{runner: r.send, fs: g.codec.fs, node: node, step: st.step, memory: &r.memory}
+	env := &taskEnv{runner: r.send, live: r.emit != nil || g.cfg.events != nil, fs: g.codec.fs, node: node, step: st.step, memory: &r.memory}
 	ctx := task.With(context.WithValue(r.ctx, envKey{}, env), sc)
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}

@@ -95,12 +95,27 @@
 // interrupted_node and interrupt_data {"interrupt": <the first pending interrupt>}
 // (and "breakpoint" at a breakpoint).
 //
+// GET /v1/threads/{id} answers {"thread_id", "graph", "status", "values",
+// "interrupts", "next", "checkpoint", "created_at", "updated_at"}, plus
+// "messages" when the values have a messages field, "breakpoint" at a
+// breakpoint and "error" when failed. While an agent's turn waits (one tool
+// call for an answer, say), the results of the turn's calls that have already
+// finished are not in messages yet: "finished_tool_results" lists them, as the
+// tool_result content blocks the turn's tool-result message will hold, in the
+// order the model made the calls. It is left out when there are none.
+//
 // Stream events are {"event", "data"} lines (or SSE event/data/id blocks):
 // metadata {"thread_id", "graph", "run_id", "checkpoint"} first; updates
 // {"<node>": <its writes>} per finished node; messages and custom with what nodes
-// emit; an updates event {"status": "interrupted", "node", "interrupt"} per
-// pending interrupt (or {"status", "node", "breakpoint"}) when the run pauses;
-// error on failure; end last with the run answer. Every event is flushed.
+// emit; subtask {"node", "path", "tool_call_id", "result"} as soon as a sub-task
+// of a node finishes (for an agent, a tool call: result is its tool_result
+// block), once, even if the step then waits; an updates event {"status":
+// "interrupted", "node", "interrupt"} per pending interrupt (or {"status", "node",
+// "breakpoint"}) when the run pauses; error on failure; end last with the run
+// answer. Every event is flushed. The tools node's updates event, sent when the
+// whole turn completes, carries each result again: a client that shows subtask
+// results skips, in the update, those whose tool_call_id it has shown. The live
+// thread events carry subtask events too.
 //
 // # Security
 //

@@ -33,6 +33,13 @@ type pauseData struct {
 	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
 }
 
+// subTaskData reports a sub-task (an agent's tool call) that finished while its
+// step may still wait: {"node", "path", "tool_call_id", "result"}.
+type subTaskData struct {
+	Node string `json:"node"`
+	graph.SubTaskResult
+}
+
 // liveEndData closes a run in the live thread events, which carry no values.
 type liveEndData struct {
 	ThreadID   string       `json:"thread_id"`
@@ -41,7 +48,7 @@ type liveEndData struct {
 }
 
 // payload encodes the events that read the same in a run stream and in the live
-// thread events: updates, pauses, messages and custom data. It reports false for
+// thread events: updates, pauses, messages, custom data and finished sub-tasks. It reports false for
 // metadata and end, which each caller words itself, and for data that cannot be
 // encoded.
 func payload(e graph.Event) (string, []byte, bool) {
@@ -67,6 +74,12 @@ func payload(e graph.Event) (string, []byte, bool) {
 		return "updates", data, err == nil
 	case graph.EventMessage, graph.EventCustom:
 		data, err := json.Marshal(e.Data)
+		return string(e.Type), data, err == nil
+	case graph.EventSubTask:
+		if e.SubTask == nil {
+			return "", nil, false
+		}
+		data, err := json.Marshal(subTaskData{Node: e.Node, SubTaskResult: *e.SubTask})
 		return string(e.Type), data, err == nil
 	}
 	return "", nil, false

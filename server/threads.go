@@ -118,9 +118,11 @@ func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		s.writeError(w, r, err)
 		return
 	}
+	msgs := messagesOf(snap.Values)
 	writeJSON(w, http.StatusOK, threadAnswer{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
-		Messages: messagesOf(snap.Values), Interrupts: toWireAll(snap.Interrupts), Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint,
-		Error: snap.Error, Checkpoint: snap.Checkpoint, CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
+		Messages: msgs, FinishedToolResults: finishedToolResults(snap, msgs), Interrupts: toWireAll(snap.Interrupts),
+		Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint, Error: snap.Error, Checkpoint: snap.Checkpoint,
+		CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
 }
 
 // History pages: the default and largest number of checkpoints a request gets.

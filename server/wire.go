@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -162,6 +164,21 @@ func (o outcome) meta() executionMeta {
 
 var messagesKey = []byte(`"messages"`)
 
+// finishedToolResults returns the results of the finished tool calls of an
+// agent thread's waiting turn: snap's finished sub-tasks that are the agent's
+// tool calls of the last message, in call order. It reads the messages only
+// when the step has finished sub-tasks.
+func finishedToolResults(snap *graph.Snapshot[json.RawMessage], messages json.RawMessage) []model.Block {
+	if len(snap.Finished) == 0 || len(messages) == 0 {
+		return nil
+	}
+	var st agent.State
+	if json.Unmarshal(messages, &st.Messages) != nil {
+		return nil
+	}
+	return agent.FinishedToolResults(&graph.Snapshot[agent.State]{Values: st, Finished: snap.Finished})
+}
+
 // messagesOf returns the "messages" field of a values object, if it has one.
 func messagesOf(values json.RawMessage) json.RawMessage {
 	if !bytes.Contains(values, messagesKey) {
@@ -176,18 +193,22 @@ func messagesOf(values json.RawMessage) json.RawMessage {
 
 // threadAnswer answers GET /v1/threads/{id}.
 type threadAnswer struct {
-	ThreadID   string            `json:"thread_id"`
-	Graph      string            `json:"graph"`
-	Status     store.Status      `json:"status"`
-	Values     json.RawMessage   `json:"values"`
-	Messages   json.RawMessage   `json:"messages,omitempty"`
-	Interrupts []wireInterrupt   `json:"interrupts"`
-	Next       []string          `json:"next"`
-	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
-	Error      string            `json:"error,omitempty"`
-	Checkpoint int64             `json:"checkpoint"`
-	CreatedAt  time.Time         `json:"created_at"`
-	UpdatedAt  time.Time         `json:"updated_at"`
+	ThreadID string          `json:"thread_id"`
+	Graph    string          `json:"graph"`
+	Status   store.Status    `json:"status"`
+	Values   json.RawMessage `json:"values"`
+	Messages json.RawMessage `json:"messages,omitempty"`
+	// FinishedToolResults are, while an agent's turn waits, the tool-result
+	// blocks of its calls that have finished, in call order: they join
+	// Messages, in the turn's tool-result message, once every call has one.
+	FinishedToolResults []model.Block     `json:"finished_tool_results,omitempty"`
+	Interrupts          []wireInterrupt   `json:"interrupts"`
+	Next                []string          `json:"next"`
+	Breakpoint          *graph.Breakpoint `json:"breakpoint,omitempty"`
+	Error               string            `json:"error,omitempty"`
+	Checkpoint          int64             `json:"checkpoint"`
+	CreatedAt           time.Time         `json:"created_at"`
+	UpdatedAt           time.Time         `json:"updated_at"`
 }
 
 // threadSummary is a thread in a listing.

@@ -203,6 +203,24 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			"Conversation:", "you: Please refund order A-1001", "<- issue_refund (error): Needs a manager.",
 			"rejected: Needs a manager. (by alice,", "agent: I could not issue the refund: Needs a manager.")
 	})
+	t.Run("show prints the finished lookup of a turn whose refund waits", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"run", "support-agent", "--message", "Please refund order A-1001", "--thread", "chat-2"},
+			"Thread chat-2: interrupted", "Approve a refund of $150 for order A-1001?")
+		out := s.expectCLI(t, nil, exitOK, []string{"show", "chat-2"},
+			"Conversation:", "you: Please refund order A-1001", `-> lookup_order {"order_id":"A-1001"}`, `-> issue_refund {"order_id":"A-1001"`,
+			`<- lookup_order: {"order_id":"A-1001","customer":"Sam Lee","total":150,"status":"delivered"}`,
+			".. issue_refund waits for an answer", "History (oldest first):")
+		conv, _, _ := strings.Cut(out, "History (oldest first):")
+		if strings.Contains(out, "<- issue_refund") || !strings.HasSuffix(strings.TrimSpace(conv), ".. issue_refund waits for an answer") ||
+			strings.Index(conv, "<- lookup_order") < strings.Index(conv, "-> issue_refund") {
+			t.Fatalf("show does not end the conversation with the lookup's result, then the waiting refund:\n%s", out)
+		}
+		s.expectCLI(t, nil, exitOK, []string{"resume", "chat-2", `{"action": "approve"}`}, "Thread chat-2: completed")
+		out = s.expectCLI(t, nil, exitOK, []string{"show", "chat-2"}, `<- lookup_order: {"order_id":"A-1001"`, "<- issue_refund: Refunded $150 on order A-1001.")
+		if n := strings.Count(out, "<- lookup_order"); n != 1 || strings.Contains(out, "waits for an answer") {
+			t.Fatalf("after the answer, show prints the lookup %d times or still says a call waits:\n%s", n, out)
+		}
+	})
 	t.Run("cancel", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "two-step", "{}", "--thread", "ts-1"}, "Approve step 1?", "resume: interlude resume ts-1 --id int_")
 		s.expectCLI(t, nil, exitOK, []string{"cancel", "ts-1"}, "Thread ts-1: completed", `"outcome":"stopped"`)

@@ -100,7 +100,8 @@ type demo struct {
 	out        io.Writer
 	inText     bool
 	tools      map[string]string
-	asking     atomic.Bool // a question is being asked in the terminal
+	shown      map[string]bool // tool calls whose results were printed
+	asking     atomic.Bool     // a question is being asked in the terminal
 }
 
 // again is the command that picks this demo's thread up.
@@ -145,7 +146,7 @@ func (d *demo) run(m model.Model) error {
 	if d.agent, err = graphs.SupportAgent(m, graph.WithStore(st)); err != nil {
 		return err
 	}
-	d.ask, d.out, d.tools = termform.New(d.e.stdin, d.e.stdout), d.e.stdout, map[string]string{}
+	d.ask, d.out, d.tools, d.shown = termform.New(d.e.stdin, d.e.stdout), d.e.stdout, map[string]string{}, map[string]bool{}
 	ctx := d.e.ctx
 
 	var cmd graph.Command
@@ -164,6 +165,9 @@ func (d *demo) run(m model.Model) error {
 		fmt.Fprintf(d.out, "Thread %s (in %s), %s\n\n", d.thread, d.db, snap.Status)
 		d.remember(snap.Values.Messages)
 		printConversation(d.out, snap.Values.Messages, "")
+		for _, id := range printWaitingTurn(d.out, snap.Values.Messages, agent.FinishedToolResults(snap), snap.Interrupts, "") {
+			d.shown[id] = true
+		}
 		switch {
 		case len(snap.Interrupts) > 0:
 			if d.messageSet {
@@ -225,6 +229,11 @@ func (d *demo) converse(cmd graph.Command) error {
 						d.inText = true
 					}
 					fmt.Fprint(d.out, termtext.Block(c.Text))
+				}
+			case graph.EventSubTask:
+				if b, ok := agent.FinishedToolResult(ev); ok {
+					d.endText()
+					d.result(b)
 				}
 			case graph.EventUpdate:
 				d.update(ev.Update)
@@ -302,8 +311,18 @@ func (d *demo) remember(msgs []model.Message) {
 	}
 }
 
+// result prints a tool's result the first time it is seen: as the call
+// finishes, or in the turn's update if it was not reported before.
+func (d *demo) result(b model.Block) {
+	if d.shown[b.ToolUseID] {
+		return
+	}
+	d.shown[b.ToolUseID] = true
+	fmt.Fprintf(d.out, "  %s\n", toolResult(b, d.tools))
+}
+
 // update prints a node's new messages: the tool calls of a model turn (its text
-// was streamed already) and the tools' results.
+// was streamed already) and the tools' results not printed yet.
 func (d *demo) update(data json.RawMessage) {
 	var u struct {
 		Messages []model.Message `json:"messages"`
@@ -319,7 +338,7 @@ func (d *demo) update(data json.RawMessage) {
 			case model.BlockToolUse:
 				fmt.Fprintf(d.out, "  -> %s %s\n", line(b.Name), compact(b.Input))
 			case model.BlockToolResult:
-				fmt.Fprintf(d.out, "  %s\n", toolResult(b, d.tools))
+				d.result(b)
 			}
 		}
 	}

@@ -156,6 +156,56 @@ func TestDemoApprovedRefundCompletes(t *testing.T) {
 	}
 }
 
+func TestDemoShowsTheLookupBeforeTheApprovalQuestionAndOnlyOnce(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	tm := startTerm(t, "demo", "--db", db, "--thread", "early-1")
+	tm.expect(`<- lookup_order: {"order_id":"A-1001","customer":"Sam Lee","total":150,"status":"delivered"}`)
+	tm.expect("? Approve a refund of $150 for order A-1001?")
+	tm.expect("choice (1-5): ")
+	tm.send("yes\r")
+	tm.expect("<- issue_refund: Refunded $150 on order A-1001.")
+	tm.expect("agent: Done: Refunded $150 on order A-1001.")
+	if code := tm.exit(); code != 0 {
+		t.Fatalf("exit %d; output:\n%s", code, tm.output())
+	}
+	out := tm.output()
+	if n := strings.Count(out, "<- lookup_order"); n != 1 {
+		t.Fatalf("the lookup's result is printed %d times, want once:\n%s", n, out)
+	}
+	if strings.Index(out, "<- lookup_order") > strings.Index(out, "? Approve a refund") {
+		t.Fatalf("the lookup's result comes after the approval question:\n%s", out)
+	}
+}
+
+func TestDemoPickingUpAQuestionShowsTheFinishedLookupOnceAndWhatWaits(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "demo.db")
+	first := startTerm(t, "demo", "--db", db, "--thread", "early-2")
+	first.expect("choice (1-5): ")
+	first.send("\x04") // Ctrl-D
+	if code := first.exit(); code != 0 {
+		t.Fatalf("first run: exit %d; output:\n%s", code, first.output())
+	}
+
+	second := startTerm(t, "demo", "--db", db, "--thread", "early-2")
+	second.expect("Thread early-2 (in " + db + "), interrupted")
+	second.expect(`-> issue_refund {"order_id":"A-1001"`)
+	second.expect(`<- lookup_order: {"order_id":"A-1001"`)
+	second.expect(".. issue_refund waits for an answer")
+	second.expect("? Approve a refund of $150 for order A-1001?")
+	second.expect("choice (1-5): ")
+	second.send("yes\r")
+	second.expect("<- issue_refund: Refunded $150 on order A-1001.")
+	second.expect("agent: Done: Refunded $150 on order A-1001.")
+	if code := second.exit(); code != 0 {
+		t.Fatalf("second run: exit %d; output:\n%s", code, second.output())
+	}
+	if n := strings.Count(second.output(), "<- lookup_order"); n != 1 {
+		t.Fatalf("the picked-up run prints the lookup's result %d times, want once:\n%s", n, second.output())
+	}
+}
+
 func TestDemoRejectedRefundIsReportedByTheAgent(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "demo.db")

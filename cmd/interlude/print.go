@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,13 +136,56 @@ func printConversation(w io.Writer, msgs []model.Message, indent string) {
 				tools[b.ID] = b.Name
 				fmt.Fprintf(w, "%s  -> %s %s\n", indent, line(b.Name), compact(b.Input))
 			case model.BlockToolResult:
-				fmt.Fprintf(w, "%s  %s\n", indent, toolResult(b, tools))
-				for _, x := range exchangesOf(b.Interrupts) {
-					fmt.Fprintf(w, "%s     asked \"%s\"; %s\n", indent, oneLine(x.Interrupt.Message), answered(x.Resolution))
-				}
+				printToolResult(w, b, tools, indent)
 			}
 		}
 	}
+}
+
+// printToolResult prints a tool's result with the questions its call asked.
+func printToolResult(w io.Writer, b model.Block, tools map[string]string, indent string) {
+	fmt.Fprintf(w, "%s  %s\n", indent, toolResult(b, tools))
+	for _, x := range exchangesOf(b.Interrupts) {
+		fmt.Fprintf(w, "%s     asked \"%s\"; %s\n", indent, oneLine(x.Interrupt.Message), answered(x.Resolution))
+	}
+}
+
+// printWaitingTurn follows a conversation whose last turn's tool calls wait:
+// it prints, in call order, the results of the calls that have finished
+// (finished, not yet in the transcript) and, for each call a pending question
+// is about, that it waits for an answer. It returns the tool call ids whose
+// results it printed.
+func printWaitingTurn(w io.Writer, msgs []model.Message, finished []model.Block, pending []interlude.Question, indent string) []string {
+	if len(msgs) == 0 {
+		return nil
+	}
+	calls := msgs[len(msgs)-1].ToolUses()
+	tools := make(map[string]string, len(calls))
+	for _, c := range calls {
+		tools[c.ID] = c.Name
+	}
+	var shown []string
+	for _, c := range calls {
+		if i := slices.IndexFunc(finished, func(b model.Block) bool { return b.ToolUseID == c.ID }); i >= 0 {
+			printToolResult(w, finished[i], tools, indent)
+			shown = append(shown, c.ID)
+			continue
+		}
+		if slices.ContainsFunc(pending, func(q interlude.Question) bool { return q.ToolCallID == c.ID }) {
+			fmt.Fprintf(w, "%s  .. %s waits for an answer\n", indent, line(c.Name))
+		}
+	}
+	return shown
+}
+
+// decodeBlocks decodes a JSON array of content blocks, such as a thread's
+// finished tool results.
+func decodeBlocks(raw json.RawMessage) []model.Block {
+	var bs []model.Block
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &bs)
+	}
+	return bs
 }
 
 func speaker(r model.Role) string {

@@ -124,6 +124,7 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 	if len(msgs) > 0 {
 		fmt.Fprintf(w, "\nConversation:\n")
 		printConversation(w, msgs, "  ")
+		printWaitingTurn(w, msgs, decodeBlocks(t.FinishedToolResults), t.Interrupts, "  ")
 	}
 	if h == nil || len(h.Checkpoints) == 0 {
 		return

@@ -105,7 +105,7 @@ func chooseModel(getenv func(string) string, name string) (model.Model, string) 
 // has answered. It returns an error matching io.EOF if the input ends at a
 // question.
 func converse(ctx context.Context, a *agent.Agent, thread string, cmd graph.Command, ask *termform.Asker, out io.Writer) error {
-	p := &printer{out: out, tools: map[string]string{}}
+	p := &printer{out: out, tools: map[string]string{}, shown: map[string]bool{}}
 	for {
 		var pending []interlude.Question
 		for ev, err := range a.Stream(ctx, thread, cmd) {
@@ -117,6 +117,13 @@ func converse(ctx context.Context, a *agent.Agent, thread string, cmd graph.Comm
 			case graph.EventMessage:
 				if c, ok := ev.Data.(model.Chunk); ok && c.Type == model.ChunkText {
 					p.text(c.Text)
+				}
+			case graph.EventSubTask:
+				// A tool call finished: show its result now, even if the turn
+				// then waits for an answer to another call.
+				if b, ok := agent.FinishedToolResult(ev); ok {
+					p.endText()
+					p.result(b)
 				}
 			case graph.EventUpdate:
 				p.update(ev.Node, ev.Update)
@@ -153,6 +160,7 @@ type printer struct {
 	out    io.Writer
 	inText bool              // in the middle of streamed text
 	tools  map[string]string // tool call id -> tool name
+	shown  map[string]bool   // tool call ids whose results were shown
 }
 
 func (p *printer) text(s string) {
@@ -186,18 +194,28 @@ func (p *printer) update(node string, data json.RawMessage) {
 				p.tools[b.ID] = b.Name
 				fmt.Fprintf(p.out, "  -> %s %s\n", b.Name, b.Input)
 			case model.BlockToolResult:
-				name := p.tools[b.ToolUseID]
-				if name == "" {
-					name = b.ToolUseID
-				}
-				verdict := ""
-				if b.IsError {
-					verdict = " (error)"
-				}
-				fmt.Fprintf(p.out, "  <- %s%s: %s\n", name, verdict, oneLine(b.ContentText()))
+				p.result(b)
 			}
 		}
 	}
+}
+
+// result shows a tool's result once: the turn's update carries again the
+// results already shown as their calls finished.
+func (p *printer) result(b model.Block) {
+	if p.shown[b.ToolUseID] {
+		return
+	}
+	p.shown[b.ToolUseID] = true
+	name := p.tools[b.ToolUseID]
+	if name == "" {
+		name = b.ToolUseID
+	}
+	verdict := ""
+	if b.IsError {
+		verdict = " (error)"
+	}
+	fmt.Fprintf(p.out, "  <- %s%s: %s\n", name, verdict, oneLine(b.ContentText()))
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

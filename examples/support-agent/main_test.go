@@ -40,6 +40,10 @@ func TestApprovedRefundStreamsTheAgentsText(t *testing.T) {
 		"  <- issue_refund: Refunded $150 on order A-1001.",
 		"agent> Done: Refunded $150 on order A-1001.\n",
 	)
+	lookup := strings.Index(out, "  <- lookup_order: ")
+	if lookup < 0 || lookup > strings.Index(out, "? Approve a refund") || strings.Count(out, "<- lookup_order") != 1 {
+		t.Fatalf("want the lookup's result once, before the approval question:\n%s", out)
+	}
 }
 
 func TestRejectedRefundIsReportedAndTheChatGoesOn(t *testing.T) {

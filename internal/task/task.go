@@ -83,7 +83,15 @@ type Step struct {
 type Collector struct {
 	mu     sync.Mutex
 	raised []Interrupt
-	ledger map[string]json.RawMessage
+	ledger map[string]Result
+}
+
+// Result is a finished sub-task's recorded result.
+type Result struct {
+	// Value is what the sub-task returned, as JSON.
+	Value json.RawMessage
+	// ToolCallID is the tool call the sub-task ran, or "".
+	ToolCallID string
 }
 
 // Raised returns the interrupts raised by the task and its sub-tasks, in order.
@@ -93,8 +101,9 @@ func (c *Collector) Raised() []Interrupt {
 	return append([]Interrupt(nil), c.raised...)
 }
 
-// Ledger returns the sub-task results recorded during this attempt.
-func (c *Collector) Ledger() map[string]json.RawMessage {
+// Ledger returns the sub-task results recorded during this attempt, by ledger
+// key.
+func (c *Collector) Ledger() map[string]Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ledger
@@ -260,25 +269,32 @@ func (s *Scope) LedgerKey(key string) string {
 	return strings.Join(append(append([]string(nil), s.path...), key), "\x1f")
 }
 
+// PathOf returns the task path of the sub-task whose ledger key is ledgerKey: its
+// node, then the sub-task keys.
+func PathOf(ledgerKey string) []string { return strings.Split(ledgerKey, "\x1f") }
+
 // Recorded returns a sub-task result recorded by an earlier attempt of this step.
 func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
 	v, ok := s.step.Ledger[ledgerKey]
 	if !ok {
 		s.collector.mu.Lock()
-		v, ok = s.collector.ledger[ledgerKey]
+		var r Result
+		r, ok = s.collector.ledger[ledgerKey]
+		v = r.Value
 		s.collector.mu.Unlock()
 	}
 	return v, ok
 }
 
-// Record stores a finished sub-task's result in this attempt's ledger.
-func (s *Scope) Record(ledgerKey string, result json.RawMessage) {
+// Record stores a finished sub-task's result in this attempt's ledger, with the
+// tool call it ran ("" for none).
+func (s *Scope) Record(ledgerKey, toolCallID string, result json.RawMessage) {
 	s.collector.mu.Lock()
 	defer s.collector.mu.Unlock()
 	if s.collector.ledger == nil {
-		s.collector.ledger = make(map[string]json.RawMessage)
+		s.collector.ledger = make(map[string]Result)
 	}
-	s.collector.ledger[ledgerKey] = result
+	s.collector.ledger[ledgerKey] = Result{Value: result, ToolCallID: toolCallID}
 }
 
 type ctxKey struct{}

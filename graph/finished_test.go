@@ -1,0 +1,102 @@
+package graph_test
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store/memory"
+)
+
+type shipState struct {
+	Log []string `json:"log" graph:"append"`
+}
+
+// shipGraph's node packs (a tool call), then asks before it ships: its step
+// pauses with the packing finished.
+func shipGraph(t *testing.T, packs *atomic.Int32) *graph.Graph[shipState] {
+	t.Helper()
+	g := graph.New[shipState]()
+	g.AddNode("ship", func(ctx context.Context, s shipState) (shipState, error) {
+		packed, err := graph.Once(ctx, "pack", func(ctx context.Context) (string, error) {
+			packs.Add(1)
+			return "packed", nil
+		}, graph.AsToolCall("call_pack"))
+		if err != nil {
+			return shipState{}, err
+		}
+		shipped, err := graph.Once(ctx, "ask", func(ctx context.Context) (string, error) {
+			if _, err := interlude.Interrupt(ctx, interlude.Request{Message: "Ship it?"}); err != nil {
+				return "", err
+			}
+			return "shipped", nil
+		})
+		if err != nil {
+			return shipState{}, err
+		}
+		return shipState{Log: []string{packed, shipped}}, nil
+	})
+	g.AddEdge(graph.Start, "ship")
+	app, err := g.Compile(graph.WithStore(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// subTasks returns the sub-task events of a run, by path.
+func subTasks(t *testing.T, app *graph.Graph[shipState], cmd graph.Command) []graph.SubTaskResult {
+	t.Helper()
+	var out []graph.SubTaskResult
+	for ev, err := range app.Stream(context.Background(), "s1", cmd) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == graph.EventSubTask {
+			if ev.SubTask == nil || ev.Node != "ship" {
+				t.Fatalf("sub-task event without its sub-task or node: %+v", ev)
+			}
+			out = append(out, *ev.SubTask)
+		}
+	}
+	return out
+}
+
+func TestAWaitingStepShowsItsFinishedSubTasksAndStreamsEachOnce(t *testing.T) {
+	ctx := context.Background()
+	var packs atomic.Int32
+	app := shipGraph(t, &packs)
+
+	got := subTasks(t, app, graph.Input(shipState{}))
+	if len(got) != 1 || got[0].ToolCallID != "call_pack" || !slices.Equal(got[0].Path, []string{"ship", "pack"}) || string(got[0].Result) != `"packed"` {
+		t.Fatalf("the first run reported %+v, want the packing as it finished", got)
+	}
+	snap, err := app.State(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Status != "interrupted" || len(snap.Values.Log) != 0 {
+		t.Fatalf("want the step waiting with nothing written: %s %v", snap.Status, snap.Values.Log)
+	}
+	if len(snap.Finished) != 1 || snap.Finished[0].ToolCallID != "call_pack" || string(snap.Finished[0].Result) != `"packed"` {
+		t.Fatalf("snapshot Finished = %+v, want the packing", snap.Finished)
+	}
+
+	got = subTasks(t, app, graph.Resume("yes"))
+	if len(got) != 1 || got[0].ToolCallID != "" || !slices.Equal(got[0].Path, []string{"ship", "ask"}) {
+		t.Fatalf("the resumed run reported %+v, want only the question's sub-task (the packing came from the ledger)", got)
+	}
+	if packs.Load() != 1 {
+		t.Fatalf("packed %d times", packs.Load())
+	}
+	snap, err = app.State(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Finished) != 0 || !slices.Equal(snap.Values.Log, []string{"packed", "shipped"}) {
+		t.Fatalf("after the step: Finished %+v, log %v", snap.Finished, snap.Values.Log)
+	}
+}

@@ -9,7 +9,8 @@
 //
 // This package is the contract between a store and its callers: the Store
 // interface, the types it speaks, and the optional capabilities a store may
-// have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex).
+// have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex), which callers find
+// with As, through any wrappers (such as server.InstrumentStore).
 //
 // Implementations: store/memory (tests and ephemeral use), store/sqlite (the
 // embedded default) and store/postgres (many server replicas). All pass the same
@@ -154,6 +155,13 @@ type Page struct {
 }
 
 // Store keeps threads. Implementations are safe for concurrent use.
+//
+// A store that wraps another (to time its operations, say) implements
+//
+//	Unwrap() Store
+//
+// returning the store it wraps, as a wrapping error does for errors.Unwrap:
+// As then finds the wrapped store's optional capabilities through it.
 type Store interface {
 	// Append applies a to its thread atomically, if the thread is at a.Expect.
 	Append(ctx context.Context, a Append) error

@@ -13,6 +13,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // Snapshot is a thread's current state.
@@ -310,7 +311,7 @@ func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*sta
 func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) (*Result[S], error) {
 	return g.locked(ctx, threadID, nil, true, func(r *runner[S]) (*Result[S], error) {
 		if r.c.st == nil {
-			return nil, store.NotFound(threadID)
+			return nil, storekit.NotFound(threadID)
 		}
 		old, err := g.stateAt(ctx, threadID, checkpoint)
 		if err != nil {

@@ -49,7 +49,7 @@ type Claim struct {
 // A store that only one process uses (not a store.Leaser) needs no lease:
 // Claim then returns nil and no error.
 func (g *Graph[S]) Claim(ctx context.Context, threadID string) (*Claim, error) {
-	l, ok := g.cfg.store.(store.Leaser)
+	l, ok := store.As[store.Leaser](g.cfg.store)
 	if !ok {
 		return nil, nil
 	}

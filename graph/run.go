@@ -21,6 +21,7 @@ import (
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // Invoke runs the command on the thread and waits for the run to end: completed,
@@ -312,7 +313,7 @@ func (g *Graph[S]) inputWrites(input any) ([]write, error) {
 func (r *runner[S]) resume() (*Result[S], error) {
 	st := r.c.st
 	if st == nil {
-		return nil, store.NotFound(r.threadID)
+		return nil, storekit.NotFound(r.threadID)
 	}
 	if ids := st.pendingIDs(); len(ids) > 0 {
 		return nil, &interlude.Error{Code: interlude.CodeThreadInterrupted, Interrupts: ids,
@@ -331,7 +332,7 @@ func (r *runner[S]) resume() (*Result[S], error) {
 func (r *runner[S]) recover() (*Result[S], error) {
 	st := r.c.st
 	if st == nil {
-		return nil, store.NotFound(r.threadID)
+		return nil, storekit.NotFound(r.threadID)
 	}
 	if st.status != store.StatusRunning {
 		return nil, &interlude.Error{Code: interlude.CodeConflict,
@@ -345,7 +346,7 @@ func (r *runner[S]) recover() (*Result[S], error) {
 func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], error) {
 	st := r.c.st
 	if st == nil {
-		return nil, store.NotFound(r.threadID)
+		return nil, storekit.NotFound(r.threadID)
 	}
 	if len(given) == 0 {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "no answers given"}

@@ -12,6 +12,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // pathOf returns the details.path of an invalid_request answer.
@@ -178,7 +179,7 @@ func TestStoreConflictsAndBusyThreadsAre409AndFailuresAre500(t *testing.T) {
 	res := e.start("refund", "r", `{"amount":150}`)
 	_ = res
 	e.unchanged("r", func() {
-		f.appendErr <- store.Conflict("r", 2, 3)
+		f.appendErr <- storekit.Conflict("r", 2, 3)
 		expect(t, e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`), http.StatusConflict, "conflict")
 	})
 	e.unchanged("r", func() {

@@ -52,7 +52,7 @@ func (s *Server) watchExpiries(every time.Duration) {
 // host are left to a server that does. The server calls it every second
 // (WithExpiryWatch); it fails if the store does not list expiries.
 func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
-	idx, ok := expiryIndex(s.store)
+	idx, ok := store.As[store.ExpiryIndex](s.store)
 	if !ok {
 		return 0, errors.New("server: the store does not list expired questions (store.ExpiryIndex)")
 	}
@@ -145,11 +145,4 @@ func raced(err error) bool {
 		}
 	}
 	return false
-}
-
-// expiryIndex returns s as a store.ExpiryIndex, looking through InstrumentStore's
-// wrapping.
-func expiryIndex(s store.Store) (store.ExpiryIndex, bool) {
-	x, ok := unwrapStore(s).(store.ExpiryIndex)
-	return x, ok
 }

@@ -279,46 +279,19 @@ type instrumentedStore struct {
 // InstrumentStore wraps s so that the latency and errors of its operations show
 // in /metrics (interlude_store_operation_duration_seconds and
 // interlude_store_errors_total). Compile the graphs with the returned store; the
-// server finds it through the graphs. If s is a store.Leaser (a store shared by
-// several processes), so is the returned store.
+// server finds it through the graphs. The returned store unwraps to s (its
+// Unwrap method), so store.As finds s's optional capabilities, such as
+// store.Leaser on a store shared by several processes, through it.
 func InstrumentStore(s store.Store) store.Store {
 	is := &instrumentedStore{inner: s}
 	for i := range is.latency {
 		is.latency[i] = newHistogram()
 	}
-	if l, ok := s.(store.Leaser); ok {
-		return &instrumentedLeaser{is, l}
-	}
 	return is
 }
 
-// unwrapStore returns the store that InstrumentStore wrapped, or s itself.
-func unwrapStore(s store.Store) store.Store {
-	switch is := s.(type) {
-	case *instrumentedLeaser:
-		return is.inner
-	case *instrumentedStore:
-		return is.inner
-	}
-	return s
-}
-
-// leaseWatcher returns s as a store.LeaseWatcher, looking through
-// InstrumentStore's wrapping.
-func leaseWatcher(s store.Store) (store.LeaseWatcher, bool) {
-	w, ok := unwrapStore(s).(store.LeaseWatcher)
-	return w, ok
-}
-
-// instrumentedLeaser is an instrumented store that passes thread leases through.
-type instrumentedLeaser struct {
-	*instrumentedStore
-	leaser store.Leaser
-}
-
-func (s *instrumentedLeaser) Lease(ctx context.Context, req store.LeaseRequest) (store.Lease, error) {
-	return s.leaser.Lease(ctx, req)
-}
+// Unwrap returns the store that InstrumentStore wrapped.
+func (s *instrumentedStore) Unwrap() store.Store { return s.inner }
 
 func (s *instrumentedStore) done(op int, start time.Time, err error) {
 	s.latency[op].observe(time.Since(start))

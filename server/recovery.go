@@ -50,7 +50,7 @@ func (s *Server) watchRecoveries(every time.Duration) {
 // every second (WithRecoveryWatch); it fails if the store does not list such
 // threads.
 func (s *Server) RecoverThreads(ctx context.Context) (int, error) {
-	idx, ok := unwrapStore(s.store).(store.RecoveryIndex)
+	idx, ok := store.As[store.RecoveryIndex](s.store)
 	if !ok {
 		return 0, errors.New("server: the store does not list the threads whose run is unfinished (store.RecoveryIndex)")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
 
@@ -165,6 +166,37 @@ func TestMetricsCountRunsPausesResolutionsRequestsAndStoreLatency(t *testing.T) 
 	}
 	off := newEnv(t, setup{opts: []server.Option{server.WithMetrics(false)}})
 	expect(t, off.do(http.MethodGet, "/metrics", "", ""), 404, "not_found")
+}
+
+func TestAnInstrumentedStoreKeepsTheCapabilitiesOfTheStoreItWraps(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		wrap func(store.Store) store.Store
+	}{
+		{"instrumented", server.InstrumentStore},
+		{"instrumented twice", func(s store.Store) store.Store { return server.InstrumentStore(server.InstrumentStore(s)) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, setup{wrap: c.wrap})
+			if _, ok := store.As[store.ExpiryIndex](e.st); !ok {
+				t.Error("store.As finds no ExpiryIndex through the instrumentation")
+			}
+			if _, ok := store.As[store.RecoveryIndex](e.st); !ok {
+				t.Error("store.As finds no RecoveryIndex through the instrumentation")
+			}
+			if _, err := e.srv.ExpireQuestions(context.Background()); err != nil {
+				t.Errorf("ExpireQuestions on an instrumented store: %v", err)
+			}
+			if _, err := e.srv.RecoverThreads(context.Background()); err != nil {
+				t.Errorf("RecoverThreads on an instrumented store: %v", err)
+			}
+			e.start("refund", "m", `{"amount":1}`)
+			metrics := string(e.do(http.MethodGet, "/metrics", "", "").body)
+			if want := `interlude_store_operation_duration_seconds_count{op="append"} 1`; !strings.Contains(metrics, want) {
+				t.Errorf("/metrics lacks %s:\n%s", want, metrics)
+			}
+		})
+	}
 }
 
 func TestHealthAndInboxPlaceholder(t *testing.T) {

@@ -187,7 +187,7 @@ func New(opts ...Option) (*Server, error) {
 			return nil, fmt.Errorf("server: graph %q keeps its threads in another store than graph %q; compile every graph with the same graph.WithStore", name, infos[0].Name)
 		}
 		s.graphs[name] = g
-		if _, shared := g.Store().(store.Leaser); shared && s.claimer == nil {
+		if _, shared := store.As[store.Leaser](g.Store()); shared && s.claimer == nil {
 			s.claimer = g // any graph claims for all: they share the store
 		}
 		schema := g.InputSchema()
@@ -207,23 +207,18 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.runCtx, s.stopRuns = context.WithCancel(context.Background())
 	s.routes(cfg.metrics)
-	if w, ok := leaseWatcher(s.store); ok && s.hub != nil && cfg.watch > 0 {
+	if w, ok := store.As[store.LeaseWatcher](s.store); ok && s.hub != nil && cfg.watch > 0 {
 		go s.watchLeases(w, cfg.watch)
 	}
-	if _, ok := expiryIndex(s.store); ok && cfg.expiry > 0 {
+	if _, ok := store.As[store.ExpiryIndex](s.store); ok && cfg.expiry > 0 {
 		go s.watchExpiries(cfg.expiry)
 	}
-	if _, ok := unwrapStore(s.store).(store.RecoveryIndex); ok && cfg.recovery > 0 {
+	if _, ok := store.As[store.RecoveryIndex](s.store); ok && cfg.recovery > 0 {
 		go s.watchRecoveries(cfg.recovery)
 	}
 	if cfg.metrics {
 		s.metrics.hub = s.hub
-		switch is := s.store.(type) {
-		case *instrumentedStore:
-			s.metrics.store = is
-		case *instrumentedLeaser:
-			s.metrics.store = is.instrumentedStore
-		}
+		s.metrics.store, _ = store.As[*instrumentedStore](s.store)
 	}
 	return s, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // query checks a request's query parameters: only known ones, each at most once.
@@ -71,7 +72,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 	}
 	sq.Limit = int(limit)
 	if sq.Cursor != "" {
-		if _, err := store.DecodeCursor(sq.Cursor); err != nil {
+		if _, err := storekit.DecodeCursor(sq.Cursor); err != nil {
 			s.writeError(w, r, badRequest("cursor", "the cursor is malformed; pass next_cursor from a previous page unchanged"))
 			return
 		}

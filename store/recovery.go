@@ -18,7 +18,3 @@ type RecoveryIndex interface {
 	// recently updated first; with graphs, only threads of those graphs.
 	Unfinished(ctx context.Context, graphs []string, limit int) ([]Meta, error)
 }
-
-// UnfinishedLimit returns the number of threads Unfinished lists when asked for
-// limit: 0 (or less) means 100.
-func UnfinishedLimit(limit int) int { return ExpiredLimit(limit) }

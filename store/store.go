@@ -7,15 +7,19 @@
 // interrupts, times). Appends are compare-and-set on the thread's version, so two
 // writers can never both win.
 //
+// This package is the contract between a store and its callers: the Store
+// interface, the types it speaks, and the optional capabilities a store may
+// have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex), which callers find
+// with As, through any wrappers (such as server.InstrumentStore).
+//
 // Implementations: store/memory (tests and ephemeral use), store/sqlite (the
 // embedded default) and store/postgres (many server replicas). All pass the same
-// conformance suite, store/storetest.
+// conformance suite, store/storetest. To write another, start from
+// store/storekit, the helpers these share.
 package store
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -151,6 +155,13 @@ type Page struct {
 }
 
 // Store keeps threads. Implementations are safe for concurrent use.
+//
+// A store that wraps another (to time its operations, say) implements
+//
+//	Unwrap() Store
+//
+// returning the store it wraps, as a wrapping error does for errors.Unwrap:
+// As then finds the wrapped store's optional capabilities through it.
 type Store interface {
 	// Append applies a to its thread atomically, if the thread is at a.Expect.
 	Append(ctx context.Context, a Append) error
@@ -178,99 +189,4 @@ type Store interface {
 	Delete(ctx context.Context, threadID string) error
 	// Close releases the store's resources.
 	Close() error
-}
-
-// CheckFormat returns an error matching interlude.ErrUnknownFormat unless format is a
-// version this build reads. Stores call it on every record and snapshot they return.
-func CheckFormat(threadID string, version int64, format int) error {
-	if format >= 1 && format <= FormatVersion {
-		return nil
-	}
-	return &interlude.Error{
-		Code: interlude.CodeUnknownFormat,
-		Message: fmt.Sprintf("thread %q version %d has format %d, but this build reads formats 1 to %d; upgrade Interlude to read it",
-			threadID, version, format, FormatVersion),
-	}
-}
-
-// CheckAppend validates the shape of an append before a store applies it.
-func CheckAppend(a Append) error {
-	if a.ThreadID == "" {
-		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "append needs a thread id"}
-	}
-	if a.Expect < 0 {
-		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("append expects version %d; versions start at 0 (a new thread)", a.Expect)}
-	}
-	if len(a.Records) == 0 {
-		return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "append needs at least one record"}
-	}
-	for i, r := range a.Records {
-		if r.Version != a.Expect+int64(i)+1 {
-			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("record %d has version %d, want %d", i, r.Version, a.Expect+int64(i)+1)}
-		}
-		if err := CheckFormat(a.ThreadID, r.Version, r.Format); err != nil {
-			return err
-		}
-	}
-	if s := a.Snapshot; s != nil {
-		if s.Version != a.Records[len(a.Records)-1].Version {
-			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "snapshot version must be that of the last appended record"}
-		}
-		if err := CheckFormat(a.ThreadID, s.Version, s.Format); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Conflict returns the error for a failed compare-and-set.
-func Conflict(threadID string, expect, actual int64) error {
-	return &interlude.Error{
-		Code:    interlude.CodeConflict,
-		Message: fmt.Sprintf("thread %q is at version %d, not %d: another writer changed it first; reload and try again", threadID, actual, expect),
-	}
-}
-
-// NotFound returns the error for an unknown thread.
-func NotFound(threadID string) error {
-	return &interlude.Error{Code: interlude.CodeNotFound, Message: fmt.Sprintf("thread %q does not exist", threadID)}
-}
-
-// Cursor is the position in a listing after which the next page starts.
-type Cursor struct {
-	// UpdatedAt is when the last thread on the previous page was updated.
-	UpdatedAt time.Time `json:"u"`
-	// ThreadID is that thread's id; it orders threads updated at the same time.
-	ThreadID string `json:"t"`
-}
-
-// EncodeCursor encodes c for Page.NextCursor.
-func EncodeCursor(c Cursor) string {
-	b, _ := json.Marshal(c)
-	return encoding.EncodeToString(b)
-}
-
-// DecodeCursor decodes a Query.Cursor; a malformed cursor is an error matching
-// interlude.ErrInvalidRequest.
-func DecodeCursor(s string) (Cursor, error) {
-	var c Cursor
-	b, err := encoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil {
-		return c, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the cursor is malformed; pass next_cursor from a previous page unchanged"}
-	}
-	return c, nil
-}
-
-// PageLimit returns q's limit with the default and cap applied.
-func PageLimit(q Query) int {
-	switch {
-	case q.Limit <= 0:
-		return 50
-	case q.Limit > 1000:
-		return 1000
-	}
-	return q.Limit
 }

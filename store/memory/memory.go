@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // Store keeps threads in memory. The zero value is not usable; call New.
@@ -23,7 +24,7 @@ type thread struct {
 	meta      store.Meta
 	records   []store.Record
 	snapshots []store.Snapshot // in version order
-	expires   *time.Time       // store.EarliestExpiry(meta), taken when meta was appended
+	expires   *time.Time       // storekit.EarliestExpiry(meta), taken when meta was appended
 }
 
 var (
@@ -37,7 +38,7 @@ func New() *Store { return &Store{threads: make(map[string]*thread)} }
 
 // Append implements store.Store.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
-	if err := store.CheckAppend(a); err != nil {
+	if err := storekit.CheckAppend(a); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -51,7 +52,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		version = t.meta.Version
 	}
 	if version != a.Expect {
-		return store.Conflict(a.ThreadID, a.Expect, version)
+		return storekit.Conflict(a.ThreadID, a.Expect, version)
 	}
 	now := time.Now().UTC()
 	if t == nil {
@@ -77,7 +78,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		t.records = append(t.records, r)
 	}
 	t.meta.Version = a.Records[len(a.Records)-1].Version
-	t.expires = store.EarliestExpiry(t.meta)
+	t.expires = storekit.EarliestExpiry(t.meta)
 	if a.Snapshot != nil {
 		snap := *a.Snapshot
 		snap.Data = slices.Clone(snap.Data)
@@ -97,7 +98,7 @@ func readThread[T any](ctx context.Context, s *Store, threadID string, read func
 	defer s.mu.RUnlock()
 	t := s.threads[threadID]
 	if t == nil {
-		return zero, store.NotFound(threadID)
+		return zero, storekit.NotFound(threadID)
 	}
 	return read(t)
 }
@@ -116,7 +117,7 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 		var after int64
 		if n := len(t.snapshots); n > 0 {
 			snap := t.snapshots[n-1]
-			if err := store.CheckFormat(threadID, snap.Version, snap.Format); err != nil {
+			if err := storekit.CheckFormat(threadID, snap.Version, snap.Format); err != nil {
 				return nil, err
 			}
 			out.Snapshot = &snap
@@ -134,7 +135,7 @@ func recordsBetween(threadID string, recs []store.Record, after, before int64, l
 		if before > 0 && r.Version > before {
 			break
 		}
-		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+		if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -179,7 +180,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 		out := &store.HistoryPage{}
 		for v := newest; v >= oldest; v-- {
 			r := t.records[v-1]
-			if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+			if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 				return nil, err
 			}
 			out.Records = append(out.Records, r)
@@ -191,7 +192,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 		var after int64
 		if i > 0 {
 			snap := t.snapshots[i-1]
-			if err := store.CheckFormat(threadID, snap.Version, snap.Format); err != nil {
+			if err := storekit.CheckFormat(threadID, snap.Version, snap.Format); err != nil {
 				return nil, err
 			}
 			out.Base, after = &snap, snap.Version
@@ -220,9 +221,9 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var after *store.Cursor
+	var after *storekit.Cursor
 	if q.Cursor != "" {
-		c, err := store.DecodeCursor(q.Cursor)
+		c, err := storekit.DecodeCursor(q.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +236,7 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 		if (q.Status != "" && m.Status != q.Status) || (q.Graph != "" && m.Graph != q.Graph) {
 			continue
 		}
-		if after != nil && !store.Before(m.UpdatedAt, m.ThreadID, *after) {
+		if after != nil && !storekit.Before(m.UpdatedAt, m.ThreadID, *after) {
 			continue
 		}
 		metas = append(metas, cloneMeta(m))
@@ -247,8 +248,8 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 		}
 		return cmp.Compare(b.ThreadID, a.ThreadID)
 	})
-	limit := store.PageLimit(q)
-	return store.NewPage(metas, limit), nil
+	limit := storekit.PageLimit(q)
+	return storekit.NewPage(metas, limit), nil
 }
 
 // Expired implements store.ExpiryIndex. Like List it scans every thread, which
@@ -258,7 +259,7 @@ func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, lim
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	limit = store.ExpiredLimit(limit)
+	limit = storekit.ExpiredLimit(limit)
 	type due struct {
 		at   time.Time
 		meta store.Meta
@@ -290,7 +291,7 @@ func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	limit = store.UnfinishedLimit(limit)
+	limit = storekit.UnfinishedLimit(limit)
 	var metas []store.Meta
 	s.mu.RLock()
 	for _, t := range s.threads {

@@ -712,3 +712,42 @@ func TestUnfinishedLeavesOutThreadsALiveRunHolds(t *testing.T) {
 		t.Fatalf("without a lease, Unfinished lists %v, want [t]", got)
 	}
 }
+
+// unwrapping wraps a store the way instrumentation does: it has the Store
+// methods only, and Unwrap.
+type unwrapping struct{ store.Store }
+
+func (w unwrapping) Unwrap() store.Store { return w.Store }
+
+func TestAWrappedStoreStillLeasesThroughAs(t *testing.T) {
+	s := openTest(t)
+	wrapped := unwrapping{unwrapping{s}}
+	for name, ok := range map[string]bool{
+		"LeaseWatcher":  has[store.LeaseWatcher](wrapped),
+		"ExpiryIndex":   has[store.ExpiryIndex](wrapped),
+		"RecoveryIndex": has[store.RecoveryIndex](wrapped),
+	} {
+		if !ok {
+			t.Errorf("store.As finds no %s through two wrappers", name)
+		}
+	}
+	l, ok := store.As[store.Leaser](wrapped)
+	if !ok {
+		t.Fatal("store.As finds no Leaser through two wrappers")
+	}
+	ctx := context.Background()
+	held, err := l.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "replica-a", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(ctx)
+	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "replica-b", TTL: time.Minute}); !errors.Is(err, interlude.ErrThreadBusy) {
+		t.Fatalf("a lease taken through the wrappers does not hold the thread: err = %v, want ErrThreadBusy", err)
+	}
+}
+
+// has reports whether store.As finds T in s.
+func has[T any](s store.Store) bool {
+	_, ok := store.As[T](s)
+	return ok
+}

@@ -48,6 +48,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -306,10 +307,10 @@ func b2i(b bool) int {
 
 // Append implements store.Store.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
-	if err := store.CheckAppend(a); err != nil {
+	if err := storekit.CheckAppend(a); err != nil {
 		return err
 	}
-	interrupts, err := store.EncodeInterrupts(a.Meta.Interrupts)
+	interrupts, err := storekit.EncodeInterrupts(a.Meta.Interrupts)
 	if err != nil {
 		return err
 	}
@@ -343,7 +344,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		}
 	}
 	args := []any{a.ThreadID, a.Meta.Graph, string(a.Meta.Status), versions[n-1], interrupts, sixth, updated,
-		versions, formats, kinds, datas, created, store.ExpiryNanos(a.Meta)}
+		versions, formats, kinds, datas, created, storekit.ExpiryNanos(a.Meta)}
 	if sn := a.Snapshot; sn != nil {
 		args = append(args, sn.Version, int32(sn.Format), nonNil(sn.Data))
 		size += len(sn.Data)
@@ -358,7 +359,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		if err != nil {
 			return err
 		}
-		return store.Conflict(a.ThreadID, a.Expect, actual)
+		return storekit.Conflict(a.ThreadID, a.Expect, actual)
 	}
 	return nil
 }
@@ -377,7 +378,7 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 // thread has no row.
 func (s *Store) found(op, threadID string, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.NotFound(threadID)
+		return storekit.NotFound(threadID)
 	}
 	if err != nil {
 		return s.wrap(op, threadID, err)
@@ -412,11 +413,11 @@ func (r *loadRow) loaded(threadID string) (*store.Loaded, error) {
 	out := &store.Loaded{Meta: store.Meta{ThreadID: threadID, Graph: *r.graph, Status: store.Status(*r.status), Version: *r.version,
 		CreatedAt: fromNanos(*r.created), UpdatedAt: fromNanos(*r.updated)}}
 	var err error
-	if out.Meta.Interrupts, err = store.DecodeInterrupts("postgres", threadID, r.interrupts); err != nil {
+	if out.Meta.Interrupts, err = storekit.DecodeInterrupts("postgres", threadID, r.interrupts); err != nil {
 		return nil, err
 	}
 	if r.snapVer != nil {
-		if err := store.CheckFormat(threadID, *r.snapVer, int(*r.snapFormat)); err != nil {
+		if err := storekit.CheckFormat(threadID, *r.snapVer, int(*r.snapFormat)); err != nil {
 			return nil, err
 		}
 		out.Snapshot = &store.Snapshot{Version: *r.snapVer, Format: int(*r.snapFormat), Data: r.snapData}
@@ -425,7 +426,7 @@ func (r *loadRow) loaded(threadID string) (*store.Loaded, error) {
 		out.Records = make([]store.Record, len(r.versions))
 	}
 	for i, v := range r.versions {
-		if err := store.CheckFormat(threadID, v, int(r.formats[i])); err != nil {
+		if err := storekit.CheckFormat(threadID, v, int(r.formats[i])); err != nil {
 			return nil, err
 		}
 		out.Records[i] = store.Record{Version: v, Format: int(r.formats[i]), Kind: r.kinds[i], Data: r.datas[i], CreatedAt: fromNanos(r.createdAt[i])}
@@ -472,7 +473,7 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 			return nil, s.wrap("read the records of", threadID, err)
 		}
 		r.Format, r.CreatedAt = int(format), fromNanos(created)
-		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+		if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 			return nil, err
 		}
 		out = append(out, r)
@@ -485,7 +486,7 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 		if v, err := s.Version(ctx, threadID); err != nil {
 			return nil, err
 		} else if v == 0 {
-			return nil, store.NotFound(threadID)
+			return nil, storekit.NotFound(threadID)
 		}
 	}
 	return out, nil
@@ -522,7 +523,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 			continue
 		}
 		r.Format, r.CreatedAt = int(format), fromNanos(created)
-		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+		if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 			return nil, err
 		}
 		switch part {
@@ -538,7 +539,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 		return nil, s.wrap("read the history of", threadID, err)
 	}
 	if !known {
-		return nil, store.NotFound(threadID)
+		return nil, storekit.NotFound(threadID)
 	}
 	// The parts are unions of scans in key order, which Postgres follows
 	// without promising to: make sure.
@@ -577,7 +578,7 @@ func (s *Store) listQuery(q store.Query, limit int) (string, []any, error) {
 		conds = append(conds, "t.graph = "+arg(q.Graph))
 	}
 	if q.Cursor != "" {
-		c, err := store.DecodeCursor(q.Cursor)
+		c, err := storekit.DecodeCursor(q.Cursor)
 		if err != nil {
 			return "", nil, err
 		}
@@ -626,7 +627,7 @@ func (s *Store) listQuery(q store.Query, limit int) (string, []any, error) {
 // reads only the page; a listing by graph alone uses the index of all threads
 // and skips the other graphs' threads.
 func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
-	limit := store.PageLimit(q)
+	limit := storekit.PageLimit(q)
 	query, args, err := s.listQuery(q, limit)
 	if err != nil {
 		return nil, err
@@ -635,19 +636,19 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list threads: %w", err)
 	}
-	return store.NewPage(threads, limit), nil
+	return storekit.NewPage(threads, limit), nil
 }
 
 // Expired implements store.ExpiryIndex. It walks the index of the threads'
 // earliest expiries (schema version 5) from the start, so it reads only the
 // threads it returns; their status is reported as Meta reports it.
 func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
-	limit = store.ExpiredLimit(limit)
+	limit = storekit.ExpiredLimit(limit)
 	var names any // NULL: every graph
 	if len(graphs) > 0 {
 		names = graphs
 	}
-	threads, err := scanMetas(s.pool.Query(ctx, s.sql.expiredQuestions, store.UnixNano(now), limit, names))
+	threads, err := scanMetas(s.pool.Query(ctx, s.sql.expiredQuestions, storekit.UnixNano(now), limit, names))
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list the threads whose questions expired: %w", err)
 	}
@@ -663,7 +664,7 @@ func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]s
 	if len(graphs) > 0 {
 		names = graphs
 	}
-	threads, err := scanMetas(s.pool.Query(ctx, s.sql.unfinished, store.UnfinishedLimit(limit), names))
+	threads, err := scanMetas(s.pool.Query(ctx, s.sql.unfinished, storekit.UnfinishedLimit(limit), names))
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list the threads whose run is unfinished: %w", err)
 	}
@@ -742,7 +743,7 @@ func scanMeta(row pgx.Row, threadID string) (*store.Meta, error) {
 	m.Status = store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	var err error
-	m.Interrupts, err = store.DecodeInterrupts("postgres", m.ThreadID, interrupts)
+	m.Interrupts, err = storekit.DecodeInterrupts("postgres", m.ThreadID, interrupts)
 	return m, err
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 	"github.com/interludehq/interlude/store/storetest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -240,7 +241,7 @@ func explain(t testing.TB, conn interface {
 func TestListUsesIndex(t *testing.T) {
 	s := openTest(t)
 	tx := indexWalks(t, s)
-	cursor := store.EncodeCursor(store.Cursor{ThreadID: "x"})
+	cursor := storekit.EncodeCursor(storekit.Cursor{ThreadID: "x"})
 	for _, c := range []struct {
 		q     store.Query
 		index string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 var writeGolden = flag.Bool("write-golden", false, "create a missing testdata/schema-vN.sqlite fixture for the current schema version")
@@ -293,7 +294,7 @@ func testGolden(t *testing.T, version int) {
 	}
 	var expiries []expiry
 	for id, w := range wants {
-		if e := store.EarliestExpiry(w.meta); e != nil {
+		if e := storekit.EarliestExpiry(w.meta); e != nil {
 			expiries = append(expiries, expiry{id, *e})
 		}
 	}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
@@ -206,10 +207,10 @@ func (s *Store) Path() string { return s.path }
 // together (group commit, see commit.go): each keeps its own compare-and-set, and
 // each returns only once its transaction is durable.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
-	if err := store.CheckAppend(a); err != nil {
+	if err := storekit.CheckAppend(a); err != nil {
 		return err
 	}
-	interrupts, err := store.EncodeInterrupts(a.Meta.Interrupts)
+	interrupts, err := storekit.EncodeInterrupts(a.Meta.Interrupts)
 	if err != nil {
 		return err
 	}
@@ -226,7 +227,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 		updated = a.Meta.UpdatedAt.UnixNano()
 	}
 	last := a.Records[len(a.Records)-1].Version
-	expires := store.ExpiryNanos(a.Meta) // nil: NULL
+	expires := storekit.ExpiryNanos(a.Meta) // nil: NULL
 	// The compare-and-set: a new thread's row must not exist, an existing thread's
 	// row must be at a.Expect.
 	var res sql.Result
@@ -248,7 +249,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 		if err := tx.StmtContext(ctx, s.curVersion).QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return s.wrap("append to", a.ThreadID, err)
 		}
-		return store.Conflict(a.ThreadID, a.Expect, actual)
+		return storekit.Conflict(a.ThreadID, a.Expect, actual)
 	}
 	ins := tx.StmtContext(ctx, s.insRecord)
 	for _, r := range a.Records {
@@ -288,19 +289,19 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 	err = tx.StmtContext(ctx, s.selLoad).QueryRowContext(ctx, threadID).
 		Scan(&m.Graph, &status, &m.Version, &interrupts, &created, &updated, &snapVer, &snapFormat, &snapData)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.NotFound(threadID)
+		return nil, storekit.NotFound(threadID)
 	}
 	if err != nil {
 		return nil, s.wrap("load", threadID, err)
 	}
 	m.ThreadID, m.Status = threadID, store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
-	if m.Interrupts, err = store.DecodeInterrupts("sqlite", threadID, interrupts); err != nil {
+	if m.Interrupts, err = storekit.DecodeInterrupts("sqlite", threadID, interrupts); err != nil {
 		return nil, err
 	}
 	var after int64
 	if snapVer.Valid {
-		if err := store.CheckFormat(threadID, snapVer.Int64, int(snapFormat.Int64)); err != nil {
+		if err := storekit.CheckFormat(threadID, snapVer.Int64, int(snapFormat.Int64)); err != nil {
 			return nil, err
 		}
 		out.Snapshot = &store.Snapshot{Version: snapVer.Int64, Format: int(snapFormat.Int64), Data: snapData}
@@ -350,7 +351,7 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 		if v, err := s.Version(ctx, threadID); err != nil {
 			return nil, err
 		} else if v == 0 {
-			return nil, store.NotFound(threadID)
+			return nil, storekit.NotFound(threadID)
 		}
 	}
 	return out, nil
@@ -394,7 +395,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 		var v int64
 		err := tx.StmtContext(ctx, s.selVersion).QueryRowContext(ctx, threadID).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, store.NotFound(threadID)
+			return nil, storekit.NotFound(threadID)
 		}
 		if err != nil {
 			return nil, s.wrap("read the history of", threadID, err)
@@ -409,7 +410,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 	case err != nil:
 		return nil, s.wrap("read the history of", threadID, err)
 	default:
-		if err := store.CheckFormat(threadID, base.Version, base.Format); err != nil {
+		if err := storekit.CheckFormat(threadID, base.Version, base.Format); err != nil {
 			return nil, err
 		}
 		out.Base = &base
@@ -430,7 +431,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
 	m, err := scanMeta(s.selMeta.QueryRowContext(ctx, threadID), threadID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.NotFound(threadID)
+		return nil, storekit.NotFound(threadID)
 	}
 	if err != nil {
 		return nil, s.wrap("read", threadID, err)
@@ -456,7 +457,7 @@ func listQuery(q store.Query, limit int) (string, []any, error) {
 		args = append(args, q.Graph)
 	}
 	if q.Cursor != "" {
-		c, err := store.DecodeCursor(q.Cursor)
+		c, err := storekit.DecodeCursor(q.Cursor)
 		if err != nil {
 			return "", nil, err
 		}
@@ -476,7 +477,7 @@ func listQuery(q store.Query, limit int) (string, []any, error) {
 // an index in order and reads only the page; a listing by graph alone, or of
 // everything, sorts the matching threads.
 func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
-	limit := store.PageLimit(q)
+	limit := storekit.PageLimit(q)
 	query, args, err := listQuery(q, limit)
 	if err != nil {
 		return nil, err
@@ -485,7 +486,7 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list threads: %w", err)
 	}
-	return store.NewPage(threads, limit), nil
+	return storekit.NewPage(threads, limit), nil
 }
 
 // expiredSQL lists the threads whose first question expires at or before a
@@ -499,7 +500,7 @@ const expiredSQL = `SELECT id, graph, status, version, interrupts, created_at, u
 // earliest expiries (schema version 2) from the start, so it reads only the
 // threads it returns.
 func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
-	limit = store.ExpiredLimit(limit)
+	limit = storekit.ExpiredLimit(limit)
 	var names any // NULL: every graph
 	if len(graphs) > 0 {
 		data, err := json.Marshal(graphs)
@@ -508,7 +509,7 @@ func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, lim
 		}
 		names = string(data)
 	}
-	threads, err := scanMetas(s.selExpired.QueryContext(ctx, store.UnixNano(now), limit, names))
+	threads, err := scanMetas(s.selExpired.QueryContext(ctx, storekit.UnixNano(now), limit, names))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list the threads whose questions expired: %w", err)
 	}
@@ -535,7 +536,7 @@ func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]s
 		}
 		names = string(data)
 	}
-	threads, err := scanMetas(s.selUnfinished.QueryContext(ctx, store.UnfinishedLimit(limit), names))
+	threads, err := scanMetas(s.selUnfinished.QueryContext(ctx, storekit.UnfinishedLimit(limit), names))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list the threads whose run is unfinished: %w", err)
 	}
@@ -657,7 +658,7 @@ func scanMeta(row scanner, threadID string) (*store.Meta, error) {
 	m.Status = store.Status(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	var err error
-	m.Interrupts, err = store.DecodeInterrupts("sqlite", m.ThreadID, interrupts)
+	m.Interrupts, err = storekit.DecodeInterrupts("sqlite", m.ThreadID, interrupts)
 	return m, err
 }
 
@@ -670,7 +671,7 @@ func scanRecords(threadID string, rows *sql.Rows) ([]store.Record, error) {
 		if err := rows.Scan(&r.Version, &r.Format, &r.Kind, &r.Data, &created); err != nil {
 			return nil, err
 		}
-		if err := store.CheckFormat(threadID, r.Version, r.Format); err != nil {
+		if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 			return nil, err
 		}
 		r.CreatedAt = fromNanos(created)

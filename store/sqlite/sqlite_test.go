@@ -11,6 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 	"github.com/interludehq/interlude/store/storetest"
 )
 
@@ -195,7 +196,7 @@ func TestSizeAndCheckpoint(t *testing.T) {
 // in order: no full scan, no sort.
 func TestListUsesIndex(t *testing.T) {
 	s := openTemp(t)
-	cursor := store.EncodeCursor(store.Cursor{ThreadID: "x"})
+	cursor := storekit.EncodeCursor(storekit.Cursor{ThreadID: "x"})
 	for _, c := range []struct {
 		q     store.Query
 		index string

@@ -11,6 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // DefaultBenchThreads is how many threads the listing benchmarks seed unless
@@ -95,12 +96,12 @@ func BenchmarkList(b *testing.B, s store.Store, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		want := min(store.PageLimit(q), n/10)
+		want := min(storekit.PageLimit(q), n/10)
 		if q.Graph != "" {
 			want = min(want, n/10/syntheticGraphs)
 		}
 		if q.Status == "" {
-			want = min(store.PageLimit(q), n)
+			want = min(storekit.PageLimit(q), n)
 		}
 		if len(p.Threads) < want {
 			b.Fatalf("List(%+v) returned %d threads, want %d: is the store seeded with %d synthetic threads?", q, len(p.Threads), want, n)

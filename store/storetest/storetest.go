@@ -36,6 +36,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // Options are the hooks a store gives the suite for what the Store interface
@@ -1130,7 +1131,7 @@ func (h *harness) listPaging(t *testing.T) {
 func (h *harness) listMalformedCursor(t *testing.T) {
 	s := h.open(t)
 	seedList(t, s, listFixture()[:3])
-	for _, c := range []string{"not a cursor!", "e30x", "%%%", "eyJ1IjoxfQ", store.EncodeCursor(store.Cursor{})[:3] + "@"} {
+	for _, c := range []string{"not a cursor!", "e30x", "%%%", "eyJ1IjoxfQ", storekit.EncodeCursor(storekit.Cursor{})[:3] + "@"} {
 		_, err := s.List(context.Background(), store.Query{Cursor: c})
 		if !isCode(err, interlude.ErrInvalidRequest) {
 			t.Errorf("List(cursor %q): err = %v, want ErrInvalidRequest", c, err)

@@ -1,4 +1,4 @@
-package store
+package storekit
 
 import (
 	"encoding/json"

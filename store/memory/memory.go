@@ -236,7 +236,7 @@ func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {
 		if (q.Status != "" && m.Status != q.Status) || (q.Graph != "" && m.Graph != q.Graph) {
 			continue
 		}
-		if after != nil && !storekit.Before(m.UpdatedAt, m.ThreadID, *after) {
+		if after != nil && !storekit.OnLaterPage(m.UpdatedAt, m.ThreadID, *after) {
 			continue
 		}
 		metas = append(metas, cloneMeta(m))

@@ -50,9 +50,9 @@ func PageLimit(q store.Query) int {
 	return q.Limit
 }
 
-// Before reports whether a thread updated at u with id id sorts after cursor c in a
-// newest-first listing, that is, belongs to the page after c.
-func Before(u time.Time, id string, c Cursor) bool {
+// OnLaterPage reports whether a thread updated at u with id id sorts after cursor
+// c in a newest-first listing, that is, belongs to a page after c.
+func OnLaterPage(u time.Time, id string, c Cursor) bool {
 	if !u.Equal(c.UpdatedAt) {
 		return u.Before(c.UpdatedAt)
 	}

@@ -237,6 +237,8 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		if strings.Contains(errOut, "leave graph out") {
 			t.Errorf("the refusal speaks of the HTTP body:\n%s", errOut)
 		}
+		s.expectCLI(t, nil, exitRefused, []string{"run", "refund", "--thread", "no-such-thread"},
+			"thread no-such-thread does not exist; start it with INPUT_JSON or --message (interlude graphs refund shows the input it takes)")
 		_, _, errOut = s.cli(t, nil, "run", "refund", "nope")
 		if !strings.Contains(errOut, `'{"amount": 150}'; interlude graphs refund shows the input it takes`) || strings.Contains(errOut, "approved") {
 			t.Errorf("bad input JSON is not explained as input:\n%s", errOut)

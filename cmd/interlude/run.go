@@ -89,7 +89,13 @@ func (r *remote) result(res *client.RunResult) error {
 // graph or its input; others are returned as they are.
 func (r *remote) runRefused(err error, req client.InvokeRequest) error {
 	var ce *client.Error
-	if !errors.As(err, &ce) || ce.Code != "invalid_request" {
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if ce.Code == "not_found" && req.Input == nil && req.Messages == nil && req.ThreadID != "" {
+		return &restated{err: ce, say: fmt.Sprintf("thread %s does not exist; start it with INPUT_JSON or --message (%s graphs %s shows the input it takes)", req.ThreadID, self, quote(req.Graph))}
+	}
+	if ce.Code != "invalid_request" {
 		return err
 	}
 	switch p := ce.Path(); {

@@ -226,7 +226,8 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"cancel", "ts-1"}, "Thread ts-1: completed", `"outcome":"stopped"`)
 	})
 	t.Run("graphs shows what each graph starts with", func(t *testing.T) {
-		s.expectCLI(t, nil, exitOK, []string{"graphs"}, "refund  input: amount", "support-agent")
+		s.expectCLI(t, nil, exitOK, []string{"graphs"}, "refund  input: amount", "support-agent  input: messages")
+		s.expectCLI(t, nil, exitOK, []string{"graphs", "support-agent"}, "messages", "start one: interlude run support-agent --message TEXT")
 		s.expectCLI(t, nil, exitOK, []string{"graphs", "refund"}, "Graph refund", "input (* required):", "amount", "(number)",
 			"start one: interlude run refund '{", "input schema: {")
 		s.expectCLI(t, nil, exitUsage, []string{"graphs", "nope"}, `the server hosts no graph "nope"; it hosts `)

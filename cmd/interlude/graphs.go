@@ -65,6 +65,7 @@ type inputField struct {
 
 // readInput reads the top-level fields of an input schema, in name order.
 func readInput(raw json.RawMessage) []inputField {
+	raw = resolveTop(raw)
 	var s struct {
 		Properties map[string]struct {
 			Type        any               `json:"type"`
@@ -105,6 +106,24 @@ func readInput(raw json.RawMessage) []inputField {
 	}
 	slices.SortFunc(out, func(a, b inputField) int { return strings.Compare(a.name, b.name) })
 	return out
+}
+
+// resolveTop returns the definition a schema's top-level "$ref" names within its
+// own "$defs" (as schemas derived from Go types are written), or the schema.
+func resolveTop(raw json.RawMessage) json.RawMessage {
+	var top struct {
+		Ref  string                     `json:"$ref"`
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	if json.Unmarshal(raw, &top) != nil {
+		return raw
+	}
+	if name, ok := strings.CutPrefix(top.Ref, "#/$defs/"); ok {
+		if def, ok := top.Defs[name]; ok {
+			return def
+		}
+	}
+	return raw
 }
 
 func exampleOf(typ string) json.RawMessage {
@@ -171,7 +190,11 @@ func printGraph(w io.Writer, g client.GraphInfo) {
 			}
 			fmt.Fprintln(w, row)
 		}
-		fmt.Fprintf(w, "  start one: %s run %s %s\n", self, line(quote(g.Name)), line(exampleInput(fields)))
+		if slices.ContainsFunc(fields, func(f inputField) bool { return f.name == "messages" }) {
+			fmt.Fprintf(w, "  start one: %s run %s --message TEXT\n", self, line(quote(g.Name)))
+		} else {
+			fmt.Fprintf(w, "  start one: %s run %s %s\n", self, line(quote(g.Name)), line(exampleInput(fields)))
+		}
 	}
 	fmt.Fprintf(w, "  input schema: %s\n", compact(g.InputSchema))
 }

@@ -291,3 +291,16 @@ func TestAmountsKeepTheirCentsAndAreSentUnchanged(t *testing.T) {
 		t.Errorf("the amount sent is %q (found %v), want the same number, 89.5", sent.Arguments.Amount, found)
 	}
 }
+
+func TestAWaitingApprovalShowsTheToolResultsThatAlreadyFinished(t *testing.T) {
+	ctx := tab(t)
+	e := newEnv(t, nil)
+	openApproval(t, ctx, e, "s-finished", "Please refund $40 on order A-2002")
+	contains(t, "the conversation's summary", text(t, ctx, "details.conversation summary"), "1 finished tool result")
+	do(t, ctx, "unfold the conversation", chromedp.Click(chromedp.CSS(`details.conversation summary`)))
+	finished := text(t, ctx, "li.message.finished")
+	contains(t, "the finished lookup", finished, "Tool result: lookup_order", "finished while this question waits", `"customer":"Sam Lee"`)
+	if n := eval[int](t, ctx, `document.querySelectorAll('li.message.role-tool').length`); n != 1 {
+		t.Errorf("the waiting turn shows %d tool results, want only the finished lookup", n)
+	}
+}

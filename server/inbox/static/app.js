@@ -599,7 +599,7 @@ async function openQuestion(thread, id, moveFocus) {
     pending ? null : resolvedBox(resolution, th, q, shownFlash),
     h('div', { class: 'gone', role: 'status', hidden: true }),
     isToolApproval(q) ? toolSection(q, pending ? undefined : resolution) : valueSection(q),
-    conversation(th.messages),
+    conversation(th.messages, pending ? th.finished_tool_results : null),
     pending ? answerSection(th, q) : null,
     historySection(entries, id, hist?.error, hist?.next_before ? () => showOlderHistory(d) : null));
   ui.detail.replaceChildren(backLink(), article);
@@ -834,10 +834,13 @@ function blocksOf(m) {
 
 /**
  * conversation shows an agent thread's last messages: each turn with who
- * spoke, and each tool result as a turn of its own, named after its tool.
+ * spoke, and each tool result as a turn of its own, named after its tool. The
+ * results of the waiting turn's calls that already finished (finished) follow,
+ * marked as such: the approver sees what the lookup found before deciding.
  */
-function conversation(messages) {
+function conversation(messages, finished) {
   if (!Array.isArray(messages) || messages.length === 0) return null;
+  const done = Array.isArray(finished) ? finished.filter((b) => b?.type === 'tool_result') : [];
   const tools = new Map(); // tool call id → tool name
   for (const m of messages) {
     for (const b of blocksOf(m)) if (b?.type === 'tool_use' && b.id) tools.set(b.id, b.name);
@@ -861,8 +864,16 @@ function conversation(messages) {
         h('p', { class: `tool-result${b.is_error ? ' error-result' : ''}` }, blockText(b) || h('span', { class: 'none' }, 'no text'))));
     }
   }
+  for (const b of done) {
+    const name = tools.get(b.tool_use_id);
+    items.push(h('li', { class: `message role-tool finished${b.is_error ? ' failed' : ''}` },
+      h('p', { class: 'role' }, b.is_error ? 'Tool failed' : 'Tool result', name ? [': ', h('code', { class: 'tool-name' }, name)] : null,
+        h('span', { class: 'finished-label' }, 'finished while this question waits')),
+      h('p', { class: `tool-result${b.is_error ? ' error-result' : ''}` }, blockText(b) || h('span', { class: 'none' }, 'no text'))));
+  }
+  const waiting = done.length > 0 ? `, ${plural(done.length, 'finished tool result')}` : '';
   return h('details', { class: 'conversation' },
-    h('summary', null, `Conversation (${plural(messages.length, 'message')})`),
+    h('summary', null, `Conversation (${plural(messages.length, 'message')}${waiting})`),
     messages.length > last.length ? h('p', { class: 'small' }, `The last ${last.length} are shown.`) : null,
     h('ol', null, items));
 }

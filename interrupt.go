@@ -42,18 +42,18 @@ func Interrupt(ctx context.Context, req Request) (Answer, error) {
 	if x, ok := s.Lookup(id); ok {
 		// Still pending from an earlier attempt: raise the recorded question again so
 		// its creation time and content stay those the person was shown.
-		in = Question(x.Interrupt)
+		in = x.Interrupt
 	}
-	s.Raise(task.Interrupt(in))
+	s.Raise(in)
 	return Answer{}, &PausedError{Interrupt: in}
 }
 
-func answerOf(id string, r *task.Resolution) (Answer, error) {
-	switch ResolutionKind(r.Kind) {
+func answerOf(id string, r *Resolution) (Answer, error) {
+	switch r.Kind {
 	case KindResolved:
 		return Answer{Data: r.Response, By: r.By, At: r.At}, nil
 	case KindCancelled, KindExpired:
-		return Answer{Cancelled: true, Expired: ResolutionKind(r.Kind) == KindExpired, By: r.By, At: r.At}, nil
+		return Answer{Cancelled: true, Expired: r.Kind == KindExpired, By: r.By, At: r.At}, nil
 	case KindRejected:
 		e := &RejectedError{InterruptID: id, By: r.By}
 		if r.Error != nil {
@@ -107,7 +107,7 @@ func Resumption(ctx context.Context) (Resumed, bool) {
 	xs := s.Exchanges()
 	for i := len(xs) - 1; i >= 0; i-- {
 		if xs[i].Resolution != nil {
-			return Resumed{Interrupt: Question(xs[i].Interrupt), Resolution: resolutionOf(xs[i].Resolution)}, true
+			return Resumed{Interrupt: xs[i].Interrupt, Resolution: *xs[i].Resolution}, true
 		}
 	}
 	return Resumed{}, false
@@ -121,24 +121,7 @@ func Exchanges(ctx context.Context) []Exchange {
 	if s == nil {
 		return nil
 	}
-	xs := s.Exchanges()
-	out := make([]Exchange, len(xs))
-	for i, x := range xs {
-		out[i] = Exchange{Interrupt: Question(x.Interrupt)}
-		if x.Resolution != nil {
-			r := resolutionOf(x.Resolution)
-			out[i].Resolution = &r
-		}
-	}
-	return out
-}
-
-func resolutionOf(r *task.Resolution) Resolution {
-	out := Resolution{Kind: ResolutionKind(r.Kind), Response: r.Response, By: r.By, At: r.At}
-	if r.Error != nil {
-		out.Error = &Rejection{Name: r.Error.Name, Message: r.Error.Message}
-	}
-	return out
+	return s.Exchanges()
 }
 
 // IsPaused reports whether err is (or wraps) the pause of an Interrupt call.

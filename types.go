@@ -2,11 +2,10 @@ package interlude
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/interludehq/interlude/internal/jsonerr"
-	"github.com/interludehq/interlude/internal/task"
+	"github.com/interludehq/interlude/internal/vocab"
 )
 
 // Reasons commonly given for an interrupt. Any string is allowed.
@@ -43,90 +42,41 @@ type Request struct {
 	TTL time.Duration
 }
 
-// Question is an interrupt: a question raised by Interrupt, as recorded in the thread.
-type Question struct {
-	// ID is stable: the same task re-running for a resume raises the same id.
-	ID string `json:"id"`
-	// Name is the Request's Name, if any.
-	Name string `json:"name,omitempty"`
-	// Node is the graph node whose task raised the interrupt.
-	Node string `json:"node"`
-	// Path is the task path: the node, then sub-task keys such as a tool call id.
-	Path []string `json:"path,omitempty"`
-	// ToolCallID is the tool call that raised the interrupt, or "".
-	ToolCallID string `json:"tool_call_id,omitempty"`
-	// Message is the question.
-	Message string `json:"message"`
-	// Reason is the machine-readable reason.
-	Reason string `json:"reason"`
-	// Value is the data attached for the person answering, as JSON.
-	Value json.RawMessage `json:"value,omitempty"`
-	// Schema is the JSON Schema the answer must match, or nil.
-	Schema json.RawMessage `json:"response_schema,omitempty"`
-	// State is the interrupting code's private state, as JSON.
-	State json.RawMessage `json:"state,omitempty"`
-	// CreatedAt is when the interrupt was raised.
-	CreatedAt time.Time `json:"created_at"`
-	// ExpiresAt is when the question is meant to stop being open (see Request.TTL),
-	// or nil.
-	ExpiresAt *time.Time `json:"expires_at"`
-}
-
-var _ = task.Interrupt(Question{}) // the runtime converts between the two; keep them identical
+// Question is an interrupt: a question raised by Interrupt, as recorded in the
+// thread. It carries its id, the node and task path that raised it, the message,
+// reason, attached value, response schema and private state, and when it was
+// raised and expires. Its Check method validates an answer against it.
+type Question = vocab.Question
 
 // ResolutionKind says how an interrupt was resolved.
-type ResolutionKind string
+type ResolutionKind = vocab.ResolutionKind
 
 // The ways an interrupt can be resolved.
 const (
 	// KindResolved answers with data.
-	KindResolved ResolutionKind = "resolved"
+	KindResolved = vocab.KindResolved
 	// KindRejected declines with an error.
-	KindRejected ResolutionKind = "rejected"
+	KindRejected = vocab.KindRejected
 	// KindCancelled withdraws the question; Interrupt reports a cancelled answer.
-	KindCancelled ResolutionKind = "cancelled"
+	KindCancelled = vocab.KindCancelled
 	// KindExpired is a cancellation made because the question's TTL passed (Expire).
-	KindExpired ResolutionKind = "expired"
+	KindExpired = vocab.KindExpired
 )
 
-// Resolution is the answer to one interrupt, with who gave it and when.
-type Resolution struct {
-	// Kind is how the interrupt was resolved.
-	Kind ResolutionKind `json:"status"`
-	// Response is the answer's data for KindResolved.
-	Response json.RawMessage `json:"response,omitempty"`
-	// Error is the rejection for KindRejected; nil means no reason was given.
-	Error *Rejection `json:"error,omitempty"`
-	// By names who answered (for example the API token's name).
-	By string `json:"by,omitempty"`
-	// At is when the resolution was committed.
-	At time.Time `json:"at"`
+// Resolution is the answer to one interrupt, with who gave it and when: its Kind,
+// the Response data for KindResolved, the Error of a rejection, By and At. Its Same
+// method compares two answers, and Err reports an answer that could not be encoded.
+type Resolution = vocab.Resolution
 
-	err error // an encoding failure in Resolve, reported when the resolution is used
-}
-
-// Rejection is the error a rejecting person gives.
-type Rejection struct {
-	// Name classifies the rejection, for example "Denied".
-	Name string `json:"name"`
-	// Message explains it; it may be empty.
-	Message string `json:"message"`
-}
+// Rejection is the error a rejecting person gives: a Name classifying it and a
+// Message explaining it.
+type Rejection = vocab.Rejection
 
 // Resolve returns a resolution answering with v, encoded as JSON. A []byte, like a
 // json.RawMessage, is taken as JSON text already encoded (as graph.Input takes it),
 // not as bytes to encode; text that is not valid JSON is refused when the answer is
 // checked.
-func Resolve(v any) Resolution {
-	if b, ok := v.([]byte); ok {
-		v = json.RawMessage(b)
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return Resolution{Kind: KindResolved, err: fmt.Errorf("encode the answer as JSON: %w", err)}
-	}
-	return Resolution{Kind: KindResolved, Response: data}
-}
+func Resolve(v any) Resolution { return vocab.Resolve(v) }
 
 // Expire returns the resolution that closes a question whose ExpiresAt has passed.
 // The asking code sees it as a cancellation; a question that has not expired
@@ -152,30 +102,9 @@ func Reject(err error) Resolution {
 // Cancel returns a resolution that withdraws the question.
 func Cancel() Resolution { return Resolution{Kind: KindCancelled} }
 
-// Err reports a problem with the resolution itself, such as an answer that could not
-// be encoded as JSON.
-func (r Resolution) Err() error { return r.err }
-
-// Same reports whether r and o give the same answer, ignoring who gave it and when.
-// Sending the same answer again for an already resolved interrupt is an idempotent
-// replay, not a conflict.
-func (r Resolution) Same(o Resolution) bool {
-	if r.Kind != o.Kind {
-		return false
-	}
-	if (r.Error == nil) != (o.Error == nil) || (r.Error != nil && *r.Error != *o.Error) {
-		return false
-	}
-	return jsonEqual(r.Response, o.Response)
-}
-
-// Exchange is one question and, once answered, its resolution.
-type Exchange struct {
-	// Interrupt is the question.
-	Interrupt Question `json:"interrupt"`
-	// Resolution is its answer, or nil while it is pending.
-	Resolution *Resolution `json:"resolution,omitempty"`
-}
+// Exchange is one question and, once answered, its resolution: Interrupt is the
+// question, Resolution its answer or nil while it is pending.
+type Exchange = vocab.Exchange
 
 // Answer is what Interrupt returns once a question is answered.
 type Answer struct {

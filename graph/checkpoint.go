@@ -45,7 +45,9 @@ type exchange struct {
 	R *interlude.Resolution `json:"r,omitempty"`
 }
 
-// resolved is one resolution in a delta.
+// resolved is a resolution with the id of the interrupt it answers: one answer in
+// a delta, and, in a checkpoint's recent list, an answer remembered after its step
+// completed, so that sending the same answer again is recognised as a replay.
 type resolved struct {
 	ID string               `json:"id"`
 	R  interlude.Resolution `json:"r"`
@@ -55,13 +57,6 @@ type resolved struct {
 type ledgerEntry struct {
 	Node   string  `json:"n"`
 	Writes []write `json:"w,omitempty"`
-}
-
-// recent remembers a resolution after its step completed, so that sending the same
-// answer again is recognised as a replay.
-type recent struct {
-	ID string               `json:"id"`
-	R  interlude.Resolution `json:"r"`
 }
 
 const recentLimit = 64
@@ -118,7 +113,7 @@ type checkpoint struct {
 	Memo      map[string]json.RawMessage `json:"memo,omitempty"`
 	Calls     map[string]string          `json:"calls,omitempty"`
 	Exchanges []exchange                 `json:"exchanges,omitempty"`
-	Recent    []recent                   `json:"recent,omitempty"`
+	Recent    []resolved                 `json:"recent,omitempty"`
 	Break     *Breakpoint                `json:"break,omitempty"`
 	Error     string                     `json:"error,omitempty"`
 }
@@ -138,7 +133,7 @@ type state[S any] struct {
 	memo      map[string]json.RawMessage // finished sub-tasks of the step in progress
 	calls     map[string]string          // their tool call ids, by memo key
 	exchanges []exchange
-	recent    []recent
+	recent    []resolved
 	brk       *Breakpoint
 	err       string
 }
@@ -192,7 +187,7 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 			res := r.R
 			x.R = &res
 		}
-		st.recent = append(st.recent, recent(r))
+		st.recent = append(st.recent, r)
 		if n := len(st.recent) - recentLimit; n > 0 {
 			st.recent = slices.Delete(st.recent, 0, n)
 		}

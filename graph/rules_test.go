@@ -408,3 +408,55 @@ func TestStateShowsAThreadWhoseRunDiedAsFailed(t *testing.T) {
 		t.Fatalf("%v %+v", err, snap)
 	}
 }
+
+// TestATaskChangingTheExchangesItReadsLeavesTheAnswersAlone checks that the
+// exchanges a task reads are its own copy: a node that overwrites the recorded
+// answer to its first question still gets that answer when it runs again.
+func TestATaskChangingTheExchangesItReadsLeavesTheAnswersAlone(t *testing.T) {
+	ctx := context.Background()
+	g := graph.New[refundState]()
+	var firstAnswers []string
+	g.AddNode("refund", func(ctx context.Context, s refundState) (refundState, error) {
+		_, err := interlude.Interrupt(ctx, interlude.Request{Name: "first", Message: "ok?"})
+		var rej *interlude.RejectedError
+		if !errors.As(err, &rej) {
+			return refundState{}, errors.New("the first question was not rejected")
+		}
+		firstAnswers = append(firstAnswers, rej.Name)
+		for _, x := range interlude.Exchanges(ctx) {
+			if x.Resolution != nil {
+				x.Resolution.Kind = interlude.KindResolved
+				x.Resolution.Response = json.RawMessage(`true`)
+				if x.Resolution.Error != nil {
+					x.Resolution.Error.Name = "Overwritten"
+				}
+			}
+		}
+		if _, err := interlude.Interrupt(ctx, interlude.Request{Name: "second", Message: "sure?"}); err != nil {
+			return refundState{}, err
+		}
+		return refundState{Outcome: "done"}, nil
+	})
+	g.AddEdge(graph.Start, "refund")
+	app, err := g.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Invoke(ctx, "x", graph.Input(refundState{Amount: 1})); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := app.State(ctx, "x")
+	if err != nil || len(snap.Interrupts) != 1 {
+		t.Fatalf("%v %+v", err, snap)
+	}
+	if _, err := app.Invoke(ctx, "x", graph.Reject(snap.Interrupts[0].ID, &interlude.RejectedError{Name: "Denied"})); err != nil {
+		t.Fatal(err)
+	}
+	res, err := app.Invoke(ctx, "x", graph.Resume(true))
+	if err != nil || res.Values.Outcome != "done" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if len(firstAnswers) != 2 || firstAnswers[0] != "Denied" || firstAnswers[1] != "Denied" {
+		t.Fatalf("the first question's answer read %q on its two runs, want Denied both times", firstAnswers)
+	}
+}

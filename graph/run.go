@@ -633,11 +633,18 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if !st.mid {
 		base = st.version
 	}
-	exchanges := make([]task.Exchange, len(st.exchanges))
+	exchanges := make([]interlude.Exchange, len(st.exchanges))
 	for i, x := range st.exchanges {
-		exchanges[i] = task.Exchange{Interrupt: task.Interrupt(x.Q)}
+		// Tasks get their own copy of each resolution, so that code reading
+		// interlude.Exchanges cannot change the thread's record.
+		exchanges[i] = interlude.Exchange{Interrupt: x.Q}
 		if x.R != nil {
-			exchanges[i].Resolution = toTaskResolution(x.R)
+			r := *x.R
+			if r.Error != nil {
+				e := *r.Error
+				r.Error = &e
+			}
+			exchanges[i].Resolution = &r
 		}
 	}
 	ts := &task.Step{IDBase: st.nonce + "\x00" + r.threadID + "\x00" + strconv.FormatInt(base, 10), Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
@@ -833,7 +840,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	if g.observer != nil && g.observer.AfterNode != nil {
 		g.observer.AfterNode(task.Without(ctx), info, upd, err)
 	}
-	o.raised = questions(sc.Collector().Raised())
+	o.raised = sc.Collector().Raised()
 	o.memo = sc.Collector().Ledger()
 	o.partial = env.writes()
 	if len(o.raised) > 0 {
@@ -889,22 +896,6 @@ type PanicError struct {
 func (e *PanicError) Error() string {
 	lines := strings.FieldsFunc(fmt.Sprint(e.Value), func(r rune) bool { return r == '\n' || r == '\r' })
 	return "panic: " + strings.Join(lines, " ")
-}
-
-func questions(in []task.Interrupt) []interlude.Question {
-	out := make([]interlude.Question, len(in))
-	for i, q := range in {
-		out[i] = interlude.Question(q)
-	}
-	return out
-}
-
-func toTaskResolution(r *interlude.Resolution) *task.Resolution {
-	out := &task.Resolution{Kind: string(r.Kind), Response: r.Response, By: r.By, At: r.At}
-	if r.Error != nil {
-		out.Error = &task.Rejection{Name: r.Error.Name, Message: r.Error.Message}
-	}
-	return out
 }
 
 // writesObject renders writes as a JSON object of fields (later writes of a field

@@ -4,10 +4,9 @@
 // interrupts raised by this attempt, and the ledger of finished sub-tasks.
 //
 // The runtime (package graph) creates a Scope per task and reads back what the task
-// raised; package interlude reads and writes the Scope found on the context. Interrupt
-// mirrors interlude.Question exactly, so each side converts it with a plain type
-// conversion; Resolution and Rejection mirror interlude.Resolution and
-// interlude.Rejection and are copied field by field.
+// raised; package interlude reads and writes the Scope found on the context. Both
+// speak of questions and answers in the types of package vocab, which package
+// interlude names as its own.
 package task
 
 import (
@@ -19,49 +18,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/interludehq/interlude/internal/vocab"
 )
-
-// Interrupt mirrors interlude.Question: its fields mean what that type's do, and
-// keep their names, types and order so that each side converts with a plain type
-// conversion.
-type Interrupt struct {
-	ID         string
-	Name       string
-	Node       string
-	Path       []string
-	ToolCallID string
-	Message    string
-	Reason     string
-	Value      json.RawMessage
-	Schema     json.RawMessage
-	State      json.RawMessage
-	CreatedAt  time.Time
-	ExpiresAt  *time.Time
-}
-
-// Rejection mirrors interlude.Rejection: the name and message a rejecting person
-// gives.
-type Rejection struct {
-	Name    string
-	Message string
-}
-
-// Resolution mirrors interlude.Resolution: its fields mean what that type's do.
-// The two are copied field by field, as interlude.Resolution has unexported state.
-type Resolution struct {
-	Kind     string
-	Response json.RawMessage
-	Error    *Rejection
-	By       string
-	At       time.Time
-}
-
-// Exchange is one question and, once answered, its answer (Resolution is nil
-// until then).
-type Exchange struct {
-	Interrupt  Interrupt
-	Resolution *Resolution
-}
 
 // Step is what every task of one step shares: the identity the interrupt ids derive
 // from, the exchanges recorded so far in this step, and the ledger of finished
@@ -71,7 +30,7 @@ type Step struct {
 	IDBase string
 	// Exchanges lists the interrupts raised in this step so far, in the order they were
 	// raised, with their resolutions where given.
-	Exchanges []Exchange
+	Exchanges []vocab.Exchange
 	// Ledger holds the recorded results of finished sub-tasks by their full key.
 	Ledger map[string]json.RawMessage
 	// Now is the clock.
@@ -82,7 +41,7 @@ type Step struct {
 // their root task's collector.
 type Collector struct {
 	mu     sync.Mutex
-	raised []Interrupt
+	raised []vocab.Question
 	ledger map[string]Result
 }
 
@@ -95,10 +54,10 @@ type Result struct {
 }
 
 // Raised returns the interrupts raised by the task and its sub-tasks, in order.
-func (c *Collector) Raised() []Interrupt {
+func (c *Collector) Raised() []vocab.Question {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]Interrupt(nil), c.raised...)
+	return append([]vocab.Question(nil), c.raised...)
 }
 
 // Ledger returns the sub-task results recorded during this attempt, by ledger
@@ -207,19 +166,19 @@ func ID(base string, path []string, slot string) string {
 }
 
 // Lookup returns the exchange recorded for id in this step.
-func (s *Scope) Lookup(id string) (Exchange, bool) {
+func (s *Scope) Lookup(id string) (vocab.Exchange, bool) {
 	for _, x := range s.step.Exchanges {
 		if x.Interrupt.ID == id {
 			return x, true
 		}
 	}
-	return Exchange{}, false
+	return vocab.Exchange{}, false
 }
 
 // Raise records a new interrupt for this attempt and marks the scope paused. Only
 // the first interrupt of an attempt is kept: once a task has paused, later calls
 // report the same pause.
-func (s *Scope) Raise(in Interrupt) bool {
+func (s *Scope) Raise(in vocab.Question) bool {
 	s.mu.Lock()
 	already := s.paused
 	s.paused = true
@@ -242,8 +201,8 @@ func (s *Scope) Raise(in Interrupt) bool {
 }
 
 // Exchanges returns the exchanges of this exact task path in the order raised.
-func (s *Scope) Exchanges() []Exchange {
-	var out []Exchange
+func (s *Scope) Exchanges() []vocab.Exchange {
+	var out []vocab.Exchange
 	for _, x := range s.step.Exchanges {
 		if samePath(x.Interrupt.Path, s.path) {
 			out = append(out, x)

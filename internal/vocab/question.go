@@ -1,10 +1,48 @@
-package interlude
+package vocab
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/interludehq/interlude/internal/schema"
 )
+
+// Question is an interrupt: a question raised by Interrupt, as recorded in the thread.
+type Question struct {
+	// ID is stable: the same task re-running for a resume raises the same id.
+	ID string `json:"id"`
+	// Name is the Request's Name, if any.
+	Name string `json:"name,omitempty"`
+	// Node is the graph node whose task raised the interrupt.
+	Node string `json:"node"`
+	// Path is the task path: the node, then sub-task keys such as a tool call id.
+	Path []string `json:"path,omitempty"`
+	// ToolCallID is the tool call that raised the interrupt, or "".
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Message is the question.
+	Message string `json:"message"`
+	// Reason is the machine-readable reason.
+	Reason string `json:"reason"`
+	// Value is the data attached for the person answering, as JSON.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Schema is the JSON Schema the answer must match, or nil.
+	Schema json.RawMessage `json:"response_schema,omitempty"`
+	// State is the interrupting code's private state, as JSON.
+	State json.RawMessage `json:"state,omitempty"`
+	// CreatedAt is when the interrupt was raised.
+	CreatedAt time.Time `json:"created_at"`
+	// ExpiresAt is when the question is meant to stop being open (see Request.TTL),
+	// or nil.
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// Exchange is one question and, once answered, its resolution.
+type Exchange struct {
+	// Interrupt is the question.
+	Interrupt Question `json:"interrupt"`
+	// Resolution is its answer, or nil while it is pending.
+	Resolution *Resolution `json:"resolution,omitempty"`
+}
 
 // Check validates a resolution for q: its data against q's response schema for a
 // resolved answer. It returns an error matching ErrInvalidResponse that lists the

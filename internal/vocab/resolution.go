@@ -1,0 +1,100 @@
+package vocab
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// ResolutionKind says how an interrupt was resolved.
+type ResolutionKind string
+
+// The ways an interrupt can be resolved.
+const (
+	// KindResolved answers with data.
+	KindResolved ResolutionKind = "resolved"
+	// KindRejected declines with an error.
+	KindRejected ResolutionKind = "rejected"
+	// KindCancelled withdraws the question; Interrupt reports a cancelled answer.
+	KindCancelled ResolutionKind = "cancelled"
+	// KindExpired is a cancellation made because the question's TTL passed (Expire).
+	KindExpired ResolutionKind = "expired"
+)
+
+// Resolution is the answer to one interrupt, with who gave it and when.
+type Resolution struct {
+	// Kind is how the interrupt was resolved.
+	Kind ResolutionKind `json:"status"`
+	// Response is the answer's data for KindResolved.
+	Response json.RawMessage `json:"response,omitempty"`
+	// Error is the rejection for KindRejected; nil means no reason was given.
+	Error *Rejection `json:"error,omitempty"`
+	// By names who answered (for example the API token's name).
+	By string `json:"by,omitempty"`
+	// At is when the resolution was committed.
+	At time.Time `json:"at"`
+
+	err error // an encoding failure in Resolve, reported when the resolution is used
+}
+
+// Rejection is the error a rejecting person gives.
+type Rejection struct {
+	// Name classifies the rejection, for example "Denied".
+	Name string `json:"name"`
+	// Message explains it; it may be empty.
+	Message string `json:"message"`
+}
+
+// Resolve returns a resolution answering with v, encoded as JSON. A []byte, like a
+// json.RawMessage, is taken as JSON text already encoded (as graph.Input takes it),
+// not as bytes to encode; text that is not valid JSON is refused when the answer is
+// checked.
+func Resolve(v any) Resolution {
+	if b, ok := v.([]byte); ok {
+		v = json.RawMessage(b)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return Resolution{Kind: KindResolved, err: fmt.Errorf("encode the answer as JSON: %w", err)}
+	}
+	return Resolution{Kind: KindResolved, Response: data}
+}
+
+// Err reports a problem with the resolution itself, such as an answer that could not
+// be encoded as JSON.
+func (r Resolution) Err() error { return r.err }
+
+// Same reports whether r and o give the same answer, ignoring who gave it and when.
+// Sending the same answer again for an already resolved interrupt is an idempotent
+// replay, not a conflict.
+func (r Resolution) Same(o Resolution) bool {
+	if r.Kind != o.Kind {
+		return false
+	}
+	if (r.Error == nil) != (o.Error == nil) || (r.Error != nil && *r.Error != *o.Error) {
+		return false
+	}
+	return jsonEqual(r.Response, o.Response)
+}
+
+// jsonEqual reports whether two JSON documents mean the same value, whatever their
+// spacing or key order. Two empty documents are equal; "null" equals empty.
+func jsonEqual(a, b json.RawMessage) bool {
+	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if isNull(a) && isNull(b) {
+		return true
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	ca, _ := json.Marshal(va)
+	cb, _ := json.Marshal(vb)
+	return bytes.Equal(ca, cb)
+}
+
+func isNull(b []byte) bool { return len(b) == 0 || string(b) == "null" }

@@ -44,6 +44,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/schema"
 	"github.com/interludehq/interlude/internal/termtext"
+	"github.com/interludehq/interlude/internal/vocab"
 )
 
 // Asker asks questions on a terminal: it reads answers line by line from an
@@ -531,7 +532,7 @@ func (f *form) scalar(n *node, label string, def json.RawMessage, required bool,
 func (f *form) choice(n *node, label string, def json.RawMessage, required bool, indent string, help func()) (json.RawMessage, bool, error) {
 	defIdx := -1
 	for i, v := range n.enum {
-		if def != nil && jsonEqual(v, def) {
+		if def != nil && vocab.JSONEqual(v, def) {
 			defIdx = i
 		}
 	}
@@ -566,7 +567,7 @@ func (f *form) choice(n *node, label string, def json.RawMessage, required bool,
 		}
 		// The value itself, as text or as JSON.
 		for _, v := range n.enum {
-			if displayValue(v, "") == in.text || jsonEqual(v, json.RawMessage(in.text)) {
+			if displayValue(v, "") == in.text || vocab.JSONEqual(v, json.RawMessage(in.text)) {
 				return v, true, nil
 			}
 		}
@@ -646,7 +647,7 @@ func parseValue(n *node, kind string, in input) (json.RawMessage, error) {
 
 func enumValue(n *node, text string) (json.RawMessage, error) {
 	for _, v := range n.enum {
-		if displayValue(v, "") == text || jsonEqual(v, json.RawMessage(text)) {
+		if displayValue(v, "") == text || vocab.JSONEqual(v, json.RawMessage(text)) {
 			return v, nil
 		}
 	}
@@ -716,16 +717,6 @@ func compact(v json.RawMessage) string {
 		return termtext.Line(string(v))
 	}
 	return termtext.Line(b.String())
-}
-
-func jsonEqual(a, b json.RawMessage) bool {
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return false
-	}
-	ca, _ := json.Marshal(va)
-	cb, _ := json.Marshal(vb)
-	return bytes.Equal(ca, cb)
 }
 
 // oneLine shows text on one line: runs of white space become one space and

@@ -75,12 +75,12 @@ func (r Resolution) Same(o Resolution) bool {
 	if (r.Error == nil) != (o.Error == nil) || (r.Error != nil && *r.Error != *o.Error) {
 		return false
 	}
-	return jsonEqual(r.Response, o.Response)
+	return JSONEqual(r.Response, o.Response)
 }
 
-// jsonEqual reports whether two JSON documents mean the same value, whatever their
+// JSONEqual reports whether two JSON documents mean the same value, whatever their
 // spacing or key order. Two empty documents are equal; "null" equals empty.
-func jsonEqual(a, b json.RawMessage) bool {
+func JSONEqual(a, b json.RawMessage) bool {
 	a, b = bytes.TrimSpace(a), bytes.TrimSpace(b)
 	if bytes.Equal(a, b) {
 		return true

@@ -501,13 +501,9 @@ const expiredSQL = `SELECT id, graph, status, version, interrupts, created_at, u
 // threads it returns.
 func (s *Store) Expired(ctx context.Context, now time.Time, graphs []string, limit int) ([]store.Meta, error) {
 	limit = storekit.ExpiredLimit(limit)
-	var names any // NULL: every graph
-	if len(graphs) > 0 {
-		data, err := json.Marshal(graphs)
-		if err != nil {
-			return nil, err
-		}
-		names = string(data)
+	names, err := graphNames(graphs)
+	if err != nil {
+		return nil, err
 	}
 	threads, err := scanMetas(s.selExpired.QueryContext(ctx, storekit.UnixNano(now), limit, names))
 	if err != nil {
@@ -528,13 +524,9 @@ const unfinishedSQL = `SELECT id, graph, status, version, interrupts, created_at
 // the threads it returns. One process uses the store, so every thread stored
 // as running is listed: the caller tells its own live runs apart.
 func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]store.Meta, error) {
-	var names any // NULL: every graph
-	if len(graphs) > 0 {
-		data, err := json.Marshal(graphs)
-		if err != nil {
-			return nil, err
-		}
-		names = string(data)
+	names, err := graphNames(graphs)
+	if err != nil {
+		return nil, err
 	}
 	threads, err := scanMetas(s.selUnfinished.QueryContext(ctx, storekit.UnfinishedLimit(limit), names))
 	if err != nil {
@@ -688,4 +680,17 @@ func nonNil(b []byte) []byte {
 		return []byte{}
 	}
 	return b
+}
+
+// graphNames is the SQL argument naming the graphs a listing keeps: a JSON array
+// of their names, or NULL for every graph.
+func graphNames(graphs []string) (any, error) {
+	if len(graphs) == 0 {
+		return nil, nil
+	}
+	data, err := json.Marshal(graphs)
+	if err != nil {
+		return nil, err
+	}
+	return string(data), nil
 }

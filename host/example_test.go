@@ -16,15 +16,9 @@ type shipment struct {
 	Outcome string `json:"outcome,omitempty"`
 }
 
-// A program without HTTP runs a host: its expiry watch closes a question
-// nobody answered in time, by the host's clock, and runs the thread on.
-func Example() {
-	var now atomic.Pointer[time.Time]
-	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	now.Store(&start)
-	clock := func() time.Time { return *now.Load() }
-
-	ended := make(chan graph.Status, 8)
+// shipping compiles a graph, named name, that asks whether to ship an order,
+// a question open for an hour.
+func shipping(name string, opts ...graph.Option) (*graph.Graph[shipment], error) {
 	g := graph.New[shipment]()
 	g.AddNode("ask", func(ctx context.Context, s shipment) (shipment, error) {
 		ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Ship the order?", TTL: time.Hour})
@@ -37,7 +31,19 @@ func Example() {
 		return shipment{Outcome: "shipped"}, nil
 	})
 	g.AddEdge(graph.Start, "ask")
-	app, err := g.Compile(graph.WithName("ship"), graph.WithStore(memory.New()), graph.WithClock(clock),
+	return g.Compile(append(opts, graph.WithName(name))...)
+}
+
+// A program without HTTP runs a host: its expiry watch closes a question
+// nobody answered in time, by the host's clock, and runs the thread on.
+func Example() {
+	var now atomic.Pointer[time.Time]
+	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	now.Store(&start)
+	clock := func() time.Time { return *now.Load() }
+
+	ended := make(chan graph.Status, 8)
+	app, err := shipping("ship", graph.WithStore(memory.New()), graph.WithClock(clock),
 		graph.WithEvents(func(e graph.Event) {
 			if e.Type == graph.EventEnd {
 				ended <- e.Status

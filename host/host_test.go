@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,19 +22,7 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 // hour, by clock, over st.
 func asking(t *testing.T, name string, st store.Store, clock func() time.Time) graph.Erased {
 	t.Helper()
-	g := graph.New[shipment]()
-	g.AddNode("ask", func(ctx context.Context, s shipment) (shipment, error) {
-		ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Ship the order?", TTL: time.Hour})
-		if err != nil {
-			return s, err
-		}
-		if ans.Cancelled {
-			return shipment{Outcome: "closed by " + ans.By}, nil
-		}
-		return shipment{Outcome: "shipped"}, nil
-	})
-	g.AddEdge(graph.Start, "ask")
-	app, err := g.Compile(graph.WithName(name), graph.WithStore(st), graph.WithClock(clock))
+	app, err := shipping(name, graph.WithStore(st), graph.WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,27 +71,33 @@ func TestExpireQuestionsClosesOnlyQuestionsWhoseTimeHasCome(t *testing.T) {
 	}
 }
 
-func TestRecoverThreadsFinishesARunStoppedBetweenSteps(t *testing.T) {
-	stopped := make(chan struct{})
-	var runs int
+// packing compiles a graph named order of two steps, pack and ship, whose
+// first ship step, counted by runs, closes stopped and waits until its run is
+// cancelled, as a step does whose process stops.
+func packing(t *testing.T, st store.Store, runs *atomic.Int32, stopped chan struct{}, opts ...graph.Option) graph.Erased {
+	t.Helper()
 	g := graph.New[shipment]()
 	g.AddNode("pack", func(ctx context.Context, s shipment) (shipment, error) { return shipment{Outcome: "packed"}, nil })
 	g.AddNode("ship", func(ctx context.Context, s shipment) (shipment, error) {
-		runs++
-		if runs == 1 {
+		if runs.Add(1) == 1 {
 			close(stopped)
-			<-ctx.Done() // the process stops during this step
+			<-ctx.Done()
 			return s, ctx.Err()
 		}
 		return shipment{Outcome: s.Outcome + ", shipped"}, nil
 	})
 	g.AddEdge(graph.Start, "pack")
 	g.AddEdge("pack", "ship")
-	app, err := g.Compile(graph.WithName("order"), graph.WithStore(memory.New()))
+	app, err := g.Compile(append(opts, graph.WithName("order"), graph.WithStore(st))...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHost(t, host.WithGraph(app.Erase()))
+	return app.Erase()
+}
+
+func TestRecoverThreadsFinishesARunStoppedBetweenSteps(t *testing.T) {
+	stopped := make(chan struct{})
+	h := newHost(t, host.WithGraph(packing(t, memory.New(), new(atomic.Int32), stopped)))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-stopped; cancel() }()
 	if _, err := h.Invoke(ctx, "order-1", "", graph.Input(shipment{})); !errors.Is(err, context.Canceled) {
@@ -126,31 +121,13 @@ func TestRecoverThreadsFinishesARunStoppedBetweenSteps(t *testing.T) {
 func TestTheRecoveryWatchFinishesAStoppedRunWhenTheHostStarts(t *testing.T) {
 	st := memory.New()
 	stopped, done := make(chan struct{}), make(chan struct{})
-	var runs int
-	build := func() graph.Erased {
-		g := graph.New[shipment]()
-		g.AddNode("pack", func(ctx context.Context, s shipment) (shipment, error) { return shipment{Outcome: "packed"}, nil })
-		g.AddNode("ship", func(ctx context.Context, s shipment) (shipment, error) {
-			runs++
-			if runs == 1 {
-				close(stopped)
-				<-ctx.Done() // the first process stops during this step
-				return s, ctx.Err()
-			}
-			return shipment{Outcome: s.Outcome + ", shipped"}, nil
-		})
-		g.AddEdge(graph.Start, "pack")
-		g.AddEdge("pack", "ship")
-		app, err := g.Compile(graph.WithName("order"), graph.WithStore(st), graph.WithEvents(func(e graph.Event) {
-			if e.Type == graph.EventEnd && e.Status == graph.Completed {
-				close(done)
-			}
-		}))
-		if err != nil {
-			t.Fatal(err)
+	ended := graph.WithEvents(func(e graph.Event) {
+		if e.Type == graph.EventEnd && e.Status == graph.Completed {
+			close(done)
 		}
-		return app.Erase()
-	}
+	})
+	var runs atomic.Int32
+	build := func() graph.Erased { return packing(t, st, &runs, stopped, ended) }
 	first := newHost(t, host.WithGraph(build()))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-stopped; cancel() }()

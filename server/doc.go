@@ -186,7 +186,7 @@
 // running, and the run's last commit sets the status it ends with. A thread
 // still running by its last record while no run holds it was left by a run
 // that stopped before its end (its process died, or Close cancelled it): the
-// server finishes that run by itself from its last checkpoint
+// server's host finishes that run by itself from its last checkpoint
 // (WithRecoveryWatch, RecoverThreads), when it starts and every second, with
 // replicas on one of them under the thread's lease once the stopped run's lease
 // has expired or been given up. Committed steps are not run again; an answered

@@ -8,6 +8,12 @@
 //		server.WithTokens(tokens))
 //	err := srv.ListenAndServe(ctx, "127.0.0.1:8080")
 //
+// The server is an HTTP adapter over a host (package host), which runs the
+// graphs one run per thread, closes expired questions and finishes stopped
+// runs; the server adds routing, authentication, the wire encoding, metrics,
+// live event streams and the inbox. It builds its host from its options, or
+// serves one given with WithHost.
+//
 // # Routes
 //
 //	POST   /v1/graph/invoke             run, answer or continue a thread and wait
@@ -180,7 +186,7 @@
 // running, and the run's last commit sets the status it ends with. A thread
 // still running by its last record while no run holds it was left by a run
 // that stopped before its end (its process died, or Close cancelled it): the
-// server finishes that run by itself from its last checkpoint
+// server's host finishes that run by itself from its last checkpoint
 // (WithRecoveryWatch, RecoverThreads), when it starts and every second, with
 // replicas on one of them under the thread's lease once the stopped run's lease
 // has expired or been given up. Committed steps are not run again; an answered
@@ -189,7 +195,7 @@
 // 409 thread_busy; a continue (no input) finishes the run at once.
 //
 // A question with a time to live (interlude.Request.TTL) is closed by the server
-// once it passes: every second (WithExpiryWatch) the server resolves the questions
+// once it passes: every second (WithExpiryWatch) the server's host resolves the questions
 // whose expires_at has passed as expired, by the actor "interlude" (ExpiryActor),
 // and runs their threads on; with replicas, whichever gets to a thread first. An
 // answer that comes after expires_at is refused with 409 unknown_interrupt; a

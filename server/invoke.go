@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -24,8 +25,8 @@ type run struct {
 	cmd         graph.Command
 	answers     map[string]interlude.Resolution
 	granularity granularity
-	inputPath   string // "input" or "messages" for an input command
-	held        *held  // the thread, held for the run (Server.route)
+	inputPath   string     // "input" or "messages" for an input command
+	held        *host.Held // the thread, held for the run (Server.route)
 }
 
 // handleInvoke serves POST /v1/graph/invoke and, with stream set, /v1/graph/stream.
@@ -72,14 +73,14 @@ func (s *Server) handleInvoke(stream bool) handler {
 			s.writeError(w, r, err)
 			return
 		}
-		defer h.release()
+		defer h.Release()
 		if req.kind == cmdInput && req.graph == "" {
 			if err := s.checkInput(g.Name(), req); err != nil {
 				s.writeError(w, r, err)
 				return
 			}
 		}
-		if req.kind == cmdInput && h.fresh {
+		if req.kind == cmdInput && h.Fresh {
 			if err := s.checkNeeded(g.Name(), req); err != nil {
 				s.writeError(w, r, err)
 				return
@@ -112,7 +113,7 @@ func (s *Server) handleAnswer(action string) handler {
 			s.writeError(w, r, err)
 			return
 		}
-		defer h.release()
+		defer h.Release()
 		s.drive(w, r, rc, run{g: g, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
 	}
 }
@@ -242,14 +243,14 @@ func (s *Server) counted(ru *run, outcome string, d time.Duration) {
 func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) {
 	ctx, cancel := s.runContext(r, rc.who.name)
 	defer cancel()
-	ctx = ru.held.context(ctx)
+	ctx = ru.held.Context(ctx)
 	if stream {
 		s.stream(w, r, ctx, &ru)
 		return
 	}
 	start := time.Now()
 	res, err := ru.g.Invoke(ctx, ru.threadID, ru.cmd)
-	ru.held.release()
+	ru.held.Release()
 	s.writeDeadline(w) // the run may have outlasted the one set for the request
 	if res == nil || (err != nil && res.Status != graph.Failed) {
 		if err == nil {
@@ -330,7 +331,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			}
 		}
 	}
-	ru.held.release()
+	ru.held.Release()
 	if refused != nil {
 		s.counted(ru, runOutcome("", refused), time.Since(start))
 		s.writeError(w, r, ru.refusal(refused))

@@ -17,7 +17,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
-	"github.com/interludehq/interlude/internal/keylock"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/store"
 )
@@ -26,12 +26,11 @@ import (
 // http.Handler; mount it at the root of a mux or serve it with Serve. It is safe
 // for concurrent use.
 type Server struct {
-	graphs     map[string]graph.Erased
-	hosted     []string                   // the names of graphs, sorted
+	host       *host.Host
+	ownHost    bool                       // the server built its host, and closes it
 	inputProps map[string]map[string]bool // graph -> its input fields, nil when unknown
 	inputNeeds map[string][]string        // graph -> the input fields a new thread needs
 	graphList  []byte                     // the answer of GET /v1/graphs
-	store      store.Store
 	tokens     []token
 	bodyLimit  int64
 	log        *slog.Logger
@@ -42,9 +41,6 @@ type Server struct {
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
-	threads    *keylock.Locks // one request's run per thread at a time in this process
-	claimer    graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
-	now        func() time.Time
 
 	// What a slow client may take, and the requests being served.
 	timeouts     Timeouts
@@ -56,6 +52,7 @@ type Server struct {
 type Option func(*config)
 
 type config struct {
+	host      *host.Host
 	graphs    []graph.Erased
 	tokens    []Token
 	bodyLimit int64
@@ -71,6 +68,13 @@ type config struct {
 	timeouts  Timeouts
 	streamBuf int
 }
+
+// WithHost serves h: its graphs, store and watches. The server then takes no
+// WithGraph, and the host's own options decide its clock and watches, which
+// the caller starts (host.Host.Start) and closes; WithClock, WithExpiryWatch,
+// WithRecoveryWatch and WithLeaseWatch are then ignored. Without it the server
+// builds a host from those options and starts and closes it itself.
+func WithHost(h *host.Host) Option { return func(c *config) { c.host = h } }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph. All
 // graphs must share one store (graph.WithStore), which the thread listing reads.
@@ -112,17 +116,31 @@ func WithMetrics(on bool) Option { return func(c *config) { c.metrics = on } }
 // Without a hub that route answers 501.
 func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
 
-// WithLeaseWatch sets how often, with a store several processes share (a
-// store.LeaseWatcher such as Postgres) and an event hub, the server looks for
-// runs that died with their process: their lease expired. It tells each such
-// thread's listeners on every replica how the thread now reads, with an end
-// event that one replica sends: failed for a run that died before committing
-// anything, interrupted for one that died after committing its pause (the
-// thread's questions are pending, in the inbox). A run that died after
-// committing answers or a step with more left to do sends none: the recovery
-// watch (WithRecoveryWatch) finishes it, and that run ends it. The default is
-// every second; 0 turns it off.
+// WithLeaseWatch sets how often the server's host, with a store several
+// processes share (a store.LeaseWatcher such as Postgres) and an event hub,
+// looks for runs that died with their process and tells each such thread's
+// listeners on every replica how the thread now reads (host.WithLeaseWatch).
+// The default is every second; 0 turns it off.
 func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch = every } }
+
+// WithExpiryWatch sets how often the server's host closes the questions whose
+// time to live (interlude.Request.TTL) has passed (host.WithExpiryWatch). The
+// default is every second; 0 turns it off, for a program that calls
+// ExpireQuestions itself.
+func WithExpiryWatch(every time.Duration) Option { return func(c *config) { c.expiry = every } }
+
+// WithRecoveryWatch sets how often the server's host finishes the runs that
+// stopped before their end (host.WithRecoveryWatch). The default is every
+// second; 0 turns it off, for a program that calls RecoverThreads itself.
+func WithRecoveryWatch(every time.Duration) Option { return func(c *config) { c.recovery = every } }
+
+// WithClock sets the clock the server's host judges expiries by (default
+// time.Now). The graphs judge them by theirs (graph.WithClock), so give both
+// the same.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// ExpiryActor is the name an expiry is recorded as given by (host.ExpiryActor).
+const ExpiryActor = host.ExpiryActor
 
 // WithInbox serves h under /inbox/ instead of the built-in web inbox (package
 // server/inbox), without requiring a token: a browser cannot send one when it
@@ -161,44 +179,23 @@ func New(opts ...Option) (*Server, error) {
 	if !cfg.inboxSet {
 		cfg.inbox = inbox.Handler()
 	}
-	if len(cfg.graphs) == 0 {
-		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
-	}
-	s := &Server{graphs: map[string]graph.Erased{}, inputProps: map[string]map[string]bool{}, inputNeeds: map[string][]string{}, bodyLimit: cfg.bodyLimit,
-		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(), threads: keylock.New(), now: cfg.now,
+	s := &Server{inputProps: map[string]map[string]bool{}, inputNeeds: map[string][]string{}, bodyLimit: cfg.bodyLimit,
+		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(),
 		timeouts: cfg.timeouts.withDefaults(), streamBuffer: cfg.streamBuf}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	var err error
+	if s.host, err = newHost(cfg, s); err != nil {
+		return nil, err
+	}
 	var infos []graphInfo
-	for _, g := range cfg.graphs {
-		if g == nil {
-			return nil, errors.New("server: WithGraph got a nil graph")
-		}
-		name := g.Name()
-		switch {
-		case name == "":
-			return nil, errors.New("server: a graph has no name; compile it with graph.WithName")
-		case s.graphs[name] != nil:
-			return nil, fmt.Errorf("server: two graphs are named %q", name)
-		case s.store == nil:
-			s.store = g.Store()
-		case !sameStore(s.store, g.Store()):
-			return nil, fmt.Errorf("server: graph %q keeps its threads in another store than graph %q; compile every graph with the same graph.WithStore", name, infos[0].Name)
-		}
-		s.graphs[name] = g
-		if _, shared := store.As[store.Leaser](g.Store()); shared && s.claimer == nil {
-			s.claimer = g // any graph claims for all: they share the store
-		}
+	for _, name := range s.host.Graphs() {
+		g := s.host.Graph(name)
 		schema := g.InputSchema()
 		infos = append(infos, graphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: schema})
 		s.inputProps[name], s.inputNeeds[name] = inputFields(schema)
 	}
-	slices.SortFunc(infos, func(a, b graphInfo) int { return strings.Compare(a.Name, b.Name) })
-	for _, g := range infos {
-		s.hosted = append(s.hosted, g.Name)
-	}
-	var err error
 	if s.graphList, err = json.Marshal(graphList{Graphs: infos}); err != nil {
 		return nil, fmt.Errorf("server: encode the graphs' input schemas: %w", err)
 	}
@@ -207,32 +204,61 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.runCtx, s.stopRuns = context.WithCancel(context.Background())
 	s.routes(cfg.metrics)
-	if w, ok := store.As[store.LeaseWatcher](s.store); ok && s.hub != nil && cfg.watch > 0 {
-		go s.watchLeases(w, cfg.watch)
-	}
-	if _, ok := store.As[store.ExpiryIndex](s.store); ok && cfg.expiry > 0 {
-		go s.watchExpiries(cfg.expiry)
-	}
-	if _, ok := store.As[store.RecoveryIndex](s.store); ok && cfg.recovery > 0 {
-		go s.watchRecoveries(cfg.recovery)
-	}
 	if cfg.metrics {
 		s.metrics.hub = s.hub
-		s.metrics.store, _ = store.As[*instrumentedStore](s.store)
+		s.metrics.store, _ = store.As[*instrumentedStore](s.host.Store())
+	}
+	if s.ownHost {
+		s.host.Start(context.Background())
 	}
 	return s, nil
 }
 
-// sameStore reports whether a and b are the same store (false for stores whose
-// type cannot be compared).
-func sameStore(a, b store.Store) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
+// newHost returns the host the server serves: the one given (WithHost), or one
+// built from the server's options, whose expiries the server's metrics count.
+func newHost(cfg config, s *Server) (*host.Host, error) {
+	if cfg.host != nil {
+		if len(cfg.graphs) > 0 {
+			return nil, errors.New("server: WithHost and WithGraph both given; host the graphs with host.WithGraph")
 		}
-	}()
-	return a == b
+		return cfg.host, nil
+	}
+	if len(cfg.graphs) == 0 {
+		return nil, errors.New("server: no graphs; pass WithGraph(g.Erase()) for each graph to host")
+	}
+	opts := []host.Option{host.WithLogger(s.log), host.WithClock(cfg.now),
+		host.WithExpiryWatch(cfg.expiry), host.WithRecoveryWatch(cfg.recovery), host.WithLeaseWatch(cfg.watch),
+		host.WithExpiredHook(func(graphName string, questions int) {
+			for range questions {
+				s.metrics.resolution(graphName, string(interlude.KindExpired))
+			}
+		})}
+	if s.hub != nil {
+		opts = append(opts, host.WithEvents(s.hub.Publish))
+	}
+	for _, g := range cfg.graphs {
+		opts = append(opts, host.WithGraph(g))
+	}
+	h, err := host.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.ownHost = true
+	return h, nil
 }
+
+// Host returns the host the server serves.
+func (s *Server) Host() *host.Host { return s.host }
+
+// ExpireQuestions closes the pending questions whose time to live has passed
+// and runs their threads on (host.Host.ExpireQuestions).
+func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
+	return s.host.ExpireQuestions(ctx)
+}
+
+// RecoverThreads finishes the runs that stopped before their end
+// (host.Host.RecoverThreads).
+func (s *Server) RecoverThreads(ctx context.Context) (int, error) { return s.host.RecoverThreads(ctx) }
 
 // inputFields returns the top-level properties of a graph's input schema (nil
 // when it does not list them or allows others) and the ones it requires.
@@ -268,65 +294,6 @@ func (s *Server) Drain() {
 	}
 }
 
-// watchLeases tells the listeners of each thread whose run died with its
-// process (its lease expired) that the run failed, looking every period until
-// the server closes.
-func (s *Server) watchLeases(w store.LeaseWatcher, every time.Duration) {
-	s.every(every, func() {
-		ctx, cancel := context.WithTimeout(s.runCtx, every)
-		expired, err := w.ExpiredLeases(ctx)
-		cancel()
-		if err != nil {
-			if s.runCtx.Err() == nil {
-				s.log.Warn("looking for runs that died with their process failed", "err", err)
-			}
-			return
-		}
-		for _, e := range expired {
-			s.announceDeadRun(e)
-		}
-	})
-}
-
-// announceDeadRun tells the listeners of a thread whose run died with its
-// process how the thread now reads.
-func (s *Server) announceDeadRun(e store.ExpiredLease) {
-	ctx, cancel := context.WithTimeout(s.runCtx, 10*time.Second)
-	m, err := s.store.Meta(ctx, e.ThreadID)
-	cancel()
-	if err != nil {
-		if !errors.Is(err, interlude.ErrNotFound) && s.runCtx.Err() == nil {
-			s.log.Warn("reading a thread whose run died with its process failed", "thread_id", e.ThreadID, "err", err)
-		}
-		return
-	}
-	switch m.Status {
-	case store.StatusFailed:
-		s.log.Warn("a run died with its process; its thread reads as failed until it is continued", "thread_id", e.ThreadID, "checkpoint", m.Version)
-		s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: m.Version})
-	case store.StatusInterrupted:
-		s.log.Warn("a run died with its process after pausing; its thread waits for its answers", "thread_id", e.ThreadID, "checkpoint", m.Version)
-		s.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Interrupted, Checkpoint: m.Version})
-	case store.StatusRunning:
-		s.log.Warn("a run died with its process after committing work that left more to do; it will be finished from its last checkpoint", "thread_id", e.ThreadID, "checkpoint", m.Version)
-	}
-}
-
-// every calls fn each period until the server closes. A call that outlasts the
-// period delays the next one rather than overlapping it.
-func (s *Server) every(period time.Duration, fn func()) {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		select {
-		case <-s.runCtx.Done():
-			return
-		case <-tick.C:
-			fn()
-		}
-	}
-}
-
 // Close drains the server and cancels the runs still going: their unfinished steps
 // are not committed, so each thread stays at its last checkpoint, and one whose
 // run had more to do reads as running and is finished by the next server to
@@ -336,6 +303,9 @@ func (s *Server) every(period time.Duration, fn func()) {
 func (s *Server) Close() error {
 	s.Drain()
 	s.stopRuns()
+	if s.ownHost {
+		return s.host.Close()
+	}
 	return nil
 }
 
@@ -404,9 +374,7 @@ func (s *Server) routes(withMetrics bool) {
 	if withMetrics {
 		rs = append(rs, route{"/metrics", false, read(s.handleMetrics)})
 		var names, patterns []string
-		for n := range s.graphs {
-			names = append(names, n)
-		}
+		names = s.host.Graphs()
 		for _, r := range rs {
 			patterns = append(patterns, r.pattern)
 		}
@@ -552,138 +520,31 @@ func pathID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// graphFor returns the graph that runs the thread. For an existing thread it is the
-// graph stored with it, which named (if given) must match.
-func (s *Server) graphFor(ctx context.Context, threadID, named string) (graph.Erased, error) {
-	m, err := s.store.Meta(ctx, threadID)
+// graphFor returns the graph that runs an existing thread.
+func (s *Server) graphFor(ctx context.Context, threadID string) (graph.Erased, error) {
+	g, err := s.host.GraphFor(ctx, threadID)
+	return g, graphField(err)
+}
+
+// route returns the graph that runs the thread and holds the thread for the
+// request's run (host.Host.Hold).
+func (s *Server) route(ctx context.Context, threadID, named string, create bool) (graph.Erased, *host.Held, error) {
+	h, err := s.host.Hold(ctx, threadID, named, create)
 	if err != nil {
-		if errors.Is(err, interlude.ErrNotFound) {
-			return nil, notFound("thread %q does not exist; start it with input", threadID)
-		}
-		return nil, err
+		return nil, nil, graphField(err)
 	}
-	return s.pick(threadID, m.Graph, named, false)
+	return h.Graph, h, nil
 }
 
-// pick returns the graph to run the thread stored with graph stored ("" for a
-// thread not written yet): that one, which named (if given) must match, or for
-// a new thread with create set, named or the only graph hosted.
-func (s *Server) pick(threadID, stored, named string, create bool) (graph.Erased, error) {
-	if named != "" && s.graphs[named] == nil {
-		return nil, badRequest("graph", "graph %q is not hosted here; hosted: %s", named, s.graphNames())
+// graphField turns the host's refusal of a graph name into a 400 about the
+// request's graph field.
+func graphField(err error) error {
+	var ie *interlude.Error
+	if errors.As(err, &ie) && ie.Code == interlude.CodeInvalidRequest {
+		return badRequest("graph", "%s", ie.Message)
 	}
-	if stored == "" {
-		switch {
-		case !create:
-			return nil, notFound("thread %q does not exist; start it with input", threadID)
-		case named != "":
-			return s.graphs[named], nil
-		case len(s.graphs) == 1:
-			for _, g := range s.graphs {
-				return g, nil
-			}
-		}
-		return nil, badRequest("graph", "graph is required to start a thread; hosted: %s", s.graphNames())
-	}
-	g := s.graphs[stored]
-	switch {
-	case g == nil:
-		return nil, notFound("thread %q runs graph %q, which this server does not host", threadID, stored)
-	case named != "" && named != stored:
-		return nil, badRequest("graph", "thread %q runs graph %q, not %q; leave graph out or name %q", threadID, stored, named, stored)
-	}
-	return g, nil
+	return err
 }
-
-// held is what a request holds on a thread while its run goes: this process's
-// lock on the thread and, with a store shared by several processes, the claim.
-type held struct {
-	claim  *graph.Claim
-	unlock func()
-	fresh  bool // the thread is not stored yet: this run creates it
-	once   sync.Once
-}
-
-// context returns the run's context under the claim, if any.
-func (h *held) context(ctx context.Context) context.Context {
-	if h == nil || h.claim == nil {
-		return ctx
-	}
-	return h.claim.Context(ctx)
-}
-
-// release lets the thread go, once the run has ended and before its answer is
-// sent, so that a client acting on the answer finds the thread free. Later
-// calls do nothing.
-func (h *held) release() {
-	if h == nil {
-		return
-	}
-	h.once.Do(func() {
-		if h.claim != nil {
-			h.claim.Release(context.Background())
-		}
-		h.unlock()
-	})
-}
-
-// route returns the graph that runs the thread, as pick chooses it, and holds
-// the thread for the request's run. With a store shared by several processes it
-// claims the thread (graph.Claim): one round trip that reserves the thread, or
-// answers thread_busy if another process runs it, and tells whose thread it is.
-// Otherwise it reads the thread's graph; a new thread stays locked in this
-// process until its first run ends, so two requests creating it with different
-// graphs do not overlap.
-func (s *Server) route(ctx context.Context, threadID, named string, create bool) (graph.Erased, *held, error) {
-	if named != "" && s.graphs[named] == nil {
-		g, err := s.pick(threadID, "", named, create)
-		return g, nil, err
-	}
-	if s.claimer == nil {
-		m, err := s.store.Meta(ctx, threadID)
-		switch {
-		case err == nil:
-			g, err := s.pick(threadID, m.Graph, named, create)
-			return g, &held{unlock: func() {}}, err
-		case !errors.Is(err, interlude.ErrNotFound):
-			return nil, nil, err
-		}
-	}
-	unlock, err := s.threads.Lock(ctx, threadID)
-	if err != nil {
-		return nil, nil, err
-	}
-	h := &held{unlock: unlock}
-	stored := ""
-	if s.claimer != nil {
-		// Any graph can claim, but the thread's own graph knows whether its
-		// copy is current, and the claim then skips loading it.
-		claimer := s.claimer
-		if named != "" {
-			claimer = s.graphs[named]
-		}
-		if h.claim, err = claimer.Claim(ctx, threadID); err != nil {
-			unlock()
-			return nil, nil, err
-		}
-		stored = h.claim.Graph
-	} else if m, err := s.store.Meta(ctx, threadID); err == nil {
-		stored = m.Graph // created while this request waited for the lock
-	} else if !errors.Is(err, interlude.ErrNotFound) {
-		unlock()
-		return nil, nil, err
-	}
-	g, err := s.pick(threadID, stored, named, create)
-	if err != nil {
-		h.release()
-		return nil, nil, err
-	}
-	h.fresh = stored == ""
-	return g, h, nil
-}
-
-// graphNames lists the hosted graphs, for messages.
-func (s *Server) graphNames() string { return strings.Join(s.hosted, ", ") }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

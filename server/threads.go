@@ -77,7 +77,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 			return
 		}
 	}
-	page, err := s.store.List(r.Context(), sq)
+	page, err := s.host.List(r.Context(), sq)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -99,7 +99,7 @@ func (s *Server) existing(r *http.Request) (string, graph.Erased, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	g, err := s.graphFor(r.Context(), id, "")
+	g, err := s.graphFor(r.Context(), id)
 	return id, g, err
 }
 
@@ -225,16 +225,16 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.store.Meta(r.Context(), id)
+	m, err := s.host.Store().Meta(r.Context(), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	ctx := context.WithoutCancel(r.Context())
-	if g := s.graphs[m.Graph]; g != nil {
+	if g := s.host.Graph(m.Graph); g != nil {
 		err = g.Delete(ctx, id) // through the graph, which also drops its cached copy
 	} else {
-		err = s.store.Delete(ctx, id)
+		err = s.host.Store().Delete(ctx, id)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

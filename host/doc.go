@@ -1,0 +1,22 @@
+// Package host runs graphs for many threads over one store: it is what a
+// program that embeds Interlude calls, with or without HTTP.
+//
+// A Host holds the graphs by name and the store they share, and runs each
+// thread one run at a time: in this process by a lock per thread and, on a
+// store several processes share (a store.Leaser such as Postgres), under the
+// thread's lease (graph.Claim), so that a thread started, continued or
+// answered through the host never has two runs at once. It also keeps the
+// threads moving when nobody calls: once started (Start), it closes questions
+// whose time to live has passed (WithExpiryWatch, ExpireQuestions), finishes
+// runs that stopped before their end (WithRecoveryWatch, RecoverThreads), and
+// tells event listeners how the threads of runs that died with their process
+// now read (WithLeaseWatch, WithEvents).
+//
+// Package server is an HTTP adapter over a Host; a program without HTTP runs
+// one itself:
+//
+//	h, err := host.New(host.WithGraph(refund.Erase()))
+//	h.Start(ctx)
+//	defer h.Close()
+//	res, err := h.Invoke(ctx, "thread-1", "refund", graph.Input(in))
+package host

@@ -1,0 +1,369 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/keylock"
+	"github.com/interludehq/interlude/store"
+)
+
+// Host runs a set of compiled graphs sharing one store, one run per thread at
+// a time, and watches their threads (see the package doc). It is safe for
+// concurrent use.
+type Host struct {
+	graphs    map[string]graph.Erased
+	names     []string // the names of the graphs, sorted
+	store     store.Store
+	claimer   graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
+	threads   *keylock.Locks // one run per thread at a time in this process
+	publish   func(graph.Event)
+	log       *slog.Logger
+	now       func() time.Time
+	onExpired func(graphName string, questions int)
+	watch     watches
+
+	life   context.Context // ends with Close
+	stop   context.CancelFunc
+	mu     sync.Mutex
+	closed bool
+	active *sync.WaitGroup // the watches, once started
+}
+
+// watches are the periods of the watches Start runs; 0 turns one off.
+type watches struct {
+	expiry, recovery, leases time.Duration
+}
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	graphs    []graph.Erased
+	store     store.Store
+	publish   func(graph.Event)
+	log       *slog.Logger
+	now       func() time.Time
+	onExpired func(string, int)
+	watch     watches
+}
+
+// WithGraph hosts g under its name (graph.WithName). Repeat it for each graph.
+// All graphs must keep their threads in one store (graph.WithStore).
+func WithGraph(g graph.Erased) Option {
+	return func(c *config) { c.graphs = append(c.graphs, g) }
+}
+
+// WithStore names the store the graphs keep their threads in; New refuses a
+// graph compiled with another. Without it the host uses the graphs' store.
+func WithStore(s store.Store) Option { return func(c *config) { c.store = s } }
+
+// WithEvents gives the host where to announce what it learns of threads
+// without a run to tell it: the end of a run that died with its process (see
+// WithLeaseWatch). Pass the same function the graphs publish to
+// (graph.WithEvents), such as an event hub's Publish.
+func WithEvents(publish func(graph.Event)) Option { return func(c *config) { c.publish = publish } }
+
+// WithLogger sets the logger of what the watches do (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.log = l
+		}
+	}
+}
+
+// WithClock sets the clock the host judges expiries by (default time.Now). The
+// graphs judge them by theirs (graph.WithClock), so give both the same.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+// WithExpiredHook calls fn each time the host closes expired questions of a
+// thread, with the thread's graph and how many it closed, so that an adapter
+// can count them (package server's metrics do).
+func WithExpiredHook(fn func(graphName string, questions int)) Option {
+	return func(c *config) { c.onExpired = fn }
+}
+
+// New returns a host over the given graphs. Its watches run once Start is
+// called.
+func New(opts ...Option) (*Host, error) {
+	cfg := config{now: time.Now, watch: watches{expiry: time.Second, recovery: time.Second, leases: time.Second}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(cfg.graphs) == 0 {
+		return nil, errors.New("host: no graphs; pass WithGraph(g.Erase()) for each graph to host")
+	}
+	h := &Host{graphs: map[string]graph.Erased{}, store: cfg.store, threads: keylock.New(), publish: cfg.publish,
+		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	for _, g := range cfg.graphs {
+		if g == nil {
+			return nil, errors.New("host: WithGraph got a nil graph")
+		}
+		name := g.Name()
+		switch {
+		case name == "":
+			return nil, errors.New("host: a graph has no name; compile it with graph.WithName")
+		case h.graphs[name] != nil:
+			return nil, fmt.Errorf("host: two graphs are named %q", name)
+		case h.store == nil:
+			h.store = g.Store()
+		case !sameStore(h.store, g.Store()):
+			return nil, fmt.Errorf("host: graph %q keeps its threads in another store than the host's; compile every graph with the same graph.WithStore", name)
+		}
+		h.graphs[name] = g
+		h.names = append(h.names, name)
+		if _, shared := store.As[store.Leaser](g.Store()); shared && h.claimer == nil {
+			h.claimer = g // any graph claims for all: they share the store
+		}
+	}
+	slices.Sort(h.names)
+	h.life, h.stop = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// sameStore reports whether a and b are the same store (false for stores whose
+// type cannot be compared).
+func sameStore(a, b store.Store) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// Graph returns the hosted graph of that name, or nil.
+func (h *Host) Graph(name string) graph.Erased { return h.graphs[name] }
+
+// Graphs returns the names of the hosted graphs, sorted.
+func (h *Host) Graphs() []string { return slices.Clone(h.names) }
+
+// Store returns the store the graphs share.
+func (h *Host) Store() store.Store { return h.store }
+
+// GraphFor returns the graph that runs an existing thread: the one stored with
+// it. It fails with interlude.ErrNotFound for a thread that does not exist or
+// whose graph this host does not host.
+func (h *Host) GraphFor(ctx context.Context, threadID string) (graph.Erased, error) {
+	m, err := h.store.Meta(ctx, threadID)
+	if err != nil {
+		if errors.Is(err, interlude.ErrNotFound) {
+			return nil, noThread(threadID)
+		}
+		return nil, err
+	}
+	return h.pick(threadID, m.Graph, "", false)
+}
+
+// State returns the thread as it is now, read by its graph.
+func (h *Host) State(ctx context.Context, threadID string) (*graph.Snapshot[json.RawMessage], error) {
+	g, err := h.GraphFor(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return g.State(ctx, threadID)
+}
+
+// History returns checkpoints of the thread, newest first (see
+// graph.HistoryOptions).
+func (h *Host) History(ctx context.Context, threadID string, opt graph.HistoryOptions) ([]graph.Checkpoint[json.RawMessage], error) {
+	g, err := h.GraphFor(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return g.History(ctx, threadID, opt)
+}
+
+// List returns a page of the threads of the store, as store.Store.List.
+func (h *Host) List(ctx context.Context, q store.Query) (*store.Page, error) {
+	return h.store.List(ctx, q)
+}
+
+// Invoke runs cmd on the thread and waits for the run's result, holding the
+// thread for the run (see Hold). graphName names the graph of a thread that
+// does not exist yet; it may be empty when the host has one graph or the
+// thread exists, and must otherwise match the thread's.
+func (h *Host) Invoke(ctx context.Context, threadID, graphName string, cmd graph.Command) (*graph.Result[json.RawMessage], error) {
+	held, err := h.Hold(ctx, threadID, graphName, true)
+	if err != nil {
+		return nil, err
+	}
+	defer held.Release()
+	return held.Graph.Invoke(held.Context(ctx), threadID, cmd)
+}
+
+// Stream is Invoke with the run's events as they happen; the thread is held
+// until the iteration ends.
+func (h *Host) Stream(ctx context.Context, threadID, graphName string, cmd graph.Command) iter.Seq2[graph.Event, error] {
+	return func(yield func(graph.Event, error) bool) {
+		held, err := h.Hold(ctx, threadID, graphName, true)
+		if err != nil {
+			yield(graph.Event{}, err)
+			return
+		}
+		defer held.Release()
+		for ev, err := range held.Graph.Stream(held.Context(ctx), threadID, cmd) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// noThread is the error for a thread that does not exist.
+func noThread(threadID string) error {
+	return &interlude.Error{Code: interlude.CodeNotFound, Message: fmt.Sprintf("thread %q does not exist; start it with input", threadID)}
+}
+
+// invalid is the error for a graph name that does not fit the thread.
+func invalid(format string, args ...any) error {
+	return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// pick returns the graph to run the thread stored with graph stored ("" for a
+// thread not written yet): that one, which named (if given) must match, or for
+// a new thread with create set, named or the only graph hosted.
+func (h *Host) pick(threadID, stored, named string, create bool) (graph.Erased, error) {
+	if named != "" && h.graphs[named] == nil {
+		return nil, invalid("graph %q is not hosted here; hosted: %s", named, h.graphNames())
+	}
+	if stored == "" {
+		switch {
+		case !create:
+			return nil, noThread(threadID)
+		case named != "":
+			return h.graphs[named], nil
+		case len(h.graphs) == 1:
+			return h.graphs[h.names[0]], nil
+		}
+		return nil, invalid("graph is required to start a thread; hosted: %s", h.graphNames())
+	}
+	g := h.graphs[stored]
+	switch {
+	case g == nil:
+		return nil, &interlude.Error{Code: interlude.CodeNotFound, Message: fmt.Sprintf("thread %q runs graph %q, which is not hosted here", threadID, stored)}
+	case named != "" && named != stored:
+		return nil, invalid("thread %q runs graph %q, not %q; leave graph out or name %q", threadID, stored, named, stored)
+	}
+	return g, nil
+}
+
+// graphNames lists the hosted graphs, for messages.
+func (h *Host) graphNames() string { return strings.Join(h.names, ", ") }
+
+// Held is a thread held for a run: this process's lock on the thread and, with
+// a store shared by several processes, its claim (graph.Claim).
+type Held struct {
+	// Graph is the graph that runs the thread.
+	Graph graph.Erased
+	// Fresh reports that the thread is not stored yet: the run creates it.
+	Fresh bool
+
+	claim  *graph.Claim
+	unlock func()
+	once   sync.Once
+}
+
+// Context returns the run's context under the claim, if any: run the thread
+// with it.
+func (hd *Held) Context(ctx context.Context) context.Context {
+	if hd == nil || hd.claim == nil {
+		return ctx
+	}
+	return hd.claim.Context(ctx)
+}
+
+// Release lets the thread go. Call it once the run has ended (and before its
+// answer is sent, so that a caller acting on the answer finds the thread
+// free); later calls do nothing.
+func (hd *Held) Release() {
+	if hd == nil {
+		return
+	}
+	hd.once.Do(func() {
+		if hd.claim != nil {
+			hd.claim.Release(context.Background())
+		}
+		hd.unlock()
+	})
+}
+
+// Hold returns the graph that runs the thread and holds the thread for one
+// run: named, if given, must be the thread's graph, and with create set a
+// thread that does not exist yet is run by named or the only graph hosted. A
+// wrong or missing graph name is an error matching interlude.ErrInvalidRequest,
+// an unknown thread without create interlude.ErrNotFound. With a store shared
+// by several processes it claims the thread (graph.Claim): one round trip that
+// reserves the thread, or fails with interlude.ErrThreadBusy if another
+// process runs it, and tells whose thread it is. Otherwise it reads the
+// thread's graph; a new thread stays locked in this process until its first
+// run ends, so two callers creating it with different graphs do not overlap.
+func (h *Host) Hold(ctx context.Context, threadID, named string, create bool) (*Held, error) {
+	if named != "" && h.graphs[named] == nil {
+		_, err := h.pick(threadID, "", named, create)
+		return nil, err
+	}
+	if h.claimer == nil {
+		m, err := h.store.Meta(ctx, threadID)
+		switch {
+		case err == nil:
+			g, err := h.pick(threadID, m.Graph, named, create)
+			if err != nil {
+				return nil, err
+			}
+			return &Held{Graph: g, unlock: func() {}}, nil
+		case !errors.Is(err, interlude.ErrNotFound):
+			return nil, err
+		}
+	}
+	unlock, err := h.threads.Lock(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	hd := &Held{unlock: unlock}
+	stored := ""
+	if h.claimer != nil {
+		// Any graph can claim, but the thread's own graph knows whether its
+		// copy is current, and the claim then skips loading it.
+		claimer := h.claimer
+		if named != "" {
+			claimer = h.graphs[named]
+		}
+		if hd.claim, err = claimer.Claim(ctx, threadID); err != nil {
+			unlock()
+			return nil, err
+		}
+		stored = hd.claim.Graph
+	} else if m, err := h.store.Meta(ctx, threadID); err == nil {
+		stored = m.Graph // created while this caller waited for the lock
+	} else if !errors.Is(err, interlude.ErrNotFound) {
+		unlock()
+		return nil, err
+	}
+	if hd.Graph, err = h.pick(threadID, stored, named, create); err != nil {
+		hd.Release()
+		return nil, err
+	}
+	hd.Fresh = stored == ""
+	return hd, nil
+}

@@ -241,7 +241,7 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 	}
 	h, err := host.New(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+		return nil, err // already says it comes from the host the server builds
 	}
 	s.ownHost = true
 	return h, nil

@@ -928,7 +928,7 @@ func (r *runner[S]) finishAt(st *state[S]) *Result[S] {
 
 // replayedRun returns the state at which the run started by the answers to ids
 // ended, replaying the thread's history: answers sent again get the outcome
-// recorded for them (rule 12), even if the thread has moved on since (new input,
+// recorded for them (an idempotent replay), even if the thread has moved on since (new input,
 // later answers). Replays are rare (a double click, a retried request), so the
 // history is read only for them.
 func (r *runner[S]) replayedRun(ids []string) (*state[S], error) {

@@ -82,8 +82,9 @@
 // answer does not carry them.) A bare resume (no id) to a thread no longer
 // interrupted is 409 not_interrupted.
 //
-// In resume and in the /resume route, a null response cancels (as in the seed's
-// API); to answer with the JSON value null, use responses with status resolved.
+// In resume and in the /resume route, a null response cancels (a bare null is
+// how clients withdraw a question); to answer with the JSON value null, use
+// responses with status resolved.
 // "input": null counts as no input (a continue).
 //
 // Interrupts are shown as {"id", "name", "node", "tool_call_id", "message",

@@ -87,7 +87,7 @@ type fullState struct {
 	ExecutionMeta executionMeta   `json:"execution_meta"`
 }
 
-// executionMeta says where and why a thread paused, as the seed's API shows it.
+// executionMeta says where and why a thread paused, in the full answer's state.
 type executionMeta struct {
 	// Status is completed, failed, interrupted_before (the paused node runs again
 	// when answered, or the thread waits before a node) or interrupted_after.

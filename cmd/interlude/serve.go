@@ -36,10 +36,10 @@ it warns that tokens travel in clear text (a TLS-terminating proxy in front is
 a fine answer too).
 SIGINT or SIGTERM stops the server gracefully: it stops accepting requests and
 waits for the running ones, for at most --shutdown-timeout; then it closes the
-connections left and cancels the runs still going, which continue from their
-last checkpoint when asked again. The other timeouts bound how long a client may
-take to send a request or read an answer (a run's own time is not counted), so
-that a stalled client holds no connection for long.
+connections left and cancels the runs still going, which the server finishes
+from their last checkpoint when it starts again. The other timeouts bound how
+long a client may take to send a request or read an answer (a run's own time is
+not counted), so that a stalled client holds no connection for long.
 
 Memory is bounded by bytes: --cache-bytes of threads' states kept between runs
 (shared by the graphs) and --event-buffer-bytes of recent events kept for

@@ -131,6 +131,9 @@ func TestTheAnsweredApprovalSpeaksTheAnswerersLanguage(t *testing.T) {
 	e := newEnv(t, nil)
 	openApproval(t, ctx, e, "s-words", "Please refund $40 on order A-2002")
 	page := text(t, ctx, ".question")
+	if facts := text(t, ctx, ".question .facts"); strings.Contains(facts, "Node") || strings.Contains(facts, "tools") {
+		t.Errorf("the question's facts name the agent's tool node: %q", facts)
+	}
 	for _, jargon := range []string{"Input schema", "call_0", "Call "} {
 		if strings.Contains(page, jargon) {
 			t.Errorf("the question shows %q:\n%s", jargon, page)

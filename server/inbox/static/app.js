@@ -621,7 +621,8 @@ function questionHeader(th, q, headingID) {
   const facts = [
     ['Thread', h('code', null, th.thread_id)],
     ['Graph', th.graph],
-    ['Node', q.node ? h('code', null, q.node) : null],
+    // A tool call's node is the agent's tool node: the tool, shown below, says more.
+    ['Asked in', q.node && !q.tool_call_id ? h('code', null, q.node) : null],
     ['Asked', when(q.created_at)],
     ['Expires', q.expires_at ? when(q.expires_at) : null],
   ].filter(([, v]) => v);

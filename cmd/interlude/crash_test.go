@@ -33,19 +33,11 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 	if _, err := alice.Resume(ctx, "order-1", res.Interrupts[0].ID, map[string]any{"approved": true}); err == nil {
 		t.Fatal("the answer was acknowledged: the process did not die after committing it")
 	}
-	<-dying.done
-	if code := dying.cmd.ProcessState.ExitCode(); code != crashpoint.ExitCode {
-		t.Fatalf("the server exited with %d, want %d (the crash point)\n%s", code, crashpoint.ExitCode, dying.stderr.String())
-	}
+	crashed(t, dying)
 
 	// What the dead process left: the answer committed, the step not, and the
 	// thread running, not interrupted without a question.
-	st, err := sqlite.Open(filepath.Join(dir, "serve.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := st.Meta(ctx, "order-1")
-	st.Close()
+	m, err := storedMeta(dir, "order-1")
 	if err != nil || m.Status != store.StatusRunning || len(m.Interrupts) != 0 {
 		t.Fatalf("after the crash the thread is %+v (%v); want running with no question", m, err)
 	}
@@ -85,17 +77,9 @@ func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
 	if _, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "support-agent", ThreadID: "chat-1", Messages: message}); err == nil {
 		t.Fatal("the run was acknowledged: the process did not die after the model's turn")
 	}
-	<-dying.done
-	if code := dying.cmd.ProcessState.ExitCode(); code != crashpoint.ExitCode {
-		t.Fatalf("the server exited with %d, want %d (the crash point)\n%s", code, crashpoint.ExitCode, dying.stderr.String())
-	}
+	crashed(t, dying)
 
-	st, err := sqlite.Open(filepath.Join(dir, "serve.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := st.Meta(ctx, "chat-1")
-	st.Close()
+	m, err := storedMeta(dir, "chat-1")
 	if err != nil || m.Status != store.StatusRunning || m.Version != 1 {
 		t.Fatalf("after the crash the thread is %+v (%v); want running at its first checkpoint", m, err)
 	}
@@ -146,4 +130,23 @@ func assistantTurns(t *testing.T, messages json.RawMessage) int {
 		}
 	}
 	return n
+}
+
+// crashed waits for the server to die at its crash point.
+func crashed(t *testing.T, dying *liveServer) {
+	t.Helper()
+	<-dying.done
+	if code := dying.cmd.ProcessState.ExitCode(); code != crashpoint.ExitCode {
+		t.Fatalf("the server exited with %d, want %d (the crash point)\n%s", code, crashpoint.ExitCode, dying.stderr.String())
+	}
+}
+
+// storedMeta reads what the server's SQLite file holds about a thread.
+func storedMeta(dir, thread string) (*store.Meta, error) {
+	st, err := sqlite.Open(filepath.Join(dir, "serve.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Meta(context.Background(), thread)
 }

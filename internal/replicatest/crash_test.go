@@ -74,23 +74,7 @@ func TestAReplicaKilledRightAfterAnAnswerLeavesTheStepToAnother(t *testing.T) {
 	crashed(t, dying)
 
 	alice := asAlice(other)
-	var th *client.Thread
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if th, err = alice.Thread(ctx, "t"); err != nil {
-			t.Fatal(err)
-		}
-		if th.Status == "interrupted" && len(th.Interrupts) == 0 {
-			t.Fatalf("the thread reads interrupted without a question: %+v", th)
-		}
-		if th.Status != "running" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the other replica did not finish the thread: %+v\n%s", th, other.out.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling another process
-	}
+	finishedByAnother(t, other, "t")
 	clienttest.RefundFinishedOnce(t, alice, "t", "alice")
 	clienttest.NoneListed(t, alice, "running", "interrupted", "failed")
 }
@@ -197,23 +181,7 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 	crashed(t, dying)
 
 	alice := asAlice(other)
-	var th *client.Thread
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if th, err = alice.Thread(ctx, "p"); err != nil {
-			t.Fatal(err)
-		}
-		if th.Status == "failed" || (th.Status == "idle" && len(th.Next) > 0) || (th.Status == "interrupted" && len(th.Interrupts) == 0) {
-			t.Fatalf("the thread reads %s (next %v, %d questions); want running until another replica finishes it", th.Status, th.Next, len(th.Interrupts))
-		}
-		if th.Status != "running" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the other replica did not finish the thread: %+v\n%s", th, other.out.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling another process
-	}
+	th := finishedByAnother(t, other, "p")
 	var v struct {
 		CRuns   int      `json:"c_runs"`
 		Outcome []string `json:"outcome"`
@@ -226,5 +194,29 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 		if err != nil || len(page.Threads) != 0 {
 			t.Errorf("listed as %s: %+v, %v; want none", status, page, err)
 		}
+	}
+}
+
+// finishedByAnother polls the other replica until the thread no longer reads
+// running, failing if it ever reads as a thread in limbo would: failed, idle
+// with a node due, or interrupted without a question.
+func finishedByAnother(t *testing.T, other *replica, thread string) *client.Thread {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		th, err := asAlice(other).Thread(context.Background(), thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if th.Status == "failed" || (th.Status == "idle" && len(th.Next) > 0) || (th.Status == "interrupted" && len(th.Interrupts) == 0) {
+			t.Fatalf("the thread reads %s (next %v, %d questions); want running until another replica finishes it", th.Status, th.Next, len(th.Interrupts))
+		}
+		if th.Status != "running" {
+			return th
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other replica did not finish the thread: %+v\n%s", th, other.out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process
 	}
 }

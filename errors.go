@@ -102,7 +102,7 @@ var ErrPaused = errPausedSentinel
 // return it.
 type PausedError struct {
 	// Interrupt is the question that paused the task.
-	Interrupt Question
+	Interrupt Interruption
 }
 
 // Error names the interrupt that paused the task and reminds the caller to return

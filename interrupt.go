@@ -64,8 +64,8 @@ func answerOf(id string, r *Resolution) (Answer, error) {
 	return Answer{}, &Error{Code: CodeUnknownFormat, Message: fmt.Sprintf("interrupt %s has a resolution of unknown kind %q", id, r.Kind)}
 }
 
-func buildInterrupt(id string, req Request, s *task.Scope) (Question, error) {
-	in := Question{ID: id, Name: req.Name, Message: req.Message, Reason: req.Reason, CreatedAt: s.Now()}
+func buildInterrupt(id string, req Request, s *task.Scope) (Interruption, error) {
+	in := Interruption{ID: id, Name: req.Name, Message: req.Message, Reason: req.Reason, CreatedAt: s.Now()}
 	if in.Reason == "" {
 		in.Reason = ReasonInputRequired
 	}

@@ -42,11 +42,11 @@ type Request struct {
 	TTL time.Duration
 }
 
-// Question is an interrupt: a question raised by Interrupt, as recorded in the
+// Interruption is an interrupt: a question raised by Interrupt, as recorded in the
 // thread. It carries its id, the node and task path that raised it, the message,
 // reason, attached value, response schema and private state, and when it was
 // raised and expires. Its Check method validates an answer against it.
-type Question = vocab.Question
+type Interruption = vocab.Interruption
 
 // ResolutionKind says how an interrupt was resolved.
 type ResolutionKind = vocab.ResolutionKind
@@ -136,7 +136,7 @@ func (a Answer) Decode(v any) error {
 // Resumed is the interrupt a task is being resumed from, as Resumption reports it.
 type Resumed struct {
 	// Interrupt is the question that was answered, with the private State attached.
-	Interrupt Question
+	Interrupt Interruption
 	// Resolution is its answer.
 	Resolution Resolution
 }

@@ -25,7 +25,7 @@ func TestCheckRefusesAnswersGoWouldDecodeToAnotherValue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			q := interlude.Question{ID: "int_1", Schema: c.schema}
+			q := interlude.Interruption{ID: "int_1", Schema: c.schema}
 			err := q.Check(interlude.Resolve(json.RawMessage(c.answer)))
 			if !c.refused {
 				if err != nil {
@@ -46,7 +46,7 @@ func TestCheckRefusesAnswersGoWouldDecodeToAnotherValue(t *testing.T) {
 
 func TestResolveTakesBytesAsJSONTextAsInputDoes(t *testing.T) {
 	approval := json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}`)
-	q := interlude.Question{ID: "int_1", Schema: approval}
+	q := interlude.Interruption{ID: "int_1", Schema: approval}
 	cases := []struct {
 		name   string
 		answer any

@@ -16,7 +16,7 @@ import (
 // streamed is what one Stream call reported, in order.
 type streamed struct {
 	finished   []model.Block // FinishedToolResult of each event, in order
-	interrupts []interlude.Question
+	interrupts []interlude.Interruption
 	firstPause int // index in finished of the first interrupt event (len(finished) if none)
 	updated    []model.Block
 }

@@ -23,7 +23,7 @@ func Example() {
 
 	ctx := context.Background()
 	c := client.New(hs.URL) // with tokens: client.WithToken(secret)
-	var question *interlude.Question
+	var question *interlude.Interruption
 	for ev, err := range c.Stream(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "order-42", Input: map[string]any{"amount": 150}}) {
 		if err != nil {
 			panic(err)

@@ -127,7 +127,7 @@ type RunResult struct {
 	// Status is completed, interrupted or failed.
 	Status string `json:"status"`
 	// Interrupts are the pending questions.
-	Interrupts []interlude.Question `json:"interrupts"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Breakpoint is set when the thread paused at a breakpoint.
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 	// Error describes the failure when Status is failed.
@@ -183,7 +183,7 @@ type ExecutionMeta struct {
 // InterruptData is the pause of ExecutionMeta.
 type InterruptData struct {
 	// Interrupt is the first pending interrupt, or nil at a breakpoint.
-	Interrupt *interlude.Question `json:"interrupt"`
+	Interrupt *interlude.Interruption `json:"interrupt"`
 	// Breakpoint is the breakpoint, if the thread sits at one.
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 }
@@ -191,7 +191,7 @@ type InterruptData struct {
 func (r *RunResult) fix() {
 	fixAll(r.Interrupts)
 	if r.State != nil && r.State.ExecutionMeta.InterruptData != nil && r.State.ExecutionMeta.InterruptData.Interrupt != nil {
-		fixQuestion(r.State.ExecutionMeta.InterruptData.Interrupt)
+		fixInterruption(r.State.ExecutionMeta.InterruptData.Interrupt)
 	}
 }
 
@@ -223,7 +223,7 @@ type Thread struct {
 	// of the turn has a result.
 	FinishedToolResults json.RawMessage `json:"finished_tool_results,omitempty"`
 	// Interrupts are its pending questions.
-	Interrupts []interlude.Question `json:"interrupts"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Next lists the nodes that run next.
 	Next []string `json:"next"`
 	// Breakpoint is set while it sits at a breakpoint.
@@ -247,7 +247,7 @@ type ThreadSummary struct {
 	// Status is idle, running, interrupted or failed.
 	Status string `json:"status"`
 	// Interrupts are its pending questions.
-	Interrupts []interlude.Question `json:"interrupts"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
 	// CreatedAt is when it started.
 	CreatedAt time.Time `json:"created_at"`
 	// UpdatedAt is when it last changed.
@@ -334,11 +334,11 @@ type Checkpoint struct {
 	// Values is the state after it.
 	Values json.RawMessage `json:"values"`
 	// Raised are the questions it raised, with their private state.
-	Raised []interlude.Question `json:"raised"`
+	Raised []interlude.Interruption `json:"raised"`
 	// Resolved are the answers it committed, with who gave them and when.
 	Resolved []Answered `json:"resolved"`
 	// Interrupts are the questions pending after it.
-	Interrupts []interlude.Question `json:"interrupts"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Breakpoint is set when it paused at a breakpoint.
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 	// Error is the failure a fail checkpoint reports.
@@ -359,13 +359,13 @@ func (h *History) fix() {
 	}
 	for _, xs := range h.ToolCalls {
 		for i := range xs {
-			fixQuestion(&xs[i].Interrupt)
+			fixInterruption(&xs[i].Interrupt)
 		}
 	}
 }
 
-// fixQuestion turns JSON nulls decoded into raw fields back into nil.
-func fixQuestion(q *interlude.Question) {
+// fixInterruption turns JSON nulls decoded into raw fields back into nil.
+func fixInterruption(q *interlude.Interruption) {
 	for _, p := range []*json.RawMessage{&q.Value, &q.Schema, &q.State} {
 		if string(*p) == "null" {
 			*p = nil
@@ -373,9 +373,9 @@ func fixQuestion(q *interlude.Question) {
 	}
 }
 
-func fixAll(qs []interlude.Question) {
+func fixAll(qs []interlude.Interruption) {
 	for i := range qs {
-		fixQuestion(&qs[i])
+		fixInterruption(&qs[i])
 	}
 }
 
@@ -402,7 +402,7 @@ type Pause struct {
 	// Node is the node that paused.
 	Node string `json:"node"`
 	// Interrupt is the pending question, for an interrupt.
-	Interrupt *interlude.Question `json:"interrupt,omitempty"`
+	Interrupt *interlude.Interruption `json:"interrupt,omitempty"`
 	// Breakpoint is the breakpoint, for a breakpoint.
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 }
@@ -417,7 +417,7 @@ func (e Event) Pause() (*Pause, bool) {
 		return nil, false
 	}
 	if p.Interrupt != nil {
-		fixQuestion(p.Interrupt)
+		fixInterruption(p.Interrupt)
 	}
 	return &p, true
 }

@@ -41,8 +41,8 @@ type Breakpoint struct {
 
 // exchange is a raised interrupt with its resolution once given.
 type exchange struct {
-	Q interlude.Question    `json:"q"`
-	R *interlude.Resolution `json:"r,omitempty"`
+	Q interlude.Interruption `json:"q"`
+	R *interlude.Resolution  `json:"r,omitempty"`
 }
 
 // resolved is a resolution with the id of the interrupt it answers: one answer in
@@ -75,7 +75,7 @@ type delta struct {
 	Ledger  []ledgerEntry              `json:"ledger,omitempty"`
 	Memo    map[string]json.RawMessage `json:"memo,omitempty"`
 	Calls   map[string]string          `json:"calls,omitempty"`
-	Raised  []interlude.Question       `json:"raised,omitempty"`
+	Raised  []interlude.Interruption   `json:"raised,omitempty"`
 
 	Status store.Status `json:"status,omitempty"` // empty means idle
 	Next   []string     `json:"next,omitempty"`
@@ -138,8 +138,8 @@ type state[S any] struct {
 	err       string
 }
 
-func (st *state[S]) pending() []interlude.Question {
-	var out []interlude.Question
+func (st *state[S]) pending() []interlude.Interruption {
+	var out []interlude.Interruption
 	for _, x := range st.exchanges {
 		if x.R == nil {
 			out = append(out, x.Q)

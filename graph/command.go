@@ -105,7 +105,7 @@ type Result[S any] struct {
 	// Values is the thread's state. Treat it as read-only.
 	Values S
 	// Interrupts are the pending questions, when Status is Interrupted.
-	Interrupts []interlude.Question
+	Interrupts []interlude.Interruption
 	// Breakpoint is set when the thread paused at a breakpoint.
 	Breakpoint *Breakpoint
 	// Next lists the nodes that run next.
@@ -173,7 +173,7 @@ type Event struct {
 	// Update is a node's writes (EventUpdate) as a JSON object of fields.
 	Update json.RawMessage
 	// Interrupt is the question (EventInterrupt).
-	Interrupt *interlude.Question
+	Interrupt *interlude.Interruption
 	// Breakpoint is the breakpoint (EventBreakpoint).
 	Breakpoint *Breakpoint
 	// Data is what a node emitted (EventMessage, EventCustom).
@@ -185,7 +185,7 @@ type Event struct {
 	// Values is the thread's state as JSON (EventEnd).
 	Values json.RawMessage
 	// Interrupts are the pending questions (EventEnd).
-	Interrupts []interlude.Question
+	Interrupts []interlude.Interruption
 	// Next lists the nodes that run next (EventEnd).
 	Next []string
 	// Error describes a failure (EventEnd with Status Failed).

@@ -23,9 +23,9 @@ type fixture struct {
 	Format  int             `json:"format"`
 	Records []fixtureRecord `json:"records"`
 	Want    struct {
-		Status     store.Status         `json:"status"`
-		Values     refundState          `json:"values"`
-		Interrupts []interlude.Question `json:"interrupts"`
+		Status     store.Status             `json:"status"`
+		Values     refundState              `json:"values"`
+		Interrupts []interlude.Interruption `json:"interrupts"`
 	} `json:"want"`
 }
 

@@ -283,7 +283,7 @@ func TestParallelBranchesFinishedBranchRunsOnce(t *testing.T) {
 	})
 }
 
-func idFor(t *testing.T, qs []interlude.Question, msg string) string {
+func idFor(t *testing.T, qs []interlude.Interruption, msg string) string {
 	t.Helper()
 	for _, q := range qs {
 		if q.Message == msg {

@@ -29,7 +29,7 @@ type Snapshot[S any] struct {
 	// Next lists the nodes that run next.
 	Next []string
 	// Interrupts are the pending questions.
-	Interrupts []interlude.Question
+	Interrupts []interlude.Interruption
 	// Exchanges are the questions of the current step and their answers so far.
 	Exchanges []interlude.Exchange
 	// Finished are the sub-tasks (Once) of the current step that finished while
@@ -136,11 +136,11 @@ type Checkpoint[S any] struct {
 	// Step counts the completed steps after it.
 	Step int
 	// Raised are the questions first raised by this record.
-	Raised []interlude.Question
+	Raised []interlude.Interruption
 	// Resolved are the answers this record committed.
 	Resolved []Answered
 	// Interrupts are the questions pending after it.
-	Interrupts []interlude.Question
+	Interrupts []interlude.Interruption
 	// Breakpoint is set when the record paused at a breakpoint.
 	Breakpoint *Breakpoint
 	// Error is the failure a "fail" record reports.
@@ -153,9 +153,9 @@ type Answered struct {
 	InterruptID string `json:"interrupt_id"`
 	// Resolution is the answer, with who gave it and when.
 	Resolution interlude.Resolution `json:"resolution"`
-	// Question is the question answered, as it was raised, when the thread still
+	// Interruption is the question answered, as it was raised, when the thread still
 	// knew it (nil for an answer sent again after its step ended).
-	Question *interlude.Question `json:"question,omitempty"`
+	Interruption *interlude.Interruption `json:"question,omitempty"`
 }
 
 // HistoryOptions selects a page of a thread's history.
@@ -208,7 +208,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 			a := Answered{InterruptID: r.ID, Resolution: r.R}
 			if x := st.exchange(r.ID); x != nil {
 				q := x.Q
-				a.Question = &q
+				a.Interruption = &q
 			}
 			cp.Resolved = append(cp.Resolved, a)
 		}

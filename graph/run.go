@@ -448,7 +448,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 
 // checkExpiry refuses an answer to a question whose time has passed (only a
 // cancellation still closes it), and an expiry of a question whose time has not.
-func checkExpiry(q interlude.Question, res interlude.Resolution, now time.Time) error {
+func checkExpiry(q interlude.Interruption, res interlude.Resolution, now time.Time) error {
 	due := q.ExpiresAt != nil && !now.Before(*q.ExpiresAt)
 	switch {
 	case res.Kind == interlude.KindExpired && q.ExpiresAt == nil:
@@ -620,7 +620,7 @@ type outcome struct {
 	node    string
 	writes  []write // all writes of a finished task
 	partial []write // writes kept although the task paused
-	raised  []interlude.Question
+	raised  []interlude.Interruption
 	memo    map[string]task.Result
 	err     error
 }
@@ -683,7 +683,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, nil, context.Cause(r.ctx)
 	}
 	var ledger []ledgerEntry
-	var raised []interlude.Question
+	var raised []interlude.Interruption
 	var partial []write
 	memo := map[string]json.RawMessage{}
 	var failures []error
@@ -989,7 +989,7 @@ func newNonce() string {
 
 // public returns the questions without the interrupting code's private state, for
 // the store's listing index.
-func public(qs []interlude.Question) []interlude.Question {
+func public(qs []interlude.Interruption) []interlude.Interruption {
 	for i := range qs {
 		qs[i].State = nil
 	}

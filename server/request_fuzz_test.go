@@ -68,7 +68,7 @@ func FuzzParseRequestBody(f *testing.F) {
 			if res.Kind == interlude.KindResolved && !json.Valid(res.Response) {
 				t.Fatalf("accepted answer to %q is not JSON: %q", id, res.Response)
 			}
-			if err := (interlude.Question{ID: "int_q"}).Check(res); err != nil {
+			if err := (interlude.Interruption{ID: "int_q"}).Check(res); err != nil {
 				var ie *interlude.Error
 				if !errors.As(err, &ie) || statusOf(ie.Code)/100 != 4 {
 					t.Fatalf("checking an accepted answer: %v, want a 4xx *interlude.Error", err)

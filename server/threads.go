@@ -179,7 +179,7 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) hi
 		i    int
 	}
 	where := map[string]place{} // interrupt id -> its entry in ToolCalls
-	asked := func(q interlude.Question) {
+	asked := func(q interlude.Interruption) {
 		if _, seen := where[q.ID]; q.ToolCallID == "" || seen {
 			return
 		}
@@ -189,8 +189,8 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) hi
 	for i := len(cps) - 1; i >= 0; i-- {
 		c := cps[i]
 		for _, a := range c.Resolved {
-			if a.Question != nil { // raised before the page, perhaps
-				asked(*a.Question)
+			if a.Interruption != nil { // raised before the page, perhaps
+				asked(*a.Interruption)
 			}
 			if p, ok := where[a.InterruptID]; ok {
 				out.ToolCalls[p.call][p.i].Resolution = toWireResolution(a.InterruptID, a.Resolution)

@@ -36,7 +36,7 @@ func optional(s string) *string {
 	return &s
 }
 
-func toWire(q interlude.Question, withState bool) wireInterrupt {
+func toWire(q interlude.Interruption, withState bool) wireInterrupt {
 	w := wireInterrupt{ID: q.ID, Name: optional(q.Name), Node: q.Node, ToolCallID: optional(q.ToolCallID), Message: q.Message,
 		Reason: q.Reason, Value: q.Value, Schema: q.Schema, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt}
 	if withState {
@@ -48,7 +48,7 @@ func toWire(q interlude.Question, withState bool) wireInterrupt {
 	return w
 }
 
-func toWireAll(qs []interlude.Question) []wireInterrupt {
+func toWireAll(qs []interlude.Interruption) []wireInterrupt {
 	out := make([]wireInterrupt, len(qs))
 	for i, q := range qs {
 		out[i] = toWire(q, false)
@@ -108,7 +108,7 @@ type outcome struct {
 	status     graph.Status
 	values     json.RawMessage
 	next       []string
-	interrupts []interlude.Question
+	interrupts []interlude.Interruption
 	breakpoint *graph.Breakpoint
 	err        string
 	checkpoint int64

@@ -79,7 +79,7 @@ type Meta struct {
 	// Status is its status.
 	Status Status `json:"status"`
 	// Interrupts are its pending questions, for the inbox listing.
-	Interrupts []interlude.Question `json:"interrupts"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Version is the thread's current version.
 	Version int64 `json:"version"`
 	// CreatedAt is when the thread's first record was appended.

@@ -214,7 +214,7 @@ func stopped(err error) error {
 // converse runs cmd and every answer the run needs until the agent has answered.
 func (d *demo) converse(cmd graph.Command) error {
 	for {
-		var pending []interlude.Question
+		var pending []interlude.Interruption
 		var status graph.Status
 		for ev, err := range d.agent.Stream(d.e.ctx, d.thread, cmd) {
 			if err != nil {
@@ -278,7 +278,7 @@ func (d *demo) failed(err error) error {
 
 // answer asks each pending question in the terminal. When the input ends it says
 // how to pick the thread up and returns an error matching io.EOF.
-func (d *demo) answer(qs []interlude.Question) (map[string]interlude.Resolution, error) {
+func (d *demo) answer(qs []interlude.Interruption) (map[string]interlude.Resolution, error) {
 	answers := map[string]interlude.Resolution{}
 	for _, q := range qs {
 		d.asking.Store(true)

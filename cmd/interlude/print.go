@@ -47,7 +47,7 @@ func printRun(w io.Writer, res *client.RunResult, graph string) {
 }
 
 // printQuestions prints pending questions with the command that answers each.
-func printQuestions(w io.Writer, thread string, qs []interlude.Question) {
+func printQuestions(w io.Writer, thread string, qs []interlude.Interruption) {
 	if len(qs) == 0 {
 		return
 	}
@@ -64,7 +64,7 @@ func printQuestions(w io.Writer, thread string, qs []interlude.Question) {
 // printQuestion prints one pending question and the commands that answer it.
 // They name the interrupt even when it is the only one, so that running one
 // again after it succeeded replays the recorded answer instead of being refused.
-func printQuestion(w io.Writer, thread string, q interlude.Question) {
+func printQuestion(w io.Writer, thread string, q interlude.Interruption) {
 	where := "node " + line(q.Node)
 	if q.ToolCallID != "" {
 		where += ", tool call " + line(q.ToolCallID)
@@ -98,7 +98,7 @@ func printQuestion(w io.Writer, thread string, q interlude.Question) {
 }
 
 // exampleAnswer suggests the shape of an answer, quoted for a shell.
-func exampleAnswer(q interlude.Question) string {
+func exampleAnswer(q interlude.Interruption) string {
 	var s struct {
 		Type       string                     `json:"type"`
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -155,7 +155,7 @@ func printToolResult(w io.Writer, b model.Block, tools map[string]string, indent
 // (finished, not yet in the transcript) and, for each call a pending question
 // is about, that it waits for an answer. It returns the tool call ids whose
 // results it printed.
-func printWaitingTurn(w io.Writer, msgs []model.Message, finished []model.Block, pending []interlude.Question, indent string) []string {
+func printWaitingTurn(w io.Writer, msgs []model.Message, finished []model.Block, pending []interlude.Interruption, indent string) []string {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -171,7 +171,7 @@ func printWaitingTurn(w io.Writer, msgs []model.Message, finished []model.Block,
 			shown = append(shown, c.ID)
 			continue
 		}
-		if slices.ContainsFunc(pending, func(q interlude.Question) bool { return q.ToolCallID == c.ID }) {
+		if slices.ContainsFunc(pending, func(q interlude.Interruption) bool { return q.ToolCallID == c.ID }) {
 			fmt.Fprintf(w, "%s  .. %s waits for an answer\n", indent, line(c.Name))
 		}
 	}
@@ -270,7 +270,7 @@ func stamp(t time.Time) string {
 
 // approvalActions returns the actions of an agent's tool approval, or nil for
 // another question.
-func approvalActions(q interlude.Question) []string {
+func approvalActions(q interlude.Interruption) []string {
 	if q.Reason != interlude.ReasonToolApproval {
 		return nil
 	}

@@ -107,7 +107,7 @@ func chooseModel(getenv func(string) string, name string) (model.Model, string) 
 func converse(ctx context.Context, a *agent.Agent, thread string, cmd graph.Command, ask *termform.Asker, out io.Writer) error {
 	p := &printer{out: out, tools: map[string]string{}, shown: map[string]bool{}}
 	for {
-		var pending []interlude.Question
+		var pending []interlude.Interruption
 		for ev, err := range a.Stream(ctx, thread, cmd) {
 			if err != nil {
 				p.endText()

@@ -41,7 +41,7 @@ type Step struct {
 // their root task's collector.
 type Collector struct {
 	mu     sync.Mutex
-	raised []vocab.Question
+	raised []vocab.Interruption
 	ledger map[string]Result
 }
 
@@ -54,10 +54,10 @@ type Result struct {
 }
 
 // Raised returns the interrupts raised by the task and its sub-tasks, in order.
-func (c *Collector) Raised() []vocab.Question {
+func (c *Collector) Raised() []vocab.Interruption {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]vocab.Question(nil), c.raised...)
+	return append([]vocab.Interruption(nil), c.raised...)
 }
 
 // Ledger returns the sub-task results recorded during this attempt, by ledger
@@ -178,7 +178,7 @@ func (s *Scope) Lookup(id string) (vocab.Exchange, bool) {
 // Raise records a new interrupt for this attempt and marks the scope paused. Only
 // the first interrupt of an attempt is kept: once a task has paused, later calls
 // report the same pause.
-func (s *Scope) Raise(in vocab.Question) bool {
+func (s *Scope) Raise(in vocab.Interruption) bool {
 	s.mu.Lock()
 	already := s.paused
 	s.paused = true

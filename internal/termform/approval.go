@@ -24,7 +24,7 @@ type approvalQuestion struct {
 
 // approvalOf reports whether q is an agent's tool approval: reason tool_approval
 // and a response schema whose action property is an enum.
-func approvalOf(q interlude.Question) (*approvalQuestion, bool) {
+func approvalOf(q interlude.Interruption) (*approvalQuestion, bool) {
 	if q.Reason != interlude.ReasonToolApproval || len(q.Schema) == 0 {
 		return nil, false
 	}
@@ -53,7 +53,7 @@ var actionHelp = map[string]string{
 
 // approval asks a tool approval as a menu of the actions the schema offers, plus
 // cancel.
-func (a *Asker) approval(q interlude.Question, ap *approvalQuestion) (interlude.Resolution, error) {
+func (a *Asker) approval(q interlude.Interruption, ap *approvalQuestion) (interlude.Resolution, error) {
 	if ap.Tool != "" {
 		a.printf("  tool: %s\n", termtext.Line(ap.Tool))
 	}

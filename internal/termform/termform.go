@@ -71,7 +71,7 @@ func (e *errAbort) Error() string { return "termform: the question was " + strin
 // (interlude.KindCancelled); for a tool approval, the agent's decision. When the
 // input ends first it returns an error matching io.EOF, and the question should be
 // left pending.
-func (a *Asker) Ask(q interlude.Question) (interlude.Resolution, error) {
+func (a *Asker) Ask(q interlude.Interruption) (interlude.Resolution, error) {
 	a.header(q)
 	res, err := a.ask(q)
 	if ab, ok := errors.AsType[*errAbort](err); ok {
@@ -84,7 +84,7 @@ func (a *Asker) Ask(q interlude.Question) (interlude.Resolution, error) {
 	return res, nil
 }
 
-func (a *Asker) ask(q interlude.Question) (interlude.Resolution, error) {
+func (a *Asker) ask(q interlude.Interruption) (interlude.Resolution, error) {
 	if ap, ok := approvalOf(q); ok {
 		return a.approval(q, ap)
 	}
@@ -142,7 +142,7 @@ func Describe(r interlude.Resolution) string {
 	return string(r.Kind)
 }
 
-func (a *Asker) header(q interlude.Question) {
+func (a *Asker) header(q interlude.Interruption) {
 	a.printf("\n? %s\n", oneLine(q.Message))
 	var meta []string
 	if q.Node != "" {

@@ -17,7 +17,7 @@ import (
 
 // ask asks q with the scripted input and returns the resolution and what was
 // printed.
-func ask(t *testing.T, q interlude.Question, input string) (interlude.Resolution, string, error) {
+func ask(t *testing.T, q interlude.Interruption, input string) (interlude.Resolution, string, error) {
 	t.Helper()
 	var out strings.Builder
 	res, err := termform.New(strings.NewReader(input), &out).Ask(q)
@@ -29,8 +29,8 @@ func ask(t *testing.T, q interlude.Question, input string) (interlude.Resolution
 	return res, out.String(), err
 }
 
-func question(schema string) interlude.Question {
-	q := interlude.Question{ID: "int_1", Node: "n", Message: "Question?", Reason: interlude.ReasonInputRequired}
+func question(schema string) interlude.Interruption {
+	q := interlude.Interruption{ID: "int_1", Node: "n", Message: "Interruption?", Reason: interlude.ReasonInputRequired}
 	if schema != "" {
 		q.Schema = json.RawMessage(schema)
 	}
@@ -292,7 +292,7 @@ func TestOneAskerAsksQuestionsInTurnFromOneStream(t *testing.T) {
 
 // supportQuestion starts the support agent and returns it with its approval
 // question for issue_refund.
-func supportQuestion(t *testing.T) (*agent.Agent, interlude.Question) {
+func supportQuestion(t *testing.T) (*agent.Agent, interlude.Interruption) {
 	t.Helper()
 	a, err := graphs.SupportAgent(nil)
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package vocab defines the words Interlude's packages share about questions and
-// answers: Question, Resolution, Rejection, Exchange, and Error with its codes.
+// answers: Interruption, Resolution, Rejection, Exchange, and Error with its codes.
 //
-// Package interlude names each of them as its own (interlude.Question is
-// vocab.Question), and that is where users meet them. They live here so that
+// Package interlude names each of them as its own (interlude.Interruption is
+// vocab.Interruption), and that is where users meet them. They live here so that
 // internal packages below interlude, such as the task bookkeeping, can hold the
 // same values without copies or conversions.
 package vocab

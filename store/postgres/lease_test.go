@@ -210,9 +210,9 @@ func TestLeaseDecidesTheReportedStatus(t *testing.T) {
 func leaseDecidesTheReportedStatus(t *testing.T, stored, expired store.Status) {
 	s := openTest(t)
 	ctx := context.Background()
-	q := interlude.Question{ID: "int_1", Node: "n", Message: "ok?"}
+	q := interlude.Interruption{ID: "int_1", Node: "n", Message: "ok?"}
 	for _, id := range []string{"t", "other"} {
-		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: stored, Interrupts: []interlude.Question{q}},
+		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: stored, Interrupts: []interlude.Interruption{q}},
 			Records: []store.Record{{Version: 1, Format: 1, Kind: "pause", Data: []byte("x")}}}); err != nil {
 			t.Fatal(err)
 		}

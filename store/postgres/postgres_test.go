@@ -401,7 +401,7 @@ func TestUpgradeIndexesExpiries(t *testing.T) {
 	ask := func(expires ...*time.Time) store.Meta {
 		m := store.Meta{Graph: "g", Status: store.StatusInterrupted}
 		for i, e := range expires {
-			m.Interrupts = append(m.Interrupts, interlude.Question{ID: fmt.Sprint("q", i), Node: "n", Message: "?", ExpiresAt: e})
+			m.Interrupts = append(m.Interrupts, interlude.Interruption{ID: fmt.Sprint("q", i), Node: "n", Message: "?", ExpiresAt: e})
 		}
 		return m
 	}

@@ -31,8 +31,8 @@ func goldenFile(version int) string {
 
 var goldenAt = time.Date(2026, 11, 1, 12, 0, 0, 123456789, time.UTC)
 
-func goldenQuestion() interlude.Question {
-	return interlude.Question{ID: "int_9f2c", Node: "refund", Path: []string{"refund"}, Message: "Approve a refund of $150?",
+func goldenQuestion() interlude.Interruption {
+	return interlude.Interruption{ID: "int_9f2c", Node: "refund", Path: []string{"refund"}, Message: "Approve a refund of $150?",
 		Reason: interlude.ReasonToolApproval, Value: json.RawMessage(`{"amount":150}`),
 		Schema:    json.RawMessage(`{"type":"object","properties":{"approved":{"type":"boolean"}},"required":["approved"]}`),
 		CreatedAt: goldenAt}
@@ -45,7 +45,7 @@ func goldenAppends(version int) []store.Append {
 	rec := func(v int64, kind, data string) store.Record {
 		return store.Record{Version: v, Format: 1, Kind: kind, Data: []byte(data), CreatedAt: goldenAt.Add(time.Duration(v) * time.Second)}
 	}
-	ask := func(id string, expires *time.Time) interlude.Question {
+	ask := func(id string, expires *time.Time) interlude.Interruption {
 		q := goldenQuestion()
 		q.ID, q.ExpiresAt = id, expires
 		return q
@@ -58,7 +58,7 @@ func goldenAppends(version int) []store.Append {
 				Records:  []store.Record{rec(1, "input", `{"v":1,"input":{"amount":150}}`), rec(2, "step", `{"v":1,"writes":{"refund":1}}`)},
 				Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"amount":150}}`)}},
 			store.Append{ThreadID: "order-42", Expect: 2, Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
-				Interrupts: []interlude.Question{goldenQuestion()}, UpdatedAt: goldenAt.Add(3 * time.Second)},
+				Interrupts: []interlude.Interruption{goldenQuestion()}, UpdatedAt: goldenAt.Add(3 * time.Second)},
 				Records: []store.Record{rec(3, "pause", `{"v":1,"interrupts":["int_9f2c"]}`)}},
 			store.Append{ThreadID: "chat-7", Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(time.Minute)},
 				Records: []store.Record{rec(1, "input", `{"v":1}`), rec(2, "step", `{"v":1}`)}},
@@ -72,17 +72,17 @@ func goldenAppends(version int) []store.Append {
 		out = append(out,
 			// Two pending questions, one without an expiry: the other is indexed.
 			store.Append{ThreadID: "review-3", Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
-				Interrupts: []interlude.Question{ask("int_a1", nil), ask("int_a2", ptr(goldenAt.Add(2*time.Hour+7)))},
+				Interrupts: []interlude.Interruption{ask("int_a1", nil), ask("int_a2", ptr(goldenAt.Add(2*time.Hour+7)))},
 				UpdatedAt:  goldenAt.Add(2 * time.Minute)},
 				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_a1","int_a2"]}`)}},
 			// Expires first, in a zone other than UTC.
 			store.Append{ThreadID: "approve-8", Meta: store.Meta{Graph: "agent", Status: store.StatusInterrupted,
-				Interrupts: []interlude.Question{ask("int_b1", ptr(goldenAt.Add(30*time.Minute).In(time.FixedZone("UTC+2", 2*3600))))},
+				Interrupts: []interlude.Interruption{ask("int_b1", ptr(goldenAt.Add(30*time.Minute).In(time.FixedZone("UTC+2", 2*3600))))},
 				UpdatedAt:  goldenAt.Add(3 * time.Minute)},
 				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_b1"]}`)}},
 			// Its expiring question was answered: the thread leaves the index.
 			store.Append{ThreadID: "lapsed-5", Meta: store.Meta{Graph: "agent", Status: store.StatusInterrupted,
-				Interrupts: []interlude.Question{ask("int_c1", ptr(goldenAt.Add(time.Minute)))}, UpdatedAt: goldenAt.Add(4 * time.Minute)},
+				Interrupts: []interlude.Interruption{ask("int_c1", ptr(goldenAt.Add(time.Minute)))}, UpdatedAt: goldenAt.Add(4 * time.Minute)},
 				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_c1"]}`)}},
 			store.Append{ThreadID: "lapsed-5", Expect: 1, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(5 * time.Minute)},
 				Records: []store.Record{rec(2, "resume", `{"v":1}`)}},

@@ -9,7 +9,7 @@ import (
 
 // EncodeInterrupts encodes a thread's pending questions for a store's listing
 // column; no questions encode as nil.
-func EncodeInterrupts(qs []interlude.Question) ([]byte, error) {
+func EncodeInterrupts(qs []interlude.Interruption) ([]byte, error) {
 	if len(qs) == 0 {
 		return nil, nil
 	}
@@ -22,11 +22,11 @@ func EncodeInterrupts(qs []interlude.Question) ([]byte, error) {
 
 // DecodeInterrupts decodes what EncodeInterrupts made; store names the store in
 // the error.
-func DecodeInterrupts(storeName, threadID string, b []byte) ([]interlude.Question, error) {
+func DecodeInterrupts(storeName, threadID string, b []byte) ([]interlude.Interruption, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	var qs []interlude.Question
+	var qs []interlude.Interruption
 	if err := json.Unmarshal(b, &qs); err != nil {
 		return nil, fmt.Errorf("%s store: thread %q has unreadable pending interrupts: %w", storeName, threadID, err)
 	}

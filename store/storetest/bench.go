@@ -54,7 +54,7 @@ func SyntheticThread(i int) store.Meta {
 	switch i % 10 {
 	case 0:
 		m.Status = store.StatusInterrupted
-		m.Interrupts = []interlude.Question{{
+		m.Interrupts = []interlude.Interruption{{
 			ID: fmt.Sprintf("int_%08x", i), Node: "approve", Path: []string{"approve", "call_1"}, ToolCallID: "call_1",
 			Message: "Approve a refund of $150 for order " + strconv.Itoa(i) + "?", Reason: interlude.ReasonToolApproval,
 			Value:     json.RawMessage(`{"amount":150,"currency":"EUR"}`),

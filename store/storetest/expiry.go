@@ -49,8 +49,8 @@ func (h *harness) openExpiry(t *testing.T) (store.Store, store.ExpiryIndex) {
 
 // expiring returns a question that expires at the given times (none for a
 // question that never expires).
-func expiring(id string, at ...time.Time) []interlude.Question {
-	var qs []interlude.Question
+func expiring(id string, at ...time.Time) []interlude.Interruption {
+	var qs []interlude.Interruption
 	for i, a := range at {
 		q := question(fmt.Sprintf("%s_%d", id, i))
 		q.ExpiresAt = &a
@@ -60,7 +60,7 @@ func expiring(id string, at ...time.Time) []interlude.Question {
 }
 
 // pending returns the meta of an interrupted thread asking qs.
-func pending(qs []interlude.Question) store.Meta {
+func pending(qs []interlude.Interruption) store.Meta {
 	return store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: qs, UpdatedAt: base}
 }
 
@@ -147,10 +147,10 @@ func (h *harness) expiredWithoutExpiry(t *testing.T) {
 	s, x := h.openExpiry(t)
 	q := question("forever")
 	q.ExpiresAt = nil
-	step(t, s, "forever", 0, 1, false, pending([]interlude.Question{q}))
+	step(t, s, "forever", 0, 1, false, pending([]interlude.Interruption{q}))
 	step(t, s, "idle", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
 	// A question without expiry beside one with: the thread lists by the other.
-	step(t, s, "mixed", 0, 1, false, pending(append([]interlude.Question{q}, expiring("m", base)...)))
+	step(t, s, "mixed", 0, 1, false, pending(append([]interlude.Interruption{q}, expiring("m", base)...)))
 	far := time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
 	checkExpired(t, x, far, 0, "mixed")
 }

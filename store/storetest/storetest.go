@@ -119,9 +119,9 @@ func rec(version int64, data string) store.Record {
 // question returns an interrupt with every field set, including characters that
 // trip naive encoders (NUL, HTML, non-ASCII) and numbers that lose precision as
 // float64.
-func question(id string) interlude.Question {
+func question(id string) interlude.Interruption {
 	exp := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	return interlude.Question{
+	return interlude.Interruption{
 		ID:         id,
 		Name:       "approve",
 		Node:       "refund",
@@ -241,7 +241,7 @@ func canonicalJSON(t *testing.T, v any) string {
 	return string(out)
 }
 
-func checkInterrupts(t *testing.T, what string, got, want []interlude.Question) {
+func checkInterrupts(t *testing.T, what string, got, want []interlude.Interruption) {
 	t.Helper()
 	if len(got) == 0 && len(want) == 0 {
 		return
@@ -287,7 +287,7 @@ func (h *harness) roundTrip(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
 	meta := store.Meta{Graph: "refund", Status: store.StatusInterrupted,
-		Interrupts: []interlude.Question{question("int_1"), question("int_2")}, UpdatedAt: base}
+		Interrupts: []interlude.Interruption{question("int_1"), question("int_2")}, UpdatedAt: base}
 	created := base.Add(-time.Hour)
 	r1, r2 := rec(1, "one"), rec(2, "two")
 	r1.CreatedAt, r2.CreatedAt = created, created.Add(time.Nanosecond)
@@ -388,7 +388,7 @@ func (h *harness) recordsRange(t *testing.T) {
 
 func (h *harness) metaReplaced(t *testing.T) {
 	s := h.open(t)
-	m1 := store.Meta{Graph: "g1", Status: store.StatusInterrupted, Interrupts: []interlude.Question{question("a")}, UpdatedAt: base}
+	m1 := store.Meta{Graph: "g1", Status: store.StatusInterrupted, Interrupts: []interlude.Interruption{question("a")}, UpdatedAt: base}
 	step(t, s, "m", 0, 1, false, m1)
 	first := load(t, s, "m").Meta
 	m2 := store.Meta{Graph: "g2", Status: store.StatusIdle, UpdatedAt: base.Add(time.Minute),
@@ -436,7 +436,7 @@ func (h *harness) creationTimeGiven(t *testing.T) {
 func (h *harness) dataIsCopied(t *testing.T) {
 	s := h.open(t)
 	data, snap := []byte("original"), []byte("snapshot")
-	qs := []interlude.Question{question("q")}
+	qs := []interlude.Interruption{question("q")}
 	appendOK(t, s, store.Append{ThreadID: "c", Meta: store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: qs},
 		Records:  []store.Record{{Version: 1, Format: 1, Kind: "step", Data: data}},
 		Snapshot: &store.Snapshot{Version: 1, Format: 1, Data: snap}})
@@ -927,7 +927,7 @@ func seedList(t *testing.T, s store.Store, threads []listThread) {
 			defer func() { <-sem }()
 			m := store.Meta{Graph: th.graph, Status: th.status, UpdatedAt: th.at}
 			if th.status == store.StatusInterrupted {
-				m.Interrupts = []interlude.Question{question("int_" + th.id)}
+				m.Interrupts = []interlude.Interruption{question("int_" + th.id)}
 			}
 			if err := s.Append(context.Background(), store.Append{ThreadID: th.id, Meta: m, Records: []store.Record{rec(1, th.id)}}); err != nil {
 				errs <- err
@@ -1045,7 +1045,7 @@ func (h *harness) listFilters(t *testing.T) {
 			}
 			w := store.Meta{ThreadID: th.id, Graph: th.graph, Status: th.status, Version: 1, UpdatedAt: th.at}
 			if th.status == store.StatusInterrupted {
-				w.Interrupts = []interlude.Question{question("int_" + th.id)}
+				w.Interrupts = []interlude.Interruption{question("int_" + th.id)}
 			}
 			checkMeta(t, "listed "+th.id, m, w)
 		}
@@ -1164,7 +1164,7 @@ func (h *harness) listLimit(t *testing.T) {
 func (h *harness) delete(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: []interlude.Question{question("q")}}
+	meta := store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: []interlude.Interruption{question("q")}}
 	step(t, s, "gone", 0, 3, true, meta)
 	step(t, s, "gone", 3, 2, false, meta)
 	step(t, s, "kept", 0, 2, true, meta)

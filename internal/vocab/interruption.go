@@ -7,8 +7,8 @@ import (
 	"github.com/interludehq/interlude/internal/schema"
 )
 
-// Question is an interrupt: a question raised by Interrupt, as recorded in the thread.
-type Question struct {
+// Interruption is an interrupt: a question raised by Interrupt, as recorded in the thread.
+type Interruption struct {
 	// ID is stable: the same task re-running for a resume raises the same id.
 	ID string `json:"id"`
 	// Name is the Request's Name, if any.
@@ -39,7 +39,7 @@ type Question struct {
 // Exchange is one question and, once answered, its resolution.
 type Exchange struct {
 	// Interrupt is the question.
-	Interrupt Question `json:"interrupt"`
+	Interrupt Interruption `json:"interrupt"`
 	// Resolution is its answer, or nil while it is pending.
 	Resolution *Resolution `json:"resolution,omitempty"`
 }
@@ -48,7 +48,7 @@ type Exchange struct {
 // resolved answer. It returns an error matching ErrInvalidResponse that lists the
 // first violations and counts them all, or ErrInvalidRequest when the resolution itself is malformed.
 // Runtimes call it before accepting an answer; it changes nothing.
-func (q Question) Check(r Resolution) error {
+func (q Interruption) Check(r Resolution) error {
 	if r.err != nil {
 		return &Error{Code: CodeInvalidRequest, Message: r.err.Error(), Interrupts: []string{q.ID}, Err: r.err}
 	}

@@ -454,6 +454,9 @@ func (l *loop) runCall(ctx context.Context, c Call) (model.Block, error) {
 		return model.Block{}, err
 	}
 	b := model.ToolResult(c.ID, res.Content, res.IsError)
+	if len(res.Blocks) > 0 {
+		b.Content = res.Blocks
+	}
 	if xs := interlude.Exchanges(ctx); len(xs) > 0 {
 		b.Interrupts, _ = json.Marshal(xs)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/jsonerr"
 	"github.com/interludehq/interlude/internal/schema"
+	"github.com/interludehq/interlude/model"
 )
 
 // Tool is something a model can call.
@@ -39,6 +40,11 @@ type Result struct {
 	Content string `json:"content"`
 	// IsError marks a failed call.
 	IsError bool `json:"is_error,omitempty"`
+	// Blocks, when set, are the result's content as the model sees it in place
+	// of Content alone: text and images, as a tool that returns pictures or
+	// several parts gives them. Content stays the result's text for readers
+	// that show text only.
+	Blocks []model.Block `json:"blocks,omitempty"`
 }
 
 // Errorf returns an error result.

@@ -14,8 +14,8 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
-	"github.com/interludehq/interlude/store/memory"
 	"github.com/interludehq/interlude/server/mcpserver"
+	"github.com/interludehq/interlude/store/memory"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -344,4 +344,3 @@ func TestTheEndpointTakesTheServersTokensAndRoles(t *testing.T) {
 		t.Fatalf("%s", text(res))
 	}
 }
-

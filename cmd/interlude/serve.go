@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -17,6 +18,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/mcpserver"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/postgres"
 	"github.com/interludehq/interlude/store/sqlite"
@@ -34,6 +36,12 @@ it must be readable by its owner only (chmod 600). With --tls-cert and --tls-key
 the server answers HTTPS; on an address other machines can reach without them,
 it warns that tokens travel in clear text (a TLS-terminating proxy in front is
 a fine answer too).
+
+MCP clients reach the same graphs at /mcp (streamable HTTP), with the same
+tokens and roles: each graph is a tool, and a question a run asks is put to a
+client that declared elicitation, or left waiting and answered through the
+tools pending_questions and answer_question.
+
 SIGINT or SIGTERM stops the server gracefully: it stops accepting requests and
 waits for the running ones, for at most --shutdown-timeout; then it closes the
 connections left and cancels the runs still going, which the server finishes
@@ -257,9 +265,11 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	if sc.tls != nil {
 		ln = tls.NewListener(ln, sc.tls)
 	}
+	srv.Mount("/mcp", mcpserver.New(srv.Host(), mcpserver.WithInboxURL(inboxURL(ln.Addr(), sc.tls != nil)),
+		mcpserver.WithSigningKey(mcpKey(tokens))).Handler())
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Info("listening", append([]any{"addr", ln.Addr().String(), "inbox", inboxURL(ln.Addr(), sc.tls != nil), "tls", sc.tls != nil, "graphs", names, "tokens", len(tokens)}, where...)...)
+	log.Info("listening", append([]any{"addr", ln.Addr().String(), "inbox", inboxURL(ln.Addr(), sc.tls != nil), "mcp", "/mcp", "tls", sc.tls != nil, "graphs", names, "tokens", len(tokens)}, where...)...)
 	warnIfCleartext(log, ln.Addr(), sc.tls != nil)
 	if err := srv.Serve(ctx, ln); err != nil {
 		if errors.Is(err, server.ErrInsecureListen) {
@@ -269,6 +279,22 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// mcpKey is the key that signs the MCP endpoint's requestState: derived from
+// the tokens' secrets, so that a restarted server, and every replica given the
+// same tokens file, accepts the retries of the others. Without tokens the
+// server is reached from this machine only, and a key of its own will do.
+func mcpKey(tokens []server.Token) []byte {
+	if len(tokens) == 0 {
+		return nil
+	}
+	h := sha256.New()
+	h.Write([]byte("interlude mcp requestState\x00"))
+	for _, t := range tokens {
+		h.Write([]byte(t.Name + "\x00" + t.Secret + "\x00"))
+	}
+	return h.Sum(nil)
 }
 
 // listenRefused words a refused listen address in the flags of this command

@@ -91,6 +91,10 @@ type Server struct {
 	// ProtocolVersion, when set, is the protocol revision asked for when
 	// connecting; the newest the SDK supports by default.
 	ProtocolVersion string
+	// QuestionTTL, when positive, is how long the server's questions stay open
+	// (interlude.Request.TTL); an expired question is sent to the server as a
+	// cancellation when the call runs again.
+	QuestionTTL time.Duration
 }
 
 func (s Server) transport() (sdk.Transport, error) {

@@ -59,6 +59,16 @@ func newShop(name string) *shop {
 				RequestState: "asked-size",
 			}, nil
 		})
+	s.server.AddTool(&sdk.Tool{Name: "verify", Description: "asks the user to verify on a web page", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			if r, ok := req.Params.InputResponses["page"].(*sdk.ElicitResult); ok {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "verified: " + r.Action}}}, nil
+			}
+			return &sdk.CallToolResult{
+				InputRequests: sdk.InputRequestMap{"page": &sdk.ElicitParams{Mode: "url", URL: "https://shop.example.com/verify", Message: "Verify your identity."}},
+				RequestState:  "asked-page",
+			}, nil
+		})
 	s.server.AddTool(&sdk.Tool{Name: "photo", Description: "a photo of the parcel", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{
@@ -324,5 +334,27 @@ func TestADeclinedElicitationOutsideAnAgentIsSentAsDecline(t *testing.T) {
 	res, err = app.Invoke(ctx, "t", graph.Reject(res.Interrupts[0].ID, errors.New("no")))
 	if err != nil || res.Values.Result != "decline" {
 		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+func TestAURLElicitationIsShownAsALink(t *testing.T) {
+	ctx := context.Background()
+	s := newShop("shop")
+	a := newAgent(t, s.connect(t, "shop", ""), memory.New(), "verify", map[string]any{})
+	res, err := a.Invoke(ctx, "t", agent.Ask("verify"))
+	if err != nil || res.Status != graph.Interrupted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	q := res.Interrupts[0]
+	if q.Reason != mcp.ReasonElicitation || !strings.Contains(q.Message, "Open https://shop.example.com/verify") ||
+		!strings.Contains(string(q.Value), `"url":"https://shop.example.com/verify"`) {
+		t.Fatalf("%+v", q)
+	}
+	res, err = a.Invoke(ctx, "t", graph.Resume("done"))
+	if err != nil || res.Status != graph.Completed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if b := toolResult(t, res.Values.Messages); b.Content[0].Text != "verified: accept" {
+		t.Fatalf("%+v", b)
 	}
 }

@@ -82,6 +82,7 @@ func (c *call) elicit(p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 		Message: msg,
 		Reason:  ReasonElicitation,
 		Value:   value,
+		TTL:     c.tool.conn.server.QuestionTTL,
 	}
 	if schema != nil {
 		req.Schema = schema

@@ -152,7 +152,12 @@ func (s *Server) MCP() *sdk.Server { return s.mcp }
 // server's authentication (server.Server.Mount), which names the caller; a
 // request that reaches it without a caller is refused.
 func (s *Server) Handler() http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{DisableLocalhostProtection: true})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{
+		// The server refuses other hosts itself when it has no tokens.
+		DisableLocalhostProtection: true,
+		// A session a client abandons does not stay in memory.
+		SessionTimeout: 30 * time.Minute,
+	})
 	verify := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
 		c, ok := server.CallerFrom(r.Context())
 		if !ok {

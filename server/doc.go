@@ -34,6 +34,10 @@
 //	GET    /healthz, /metrics           liveness; Prometheus text metrics
 //	GET    /inbox/                      the web inbox (package server/inbox; WithInbox replaces it)
 //
+// Other protocols are mounted beside these routes with Mount, behind the same
+// tokens: `interlude serve` mounts the MCP endpoint of package server/mcpserver
+// at /mcp. Their handlers learn who calls with CallerFrom.
+//
 // The invoke body has exactly one of input (or messages, which becomes the input
 // {"messages": [...]}), resume (the single pending interrupt; null cancels it) and
 // responses; with none of them it continues the thread (past a breakpoint). The

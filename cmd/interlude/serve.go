@@ -160,9 +160,9 @@ type storeConfig struct {
 // limits bound the time clients may take and the memory serve keeps.
 type limits struct {
 	timeouts   server.Timeouts
-	cacheBytes int64 // threads' states, for all graphs
-	eventBytes int64 // recent events
-	memory     int64 // the soft limit on the process's memory, 0 for none
+	cacheBytes int64    // threads' states, for all graphs
+	eventBytes int64    // recent events
+	memory     int64    // the soft limit on the process's memory, 0 for none
 	langgraph  bool     // serve the LangGraph Platform API too
 	cors       []string // origins browsers may call the API from
 }

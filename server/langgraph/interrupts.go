@@ -227,15 +227,34 @@ func answerOne(q interlude.Interruption, v json.RawMessage) (interlude.Resolutio
 		return interlude.Cancel(), nil
 	}
 	if isApproval(q) {
-		var d struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(v, &d) == nil && d.Type != "" {
+		return approvalAnswer(v)
+	}
+	return interlude.Resolve(json.RawMessage(v)), nil
+}
+
+// approvalAnswer reads the answer to one tool approval: a LangChain decision,
+// an agent-inbox response (alone or in a list of one), or else the agent's
+// own answer (agent.Decision), passed on as it is.
+func approvalAnswer(v json.RawMessage) (interlude.Resolution, error) {
+	var list []json.RawMessage
+	if json.Unmarshal(v, &list) == nil && len(list) == 1 {
+		v = list[0]
+	}
+	var d struct {
+		Type         string          `json:"type"`
+		EditedAction json.RawMessage `json:"edited_action"`
+	}
+	if json.Unmarshal(v, &d) == nil {
+		switch d.Type {
+		case "approve", "reject", "respond":
 			return decision(v)
-		}
-		var list []json.RawMessage
-		if json.Unmarshal(v, &list) == nil && len(list) == 1 {
-			return humanResponse(list[0])
+		case "edit":
+			if d.EditedAction != nil {
+				return decision(v)
+			}
+			return humanResponse(v)
+		case "accept", "ignore", "response":
+			return humanResponse(v)
 		}
 	}
 	return interlude.Resolve(json.RawMessage(v)), nil
@@ -267,7 +286,7 @@ func answerGroup(g *lgInterrupt, v json.RawMessage, out map[string]interlude.Res
 			return badRequest("command.resume.decisions has %d decisions, but the interrupt asks about %d tool calls; give one decision per action request, in order", len(hitl.Decisions), len(g.members))
 		}
 		for i, d := range hitl.Decisions {
-			r, err := decision(d)
+			r, err := approvalAnswer(d)
 			if err != nil {
 				return err
 			}
@@ -281,7 +300,7 @@ func answerGroup(g *lgInterrupt, v json.RawMessage, out map[string]interlude.Res
 			return badRequest("command.resume has %d responses, but the interrupt asks about %d tool calls; give one response per action request, in order", len(list), len(g.members))
 		}
 		for i, item := range list {
-			r, err := humanResponse(item)
+			r, err := approvalAnswer(item)
 			if err != nil {
 				return err
 			}
@@ -290,8 +309,9 @@ func answerGroup(g *lgInterrupt, v json.RawMessage, out map[string]interlude.Res
 		return nil
 	}
 	if len(g.members) == 1 {
-		out[g.members[0].ID] = interlude.Resolve(json.RawMessage(v))
-		return nil
+		r, err := approvalAnswer(v)
+		out[g.members[0].ID] = r
+		return err
 	}
 	return badRequest(`command.resume must be {"decisions": [...]} with one decision per action request, or a list of agent-inbox responses`)
 }

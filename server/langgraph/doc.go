@@ -109,8 +109,9 @@
 // updates (each node's update, and {"__interrupt__": [...]} at a pause),
 // custom (what nodes emit), tasks and debug (each node's result), checkpoints
 // (the state committed at the end), events (on_chain_start and on_chain_end
-// for the run and each node). messages-tuple adds no events of its own:
-// model output reaches clients through values. A failed run ends with an error
+// for the run and each node), messages-tuple (an agent's model output as it
+// streams, as [AIMessageChunk, metadata] pairs with text and tool_call_chunks;
+// the complete messages then arrive through values). A failed run ends with an error
 // event {"error", "message"}, and /runs/wait answers 200 with {"__error__":
 // {...}}. There is no end event: the stream closes.
 //

@@ -592,6 +592,12 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		switch e.Type {
 		case graph.EventUpdate:
 			h.emitUpdate(ru, e)
+		case graph.EventMessage:
+			if ru.modes["messages-tuple"] {
+				if m, ok := messageChunk(ru, e); ok {
+					ru.add("messages", m)
+				}
+			}
 		case graph.EventCustom:
 			if ru.modes["custom"] {
 				ru.add("custom", e.Data)
@@ -972,4 +978,38 @@ func (h *Handler) handleRunCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// messageChunk turns a piece of model output an agent emits into LangChain's
+// message chunk with its metadata, as the messages-tuple mode sends it: text,
+// and tool calls as tool_call_chunks. Chunks of one model call share an id.
+func messageChunk(ru *run, e graph.Event) ([2]any, bool) {
+	raw, err := json.Marshal(e.Data)
+	if err != nil {
+		return [2]any{}, false
+	}
+	var c struct {
+		Type       string `json:"type"`
+		Text       string `json:"text"`
+		Index      int    `json:"index"`
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		InputDelta string `json:"input_delta"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return [2]any{}, false
+	}
+	msg := map[string]any{"type": "AIMessageChunk", "id": fmt.Sprintf("run-%s-%d", ru.ID, e.Step), "content": "", "tool_call_chunks": []any{}}
+	switch c.Type {
+	case "text_delta":
+		msg["content"] = c.Text
+	case "tool_call_start":
+		msg["tool_call_chunks"] = []any{map[string]any{"id": c.ID, "name": c.Name, "args": "", "index": c.Index, "type": "tool_call_chunk"}}
+	case "tool_call_delta":
+		msg["tool_call_chunks"] = []any{map[string]any{"args": c.InputDelta, "index": c.Index, "type": "tool_call_chunk"}}
+	default:
+		return [2]any{}, false
+	}
+	meta := map[string]any{"langgraph_node": e.Node, "langgraph_step": e.Step, "thread_id": ru.ThreadID, "run_id": ru.ID, "tags": []string{}}
+	return [2]any{msg, meta}, true
 }

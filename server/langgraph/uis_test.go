@@ -154,9 +154,15 @@ func TestAgentChatUIShowsAndAnswersAnApproval(t *testing.T) {
 		if !strings.HasPrefix(r.header.Get("Content-Location"), "/threads/"+id+"/runs/") || !strings.HasSuffix(r.header.Get("Location"), "/stream") {
 			t.Fatalf("the stream's headers are %v", r.header)
 		}
-		vals := named(events(t, r.body), "values")
+		evs := events(t, r.body)
+		vals := named(evs, "values")
 		if len(vals) == 0 {
 			t.Fatal("the stream sent no values")
+		}
+		var tuple []map[string]any
+		if ms := named(evs, "messages"); len(ms) == 0 || json.Unmarshal(ms[0].data, &tuple) != nil || len(tuple) != 2 ||
+			tuple[0]["type"] != "AIMessageChunk" || tuple[1]["langgraph_node"] == nil {
+			t.Fatalf("the messages-tuple events are %v, want [AIMessageChunk, metadata] pairs", ms)
 		}
 		var last struct {
 			Messages  []map[string]any `json:"messages"`

@@ -365,11 +365,12 @@ func (h *Handler) startRun(r *http.Request, b *runCreate) (*run, error) {
 		if !validID(threadID) {
 			return nil, badRequest("thread id %q is not valid", threadID)
 		}
+		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
+			return nil, badRequest("if_not_exists must be reject or create, not %q", b.IfNotExists)
+		}
 		if _, err := h.load(ctx, threadID); err != nil {
-			if _, nf := err.(*apiError); !nf || b.IfNotExists != "create" {
-				if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
-					return nil, badRequest("if_not_exists must be reject or create, not %q", b.IfNotExists)
-				}
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
 			}
 			h.threads.merge(threadID, nil, h.now())

@@ -341,15 +341,29 @@ type searchBody struct {
 // bounded whatever the store holds.
 const searchCap = 10000
 
+// candidate is what a search knows of a thread before reading it whole.
+type candidate struct {
+	id               string
+	graph            string
+	status           string
+	created, updated time.Time
+	metadata         map[string]any
+}
+
 // search returns the threads matching the filters, sorted, and how many match.
-func (h *Handler) search(ctx context.Context, b searchBody) ([]thread, int, error) {
+// It reads only the store's index and this process's metadata, except for a
+// values filter, and reads in full only the threads of the page it returns
+// (offset, limit).
+func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) ([]thread, int, error) {
 	q := store.Query{Limit: 1000}
 	if b.Status != "" {
 		st, err := storeStatus(b.Status)
 		if err != nil {
 			return nil, 0, err
 		}
-		q.Status = st
+		if st != store.StatusRunning { // busy also covers threads a run of this process holds
+			q.Status = st
+		}
 	}
 	md := maps.Clone(b.Metadata)
 	if gid, ok := md["graph_id"].(string); ok {
@@ -358,66 +372,117 @@ func (h *Handler) search(ctx context.Context, b searchBody) ([]thread, int, erro
 	}
 	if aid, ok := md["assistant_id"].(string); ok {
 		name, err := h.assistantGraph(aid)
-		if err != nil {
-			return nil, 0, nil // no thread of an unknown assistant
-		}
-		if q.Graph != "" && q.Graph != name {
-			return nil, 0, nil
+		if err != nil || (q.Graph != "" && q.Graph != name) {
+			return []thread{}, 0, nil // no thread of an unknown assistant
 		}
 		q.Graph = name
 		delete(md, "assistant_id")
 	}
-	var ids []string
+	var cands []candidate
 	seen := map[string]bool{}
-	if len(b.IDs) > 0 {
-		ids = b.IDs
-	} else {
-		for len(ids) < searchCap {
-			page, err := h.host.List(ctx, q)
-			if err != nil {
-				return nil, 0, err
-			}
-			for _, m := range page.Threads {
-				ids = append(ids, m.ThreadID)
-				seen[m.ThreadID] = true
-			}
-			if page.NextCursor == "" {
-				break
-			}
-			q.Cursor = page.NextCursor
-		}
-		for _, id := range h.threads.ids() {
-			if !seen[id] {
-				ids = append(ids, id)
-			}
-		}
-	}
-	var out []thread
-	for _, id := range ids {
-		tv, err := h.load(ctx, id)
+	for len(cands) < searchCap {
+		page, err := h.host.List(ctx, q)
 		if err != nil {
-			continue // deleted meanwhile, or not a thread of ours
+			return nil, 0, err
 		}
-		t := tv.thread
-		if b.Status != "" && t.Status != b.Status {
-			continue
+		for _, m := range page.Threads {
+			seen[m.ThreadID] = true
+			c := candidate{id: m.ThreadID, graph: m.Graph, status: threadStatus(m.Status), created: m.CreatedAt, updated: m.UpdatedAt}
+			if rec, ok := h.threads.get(m.ThreadID); ok {
+				c.metadata = rec.metadata
+				if rec.createdAt.Before(c.created) {
+					c.created = rec.createdAt
+				}
+			}
+			cands = append(cands, c)
 		}
-		if q.Graph != "" && t.Metadata["graph_id"] != q.Graph {
-			continue
+		if page.NextCursor == "" {
+			break
 		}
-		if !contains(t.Metadata, md) {
-			continue
-		}
-		if len(b.Values) > 0 {
-			var vals map[string]any
-			if json.Unmarshal(t.Values, &vals) != nil || !contains(vals, b.Values) {
-				continue
+		q.Cursor = page.NextCursor
+	}
+	if q.Graph == "" && (b.Status == "" || b.Status == "idle" || b.Status == "busy") {
+		for _, id := range h.threads.ids() { // threads created empty, not yet stored
+			if rec, ok := h.threads.get(id); ok && !seen[id] {
+				if _, err := h.host.GraphFor(ctx, id); errors.Is(err, interlude.ErrNotFound) {
+					cands = append(cands, candidate{id: id, status: "idle", created: rec.createdAt, updated: rec.updatedAt, metadata: rec.metadata})
+				}
 			}
 		}
-		out = append(out, t)
 	}
-	sortThreads(out, b.SortBy, b.SortOrder)
-	return out, len(out), nil
+	var ids map[string]bool
+	if len(b.IDs) > 0 {
+		ids = map[string]bool{}
+		for _, id := range b.IDs {
+			ids[id] = true
+		}
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if h.runs.active(c.id) {
+			c.status = "busy"
+		}
+		if (ids != nil && !ids[c.id]) || (b.Status != "" && c.status != b.Status) || !contains(c.metadata, md) {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	sortCandidates(kept, b.SortBy, b.SortOrder)
+	var out []thread
+	if len(b.Values) == 0 {
+		total := len(kept)
+		if offset > total {
+			offset = total
+		}
+		for _, c := range kept[offset:min(total, offset+limit)] {
+			if tv, err := h.load(ctx, c.id); err == nil {
+				out = append(out, tv.thread)
+			}
+		}
+		return orNone(out), total, nil
+	}
+	for _, c := range kept {
+		tv, err := h.load(ctx, c.id)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		var vals map[string]any
+		if json.Unmarshal(tv.thread.Values, &vals) == nil && contains(vals, b.Values) {
+			out = append(out, tv.thread)
+		}
+	}
+	total := len(out)
+	if offset > total {
+		offset = total
+	}
+	return orNone(out[offset:min(total, offset+limit)]), total, nil
+}
+
+func orNone(ts []thread) []thread {
+	if ts == nil {
+		return []thread{}
+	}
+	return ts
+}
+
+func sortCandidates(cs []candidate, by, order string) {
+	slices.SortStableFunc(cs, func(a, b candidate) int {
+		var c int
+		switch by {
+		case "thread_id":
+			c = strings.Compare(a.id, b.id)
+		case "status":
+			c = strings.Compare(a.status, b.status)
+		case "updated_at":
+			c = a.updated.Compare(b.updated)
+		default:
+			c = a.created.Compare(b.created)
+		}
+		if order != "asc" {
+			c = -c
+		}
+		return c
+	})
 }
 
 // contains reports whether sub is contained in m, as JSONB containment.
@@ -453,27 +518,6 @@ func containsValue(got, want any) bool {
 	return string(a) == string(b)
 }
 
-func sortThreads(ts []thread, by, order string) {
-	key := func(t thread) string {
-		switch by {
-		case "thread_id":
-			return t.ThreadID
-		case "status":
-			return t.Status
-		case "updated_at":
-			return t.UpdatedAt.UTC().Format(time.RFC3339Nano)
-		}
-		return t.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000000Z")
-	}
-	slices.SortStableFunc(ts, func(a, b thread) int {
-		c := strings.Compare(key(a), key(b))
-		if order != "asc" {
-			c = -c
-		}
-		return c
-	})
-}
-
 func (h *Handler) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
 	var b searchBody
 	if err := h.readJSON(w, r, &b); err != nil {
@@ -488,14 +532,10 @@ func (h *Handler) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("limit must be 0 to 1000 and offset at least 0"))
 		return
 	}
-	ts, total, err := h.search(r.Context(), b)
+	page, total, err := h.search(r.Context(), b, b.Offset, limit)
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	page := []thread{}
-	if b.Offset < len(ts) {
-		page = ts[b.Offset:min(len(ts), b.Offset+limit)]
 	}
 	w.Header().Set("X-Pagination-Total", strconv.Itoa(total))
 	if b.Offset+len(page) < total {
@@ -510,7 +550,7 @@ func (h *Handler) handleThreadCount(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	_, total, err := h.search(r.Context(), b)
+	_, total, err := h.search(r.Context(), b, 0, 0)
 	if err != nil {
 		writeError(w, err)
 		return

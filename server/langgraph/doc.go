@@ -99,7 +99,9 @@
 // waits its turn) or interrupt (the running run is cancelled first). A run
 // naming the thread's latest checkpoint (useStream sends it every time) runs
 // as usual; one naming an earlier checkpoint, without input, forks the thread
-// from it (graph.Erased.Fork). Stateless runs (POST /runs/...) get a thread
+// from it (graph.Erased.Fork). A run's config and context are accepted and
+// not used: an Interlude graph's settings are compiled into it. Stateless runs
+// (POST /runs/...) get a thread
 // deleted afterwards unless on_completion is keep; they cannot resume.
 //
 // SSE events are framed as LangGraph's: "event:", one line of JSON "data:",

@@ -46,6 +46,10 @@ func newLGServer(t *testing.T, opts ...server.Option) *lgServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gated, err := graphs.Gated(gopts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	support, err := graphs.SupportAgent(nil, gopts...)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +75,7 @@ func newLGServer(t *testing.T, opts ...server.Option) *lgServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := append([]server.Option{server.WithGraph(refund.Erase()), server.WithGraph(parallel.Erase()), server.WithGraph(support.Erase()),
+	all := append([]server.Option{server.WithGraph(refund.Erase()), server.WithGraph(parallel.Erase()), server.WithGraph(support.Erase()), server.WithGraph(gated.Erase()),
 		server.WithGraph(inbox.Erase()), server.WithGraph(gate.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)),
 		server.WithLangGraphAPI(langgraph.WithInterruptFormat("inbox-agent", langgraph.FormatAgentInbox))}, opts...)
 	srv, err := server.New(all...)
@@ -434,5 +438,42 @@ func TestRefusalsLeaveTheThreadAsItWas(t *testing.T) {
 	s.must(200, "POST", "/threads/fresh-1/runs/wait", map[string]any{"input": map[string]any{"amount": 1}, "assistant_id": "refund", "if_not_exists": "create"}, &created)
 	if created["__interrupt__"] == nil {
 		t.Fatalf("if_not_exists create answered %v", created)
+	}
+}
+
+func TestARunWithoutInputPassesABreakpoint(t *testing.T) {
+	s := newLGServer(t)
+	id := s.newThread()
+	var out map[string]any
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"topic": "tea"}, "assistant_id": "gated"}, &out)
+	var th threadObj
+	s.must(200, "GET", "/threads/"+id, nil, &th)
+	st := s.state(id)
+	if th.Status != "interrupted" || len(th.Interrupts) != 0 || len(st.Next) != 1 || st.Next[0] != "review" {
+		t.Fatalf("at the breakpoint the thread reads %s %v, next %v", th.Status, th.Interrupts, st.Next)
+	}
+	for range 2 { // past draft, then before publish
+		s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"assistant_id": "gated"}, &out)
+	}
+	if out["published"] != true {
+		t.Fatalf("after passing both breakpoints the output is %v", out)
+	}
+}
+
+func TestARunFromAnEarlierCheckpointForksTheThread(t *testing.T) {
+	s := newLGServer(t)
+	id := s.newThread()
+	var first struct {
+		Interrupt []lgInterrupt `json:"__interrupt__"`
+	}
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"amount": 4}, "assistant_id": "refund"}, &first)
+	paused := s.state(id)
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"approved": true}}, "assistant_id": "refund"}, nil)
+	s.must(422, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"amount": 1}, "checkpoint_id": *paused.Checkpoint.CheckpointID, "assistant_id": "refund"}, nil)
+	var again map[string]json.RawMessage
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"checkpoint": map[string]any{"checkpoint_id": *paused.Checkpoint.CheckpointID}, "assistant_id": "refund"}, &again)
+	var asked []lgInterrupt
+	if json.Unmarshal(again["__interrupt__"], &asked) != nil || len(asked) != 1 || asked[0].ID == first.Interrupt[0].ID {
+		t.Fatalf("the fork answered %s, want the question asked again with a new id", again["__interrupt__"])
 	}
 }

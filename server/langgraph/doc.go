@@ -101,8 +101,8 @@
 // as usual; one naming an earlier checkpoint, without input, forks the thread
 // from it (graph.Erased.Fork). A run's config and context are accepted and
 // not used: an Interlude graph's settings are compiled into it. Stateless runs
-// (POST /runs/...) get a thread
-// deleted afterwards unless on_completion is keep; they cannot resume.
+// (POST /runs/...) get a thread deleted afterwards unless on_completion is
+// keep; they cannot resume.
 //
 // SSE events are framed as LangGraph's: "event:", one line of JSON "data:",
 // "id:" counting from 0, metadata first, and a ": heartbeat" comment while

@@ -132,8 +132,11 @@
 // metadata beyond graph_id and assistant_id are not. Joining a run
 // (/join, /runs/{id}/stream) therefore works on the replica that runs it; a
 // resumable stream (stream_resumable) replays from Last-Event-ID there, and
-// its Location header points at that route. A thread search reads at most
-// 10,000 threads of the store.
+// its Location header points at that route. Memory stays bounded: the newest
+// 10,000 finished runs are kept (100 per thread), each with at most 10,000
+// events, and the metadata of at most 100,000 threads (a thread created without
+// metadata is forgotten here once its first run has stored it). A thread search
+// reads at most 10,000 threads of the store.
 //
 // # Where LangGraph's servers differ
 //

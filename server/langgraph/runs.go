@@ -181,10 +181,15 @@ type runBook struct {
 	mu       sync.Mutex
 	byID     map[string]*run
 	byThread map[string][]*run
+	order    []*run // oldest first, to forget finished runs beyond maxRuns
 }
 
-// maxRunsPerThread bounds the finished runs remembered per thread.
-const maxRunsPerThread = 100
+// maxRunsPerThread and maxRuns bound the finished runs remembered, per thread
+// and in all: the oldest are forgotten first.
+const (
+	maxRunsPerThread = 100
+	maxRuns          = 10000
+)
 
 func newRunBook() *runBook { return &runBook{byID: map[string]*run{}, byThread: map[string][]*run{}} }
 
@@ -198,6 +203,17 @@ func (b *runBook) add(ru *run) {
 		list = list[1:]
 	}
 	b.byThread[ru.ThreadID] = list
+	b.order = append(b.order, ru)
+	for len(b.byID) > maxRuns && len(b.order) > 0 && (b.order[0].ended() || b.byID[b.order[0].ID] == nil) {
+		old := b.order[0]
+		b.order = b.order[1:]
+		if b.byID[old.ID] == old {
+			b.forgetLocked(old)
+		}
+	}
+	if len(b.order) > 2*maxRuns { // runs forgotten otherwise linger here
+		b.order = slices.DeleteFunc(b.order, func(x *run) bool { return b.byID[x.ID] != x })
+	}
 }
 
 func (b *runBook) get(threadID, runID string) *run {
@@ -234,6 +250,10 @@ func (b *runBook) list(threadID string) []*run {
 func (b *runBook) forget(ru *run) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.forgetLocked(ru)
+}
+
+func (b *runBook) forgetLocked(ru *run) {
 	delete(b.byID, ru.ID)
 	b.byThread[ru.ThreadID] = slices.DeleteFunc(b.byThread[ru.ThreadID], func(x *run) bool { return x == ru })
 	if len(b.byThread[ru.ThreadID]) == 0 {
@@ -373,7 +393,9 @@ func (h *Handler) startRun(r *http.Request, b *runCreate) (*run, error) {
 			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
 			}
-			h.threads.merge(threadID, nil, h.now())
+			if err := h.threads.merge(threadID, nil, h.now()); err != nil {
+				return nil, err
+			}
 		}
 	}
 	cp, err := checkpointArg(b.Checkpoint)
@@ -609,6 +631,9 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		}
 	}
 	h.finish(ctx, g, ru, end, runErr)
+	if rec, ok := h.threads.get(ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
+		h.threads.forget(ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
+	}
 }
 
 // forkEvents forks the thread from a checkpoint, reported as the end of a run.

@@ -45,17 +45,25 @@ func (b *threadBook) get(id string) (threadRecord, bool) {
 	return threadRecord{createdAt: r.createdAt, updatedAt: r.updatedAt, metadata: maps.Clone(r.metadata)}, true
 }
 
+// maxBook bounds the threads whose metadata this process keeps.
+const maxBook = 100000
+
 // merge adds metadata to the thread's, creating its record.
-func (b *threadBook) merge(id string, md map[string]any, now time.Time) {
+func (b *threadBook) merge(id string, md map[string]any, now time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r, ok := b.m[id]
 	if !ok {
+		if len(b.m) >= maxBook {
+			return &apiError{status: http.StatusServiceUnavailable, code: "unavailable",
+				message: fmt.Sprintf("this server keeps the metadata of at most %d threads; run or delete some of the threads created without a run", maxBook)}
+		}
 		r = &threadRecord{createdAt: now, metadata: map[string]any{}}
 		b.m[id] = r
 	}
 	r.updatedAt = now
 	maps.Copy(r.metadata, md)
+	return nil
 }
 
 func (b *threadBook) forget(id string) {
@@ -212,7 +220,10 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, conflict(string(interlude.CodeConflict), "Thread with ID %s already exists; pass if_exists: \"do_nothing\" to get it instead", body.ThreadID))
 		return
 	}
-	h.threads.merge(body.ThreadID, body.Metadata, h.now())
+	if err := h.threads.merge(body.ThreadID, body.Metadata, h.now()); err != nil {
+		writeError(w, err)
+		return
+	}
 	tv, err := h.load(r.Context(), body.ThreadID)
 	if err != nil {
 		writeError(w, err)
@@ -277,7 +288,10 @@ func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	h.threads.merge(id, body.Metadata, h.now())
+	if err := h.threads.merge(id, body.Metadata, h.now()); err != nil {
+		writeError(w, err)
+		return
+	}
 	tv, err := h.load(r.Context(), id)
 	if err != nil {
 		writeError(w, err)

@@ -100,6 +100,7 @@ type run struct {
 	CreatedAt   time.Time
 	resumable   bool
 	stateless   bool
+	waited      bool // POST .../runs/wait: only its output is read
 	modes       map[string]bool
 
 	mu        sync.Mutex
@@ -316,7 +317,7 @@ func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
 			writeError(w, err)
 			return
 		}
-		ru, err := h.startRun(r, &b)
+		ru, err := h.startRun(r, &b, mode == modeWait)
 		if err != nil {
 			writeError(w, err)
 			return
@@ -345,7 +346,7 @@ func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
 // startRun checks a run's body, registers the run and starts it; it returns
 // once the run is running, or with the refusal that keeps it from starting
 // (the thread then is as it was).
-func (h *Handler) startRun(r *http.Request, b *runCreate) (*run, error) {
+func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, error) {
 	if b.AssistantID == "" {
 		return nil, badRequest("assistant_id is required: a graph name or its assistant id")
 	}
@@ -388,7 +389,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate) (*run, error) {
 		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
 			return nil, badRequest("if_not_exists must be reject or create, not %q", b.IfNotExists)
 		}
-		if _, err := h.load(ctx, threadID); err != nil {
+		if err := h.exists(ctx, threadID); err != nil {
 			var ae *apiError
 			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
@@ -437,7 +438,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate) (*run, error) {
 	kwargs := map[string]any{"input": b.Input, "command": b.Command, "config": b.Config, "context": b.Context, "stream_mode": modeList,
 		"temporary": stateless && b.OnCompletion != "keep", "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
 	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
-		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, modes: modes,
+		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, modes: modes,
 		status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
 	runCtx, cancel := context.WithCancel(interlude.WithActor(h.runCtx, callerOf(r).Name))
 	ru.cancel = cancel
@@ -585,9 +586,13 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		cmd = graph.Respond(answers)
 	}
 	var events func(func(graph.Event, error) bool)
-	if p.kind == "fork" {
+	switch {
+	case p.kind == "fork":
 		events = h.forkEvents(hctx, g, ru.ThreadID, p.fork)
-	} else {
+	case ru.waited:
+		// Nobody follows a waited run's steps: run it without a stream.
+		events = invokeEvents(hctx, g, ru.ThreadID, cmd)
+	default:
 		events = g.Stream(hctx, ru.ThreadID, cmd)
 	}
 	var end *graph.Event
@@ -633,6 +638,30 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	h.finish(ctx, g, ru, end, runErr)
 	if rec, ok := h.threads.get(ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
 		h.threads.forget(ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
+	}
+}
+
+// invokeEvents runs the command without a stream, reported as the end of a run.
+func invokeEvents(ctx context.Context, g graph.Erased, threadID string, cmd graph.Command) func(func(graph.Event, error) bool) {
+	return func(yield func(graph.Event, error) bool) {
+		res, err := g.Invoke(ctx, threadID, cmd)
+		if res == nil || (err != nil && res.Status != graph.Failed) {
+			if err == nil {
+				err = errors.New("the graph returned no result")
+			}
+			yield(graph.Event{}, err)
+			return
+		}
+		if !yield(graph.Event{Type: graph.EventMetadata, ThreadID: threadID}, nil) {
+			return
+		}
+		if !yield(graph.Event{Type: graph.EventEnd, ThreadID: threadID, Status: res.Status, Values: res.Values, Interrupts: res.Interrupts,
+			Next: res.Next, Error: res.Error, Checkpoint: res.Checkpoint}, nil) {
+			return
+		}
+		if err != nil {
+			yield(graph.Event{}, err)
+		}
 	}
 }
 
@@ -1038,4 +1067,17 @@ func messageChunk(ru *run, e graph.Event) ([2]any, bool) {
 	}
 	meta := map[string]any{"langgraph_node": e.Node, "langgraph_step": e.Step, "thread_id": ru.ThreadID, "run_id": ru.ID, "tags": []string{}}
 	return [2]any{msg, meta}, true
+}
+
+// exists reports, as an error, whether the thread is unknown: neither stored
+// nor created here without a run.
+func (h *Handler) exists(ctx context.Context, id string) error {
+	if _, ok := h.threads.get(id); ok {
+		return nil
+	}
+	_, err := h.host.Store().Meta(ctx, id)
+	if errors.Is(err, interlude.ErrNotFound) {
+		return errThreadNotFound(id)
+	}
+	return err
 }

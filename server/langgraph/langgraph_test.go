@@ -431,6 +431,11 @@ func TestRefusalsLeaveTheThreadAsItWas(t *testing.T) {
 	if out["__interrupt__"] != nil {
 		t.Fatalf("answering both by id left %v", out)
 	}
+	// A stateless run answers on a thread of its own, which it then drops.
+	r := s.must(200, "POST", "/runs/wait", map[string]any{"input": map[string]any{"amount": 2}, "assistant_id": "refund"}, &out)
+	if out["__interrupt__"] == nil || !strings.HasPrefix(r.header.Get("Content-Location"), "/runs/") {
+		t.Fatalf("a stateless run answered %v with Content-Location %q", out, r.header.Get("Content-Location"))
+	}
 	// A resume without a thread is refused, as LangGraph's server does.
 	s.must(400, "POST", "/runs/wait", map[string]any{"command": map[string]any{"resume": true}, "assistant_id": "refund"}, nil)
 	s.must(404, "POST", "/threads/nope/runs/wait", map[string]any{"input": map[string]any{"amount": 1}, "assistant_id": "refund"}, nil)

@@ -331,10 +331,12 @@ func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
 		case modeBackground:
 			writeJSON(w, http.StatusOK, ru.object())
 		case modeWait:
-			w.Header().Set("Location", loc+"/join")
+			if !ru.stateless { // a stateless run's thread is gone once it ends
+				w.Header().Set("Location", loc+"/join")
+			}
 			h.writeOutput(w, r, ru)
 		case modeStream:
-			if b.StreamResumable {
+			if b.StreamResumable && !ru.stateless {
 				w.Header().Set("Location", loc+"/stream")
 			}
 			cancelOnGone := b.OnDisconnect == "cancel"

@@ -195,7 +195,7 @@ func parseTokens(data []byte) ([]Token, error) {
 }
 
 var errNoToken = &apiError{status: http.StatusUnauthorized, code: codeUnauthenticated,
-	message: "this server requires a bearer token: send Authorization: Bearer <token>"}
+	message: "this server requires a bearer token: send Authorization: Bearer <token> (or x-api-key: <token>)"}
 
 var errBadToken = &apiError{status: http.StatusUnauthorized, code: codeUnauthenticated,
 	message: "the bearer token is not valid"}
@@ -209,10 +209,16 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	}
 	h := r.Header.Get("Authorization")
 	const prefix = "bearer "
-	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+	secret := ""
+	switch {
+	case len(h) >= len(prefix) && strings.EqualFold(h[:len(prefix)], prefix):
+		secret = strings.TrimSpace(h[len(prefix):])
+	case h == "" && r.Header.Get("X-Api-Key") != "":
+		secret = strings.TrimSpace(r.Header.Get("X-Api-Key")) // as LangGraph's clients send it
+	default:
 		return principal{}, errNoToken
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+	sum := sha256.Sum256([]byte(secret))
 	match := -1
 	for i := range s.tokens {
 		eq := subtle.ConstantTimeCompare(sum[:], s.tokens[i].sum[:])

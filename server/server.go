@@ -19,6 +19,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/inbox"
+	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -41,6 +42,8 @@ type Server struct {
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
+	langgraph  *langgraph.Handler // the LangGraph Platform API, or nil
+	cors       map[string]bool    // origins browsers may call the API from
 
 	// What a slow client may take, and the requests being served.
 	timeouts     Timeouts
@@ -67,6 +70,8 @@ type config struct {
 	now       func() time.Time
 	timeouts  Timeouts
 	streamBuf int
+	langgraph []langgraph.Option // set (non-nil) when the LangGraph API is on
+	cors      []string
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -170,6 +175,21 @@ func WithStreamBuffer(n int) Option {
 	}
 }
 
+// WithLangGraphAPI also serves the LangGraph Platform API (package
+// server/langgraph) at the root, beside /v1/, behind the same tokens, so that
+// LangGraph's SDKs and UIs work against the server; opts configure it.
+func WithLangGraphAPI(opts ...langgraph.Option) Option {
+	return func(c *config) { c.langgraph = append([]langgraph.Option{}, opts...) }
+}
+
+// WithCORSOrigins lets web pages served from these origins (such as
+// "http://localhost:3000", where agent-chat-ui runs) call the API from a
+// browser: preflights are answered and the headers LangGraph's clients read
+// are exposed. Without it browsers may not call the API cross-origin.
+func WithCORSOrigins(origins ...string) Option {
+	return func(c *config) { c.cors = append(c.cors, origins...) }
+}
+
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
 	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, recovery: time.Second, now: time.Now, streamBuf: 4 << 20}
@@ -203,6 +223,14 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.runCtx, s.stopRuns = context.WithCancel(context.Background())
+	if err := s.setCORS(cfg.cors); err != nil {
+		return nil, err
+	}
+	if cfg.langgraph != nil {
+		opts := append([]langgraph.Option{langgraph.WithLogger(s.log), langgraph.WithBodyLimit(s.bodyLimit),
+			langgraph.WithWriteTimeout(s.timeouts.Write)}, cfg.langgraph...)
+		s.langgraph = langgraph.New(s.host, opts...)
+	}
 	s.routes(cfg.metrics)
 	if cfg.metrics {
 		s.metrics.hub = s.hub
@@ -303,6 +331,9 @@ func (s *Server) Drain() {
 func (s *Server) Close() error {
 	s.Drain()
 	s.stopRuns()
+	if s.langgraph != nil {
+		s.langgraph.Close()
+	}
 	if s.ownHost {
 		return s.host.Close()
 	}
@@ -314,6 +345,9 @@ func (s *Server) Close() error {
 // that text from a thread is never taken for HTML or script.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if s.corsHeaders(w, r) {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -370,6 +404,20 @@ func (s *Server) routes(withMetrics bool) {
 		{"/healthz", true, read(s.handleHealth)},
 		{"/inbox/", true, read(s.handleInbox)},
 		{"/", true, nil},
+	}
+	if s.langgraph != nil {
+		// The LangGraph API checks each route's role itself, from the caller.
+		lg := func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+			c := langgraph.Caller{Name: rc.who.name, Run: rc.who.roles&canRun != 0, Approve: rc.who.roles&canApprove != 0, Admin: rc.who.roles&canAdmin != 0}
+			s.langgraph.ServeHTTP(w, r.WithContext(langgraph.WithCaller(r.Context(), c)))
+		}
+		eps := map[string]endpoint{}
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+			eps[m] = endpoint{fn: lg}
+		}
+		for _, p := range langgraph.Patterns() {
+			rs = append(rs, route{p, p == "/ok" || p == "/info", eps}) // health and version need no token
+		}
 	}
 	if withMetrics {
 		rs = append(rs, route{"/metrics", false, read(s.handleMetrics)})

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/mcpserver"
+	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/postgres"
 	"github.com/interludehq/interlude/store/sqlite"
@@ -90,6 +92,9 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		fs.DurationVar(&lim.timeouts.Shutdown, "shutdown-timeout", 15*time.Second, "how long SIGINT or SIGTERM waits for the running requests before cutting them off (0: no limit)")
 		fs.Int64Var(&lim.cacheBytes, "cache-bytes", graph.DefaultCacheBytes, "keep up to `N` bytes of threads' states in memory between runs, shared equally by the graphs (0: none)")
 		fs.Int64Var(&lim.eventBytes, "event-buffer-bytes", server.DefaultHubBytes, "keep up to `N` bytes of recent events for listeners that reconnect")
+		fs.BoolVar(&lim.langgraph, "langgraph", true, "also serve the LangGraph Platform API (threads, runs, assistants) at the root, for LangGraph's SDKs and UIs")
+		fs.Var((*originList)(&lim.inboxFmt), "langgraph-agent-inbox", "show the tool approvals of `GRAPH` to LangGraph clients in agent-inbox's format instead of LangChain's; repeat for more")
+		fs.Var((*originList)(&lim.cors), "cors-origin", "let web pages from `ORIGIN` (such as http://localhost:3000) call the API from a browser; repeat for more")
 		return func([]string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -165,10 +170,19 @@ type storeConfig struct {
 // limits bound the time clients may take and the memory serve keeps.
 type limits struct {
 	timeouts   server.Timeouts
-	cacheBytes int64 // threads' states, for all graphs
-	eventBytes int64 // recent events
-	memory     int64 // the soft limit on the process's memory, 0 for none
+	cacheBytes int64    // threads' states, for all graphs
+	eventBytes int64    // recent events
+	memory     int64    // the soft limit on the process's memory, 0 for none
+	langgraph  bool     // serve the LangGraph Platform API too
+	inboxFmt   []string // graphs whose approvals LangGraph clients see in agent-inbox's format
+	cors       []string // origins browsers may call the API from
 }
+
+// originList is a repeatable flag of origins.
+type originList []string
+
+func (o *originList) String() string     { return strings.Join(*o, ",") }
+func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
 
 // check refuses negative limits and turns the timeouts given as 0 (no limit)
 // into the server's way of saying so.
@@ -251,6 +265,16 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	}
 	if bodyLimit > 0 {
 		opts = append(opts, server.WithBodyLimit(bodyLimit))
+	}
+	if lim.langgraph {
+		var lopts []langgraph.Option
+		for _, g := range lim.inboxFmt {
+			lopts = append(lopts, langgraph.WithInterruptFormat(g, langgraph.FormatAgentInbox))
+		}
+		opts = append(opts, server.WithLangGraphAPI(lopts...))
+	}
+	if len(lim.cors) > 0 {
+		opts = append(opts, server.WithCORSOrigins(lim.cors...))
 	}
 	srv, err := server.New(opts...)
 	if err != nil {

@@ -1,0 +1,148 @@
+// Package langgraph serves the LangGraph Platform ("Agent Server") HTTP API
+// over a host, so that LangGraph's clients (the JS and Python SDKs, useStream,
+// agent-chat-ui, agent-inbox) run, stream, pause, list and resume Interlude
+// graphs unchanged, with Interlude's rules behind every call: answers are
+// validated against their schema, each question is resolved once, who
+// answered is recorded, and a refused request changes nothing.
+//
+// Package server mounts it at the root, beside /v1/, behind the same tokens
+// (server.WithLangGraphAPI); `interlude serve` turns it on unless
+// --langgraph=false. Tokens are accepted from x-api-key as well as
+// Authorization: Bearer, with the same roles: reading needs any token,
+// creating threads and runs with input the run role, command.resume and
+// command.goto the approve role, deleting a thread the admin role.
+//
+// # Objects
+//
+// Each hosted graph is one assistant, whose id is the one LangGraph derives:
+// uuid5 of the graph's name in the URL namespace (AssistantID). The graph's
+// name is accepted wherever an assistant id is. A thread's metadata carries
+// graph_id and assistant_id once it has run, so that both UIs find it.
+//
+// Thread status: idle, busy (a run holds it, or one stopped before its end),
+// interrupted (waiting for answers, or at a breakpoint), error (its last step
+// failed). Thread.interrupts is keyed by the id of the task (node) that asked,
+// each a non-empty list. Checkpoint ids are uuid-shaped and sort by time: the
+// commit's Unix milliseconds, then the thread version, which is what Interlude
+// reads back from them. History is newest first, each state linked to the one
+// before by parent_checkpoint.
+//
+// # Interrupts
+//
+//	Interlude                               LangGraph
+//	a question (interlude.Interrupt)        one interrupt {"id", "value": {"message",
+//	                                        "reason", "value", "response_schema",
+//	                                        "interrupt_id"}}; answered by any JSON value
+//	                                        (null cancels the question)
+//	an agent's tool approvals of one        one interrupt in LangChain v1's format:
+//	model turn (reason tool_approval,       {"action_requests": [{"name", "args",
+//	one per gated tool call)                "description"}], "review_configs":
+//	                                        [{"action_name", "allowed_decisions",
+//	                                        "args_schema"}]}
+//	  answered approve                      {"type": "approve"}
+//	  answered edit (arguments validated    {"type": "edit", "edited_action":
+//	  against the tool's schema)            {"name", "args"}}
+//	  answered reject with a message        {"type": "reject", "message"}
+//	  answered respond in the tool's place  {"type": "respond", "message"}
+//	                                        resumed by {"decisions": [...]}, one per
+//	                                        action request, in order
+//	the same, for an assistant set to       {"value": [{"action_request": {"action",
+//	FormatAgentInbox (WithInterruptFormat)  "args"}, "config": {"allow_accept",
+//	                                        "allow_edit", "allow_respond",
+//	                                        "allow_ignore"}, "description"}]}
+//	  approve / edit / respond / cancel     [{"type": "accept"}], [{"type": "edit",
+//	                                        "args": {"action", "args"}}],
+//	                                        [{"type": "response", "args": "text"}],
+//	                                        [{"type": "ignore"}]; a list shorter than
+//	                                        the calls answers the first ones, and the
+//	                                        thread stays interrupted for the others
+//	a breakpoint (graph.InterruptBefore)    status interrupted, next names the node,
+//	                                        no interrupt; a run without input
+//	                                        continues it
+//
+// Both answer formats are accepted for approvals whatever the assistant's
+// format. Interrupt ids are 32 lowercase hex digits, as LangGraph's, derived
+// from the Interlude ids they stand for; Interlude's own ids ("int_...") are
+// accepted as keys of a resume map too. command.resume is a map when every key
+// has the shape of an interrupt id; it must then name pending interrupts. Any
+// other value answers the single pending interrupt.
+//
+// # Refusals
+//
+// Errors are JSON {"detail": message, "code": Interlude's code, "interrupts",
+// "violations"}, the shape LangGraph's Python server answers and its SDKs
+// read, with statuses the SDKs do not retry: 400 for a malformed request, 404
+// for an unknown thread, run or assistant, 409 for input to an interrupted
+// thread (thread_interrupted), a resume of a thread that is not interrupted
+// (not_interrupted), a stale or unknown interrupt id (unknown_interrupt), a
+// bare resume while several interrupts are pending (ambiguous_resume) and a
+// busy thread (thread_busy), 422 for an answer that fails its schema
+// (invalid_response) and for what Interlude has no equivalent of
+// (not_supported). A refused run starts nothing and leaves the thread as it was.
+//
+// Where Interlude has no equivalent, the request is refused with 422:
+// command.update and POST /threads/{id}/state with values (a thread's state
+// changes only through its graph's nodes and the answers to their questions),
+// command.goto other than "__end__", interrupt_before/interrupt_after per run
+// (they are compiled into a graph), multitask_strategy rollback and cancel with
+// action=rollback (committed steps are kept), POST /threads/{id}/copy, and a run
+// from an earlier checkpoint with input or a command. command.goto "__end__"
+// (agent-chat-ui's "mark as resolved") and POST /threads/{id}/state with
+// {"values": null, "as_node": "__end__"} (agent-inbox's) cancel every pending
+// question: the thread runs on as each asking node handles a cancellation.
+//
+// # Runs and streams
+//
+// Every run executes in the background, holding its thread through the host;
+// /runs/stream and /runs/wait follow it. multitask_strategy is reject by
+// default (409 while a run of this server holds the thread), enqueue (the run
+// waits its turn) or interrupt (the running run is cancelled first). A run
+// naming the thread's latest checkpoint (useStream sends it every time) runs
+// as usual; one naming an earlier checkpoint, without input, forks the thread
+// from it (graph.Erased.Fork). A run's config and context are accepted and
+// not used: an Interlude graph's settings are compiled into it. Stateless runs
+// (POST /runs/...) get a thread deleted afterwards unless on_completion is
+// keep; they cannot resume.
+//
+// SSE events are framed as LangGraph's: "event:", one line of JSON "data:",
+// "id:" counting from 0, metadata first, and a ": heartbeat" comment while
+// nothing happens. Modes: values (the state when the run ends, with
+// "__interrupt__" when it paused, as LangGraph's Python runtime sends it),
+// updates (each node's update, and {"__interrupt__": [...]} at a pause),
+// custom (what nodes emit), tasks and debug (each node's result), checkpoints
+// (the state committed at the end), events (on_chain_start and on_chain_end
+// for the run and each node), messages-tuple (an agent's model output as it
+// streams, as [AIMessageChunk, metadata] pairs with text and tool_call_chunks;
+// the complete messages then arrive through values). A failed run ends with an error
+// event {"error", "message"}, and /runs/wait answers 200 with {"__error__":
+// {...}}. There is no end event: the stream closes.
+//
+// An agent's messages are translated at the edge: values show them as
+// LangChain messages (human, ai with tool_calls, tool), each with a stable id,
+// and input messages given as LangChain's (type human, content) become user
+// messages.
+//
+// # What lives in memory
+//
+// Runs (their Run objects, event logs and outputs) and the metadata clients
+// set on threads (POST and PATCH /threads), including threads created empty,
+// are kept in the memory of the process that serves the request: after a
+// restart, or on another replica behind a load balancer, a thread's stored
+// state, status, interrupts and history are all there, but its runs and the
+// metadata beyond graph_id and assistant_id are not. Joining a run
+// (/join, /runs/{id}/stream) therefore works on the replica that runs it; a
+// resumable stream (stream_resumable) replays from Last-Event-ID there, and
+// its Location header points at that route. Memory stays bounded: the newest
+// 10,000 finished runs are kept (100 per thread), each with at most 10,000
+// events, and the metadata of at most 100,000 threads (a thread created without
+// metadata is forgotten here once its first run has stored it). A thread search
+// reads at most 10,000 threads of the store.
+//
+// # Where LangGraph's servers differ
+//
+// The JS server refuses a busy thread with 422 and the Python server with 409;
+// this package answers 409. /runs/wait and the final values event carry the
+// whole state with "__interrupt__" (Python) rather than the interrupts alone
+// (JS). ThreadState carries the top-level interrupts, checkpoint_id and
+// parent_checkpoint_id of the Python server besides what the JS server sends.
+package langgraph

@@ -1,0 +1,340 @@
+package langgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/host"
+)
+
+// Handler serves the LangGraph Platform API over a host. It is an http.Handler
+// meant to be mounted at the root of a server, next to Interlude's own /v1/
+// routes (Patterns lists its routes); it is safe for concurrent use.
+type Handler struct {
+	host      *host.Host
+	mux       *http.ServeMux
+	log       *slog.Logger
+	bodyLimit int64
+	formats   map[string]InterruptFormat
+	threads   *threadBook
+	runs      *runBook
+	runCtx    context.Context
+	stop      context.CancelFunc
+	heartbeat time.Duration
+	writeWait time.Duration
+	now       func() time.Time
+	wg        sync.WaitGroup
+}
+
+// Option configures New.
+type Option func(*Handler)
+
+// InterruptFormat is how an agent's tool approvals are shown to LangGraph
+// clients (see the package doc).
+type InterruptFormat string
+
+const (
+	// FormatHITL shows the approvals of one model turn as one interrupt in
+	// LangChain v1's human-in-the-loop format (action_requests and
+	// review_configs), answered by {"decisions": [...]}: what agent-chat-ui
+	// and useStream understand. It is the default.
+	FormatHITL InterruptFormat = "hitl"
+	// FormatAgentInbox shows them in agent-inbox's older format: a list of
+	// HumanInterrupt (action_request, config.allow_*, description), answered by
+	// a list of HumanResponse.
+	FormatAgentInbox InterruptFormat = "agent-inbox"
+)
+
+// WithInterruptFormat sets how the tool approvals of graph graphName appear
+// (default FormatHITL). Both answer formats are accepted whatever the choice.
+func WithInterruptFormat(graphName string, f InterruptFormat) Option {
+	return func(h *Handler) { h.formats[graphName] = f }
+}
+
+// WithLogger sets the logger of failed runs (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(h *Handler) {
+		if l != nil {
+			h.log = l
+		}
+	}
+}
+
+// WithBodyLimit caps request bodies at n bytes (default 1 MiB).
+func WithBodyLimit(n int64) Option {
+	return func(h *Handler) {
+		if n > 0 {
+			h.bodyLimit = n
+		}
+	}
+}
+
+// WithHeartbeat sets how often an SSE stream with nothing to say sends a
+// comment line, so that proxies and clients keep it open (default 10 seconds).
+func WithHeartbeat(d time.Duration) Option {
+	return func(h *Handler) {
+		if d > 0 {
+			h.heartbeat = d
+		}
+	}
+}
+
+// WithWriteTimeout sets how long one write of an answer may take (default 30
+// seconds): streams and waits renew it before each write, so that a run may last
+// longer than one write may.
+func WithWriteTimeout(d time.Duration) Option {
+	return func(h *Handler) {
+		if d > 0 {
+			h.writeWait = d
+		}
+	}
+}
+
+// New returns the LangGraph API over h: one assistant per hosted graph.
+func New(h *host.Host, opts ...Option) *Handler {
+	lg := &Handler{host: h, log: slog.Default(), bodyLimit: 1 << 20, formats: map[string]InterruptFormat{},
+		heartbeat: 10 * time.Second, writeWait: 30 * time.Second, now: time.Now}
+	for _, o := range opts {
+		o(lg)
+	}
+	lg.threads = newThreadBook()
+	lg.runs = newRunBook()
+	lg.runCtx, lg.stop = context.WithCancel(context.Background())
+	lg.routes()
+	return lg
+}
+
+// Close cancels the runs still going (their threads stay at their last
+// checkpoint, as after any cancelled run) and waits for them to stop.
+func (h *Handler) Close() error {
+	h.stop()
+	h.wg.Wait()
+	return nil
+}
+
+// Patterns are the route prefixes the handler serves, in net/http pattern
+// syntax, for a server that mounts it beside other routes.
+func Patterns() []string {
+	return []string{"/ok", "/info", "/assistants/", "/threads", "/threads/", "/runs", "/runs/"}
+}
+
+// ServeHTTP serves the API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
+	m.HandleFunc("GET /info", h.handleInfo)
+	m.HandleFunc("POST /assistants/search", h.handleAssistantSearch)
+	m.HandleFunc("POST /assistants/count", h.handleAssistantCount)
+	m.HandleFunc("GET /assistants/{id}", h.handleAssistant)
+	m.HandleFunc("GET /assistants/{id}/graph", h.handleAssistantGraph)
+	m.HandleFunc("GET /assistants/{id}/schemas", h.handleAssistantSchemas)
+	m.HandleFunc("POST /threads", h.handleThreadCreate)
+	m.HandleFunc("POST /threads/search", h.handleThreadSearch)
+	m.HandleFunc("POST /threads/count", h.handleThreadCount)
+	m.HandleFunc("GET /threads/{tid}", h.handleThreadGet)
+	m.HandleFunc("PATCH /threads/{tid}", h.handleThreadPatch)
+	m.HandleFunc("DELETE /threads/{tid}", h.handleThreadDelete)
+	m.HandleFunc("POST /threads/{tid}/copy", h.handleThreadCopy)
+	m.HandleFunc("GET /threads/{tid}/state", h.handleStateGet)
+	m.HandleFunc("GET /threads/{tid}/state/{cid}", h.handleStateGet)
+	m.HandleFunc("POST /threads/{tid}/state", h.handleStatePost)
+	m.HandleFunc("POST /threads/{tid}/state/checkpoint", h.handleStateCheckpoint)
+	m.HandleFunc("GET /threads/{tid}/history", h.handleHistory)
+	m.HandleFunc("POST /threads/{tid}/history", h.handleHistory)
+	m.HandleFunc("POST /threads/{tid}/runs", h.handleRunCreate(modeBackground))
+	m.HandleFunc("POST /threads/{tid}/runs/stream", h.handleRunCreate(modeStream))
+	m.HandleFunc("POST /threads/{tid}/runs/wait", h.handleRunCreate(modeWait))
+	m.HandleFunc("GET /threads/{tid}/runs", h.handleRunList)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}", h.handleRunGet)
+	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", h.handleRunDelete)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", h.handleRunJoin)
+	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", h.handleRunJoinStream)
+	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", h.handleRunCancel)
+	m.HandleFunc("POST /runs", h.handleRunCreate(modeBackground))
+	m.HandleFunc("POST /runs/stream", h.handleRunCreate(modeStream))
+	m.HandleFunc("POST /runs/wait", h.handleRunCreate(modeWait))
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("no LangGraph route %s %s", r.Method, r.URL.Path))
+	})
+	h.mux = m
+}
+
+// Caller is who sends a request, as the mounting server authenticated it:
+// its name is recorded with the answers it gives, and the roles say what it
+// may do besides reading.
+type Caller struct {
+	// Name is the caller's token name ("" when anonymous).
+	Name string
+	// Run allows starting and continuing threads.
+	Run bool
+	// Approve allows answering interrupts.
+	Approve bool
+	// Admin allows everything, including deleting threads.
+	Admin bool
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the caller of a request. A request without
+// one is served as an anonymous admin, as a server without tokens does.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+func callerOf(r *http.Request) Caller {
+	if c, ok := r.Context().Value(callerKey{}).(Caller); ok {
+		return c
+	}
+	return Caller{Admin: true}
+}
+
+// need refuses the request unless its caller has the role.
+func need(r *http.Request, role, doing string) error {
+	c := callerOf(r)
+	ok := c.Admin
+	switch role {
+	case "run":
+		ok = ok || c.Run
+	case "approve":
+		ok = ok || c.Approve
+	}
+	if ok {
+		return nil
+	}
+	return &apiError{status: http.StatusForbidden, code: "forbidden",
+		message: fmt.Sprintf("token %q may not %s: that needs the %s role", c.Name, doing, role)}
+}
+
+// apiError is an error answered to a client, shaped as LangGraph's Python
+// server answers errors ({"detail": ...}), with Interlude's code and details.
+type apiError struct {
+	status     int
+	code       string
+	message    string
+	interrupts []string
+	violations []interlude.Violation
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: string(interlude.CodeInvalidRequest), message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusNotFound, code: string(interlude.CodeNotFound), message: fmt.Sprintf(format, args...)}
+}
+
+func unsupported(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusUnprocessableEntity, code: "not_supported", message: fmt.Sprintf(format, args...)}
+}
+
+func conflict(code, format string, args ...any) *apiError {
+	return &apiError{status: http.StatusConflict, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// toAPIError turns an error into what the client is told: Interlude's
+// refusals keep their code, with a status the SDKs do not retry.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var ie *interlude.Error
+	if errors.As(err, &ie) {
+		e := &apiError{code: string(ie.Code), message: ie.Message, interrupts: ie.Interrupts, violations: ie.Violations}
+		switch ie.Code {
+		case interlude.CodeInvalidRequest:
+			e.status = http.StatusBadRequest
+		case interlude.CodeNotFound:
+			e.status = http.StatusNotFound
+		case interlude.CodeInvalidResponse:
+			e.status = http.StatusUnprocessableEntity
+		case interlude.CodeThreadInterrupted, interlude.CodeNotInterrupted, interlude.CodeUnknownInterrupt,
+			interlude.CodeAmbiguousResume, interlude.CodeConflict, interlude.CodeThreadBusy:
+			e.status = http.StatusConflict
+		default:
+			e.status = http.StatusInternalServerError
+		}
+		return e
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the request was cancelled: " + err.Error()}
+	}
+	return &apiError{status: http.StatusInternalServerError, code: "internal", message: err.Error()}
+}
+
+type errorBody struct {
+	Detail     string                `json:"detail"`
+	Code       string                `json:"code"`
+	Interrupts []string              `json:"interrupts,omitempty"`
+	Violations []interlude.Violation `json:"violations,omitempty"`
+}
+
+func (e *apiError) body() errorBody {
+	return errorBody{Detail: e.message, Code: e.code, Interrupts: e.interrupts, Violations: e.violations}
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	e := toAPIError(err)
+	writeJSON(w, e.status, e.body())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		data, _ = json.Marshal(errorBody{Detail: "the answer could not be encoded as JSON: " + err.Error(), Code: "internal"})
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// readJSON decodes the request body into v; an empty body leaves v as it is.
+func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.bodyLimit))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return &apiError{status: http.StatusRequestEntityTooLarge, code: "too_large", message: fmt.Sprintf("the request body is larger than %d bytes", h.bodyLimit)}
+		}
+		return badRequest("read the request body: %v", err)
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Time{}) // a run may outlast the body's deadline
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return badRequest("the request body is not valid JSON for this route: %v", err)
+	}
+	return nil
+}
+
+// Version is the LangGraph API version this handler speaks, as GET /info says.
+const Version = "0.5.26"
+
+func (h *Handler) handleInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"version":              Version,
+		"langgraph_py_version": nil,
+		"langgraph_js_version": nil,
+		"context":              "interlude",
+		"flags":                map[string]bool{"assistants": true, "crons": false, "langsmith": false, "langsmith_tracing_replicas": false},
+		"host":                 map[string]any{"kind": "self-hosted", "project_id": nil, "revision_id": nil, "tenant_id": nil},
+		"metadata":             map[string]any{"server": "interlude"},
+	})
+}

@@ -1,0 +1,87 @@
+package langgraph
+
+import (
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// graphNamespace is the namespace LangGraph derives a graph's system
+// assistant id from (the standard URL namespace of RFC 9562).
+var graphNamespace = [16]byte{0x6b, 0xa7, 0xb8, 0x21, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
+
+// AssistantID is the id of a graph's assistant: uuid5 of its name in
+// LangGraph's namespace, the id LangGraph's own servers give it.
+func AssistantID(graphName string) string {
+	h := sha1.New()
+	h.Write(graphNamespace[:])
+	h.Write([]byte(graphName))
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = u[6]&0x0f | 0x50
+	u[8] = u[8]&0x3f | 0x80
+	return formatUUID(u)
+}
+
+func formatUUID(u [16]byte) string {
+	s := hex.EncodeToString(u[:])
+	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+}
+
+// newUUID returns a random (version 4) uuid.
+func newUUID() string {
+	var u [16]byte
+	rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return formatUUID(u)
+}
+
+// checkpointID names a thread version as LangGraph clients expect: a
+// uuid-shaped id that sorts by time. Its first 48 bits are the commit's Unix
+// milliseconds and its last 60 the version, which parseCheckpointID reads back.
+func checkpointID(version int64, at time.Time) string {
+	ms := uint64(at.UnixMilli())
+	v := uint64(version)
+	return fmt.Sprintf("%08x-%04x-6000-%04x-%012x", ms>>16, ms&0xffff, 0x8000|(v>>48)&0x0fff, v&0xffffffffffff)
+}
+
+// parseCheckpointID returns the thread version a checkpoint id names.
+func parseCheckpointID(id string) (int64, bool) {
+	parts := strings.Split(id, "-")
+	if len(parts) != 5 || len(parts[3]) != 4 || len(parts[4]) != 12 {
+		return 0, false
+	}
+	hi, err1 := strconv.ParseUint(parts[3], 16, 16)
+	lo, err2 := strconv.ParseUint(parts[4], 16, 64)
+	if err1 != nil || err2 != nil || hi&0x8000 == 0 {
+		return 0, false
+	}
+	return int64((hi&0x0fff)<<48 | lo), true
+}
+
+// interruptID is the LangGraph id of an interrupt made of Interlude's
+// interrupts ids (one, or an agent turn's approvals): 32 lowercase hex digits,
+// the shape LangGraph's interrupt ids have, derived from the ids so that it
+// needs no storage and a stale one never matches a later question.
+func interruptID(ids ...string) string {
+	h := sha256.Sum256([]byte("interlude-langgraph:" + strings.Join(ids, "\x00")))
+	return hex.EncodeToString(h[:16])
+}
+
+// taskID is the id of a node's pending task at a checkpoint.
+func taskID(threadID string, version int64, node string) string {
+	h := sha1.New()
+	h.Write(graphNamespace[:])
+	fmt.Fprintf(h, "%s\x00%d\x00%s", threadID, version, node)
+	var u [16]byte
+	copy(u[:], h.Sum(nil))
+	u[6] = u[6]&0x0f | 0x50
+	u[8] = u[8]&0x3f | 0x80
+	return formatUUID(u)
+}

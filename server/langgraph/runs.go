@@ -1,0 +1,1085 @@
+package langgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+)
+
+// runMode is how a run-creating route answers.
+type runMode int
+
+const (
+	modeBackground runMode = iota // POST .../runs: the Run object at once
+	modeStream                    // POST .../runs/stream: its events as SSE
+	modeWait                      // POST .../runs/wait: its output
+)
+
+// runCreate is LangGraph's RunCreate body.
+type runCreate struct {
+	AssistantID       string          `json:"assistant_id"`
+	Input             json.RawMessage `json:"input"`
+	Command           *command        `json:"command"`
+	Metadata          map[string]any  `json:"metadata"`
+	Config            map[string]any  `json:"config"`
+	Context           map[string]any  `json:"context"`
+	Checkpoint        json.RawMessage `json:"checkpoint"`
+	CheckpointID      string          `json:"checkpoint_id"`
+	StreamMode        json.RawMessage `json:"stream_mode"`
+	StreamSubgraphs   bool            `json:"stream_subgraphs"`
+	StreamResumable   bool            `json:"stream_resumable"`
+	InterruptBefore   json.RawMessage `json:"interrupt_before"`
+	InterruptAfter    json.RawMessage `json:"interrupt_after"`
+	MultitaskStrategy string          `json:"multitask_strategy"`
+	IfNotExists       string          `json:"if_not_exists"`
+	OnDisconnect      string          `json:"on_disconnect"`
+	OnCompletion      string          `json:"on_completion"`
+	AfterSeconds      float64         `json:"after_seconds"`
+	Webhook           string          `json:"webhook"`
+}
+
+// command is LangGraph's Command: resume, update and goto.
+type command struct {
+	Resume json.RawMessage `json:"resume"`
+	Update json.RawMessage `json:"update"`
+	Goto   json.RawMessage `json:"goto"`
+}
+
+// streamModes reads stream_mode, a string or a list (default values).
+func streamModes(raw json.RawMessage) (map[string]bool, []string, error) {
+	var list []string
+	if !isNull(raw) {
+		var one string
+		if json.Unmarshal(raw, &one) == nil {
+			list = []string{one}
+		} else if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, nil, badRequest("stream_mode must be a mode or a list of modes")
+		}
+	}
+	if len(list) == 0 {
+		list = []string{"values"}
+	}
+	set := map[string]bool{}
+	for _, m := range list {
+		switch m {
+		case "values", "updates", "messages", "messages-tuple", "custom", "events", "debug", "tasks", "checkpoints", "tools":
+			set[m] = true
+		default:
+			return nil, nil, badRequest("unknown stream_mode %q", m)
+		}
+	}
+	return set, list, nil
+}
+
+// event is one SSE event of a run.
+type event struct {
+	name string
+	data json.RawMessage
+}
+
+// run is a run of this process: its Run object, the events it produced and
+// its output. Runs live in the memory of the process that runs them.
+type run struct {
+	ID          string
+	ThreadID    string
+	AssistantID string
+	graphName   string
+	Metadata    map[string]any
+	Kwargs      map[string]any
+	Multitask   string
+	CreatedAt   time.Time
+	resumable   bool
+	stateless   bool
+	waited      bool // POST .../runs/wait: only its output is read
+	modes       map[string]bool
+
+	mu        sync.Mutex
+	status    string
+	updatedAt time.Time
+	events    []event
+	dropped   int           // events dropped from the front of the log
+	changed   chan struct{} // closed when an event is added or the run ends
+	output    json.RawMessage
+	cancel    context.CancelFunc
+	cancelled bool
+	done      chan struct{}
+	started   chan error // receives nil once running, or the refusal
+}
+
+// maxLogEvents bounds the events a run keeps for joining and reconnecting.
+const maxLogEvents = 10000
+
+func (ru *run) add(name string, data any) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		raw, _ = json.Marshal(map[string]string{"error": "EncodingError", "message": err.Error()})
+		name = "error"
+	}
+	ru.mu.Lock()
+	ru.events = append(ru.events, event{name: name, data: raw})
+	if len(ru.events) > maxLogEvents {
+		n := len(ru.events) - maxLogEvents
+		ru.events = slices.Clone(ru.events[n:])
+		ru.dropped += n
+	}
+	close(ru.changed)
+	ru.changed = make(chan struct{})
+	ru.mu.Unlock()
+}
+
+// since returns the events from index from on, the index after them, a channel
+// closed at the next change, and whether the run has ended.
+func (ru *run) since(from int) ([]event, int, int, <-chan struct{}, bool) {
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	if from < ru.dropped {
+		from = ru.dropped
+	}
+	evs := slices.Clone(ru.events[from-ru.dropped:])
+	select {
+	case <-ru.done:
+		return evs, from, from + len(evs), ru.changed, true
+	default:
+	}
+	return evs, from, from + len(evs), ru.changed, false
+}
+
+func (ru *run) setStatus(s string) {
+	ru.mu.Lock()
+	ru.status, ru.updatedAt = s, time.Now()
+	ru.mu.Unlock()
+}
+
+// object is the Run object.
+func (ru *run) object() map[string]any {
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	return map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "assistant_id": ru.AssistantID, "metadata": ru.Metadata,
+		"status": ru.status, "kwargs": ru.Kwargs, "multitask_strategy": ru.Multitask, "created_at": ru.CreatedAt, "updated_at": ru.updatedAt}
+}
+
+func (ru *run) ended() bool {
+	select {
+	case <-ru.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// runBook is this process's runs, by id and by thread.
+type runBook struct {
+	mu       sync.Mutex
+	byID     map[string]*run
+	byThread map[string][]*run
+	order    []*run // oldest first, to forget finished runs beyond maxRuns
+}
+
+// maxRunsPerThread and maxRuns bound the finished runs remembered, per thread
+// and in all: the oldest are forgotten first.
+const (
+	maxRunsPerThread = 100
+	maxRuns          = 10000
+)
+
+func newRunBook() *runBook { return &runBook{byID: map[string]*run{}, byThread: map[string][]*run{}} }
+
+func (b *runBook) add(ru *run) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.byID[ru.ID] = ru
+	list := append(b.byThread[ru.ThreadID], ru)
+	for len(list) > maxRunsPerThread && list[0].ended() {
+		delete(b.byID, list[0].ID)
+		list = list[1:]
+	}
+	b.byThread[ru.ThreadID] = list
+	b.order = append(b.order, ru)
+	for len(b.byID) > maxRuns && len(b.order) > 0 && (b.order[0].ended() || b.byID[b.order[0].ID] == nil) {
+		old := b.order[0]
+		b.order = b.order[1:]
+		if b.byID[old.ID] == old {
+			b.forgetLocked(old)
+		}
+	}
+	if len(b.order) > 2*maxRuns { // runs forgotten otherwise linger here
+		b.order = slices.DeleteFunc(b.order, func(x *run) bool { return b.byID[x.ID] != x })
+	}
+}
+
+func (b *runBook) get(threadID, runID string) *run {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ru := b.byID[runID]
+	if ru == nil || (threadID != "" && ru.ThreadID != threadID) {
+		return nil
+	}
+	return ru
+}
+
+// activeRuns lists the thread's runs that have not ended.
+func (b *runBook) activeRuns(threadID string) []*run {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*run
+	for _, ru := range b.byThread[threadID] {
+		if !ru.ended() {
+			out = append(out, ru)
+		}
+	}
+	return out
+}
+
+func (b *runBook) active(threadID string) bool { return len(b.activeRuns(threadID)) > 0 }
+
+func (b *runBook) list(threadID string) []*run {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.byThread[threadID])
+}
+
+func (b *runBook) forget(ru *run) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.forgetLocked(ru)
+}
+
+func (b *runBook) forgetLocked(ru *run) {
+	delete(b.byID, ru.ID)
+	b.byThread[ru.ThreadID] = slices.DeleteFunc(b.byThread[ru.ThreadID], func(x *run) bool { return x == ru })
+	if len(b.byThread[ru.ThreadID]) == 0 {
+		delete(b.byThread, ru.ThreadID)
+	}
+}
+
+func (b *runBook) forgetThread(threadID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ru := range b.byThread[threadID] {
+		delete(b.byID, ru.ID)
+	}
+	delete(b.byThread, threadID)
+}
+
+// plan is what a run will do, decided from its body before it starts.
+type plan struct {
+	kind   string // "input", "resume", "end" (cancel every question), "continue", "fork"
+	input  json.RawMessage
+	resume json.RawMessage
+	fork   int64
+}
+
+// planOf reads what the body asks, refusing what Interlude has no equivalent
+// for.
+func planOf(b *runCreate) (plan, error) {
+	if c := b.Command; c != nil {
+		if !isNull(c.Update) {
+			return plan{}, unsupported("command.update is not supported: Interlude changes a thread's state only through its graph's nodes and the answers to their questions")
+		}
+		if !isNull(c.Goto) {
+			var to string
+			if json.Unmarshal(c.Goto, &to) != nil || to != graph.End {
+				return plan{}, unsupported(`command.goto is supported only as "__end__", which cancels the pending questions; Interlude's routes choose the next node`)
+			}
+			if c.Resume != nil {
+				return plan{}, badRequest("command.goto and command.resume cannot be combined")
+			}
+			return plan{kind: "end"}, nil
+		}
+		if c.Resume != nil {
+			return plan{kind: "resume", resume: c.Resume}, nil
+		}
+	}
+	if !isNull(b.Input) {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(b.Input, &obj) != nil {
+			return plan{}, badRequest("input must be an object of state fields")
+		}
+		return plan{kind: "input", input: interludeInput(b.Input)}, nil
+	}
+	return plan{kind: "continue"}, nil
+}
+
+func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var b runCreate
+		if err := h.readJSON(w, r, &b); err != nil {
+			writeError(w, err)
+			return
+		}
+		ru, err := h.startRun(r, &b, mode == modeWait)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		loc := "/threads/" + ru.ThreadID + "/runs/" + ru.ID
+		if ru.stateless {
+			loc = "/runs/" + ru.ID
+		}
+		w.Header().Set("Content-Location", loc)
+		switch mode {
+		case modeBackground:
+			writeJSON(w, http.StatusOK, ru.object())
+		case modeWait:
+			if !ru.stateless { // a stateless run's thread is gone once it ends
+				w.Header().Set("Location", loc+"/join")
+			}
+			h.writeOutput(w, r, ru)
+		case modeStream:
+			if b.StreamResumable && !ru.stateless {
+				w.Header().Set("Location", loc+"/stream")
+			}
+			cancelOnGone := b.OnDisconnect == "cancel"
+			h.writeStream(w, r, ru, 0, cancelOnGone)
+		}
+	}
+}
+
+// startRun checks a run's body, registers the run and starts it; it returns
+// once the run is running, or with the refusal that keeps it from starting
+// (the thread then is as it was).
+func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, error) {
+	if b.AssistantID == "" {
+		return nil, badRequest("assistant_id is required: a graph name or its assistant id")
+	}
+	graphName, err := h.assistantGraph(b.AssistantID)
+	if err != nil {
+		return nil, err
+	}
+	modes, modeList, err := streamModes(b.StreamMode)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planOf(b)
+	if err != nil {
+		return nil, err
+	}
+	switch p.kind {
+	case "resume", "end":
+		err = need(r, "approve", "answer interrupts")
+	default:
+		err = need(r, "run", "start or continue threads")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !isNull(b.InterruptBefore) || !isNull(b.InterruptAfter) {
+		return nil, unsupported("interrupt_before and interrupt_after are set when a graph is compiled in Interlude (graph.InterruptBefore), not per run")
+	}
+	threadID := r.PathValue("tid")
+	stateless := threadID == ""
+	ctx := r.Context()
+	if stateless {
+		if p.kind == "resume" || p.kind == "end" {
+			return nil, badRequest("You must provide a thread_id when resuming.")
+		}
+		threadID = newUUID()
+	} else {
+		if !validID(threadID) {
+			return nil, badRequest("thread id %q is not valid", threadID)
+		}
+		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
+			return nil, badRequest("if_not_exists must be reject or create, not %q", b.IfNotExists)
+		}
+		if err := h.exists(ctx, threadID); err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
+				return nil, err
+			}
+			if err := h.threads.merge(threadID, nil, h.now()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	cp, err := checkpointArg(b.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	if cp == "" {
+		cp = b.CheckpointID
+	}
+	if cp != "" && !stateless {
+		if p, err = h.forkPlan(ctx, threadID, cp, p); err != nil {
+			return nil, err
+		}
+	}
+	strategy := b.MultitaskStrategy
+	if strategy == "" {
+		strategy = "reject"
+	}
+	switch strategy {
+	case "reject", "enqueue":
+	case "interrupt":
+		for _, other := range h.runs.activeRuns(threadID) {
+			other.stop()
+			<-other.done
+		}
+	case "rollback":
+		return nil, unsupported("multitask_strategy rollback is not supported: Interlude keeps every committed step; use interrupt to cancel the running run, whose thread stays at its last checkpoint")
+	default:
+		return nil, badRequest("multitask_strategy must be reject, enqueue, interrupt or rollback, not %q", strategy)
+	}
+	if strategy == "reject" && h.runs.active(threadID) {
+		return nil, conflict(string(interlude.CodeThreadBusy), "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.")
+	}
+	now := h.now()
+	md := b.Metadata
+	if md == nil {
+		md = map[string]any{}
+	}
+	kwargs := map[string]any{"input": b.Input, "command": b.Command, "config": b.Config, "context": b.Context, "stream_mode": modeList,
+		"temporary": stateless && b.OnCompletion != "keep", "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
+	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
+		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, modes: modes,
+		status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
+	runCtx, cancel := context.WithCancel(interlude.WithActor(h.runCtx, callerOf(r).Name))
+	ru.cancel = cancel
+	h.runs.add(ru)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		defer cancel()
+		h.execute(runCtx, ru, p)
+		if stateless && b.OnCompletion != "keep" {
+			h.dropThread(ru.ThreadID)
+		}
+	}()
+	select {
+	case err := <-ru.started:
+		if err != nil {
+			h.runs.forget(ru)
+			return nil, err
+		}
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return ru, nil
+}
+
+// stop cancels the run: its thread stays at its last checkpoint.
+func (ru *run) stop() {
+	ru.mu.Lock()
+	ru.cancelled = true
+	ru.mu.Unlock()
+	ru.cancel()
+}
+
+// forkPlan decides what a run that names a checkpoint does: nothing more when
+// it is the thread's latest (useStream sends it with every run), otherwise a
+// fork from it, which takes no input or answer.
+func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (plan, error) {
+	v, ok := parseCheckpointID(cp)
+	if !ok {
+		return p, badRequest("checkpoint_id %q is not a checkpoint id of this server", cp)
+	}
+	st, err := h.stateAt(ctx, threadID, "")
+	if err != nil {
+		return p, err
+	}
+	if st.CheckpointID == nil {
+		return p, notFound("thread %s has no checkpoint %s", threadID, cp)
+	}
+	head, _ := parseCheckpointID(*st.CheckpointID)
+	if v == head {
+		return p, nil
+	}
+	if p.kind != "continue" {
+		return p, unsupported("a run from an earlier checkpoint takes no input or command in Interlude: fork first (a run with only checkpoint_id), then send input to the forked thread")
+	}
+	if _, err := h.stateAt(ctx, threadID, cp); err != nil {
+		return p, err
+	}
+	return plan{kind: "fork", fork: v}, nil
+}
+
+// dropThread deletes a stateless run's thread.
+func (h *Handler) dropThread(id string) {
+	ctx := context.Background()
+	held, err := h.host.Hold(ctx, id, "", false)
+	if err == nil {
+		held.Graph.Delete(held.Context(ctx), id)
+		held.Release()
+	}
+	h.threads.forget(id)
+}
+
+// execute runs the run to its end, recording its events and output.
+func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
+	started := false
+	refuse := func(err error) {
+		if !started {
+			started = true
+			ru.started <- err
+		}
+	}
+	defer func() {
+		ru.mu.Lock()
+		close(ru.done)
+		close(ru.changed)
+		ru.changed = make(chan struct{})
+		ru.mu.Unlock()
+	}()
+	held, err := h.host.Hold(ctx, ru.ThreadID, ru.graphName, p.kind == "input" || p.kind == "continue")
+	if err != nil {
+		var ie *interlude.Error
+		if errors.As(err, &ie) && ie.Code == interlude.CodeInvalidRequest {
+			err = badRequest("assistant %s runs graph %q, but %s", ru.AssistantID, ru.graphName, ie.Message)
+		}
+		if errors.Is(err, interlude.ErrNotFound) {
+			if _, ok := h.threads.get(ru.ThreadID); ok {
+				err = &apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: "the thread has not run yet, so there is nothing to resume; send input first"}
+			} else {
+				err = errThreadNotFound(ru.ThreadID)
+			}
+		}
+		refuse(err)
+		ru.setStatus("error")
+		return
+	}
+	defer held.Release()
+	g := held.Graph
+	hctx := held.Context(ctx)
+	var cmd graph.Command
+	switch p.kind {
+	case "input":
+		cmd = graph.Input(p.input)
+	case "continue":
+		cmd = graph.Continue()
+	case "resume", "end":
+		snap, err := g.State(hctx, ru.ThreadID)
+		if err != nil {
+			refuse(err)
+			ru.setStatus("error")
+			return
+		}
+		if p.kind == "end" {
+			if len(snap.Interrupts) == 0 {
+				refuse(&apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: `the thread has no pending question, so there is nothing for command.goto "__end__" to end`})
+				ru.setStatus("error")
+				return
+			}
+			answers := map[string]interlude.Resolution{}
+			for _, q := range snap.Interrupts {
+				answers[q.ID] = interlude.Cancel()
+			}
+			cmd = graph.Respond(answers)
+			break
+		}
+		if len(snap.Interrupts) == 0 && snap.Breakpoint != nil && isNull(p.resume) {
+			cmd = graph.Continue()
+			break
+		}
+		answers, err := h.answers(g.Name(), snap.Interrupts, p.resume)
+		if err != nil {
+			refuse(err)
+			ru.setStatus("error")
+			return
+		}
+		cmd = graph.Respond(answers)
+	}
+	var events func(func(graph.Event, error) bool)
+	switch {
+	case p.kind == "fork":
+		events = h.forkEvents(hctx, g, ru.ThreadID, p.fork)
+	case ru.waited:
+		// Nobody follows a waited run's steps: run it without a stream.
+		events = invokeEvents(hctx, g, ru.ThreadID, cmd)
+	default:
+		events = g.Stream(hctx, ru.ThreadID, cmd)
+	}
+	var end *graph.Event
+	var runErr error
+	for e, err := range events {
+		if err != nil {
+			if !started {
+				refuse(err)
+				ru.setStatus("error")
+				return
+			}
+			runErr = err
+			continue
+		}
+		if !started {
+			started = true
+			ru.setStatus("running")
+			ru.add("metadata", map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "attempt": 1})
+			ru.started <- nil
+			if ru.modes["events"] {
+				ru.add("events", map[string]any{"event": "on_chain_start", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
+					"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{}})
+			}
+		}
+		switch e.Type {
+		case graph.EventUpdate:
+			h.emitUpdate(ru, e)
+		case graph.EventMessage:
+			if ru.modes["messages-tuple"] {
+				if m, ok := messageChunk(ru, e); ok {
+					ru.add("messages", m)
+				}
+			}
+		case graph.EventCustom:
+			if ru.modes["custom"] {
+				ru.add("custom", e.Data)
+			}
+		case graph.EventEnd:
+			ev := e
+			end = &ev
+		}
+	}
+	h.finish(ctx, g, ru, end, runErr)
+	if rec, ok := h.threads.get(ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
+		h.threads.forget(ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
+	}
+}
+
+// invokeEvents runs the command without a stream, reported as the end of a run.
+func invokeEvents(ctx context.Context, g graph.Erased, threadID string, cmd graph.Command) func(func(graph.Event, error) bool) {
+	return func(yield func(graph.Event, error) bool) {
+		res, err := g.Invoke(ctx, threadID, cmd)
+		if res == nil || (err != nil && res.Status != graph.Failed) {
+			if err == nil {
+				err = errors.New("the graph returned no result")
+			}
+			yield(graph.Event{}, err)
+			return
+		}
+		if !yield(graph.Event{Type: graph.EventMetadata, ThreadID: threadID}, nil) {
+			return
+		}
+		if !yield(graph.Event{Type: graph.EventEnd, ThreadID: threadID, Status: res.Status, Values: res.Values, Interrupts: res.Interrupts,
+			Next: res.Next, Error: res.Error, Checkpoint: res.Checkpoint}, nil) {
+			return
+		}
+		if err != nil {
+			yield(graph.Event{}, err)
+		}
+	}
+}
+
+// forkEvents forks the thread from a checkpoint, reported as the end of a run.
+func (h *Handler) forkEvents(ctx context.Context, g graph.Erased, threadID string, version int64) func(func(graph.Event, error) bool) {
+	return func(yield func(graph.Event, error) bool) {
+		res, err := g.Fork(ctx, threadID, version)
+		if res == nil {
+			if err == nil {
+				err = errors.New("the graph returned no result")
+			}
+			yield(graph.Event{}, err)
+			return
+		}
+		if !yield(graph.Event{Type: graph.EventMetadata, ThreadID: threadID}, nil) {
+			return
+		}
+		yield(graph.Event{Type: graph.EventEnd, ThreadID: threadID, Status: res.Status, Values: res.Values, Interrupts: res.Interrupts,
+			Next: res.Next, Error: res.Error, Checkpoint: res.Checkpoint}, nil)
+	}
+}
+
+// emitUpdate records a node's update in the modes that show it.
+func (h *Handler) emitUpdate(ru *run, e graph.Event) {
+	update := lcValues(e.Update)
+	if len(update) == 0 {
+		update = json.RawMessage("{}")
+	}
+	if ru.modes["updates"] {
+		ru.add("updates", map[string]json.RawMessage{e.Node: update})
+	}
+	if ru.modes["tasks"] || ru.modes["debug"] {
+		var fields map[string]json.RawMessage
+		json.Unmarshal(update, &fields)
+		result := [][2]any{}
+		for _, k := range sortedKeys(fields) {
+			result = append(result, [2]any{k, fields[k]})
+		}
+		task := map[string]any{"id": taskID(ru.ThreadID, e.Checkpoint, e.Node), "name": e.Node, "result": result, "interrupts": []any{}, "error": nil}
+		if ru.modes["tasks"] {
+			ru.add("tasks", task)
+		}
+		if ru.modes["debug"] {
+			ru.add("debug", map[string]any{"type": "task_result", "timestamp": e.At, "step": e.Step, "payload": task})
+		}
+	}
+	if ru.modes["events"] {
+		ru.add("events", map[string]any{"event": "on_chain_end", "name": e.Node, "run_id": ru.ID, "tags": []string{},
+			"metadata": map[string]any{"langgraph_node": e.Node, "langgraph_step": e.Step}, "data": map[string]any{"output": update}})
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// finish records the run's end: the final values (with __interrupt__ when it
+// paused), the interrupts as an update, or the error, and its output.
+func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *graph.Event, runErr error) {
+	ru.mu.Lock()
+	cancelled := ru.cancelled
+	ru.mu.Unlock()
+	var values json.RawMessage
+	var pending []interlude.Interruption
+	var checkpoint int64
+	status, failure := graph.Failed, ""
+	if end != nil {
+		values, pending, checkpoint, status, failure = end.Values, end.Interrupts, end.Checkpoint, end.Status, end.Error
+	}
+	if values == nil {
+		if snap, err := g.State(context.WithoutCancel(ctx), ru.ThreadID); err == nil {
+			values, pending, checkpoint = snap.Values, snap.Interrupts, snap.Checkpoint
+			if end == nil && runErr == nil {
+				status = map[string]graph.Status{"idle": graph.Completed, "interrupted": graph.Interrupted}[threadStatus(snap.Status)]
+			}
+		}
+	}
+	out := map[string]json.RawMessage{}
+	json.Unmarshal(h.outValues(values), &out)
+	switch {
+	case cancelled || (runErr != nil && errors.Is(runErr, context.Canceled)):
+		ru.add("error", map[string]string{"error": "UserInterrupt", "message": "the run was cancelled; the thread stays at its last checkpoint"})
+		ru.output, _ = json.Marshal(map[string]any{"__error__": map[string]string{"error": "UserInterrupt", "message": "the run was cancelled"}})
+		ru.setStatus("interrupted")
+		return
+	case status == graph.Failed || (runErr != nil && end == nil):
+		msg := failure
+		if msg == "" && runErr != nil {
+			msg = runErr.Error()
+		}
+		if runErr != nil {
+			h.log.Warn("run failed", "graph", ru.graphName, "thread_id", ru.ThreadID, "run_id", ru.ID, "err", runErr)
+		}
+		e := map[string]string{"error": "RunError", "message": msg}
+		ru.add("error", e)
+		ru.output, _ = json.Marshal(map[string]any{"__error__": e})
+		ru.setStatus("error")
+		return
+	}
+	if status == graph.Interrupted {
+		groups := flat(h.group(ru.graphName, pending))
+		raw, _ := json.Marshal(groups)
+		if ru.modes["updates"] {
+			ru.add("updates", map[string]json.RawMessage{"__interrupt__": raw})
+		}
+		out["__interrupt__"] = raw
+	}
+	if ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"] {
+		ru.add("values", out)
+	}
+	if ru.modes["checkpoints"] {
+		if st, err := h.stateAt(context.WithoutCancel(ctx), ru.ThreadID, ""); err == nil {
+			ru.add("checkpoints", map[string]any{"values": st.Values, "next": st.Next, "tasks": st.Tasks, "metadata": st.Metadata,
+				"config": map[string]any{"configurable": st.Checkpoint}, "parent_config": parentConfig(st)})
+		}
+	}
+	if ru.modes["events"] {
+		ru.add("events", map[string]any{"event": "on_chain_end", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
+			"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{"output": out}})
+	}
+	_ = checkpoint
+	ru.output, _ = json.Marshal(out)
+	ru.setStatus("success")
+}
+
+func parentConfig(st threadState) any {
+	if st.ParentCheckpoint == nil {
+		return nil
+	}
+	return map[string]any{"configurable": st.ParentCheckpoint}
+}
+
+// writeOutput waits for the run's end and answers its output: the final
+// values (with __interrupt__ when it paused) or {"__error__": ...}, with 200
+// as LangGraph does. While it waits it sends a blank line now and then, which
+// JSON allows before the value, so that the connection is not taken for idle.
+func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	tick := time.NewTicker(h.heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ru.done:
+			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
+			w.Write(ru.output)
+			return
+		case <-tick.C:
+			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
+			w.Write([]byte("\n"))
+			rc.Flush()
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// writeStream answers the run's events as SSE from index from on, until the
+// run ends; with cancelOnGone, a client that goes away cancels the run.
+func (h *Handler) writeStream(w http.ResponseWriter, r *http.Request, ru *run, from int, cancelOnGone bool) {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("Connection", "keep-alive")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(h.writeWait))
+	rc.Flush()
+	tick := time.NewTicker(h.heartbeat)
+	defer tick.Stop()
+	for {
+		evs, first, next, changed, ended := ru.since(from)
+		if len(evs) > 0 {
+			var b strings.Builder
+			for i, e := range evs {
+				fmt.Fprintf(&b, "event: %s\ndata: %s\nid: %d\n\n", e.name, e.data, first+i)
+			}
+			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
+			if _, err := w.Write([]byte(b.String())); err != nil {
+				if cancelOnGone && !ended {
+					ru.stop()
+				}
+				return
+			}
+			rc.Flush()
+		}
+		from = next
+		if ended {
+			return
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
+			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil {
+				if cancelOnGone {
+					ru.stop()
+				}
+				return
+			}
+			rc.Flush()
+		case <-r.Context().Done():
+			if cancelOnGone {
+				ru.stop()
+			}
+			return
+		}
+	}
+}
+
+func (h *Handler) pathRun(r *http.Request) (*run, error) {
+	tid, err := pathThread(r)
+	if err != nil {
+		return nil, err
+	}
+	ru := h.runs.get(tid, r.PathValue("rid"))
+	if ru == nil {
+		return nil, notFound("Run with ID %s not found on thread %s (runs are kept by the server process that ran them, while it runs)", r.PathValue("rid"), tid)
+	}
+	return ru, nil
+}
+
+func (h *Handler) handleRunList(w http.ResponseWriter, r *http.Request) {
+	tid, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if _, err := h.load(r.Context(), tid); err != nil {
+		writeError(w, err)
+		return
+	}
+	q := r.URL.Query()
+	limit, offset := 10, 0
+	if s := q.Get("limit"); s != "" {
+		limit, _ = strconv.Atoi(s)
+	}
+	if s := q.Get("offset"); s != "" {
+		offset, _ = strconv.Atoi(s)
+	}
+	runs := h.runs.list(tid)
+	slices.Reverse(runs)
+	out := []map[string]any{}
+	for _, ru := range runs {
+		o := ru.object()
+		if st := q.Get("status"); st != "" && o["status"] != st {
+			continue
+		}
+		out = append(out, o)
+	}
+	if offset > len(out) {
+		offset = len(out)
+	}
+	out = out[offset:min(len(out), offset+max(limit, 0))]
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *Handler) handleRunGet(w http.ResponseWriter, r *http.Request) {
+	ru, err := h.pathRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ru.object())
+}
+
+func (h *Handler) handleRunDelete(w http.ResponseWriter, r *http.Request) {
+	if err := need(r, "run", "delete runs"); err != nil {
+		writeError(w, err)
+		return
+	}
+	ru, err := h.pathRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if !ru.ended() {
+		writeError(w, conflict(string(interlude.CodeThreadBusy), "run %s is still going; cancel it first", ru.ID))
+		return
+	}
+	h.runs.forget(ru)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) handleRunJoin(w http.ResponseWriter, r *http.Request) {
+	ru, err := h.pathRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if truthy(r.URL.Query().Get("cancel_on_disconnect")) {
+		go func() {
+			select {
+			case <-r.Context().Done():
+				ru.stop()
+			case <-ru.done:
+			}
+		}()
+	}
+	h.writeOutput(w, r, ru)
+}
+
+// handleRunJoinStream joins a run's stream: a resumable run's events after
+// Last-Event-ID (all of them for -1), or else those from now on.
+func (h *Handler) handleRunJoinStream(w http.ResponseWriter, r *http.Request) {
+	ru, err := h.pathRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	from := -1
+	if last := r.Header.Get("Last-Event-ID"); last != "" && ru.resumable {
+		n, err := strconv.Atoi(last)
+		if err != nil || n < -1 {
+			writeError(w, badRequest("Last-Event-ID %q is not an event id of this run", last))
+			return
+		}
+		from = n + 1
+	}
+	if from < 0 {
+		_, _, next, _, _ := ru.since(0)
+		from = next
+	}
+	h.writeStream(w, r, ru, from, truthy(r.URL.Query().Get("cancel_on_disconnect")))
+}
+
+func truthy(s string) bool {
+	switch strings.ToLower(s) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
+}
+
+// handleRunCancel cancels a run: it stops where it is, its thread at its last
+// checkpoint, and its status becomes interrupted.
+func (h *Handler) handleRunCancel(w http.ResponseWriter, r *http.Request) {
+	if err := need(r, "run", "cancel runs"); err != nil {
+		writeError(w, err)
+		return
+	}
+	ru, err := h.pathRun(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if a := r.URL.Query().Get("action"); a == "rollback" {
+		writeError(w, unsupported("cancel with action=rollback is not supported: Interlude keeps every committed step; cancel with action=interrupt"))
+		return
+	}
+	if !ru.ended() {
+		ru.stop()
+	}
+	if truthy(r.URL.Query().Get("wait")) {
+		select {
+		case <-ru.done:
+		case <-r.Context().Done():
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// messageChunk turns a piece of model output an agent emits into LangChain's
+// message chunk with its metadata, as the messages-tuple mode sends it: text,
+// and tool calls as tool_call_chunks. Chunks of one model call share an id.
+func messageChunk(ru *run, e graph.Event) ([2]any, bool) {
+	raw, err := json.Marshal(e.Data)
+	if err != nil {
+		return [2]any{}, false
+	}
+	var c struct {
+		Type       string `json:"type"`
+		Text       string `json:"text"`
+		Index      int    `json:"index"`
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		InputDelta string `json:"input_delta"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return [2]any{}, false
+	}
+	msg := map[string]any{"type": "AIMessageChunk", "id": fmt.Sprintf("run-%s-%d", ru.ID, e.Step), "content": "", "tool_call_chunks": []any{}}
+	switch c.Type {
+	case "text_delta":
+		msg["content"] = c.Text
+	case "tool_call_start":
+		msg["tool_call_chunks"] = []any{map[string]any{"id": c.ID, "name": c.Name, "args": "", "index": c.Index, "type": "tool_call_chunk"}}
+	case "tool_call_delta":
+		msg["tool_call_chunks"] = []any{map[string]any{"args": c.InputDelta, "index": c.Index, "type": "tool_call_chunk"}}
+	default:
+		return [2]any{}, false
+	}
+	meta := map[string]any{"langgraph_node": e.Node, "langgraph_step": e.Step, "thread_id": ru.ThreadID, "run_id": ru.ID, "tags": []string{}}
+	return [2]any{msg, meta}, true
+}
+
+// exists reports, as an error, whether the thread is unknown: neither stored
+// nor created here without a run.
+func (h *Handler) exists(ctx context.Context, id string) error {
+	if _, ok := h.threads.get(id); ok {
+		return nil
+	}
+	_, err := h.host.Store().Meta(ctx, id)
+	if errors.Is(err, interlude.ErrNotFound) {
+		return errThreadNotFound(id)
+	}
+	return err
+}

@@ -1,0 +1,924 @@
+package langgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+)
+
+// threadBook keeps what LangGraph clients say about threads that Interlude's
+// store has no place for: threads created empty (POST /threads, before their
+// first run) and the metadata clients set. It lives in this process's memory
+// (see the package doc).
+type threadBook struct {
+	mu sync.Mutex
+	m  map[string]*threadRecord
+}
+
+type threadRecord struct {
+	createdAt time.Time
+	updatedAt time.Time
+	metadata  map[string]any
+}
+
+func newThreadBook() *threadBook { return &threadBook{m: map[string]*threadRecord{}} }
+
+func (b *threadBook) get(id string) (threadRecord, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r, ok := b.m[id]
+	if !ok {
+		return threadRecord{}, false
+	}
+	return threadRecord{createdAt: r.createdAt, updatedAt: r.updatedAt, metadata: maps.Clone(r.metadata)}, true
+}
+
+// maxBook bounds the threads whose metadata this process keeps.
+const maxBook = 100000
+
+// merge adds metadata to the thread's, creating its record.
+func (b *threadBook) merge(id string, md map[string]any, now time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r, ok := b.m[id]
+	if !ok {
+		if len(b.m) >= maxBook {
+			return &apiError{status: http.StatusServiceUnavailable, code: "unavailable",
+				message: fmt.Sprintf("this server keeps the metadata of at most %d threads; run or delete some of the threads created without a run", maxBook)}
+		}
+		r = &threadRecord{createdAt: now, metadata: map[string]any{}}
+		b.m[id] = r
+	}
+	r.updatedAt = now
+	maps.Copy(r.metadata, md)
+	return nil
+}
+
+func (b *threadBook) forget(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.m, id)
+}
+
+func (b *threadBook) ids() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Collect(maps.Keys(b.m))
+}
+
+// thread is LangGraph's Thread object.
+type thread struct {
+	ThreadID       string                   `json:"thread_id"`
+	CreatedAt      time.Time                `json:"created_at"`
+	UpdatedAt      time.Time                `json:"updated_at"`
+	StateUpdatedAt time.Time                `json:"state_updated_at"`
+	Metadata       map[string]any           `json:"metadata"`
+	Status         string                   `json:"status"`
+	Config         map[string]any           `json:"config"`
+	Values         json.RawMessage          `json:"values,omitempty"`
+	Interrupts     map[string][]lgInterrupt `json:"interrupts"`
+	Error          any                      `json:"error,omitempty"`
+}
+
+// threadStatus is a stored status as LangGraph names it.
+func threadStatus(s store.Status) string {
+	switch s {
+	case store.StatusRunning:
+		return "busy"
+	case store.StatusInterrupted:
+		return "interrupted"
+	case store.StatusFailed:
+		return "error"
+	}
+	return "idle"
+}
+
+// storeStatus is the stored status a LangGraph status filter names.
+func storeStatus(s string) (store.Status, error) {
+	switch s {
+	case "idle":
+		return store.StatusIdle, nil
+	case "busy":
+		return store.StatusRunning, nil
+	case "interrupted":
+		return store.StatusInterrupted, nil
+	case "error":
+		return store.StatusFailed, nil
+	}
+	return "", badRequest("status %q is not one of idle, busy, interrupted, error", s)
+}
+
+// threadView is a thread as read for a LangGraph client.
+type threadView struct {
+	thread thread
+	snap   *graph.Snapshot[json.RawMessage] // nil for a thread without a run yet
+	graph  graph.Erased
+}
+
+// errThreadNotFound is LangGraph's refusal of an unknown thread.
+func errThreadNotFound(id string) error {
+	return notFound("Thread with ID %s not found", id)
+}
+
+// load reads a thread: from the store once it has run, else from the book.
+func (h *Handler) load(ctx context.Context, id string) (*threadView, error) {
+	rec, inBook := h.threads.get(id)
+	g, err := h.host.GraphFor(ctx, id)
+	if errors.Is(err, interlude.ErrNotFound) {
+		if !inBook {
+			return nil, errThreadNotFound(id)
+		}
+		md := rec.metadata
+		if md == nil {
+			md = map[string]any{}
+		}
+		status := "idle"
+		if h.runs.active(id) {
+			status = "busy"
+		}
+		return &threadView{thread: thread{ThreadID: id, CreatedAt: rec.createdAt, UpdatedAt: rec.updatedAt, StateUpdatedAt: rec.updatedAt,
+			Metadata: md, Status: status, Config: map[string]any{}, Interrupts: map[string][]lgInterrupt{}}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	snap, err := g.State(ctx, id)
+	if errors.Is(err, interlude.ErrNotFound) {
+		return nil, errThreadNotFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	md := rec.metadata
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["graph_id"], md["assistant_id"] = g.Name(), AssistantID(g.Name())
+	t := thread{ThreadID: id, CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt, StateUpdatedAt: snap.UpdatedAt, Metadata: md,
+		Status: threadStatus(snap.Status), Config: map[string]any{}, Values: h.outValues(snap.Values),
+		Interrupts: h.taskInterrupts(g.Name(), id, snap.Checkpoint, snap.Interrupts)}
+	if inBook && rec.createdAt.Before(t.CreatedAt) {
+		t.CreatedAt = rec.createdAt
+	}
+	if h.runs.active(id) {
+		t.Status = "busy"
+	}
+	if snap.Error != "" && t.Status == "error" {
+		t.Error = map[string]string{"error": "RunError", "message": snap.Error}
+	}
+	return &threadView{thread: t, snap: snap, graph: g}, nil
+}
+
+// taskInterrupts keys a thread's LangGraph interrupts by the id of the task
+// (node) that raised them, as Thread.interrupts does.
+func (h *Handler) taskInterrupts(graphName, threadID string, version int64, pending []interlude.Interruption) map[string][]lgInterrupt {
+	out := map[string][]lgInterrupt{}
+	for _, g := range h.group(graphName, pending) {
+		tid := taskID(threadID, version, g.node)
+		out[tid] = append(out[tid], g)
+	}
+	return out
+}
+
+func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
+	if err := need(r, "run", "create threads"); err != nil {
+		writeError(w, err)
+		return
+	}
+	var body struct {
+		ThreadID string         `json:"thread_id"`
+		Metadata map[string]any `json:"metadata"`
+		IfExists string         `json:"if_exists"`
+	}
+	if err := h.readJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if body.ThreadID == "" {
+		body.ThreadID = newUUID()
+	} else if !validID(body.ThreadID) {
+		writeError(w, badRequest("thread_id %q is not valid: use 1 to 256 letters, digits or -_.:@~+=", body.ThreadID))
+		return
+	}
+	if tv, err := h.load(r.Context(), body.ThreadID); err == nil {
+		if body.IfExists == "do_nothing" {
+			writeJSON(w, http.StatusOK, tv.thread)
+			return
+		}
+		writeError(w, conflict(string(interlude.CodeConflict), "Thread with ID %s already exists; pass if_exists: \"do_nothing\" to get it instead", body.ThreadID))
+		return
+	}
+	if err := h.threads.merge(body.ThreadID, body.Metadata, h.now()); err != nil {
+		writeError(w, err)
+		return
+	}
+	tv, err := h.load(r.Context(), body.ThreadID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tv.thread)
+}
+
+// validID reports whether s can be a thread id (as Interlude's API takes them).
+func validID(s string) bool {
+	if len(s) == 0 || len(s) > 256 || s == "." || s == ".." {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:@~+=", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+func pathThread(r *http.Request) (string, error) {
+	id := r.PathValue("tid")
+	if !validID(id) {
+		return "", badRequest("thread id %q is not valid", id)
+	}
+	return id, nil
+}
+
+func (h *Handler) handleThreadGet(w http.ResponseWriter, r *http.Request) {
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	tv, err := h.load(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tv.thread)
+}
+
+func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
+	if err := need(r, "run", "change threads"); err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var body struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := h.readJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if _, err := h.load(r.Context(), id); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := h.threads.merge(id, body.Metadata, h.now()); err != nil {
+		writeError(w, err)
+		return
+	}
+	tv, err := h.load(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tv.thread)
+}
+
+func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
+	if err := need(r, "admin", "delete threads"); err != nil {
+		writeError(w, err)
+		return
+	}
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	_, inBook := h.threads.get(id)
+	ctx := context.WithoutCancel(r.Context())
+	held, err := h.host.Hold(ctx, id, "", false)
+	switch {
+	case errors.Is(err, interlude.ErrNotFound):
+		if !inBook {
+			writeError(w, errThreadNotFound(id))
+			return
+		}
+	case err != nil:
+		writeError(w, err)
+		return
+	default:
+		err = held.Graph.Delete(held.Context(ctx), id)
+		held.Release()
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	h.threads.forget(id)
+	h.runs.forgetThread(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
+	writeError(w, unsupported("copying a thread is not supported by Interlude: a thread's history is its own; start a new thread with the values of GET /threads/{id}/state, or fork this one with a run that names a checkpoint_id"))
+}
+
+// searchBody is the body of POST /threads/search and /threads/count.
+type searchBody struct {
+	Metadata  map[string]any `json:"metadata"`
+	Values    map[string]any `json:"values"`
+	IDs       []string       `json:"ids"`
+	Status    string         `json:"status"`
+	Limit     *int           `json:"limit"`
+	Offset    int            `json:"offset"`
+	SortBy    string         `json:"sort_by"`
+	SortOrder string         `json:"sort_order"`
+}
+
+// searchCap bounds how many threads one search reads: a listing's cost is
+// bounded whatever the store holds.
+const searchCap = 10000
+
+// candidate is what a search knows of a thread before reading it whole.
+type candidate struct {
+	id               string
+	graph            string
+	status           string
+	created, updated time.Time
+	metadata         map[string]any
+}
+
+// search returns the threads matching the filters, sorted, and how many match.
+// It reads only the store's index and this process's metadata, except for a
+// values filter, and reads in full only the threads of the page it returns
+// (offset, limit).
+func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) ([]thread, int, error) {
+	q := store.Query{Limit: 1000}
+	if b.Status != "" {
+		st, err := storeStatus(b.Status)
+		if err != nil {
+			return nil, 0, err
+		}
+		if st != store.StatusRunning { // busy also covers threads a run of this process holds
+			q.Status = st
+		}
+	}
+	md := maps.Clone(b.Metadata)
+	if gid, ok := md["graph_id"].(string); ok {
+		q.Graph = gid
+		delete(md, "graph_id")
+	}
+	if aid, ok := md["assistant_id"].(string); ok {
+		name, err := h.assistantGraph(aid)
+		if err != nil || (q.Graph != "" && q.Graph != name) {
+			return []thread{}, 0, nil // no thread of an unknown assistant
+		}
+		q.Graph = name
+		delete(md, "assistant_id")
+	}
+	var cands []candidate
+	seen := map[string]bool{}
+	for len(cands) < searchCap {
+		page, err := h.host.List(ctx, q)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, m := range page.Threads {
+			seen[m.ThreadID] = true
+			c := candidate{id: m.ThreadID, graph: m.Graph, status: threadStatus(m.Status), created: m.CreatedAt, updated: m.UpdatedAt}
+			if rec, ok := h.threads.get(m.ThreadID); ok {
+				c.metadata = rec.metadata
+				if rec.createdAt.Before(c.created) {
+					c.created = rec.createdAt
+				}
+			}
+			cands = append(cands, c)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	if q.Graph == "" && (b.Status == "" || b.Status == "idle" || b.Status == "busy") {
+		for _, id := range h.threads.ids() { // threads created empty, not yet stored
+			if rec, ok := h.threads.get(id); ok && !seen[id] {
+				if _, err := h.host.GraphFor(ctx, id); errors.Is(err, interlude.ErrNotFound) {
+					cands = append(cands, candidate{id: id, status: "idle", created: rec.createdAt, updated: rec.updatedAt, metadata: rec.metadata})
+				}
+			}
+		}
+	}
+	var ids map[string]bool
+	if len(b.IDs) > 0 {
+		ids = map[string]bool{}
+		for _, id := range b.IDs {
+			ids[id] = true
+		}
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if h.runs.active(c.id) {
+			c.status = "busy"
+		}
+		if (ids != nil && !ids[c.id]) || (b.Status != "" && c.status != b.Status) || !contains(c.metadata, md) {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	sortCandidates(kept, b.SortBy, b.SortOrder)
+	var out []thread
+	if len(b.Values) == 0 {
+		total := len(kept)
+		if offset > total {
+			offset = total
+		}
+		for _, c := range kept[offset:min(total, offset+limit)] {
+			if tv, err := h.load(ctx, c.id); err == nil {
+				out = append(out, tv.thread)
+			}
+		}
+		return orNone(out), total, nil
+	}
+	for _, c := range kept {
+		tv, err := h.load(ctx, c.id)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		var vals map[string]any
+		if json.Unmarshal(tv.thread.Values, &vals) == nil && contains(vals, b.Values) {
+			out = append(out, tv.thread)
+		}
+	}
+	total := len(out)
+	if offset > total {
+		offset = total
+	}
+	return orNone(out[offset:min(total, offset+limit)]), total, nil
+}
+
+func orNone(ts []thread) []thread {
+	if ts == nil {
+		return []thread{}
+	}
+	return ts
+}
+
+func sortCandidates(cs []candidate, by, order string) {
+	slices.SortStableFunc(cs, func(a, b candidate) int {
+		var c int
+		switch by {
+		case "thread_id":
+			c = strings.Compare(a.id, b.id)
+		case "status":
+			c = strings.Compare(a.status, b.status)
+		case "updated_at":
+			c = a.updated.Compare(b.updated)
+		default:
+			c = a.created.Compare(b.created)
+		}
+		if order != "asc" {
+			c = -c
+		}
+		return c
+	})
+}
+
+// contains reports whether sub is contained in m, as JSONB containment.
+func contains(m, sub map[string]any) bool {
+	for k, v := range sub {
+		got, ok := m[k]
+		if !ok || !containsValue(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsValue(got, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		return ok && contains(g, w)
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range w {
+			if !slices.ContainsFunc(g, func(y any) bool { return containsValue(y, x) }) {
+				return false
+			}
+		}
+		return true
+	}
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	return string(a) == string(b)
+}
+
+func (h *Handler) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
+	var b searchBody
+	if err := h.readJSON(w, r, &b); err != nil {
+		writeError(w, err)
+		return
+	}
+	limit := 10
+	if b.Limit != nil {
+		limit = *b.Limit
+	}
+	if limit < 0 || limit > 1000 || b.Offset < 0 {
+		writeError(w, badRequest("limit must be 0 to 1000 and offset at least 0"))
+		return
+	}
+	page, total, err := h.search(r.Context(), b, b.Offset, limit)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("X-Pagination-Total", strconv.Itoa(total))
+	if b.Offset+len(page) < total {
+		w.Header().Set("X-Pagination-Next", strconv.Itoa(b.Offset+len(page)))
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+func (h *Handler) handleThreadCount(w http.ResponseWriter, r *http.Request) {
+	var b searchBody
+	if err := h.readJSON(w, r, &b); err != nil {
+		writeError(w, err)
+		return
+	}
+	_, total, err := h.search(r.Context(), b, 0, 0)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, total)
+}
+
+// checkpointRef is LangGraph's Checkpoint object.
+type checkpointRef struct {
+	ThreadID      string  `json:"thread_id"`
+	CheckpointNS  string  `json:"checkpoint_ns"`
+	CheckpointID  *string `json:"checkpoint_id"`
+	CheckpointMap any     `json:"checkpoint_map"`
+}
+
+// stateTask is a task of a ThreadState: a node due next, with its interrupts.
+type stateTask struct {
+	ID         string        `json:"id"`
+	Name       string        `json:"name"`
+	Error      *string       `json:"error"`
+	Interrupts []lgInterrupt `json:"interrupts"`
+	Path       []string      `json:"path"`
+	Checkpoint any           `json:"checkpoint"`
+	State      any           `json:"state"`
+	Result     any           `json:"result"`
+}
+
+// threadState is LangGraph's ThreadState object.
+type threadState struct {
+	Values             json.RawMessage `json:"values"`
+	Next               []string        `json:"next"`
+	Tasks              []stateTask     `json:"tasks"`
+	Metadata           map[string]any  `json:"metadata"`
+	CreatedAt          *time.Time      `json:"created_at"`
+	Checkpoint         checkpointRef   `json:"checkpoint"`
+	ParentCheckpoint   *checkpointRef  `json:"parent_checkpoint"`
+	Interrupts         []lgInterrupt   `json:"interrupts"`
+	CheckpointID       *string         `json:"checkpoint_id"`
+	ParentCheckpointID *string         `json:"parent_checkpoint_id"`
+}
+
+// source is the LangGraph checkpoint source of a history record's kind.
+func source(kind string) string {
+	switch kind {
+	case "input":
+		return "input"
+	case "update":
+		return "update"
+	case "fork":
+		return "fork"
+	}
+	return "loop"
+}
+
+// stateOf turns a checkpoint into a ThreadState; parent is the checkpoint
+// before it, or nil for the first.
+func (h *Handler) stateOf(graphName, threadID string, c graph.Checkpoint[json.RawMessage], parent *graph.Checkpoint[json.RawMessage]) threadState {
+	id := checkpointID(c.ID, c.At)
+	at := c.At
+	st := threadState{Values: h.outValues(c.Values), Next: orEmpty(c.Next), CreatedAt: &at,
+		Checkpoint:   checkpointRef{ThreadID: threadID, CheckpointID: &id},
+		CheckpointID: &id,
+		Metadata: map[string]any{"graph_id": graphName, "assistant_id": AssistantID(graphName), "source": source(c.Kind),
+			"step": c.Step - 1, "thread_id": threadID, "parents": map[string]any{}, "interlude_kind": c.Kind, "interlude_version": c.ID},
+	}
+	if parent != nil {
+		pid := checkpointID(parent.ID, parent.At)
+		st.ParentCheckpoint = &checkpointRef{ThreadID: threadID, CheckpointID: &pid}
+		st.ParentCheckpointID = &pid
+	}
+	groups := h.group(graphName, c.Interrupts)
+	st.Interrupts = flat(groups)
+	byNode := map[string][]lgInterrupt{}
+	for _, g := range groups {
+		byNode[g.node] = append(byNode[g.node], g)
+	}
+	names := slices.Clone(c.Next)
+	for _, g := range groups {
+		if !slices.Contains(names, g.node) {
+			names = append(names, g.node)
+		}
+	}
+	st.Tasks = []stateTask{}
+	for _, n := range names {
+		ints := byNode[n]
+		if ints == nil {
+			ints = []lgInterrupt{}
+		}
+		st.Tasks = append(st.Tasks, stateTask{ID: taskID(threadID, c.ID, n), Name: n, Interrupts: ints, Path: []string{"__pregel_pull", n}})
+	}
+	if c.Error != "" && c.Status == store.StatusFailed {
+		e := c.Error
+		if len(st.Tasks) == 0 {
+			st.Tasks = append(st.Tasks, stateTask{ID: taskID(threadID, c.ID, ""), Name: "", Interrupts: []lgInterrupt{}, Path: []string{}})
+		}
+		st.Tasks[len(st.Tasks)-1].Error = &e
+	}
+	return st
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// emptyState is the state of a thread that has not run yet.
+func emptyState(threadID string) threadState {
+	return threadState{Values: json.RawMessage("{}"), Next: []string{}, Tasks: []stateTask{}, Metadata: map[string]any{},
+		Checkpoint: checkpointRef{ThreadID: threadID}, Interrupts: []lgInterrupt{}}
+}
+
+// history reads a page of a thread's states, newest first, each linked to its
+// parent. before, if set, is a checkpoint id: only older ones are returned.
+func (h *Handler) history(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
+	g, err := h.host.GraphFor(ctx, threadID)
+	if errors.Is(err, interlude.ErrNotFound) {
+		if _, ok := h.threads.get(threadID); ok {
+			return []threadState{}, nil
+		}
+		return nil, errThreadNotFound(threadID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	opt := graph.HistoryOptions{Limit: limit + 1}
+	if before != "" {
+		v, ok := parseCheckpointID(before)
+		if !ok {
+			return nil, badRequest("before: %q is not a checkpoint id of this server", before)
+		}
+		opt.Before = v
+	}
+	cps, err := g.History(ctx, threadID, opt)
+	if err != nil {
+		return nil, err
+	}
+	out := []threadState{}
+	for i := 0; i < len(cps) && i < limit; i++ {
+		var parent *graph.Checkpoint[json.RawMessage]
+		if i+1 < len(cps) {
+			parent = &cps[i+1]
+		}
+		out = append(out, h.stateOf(g.Name(), threadID, cps[i], parent))
+	}
+	return out, nil
+}
+
+// stateAt reads the thread's state at a checkpoint ("" for the latest).
+func (h *Handler) stateAt(ctx context.Context, threadID, checkpoint string) (threadState, error) {
+	before := ""
+	if checkpoint != "" {
+		v, ok := parseCheckpointID(checkpoint)
+		if !ok {
+			return threadState{}, badRequest("%q is not a checkpoint id of this server", checkpoint)
+		}
+		before = checkpointID(v+1, time.Time{})
+	}
+	hs, err := h.history(ctx, threadID, 1, before)
+	if err != nil {
+		return threadState{}, err
+	}
+	if len(hs) == 0 {
+		if checkpoint != "" {
+			return threadState{}, notFound("thread %s has no checkpoint %s", threadID, checkpoint)
+		}
+		return emptyState(threadID), nil
+	}
+	if checkpoint != "" && *hs[0].CheckpointID != checkpoint {
+		v, _ := parseCheckpointID(checkpoint)
+		if vv, _ := parseCheckpointID(*hs[0].CheckpointID); vv != v {
+			return threadState{}, notFound("thread %s has no checkpoint %s", threadID, checkpoint)
+		}
+	}
+	return hs[0], nil
+}
+
+func (h *Handler) handleStateGet(w http.ResponseWriter, r *http.Request) {
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	st, err := h.stateAt(r.Context(), id, r.PathValue("cid"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (h *Handler) handleStateCheckpoint(w http.ResponseWriter, r *http.Request) {
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var body struct {
+		Checkpoint struct {
+			CheckpointID string `json:"checkpoint_id"`
+		} `json:"checkpoint"`
+	}
+	if err := h.readJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	st, err := h.stateAt(r.Context(), id, body.Checkpoint.CheckpointID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (h *Handler) handleHistory(w http.ResponseWriter, r *http.Request) {
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	limit, before := 10, ""
+	if r.Method == http.MethodGet {
+		if s := r.URL.Query().Get("limit"); s != "" {
+			if limit, err = strconv.Atoi(s); err != nil {
+				writeError(w, badRequest("limit %q is not a number", s))
+				return
+			}
+		}
+		before = r.URL.Query().Get("before")
+	} else {
+		var body struct {
+			Limit  *int            `json:"limit"`
+			Before json.RawMessage `json:"before"`
+		}
+		if err := h.readJSON(w, r, &body); err != nil {
+			writeError(w, err)
+			return
+		}
+		if body.Limit != nil {
+			limit = *body.Limit
+		}
+		if before, err = checkpointArg(body.Before); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if limit < 1 || limit > 1000 {
+		writeError(w, badRequest("limit must be 1 to 1000, not %d", limit))
+		return
+	}
+	hs, err := h.history(r.Context(), id, limit, before)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, hs)
+}
+
+// checkpointArg reads a checkpoint given as its id or as a Checkpoint object.
+func checkpointArg(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var c struct {
+		CheckpointID *string `json:"checkpoint_id"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return "", badRequest("a checkpoint must be its id or {\"checkpoint_id\": ...}: %v", err)
+	}
+	if c.CheckpointID == nil {
+		return "", nil
+	}
+	return *c.CheckpointID, nil
+}
+
+// handleStatePost serves POST /threads/{id}/state. Interlude changes a
+// thread's state only through its graph's runs and answers, so the one update
+// it takes is agent-inbox's "mark as resolved" ({"values": null, "as_node":
+// "__end__"}): every pending question is cancelled.
+func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var body struct {
+		Values json.RawMessage `json:"values"`
+		AsNode string          `json:"as_node"`
+	}
+	if err := h.readJSON(w, r, &body); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !isNull(body.Values) || body.AsNode != graph.End {
+		writeError(w, unsupported(`Interlude changes a thread's state only through its runs and answers; the one state update it takes is {"values": null, "as_node": "__end__"}, which cancels the pending questions`))
+		return
+	}
+	if err := need(r, "approve", "answer interrupts"); err != nil {
+		writeError(w, err)
+		return
+	}
+	if h.runs.active(id) {
+		writeError(w, conflict(string(interlude.CodeThreadBusy), "Thread %s is busy: a run is pending or running", id))
+		return
+	}
+	res, err := h.cancelAll(r, id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cid := checkpointID(res, time.Time{})
+	if st, err := h.stateAt(r.Context(), id, ""); err == nil && st.CheckpointID != nil {
+		cid = *st.CheckpointID
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": checkpointRef{ThreadID: id, CheckpointID: &cid}})
+}
+
+// cancelAll cancels every pending question of the thread (none pending is no
+// change) and returns the thread's version after.
+func (h *Handler) cancelAll(r *http.Request, id string) (int64, error) {
+	ctx := interlude.WithActor(context.WithoutCancel(r.Context()), callerOf(r).Name)
+	held, err := h.host.Hold(ctx, id, "", false)
+	if errors.Is(err, interlude.ErrNotFound) {
+		if _, ok := h.threads.get(id); ok {
+			return 0, nil
+		}
+		return 0, errThreadNotFound(id)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer held.Release()
+	snap, err := held.Graph.State(held.Context(ctx), id)
+	if err != nil {
+		return 0, err
+	}
+	if len(snap.Interrupts) == 0 {
+		return snap.Checkpoint, nil
+	}
+	answers := map[string]interlude.Resolution{}
+	for _, q := range snap.Interrupts {
+		answers[q.ID] = interlude.Cancel()
+	}
+	res, err := held.Graph.Invoke(held.Context(ctx), id, graph.Respond(answers))
+	if res == nil {
+		if err == nil {
+			err = fmt.Errorf("the graph returned no result")
+		}
+		return 0, err
+	}
+	return res.Checkpoint, nil
+}

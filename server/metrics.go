@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -56,7 +57,7 @@ type metrics struct {
 	pauses      map[string]*atomic.Uint64
 	resolutions map[[2]string]*atomic.Uint64 // graph, kind
 	store       *instrumentedStore
-	hub         *EventHub
+	hub         *host.Hub
 }
 
 type requestKey struct {
@@ -232,9 +233,9 @@ func (m *metrics) render() string {
 	}
 	if m.hub != nil {
 		e.header("interlude_event_listeners", "gauge", "Open live event streams (GET /v1/threads/{id}/events).")
-		e.sample("interlude_event_listeners", nil, float64(m.hub.subscribers.Load()))
+		e.sample("interlude_event_listeners", nil, float64(m.hub.Listeners()))
 		e.header("interlude_event_listeners_dropped_total", "counter", "Live event streams closed because the listener fell behind.")
-		e.sample("interlude_event_listeners_dropped_total", nil, float64(m.hub.dropped.Load()))
+		e.sample("interlude_event_listeners_dropped_total", nil, float64(m.hub.Dropped()))
 	}
 	if st := m.store; st != nil {
 		e.header("interlude_store_operation_duration_seconds", "histogram", "Store operation latency by operation.")

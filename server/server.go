@@ -35,7 +35,7 @@ type Server struct {
 	bodyLimit  int64
 	log        *slog.Logger
 	metrics    *metrics
-	hub        *EventHub
+	hub        *host.Hub
 	inbox      http.Handler
 	mux        *http.ServeMux
 	runCtx     context.Context
@@ -58,7 +58,7 @@ type config struct {
 	bodyLimit int64
 	log       *slog.Logger
 	metrics   bool
-	hub       *EventHub
+	hub       *host.Hub
 	inbox     http.Handler
 	inboxSet  bool
 	watch     time.Duration
@@ -114,7 +114,7 @@ func WithMetrics(on bool) Option { return func(c *config) { c.metrics = on } }
 // WithEventHub serves the live events of GET /v1/threads/{id}/events from h. The
 // graphs must publish to it: compile them with graph.WithEvents(h.Publish).
 // Without a hub that route answers 501.
-func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
+func WithEventHub(h *host.Hub) Option { return func(c *config) { c.hub = h } }
 
 // WithLeaseWatch sets how often the server's host, with a store several
 // processes share (a store.LeaseWatcher such as Postgres) and an event hub,
@@ -189,6 +189,9 @@ func New(opts ...Option) (*Server, error) {
 	if s.host, err = newHost(cfg, s); err != nil {
 		return nil, err
 	}
+	if s.hub == nil {
+		s.hub = s.host.Events()
+	}
 	var infos []graphInfo
 	for _, name := range s.host.Graphs() {
 		g := s.host.Graph(name)
@@ -234,7 +237,7 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 			}
 		})}
 	if s.hub != nil {
-		opts = append(opts, host.WithEvents(s.hub.Publish))
+		opts = append(opts, host.WithHub(s.hub))
 	}
 	for _, g := range cfg.graphs {
 		opts = append(opts, host.WithGraph(g))
@@ -281,8 +284,8 @@ func inputFields(schema json.RawMessage) (props map[string]bool, required []stri
 	return props, s.Required
 }
 
-// Events returns the server's event hub (WithEventHub), or nil.
-func (s *Server) Events() *EventHub { return s.hub }
+// Events returns the server's event hub (WithEventHub, or its host's), or nil.
+func (s *Server) Events() *host.Hub { return s.hub }
 
 // Drain ends the open live event streams and refuses new ones, so that a graceful
 // shutdown (http.Server.Shutdown) does not wait for them; runs keep going. Serve

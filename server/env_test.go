@@ -358,9 +358,9 @@ func blockingGraph(entered chan<- struct{}, release <-chan struct{}) builder {
 // faulty is a store whose next operations can be made to fail.
 type faulty struct {
 	store.Store
-	appendErr  chan error // an error here is returned by the next Append
-	readErr    chan error  // an error here is returned by the next Version, Meta or Load: the read that finds a thread
-	onLoad     chan func() // a function here runs at the start of the next Load of a stored thread
+	appendErr chan error  // an error here is returned by the next Append
+	readErr   chan error  // an error here is returned by the next Version, Meta or Load: the read that finds a thread
+	onLoad    chan func() // a function here runs at the start of the next Load of a stored thread
 }
 
 func newFaulty(s store.Store) *faulty {

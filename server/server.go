@@ -20,6 +20,8 @@ import (
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Server is the HTTP API over a set of compiled graphs sharing one store. It is an
@@ -58,6 +60,7 @@ type config struct {
 	bodyLimit int64
 	log       *slog.Logger
 	metrics   bool
+	registry  prometheus.Registerer
 	hub       *host.Hub
 	inbox     http.Handler
 	inboxSet  bool
@@ -110,6 +113,15 @@ func WithLogger(l *slog.Logger) Option {
 // WithMetrics turns the /metrics route and the recording of metrics on (the
 // default) or off.
 func WithMetrics(on bool) Option { return func(c *config) { c.metrics = on } }
+
+// WithMetricsRegistry registers the server's metrics, with the Go runtime's and
+// the process's collectors (unless reg has them), with reg instead of a
+// registry of the server's own, so that a program exposes them with its own.
+// /metrics serves reg if it is also a prometheus.Gatherer (a
+// *prometheus.Registry is); otherwise the program serves it.
+func WithMetricsRegistry(reg prometheus.Registerer) Option {
+	return func(c *config) { c.registry = reg }
+}
 
 // WithEventHub serves the live events of GET /v1/threads/{id}/events from h. The
 // graphs must publish to it: compile them with graph.WithEvents(h.Publish).
@@ -206,10 +218,8 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.runCtx, s.stopRuns = context.WithCancel(context.Background())
-	s.routes(cfg.metrics)
-	if cfg.metrics {
-		s.metrics.hub = s.hub
-		s.metrics.store, _ = store.As[*instrumentedStore](s.host.Store())
+	if err := s.routes(cfg.metrics, cfg.registry); err != nil {
+		return nil, err
 	}
 	if s.ownHost {
 		s.host.Start(context.Background())
@@ -335,7 +345,7 @@ type endpoint struct {
 	fn    handler
 }
 
-func (s *Server) routes(withMetrics bool) {
+func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 	s.mux = http.NewServeMux()
 	type route struct {
 		pattern string
@@ -375,17 +385,30 @@ func (s *Server) routes(withMetrics bool) {
 		{"/", true, nil},
 	}
 	if withMetrics {
-		rs = append(rs, route{"/metrics", false, read(s.handleMetrics)})
-		var names, patterns []string
-		names = s.host.Graphs()
+		if reg == nil {
+			reg = prometheus.NewRegistry()
+		}
+		if g, ok := reg.(prometheus.Gatherer); ok {
+			serve := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+			rs = append(rs, route{"/metrics", false, read(func(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+				w.Header().Set("Cache-Control", "no-store")
+				serve.ServeHTTP(w, r)
+			})})
+		}
+		var patterns []string
 		for _, r := range rs {
 			patterns = append(patterns, r.pattern)
 		}
-		s.metrics = newMetrics(names, patterns)
+		st, _ := store.As[*instrumentedStore](s.host.Store())
+		var err error
+		if s.metrics, err = newMetrics(reg, s.host.Graphs(), patterns, st, s.hub); err != nil {
+			return err
+		}
 	}
 	for _, r := range rs {
 		s.mux.Handle(r.pattern, s.wrap(r.pattern, r.public, r.eps))
 	}
+	return nil
 }
 
 // wrap adds to a route what every request gets: authentication, method and role

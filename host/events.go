@@ -425,7 +425,7 @@ type Subscription struct {
 	position int64
 	backlog  []Event // events to deliver before the live ones
 	seen     int64   // live events up to this id were delivered from the replay
-	replay   func() ([]Event, error)
+	replay   func(ctx context.Context) ([]Event, error)
 	once     sync.Once
 }
 
@@ -441,7 +441,7 @@ func (s *Subscription) Position() int64 { return s.position }
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
 	for {
 		if len(s.backlog) == 0 && s.replay != nil {
-			page, err := s.replay()
+			page, err := s.replay(ctx)
 			if err != nil {
 				return Event{}, err
 			}
@@ -564,8 +564,8 @@ func (h *Hub) Subscribe(ctx context.Context, threadID string, replay bool, after
 	// The replay reads the log a page at a time, the first one now, so that a
 	// failing log refuses the subscription rather than ending it at once.
 	s.seen = after
-	s.replay = func() ([]Event, error) { return h.readLog(ctx, threadID, s.seen) }
-	page, err := s.replay()
+	s.replay = func(ctx context.Context) ([]Event, error) { return h.readLog(ctx, threadID, s.seen) }
+	page, err := s.replay(ctx)
 	if err != nil {
 		s.Close()
 		return nil, err

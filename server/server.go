@@ -123,9 +123,12 @@ func WithMetricsRegistry(reg prometheus.Registerer) Option {
 	return func(c *config) { c.registry = reg }
 }
 
-// WithEventHub serves the live events of GET /v1/threads/{id}/events from h. The
+// WithEventHub serves the live events of GET /v1/threads/{id}/events and
+// GET /v1/events from h (make it with NewEventHub, so that its events read as
+// the HTTP API streams them) and gives it to the host the server builds. The
 // graphs must publish to it: compile them with graph.WithEvents(h.Publish).
-// Without a hub that route answers 501.
+// Without a hub (here or on the host given with WithHost) those routes answer
+// 501.
 func WithEventHub(h *host.Hub) Option { return func(c *config) { c.hub = h } }
 
 // WithLeaseWatch sets how often the server's host, with a store several
@@ -173,7 +176,7 @@ func WithTimeouts(t Timeouts) Option { return func(c *config) { c.timeouts = t }
 // The run never waits for its client: one that falls further behind is cut
 // off, its stream ending with an error event of code slow_consumer, and the run
 // goes on. (Listeners of thread events are bounded by the event hub; see
-// WithHubBytes.)
+// host.WithHubBytes.)
 func WithStreamBuffer(n int) Option {
 	return func(c *config) {
 		if n > 0 {

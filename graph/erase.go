@@ -33,8 +33,12 @@ type Erased interface {
 	Delete(ctx context.Context, threadID string) error
 	// Store is the graph's store.
 	Store() store.Store
-	// Claim is Graph.Claim.
-	Claim(ctx context.Context, threadID string) (*Claim, error)
+	// Open is Graph.Open.
+	Open(ctx context.Context, threadID string) (*Thread, error)
+	// InvokeOn is Graph.InvokeOn with values as JSON.
+	InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error)
+	// StreamOn is Graph.StreamOn.
+	StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error]
 }
 
 // Erase returns the graph as an Erased.
@@ -45,8 +49,8 @@ type erased[S any] struct{ g *Graph[S] }
 func (e erased[S]) Name() string       { return e.g.Name() }
 func (e erased[S]) Nodes() []string    { return e.g.Nodes() }
 func (e erased[S]) Store() store.Store { return e.g.Store() }
-func (e erased[S]) Claim(ctx context.Context, id string) (*Claim, error) {
-	return e.g.Claim(ctx, id)
+func (e erased[S]) Open(ctx context.Context, id string) (*Thread, error) {
+	return e.g.Open(ctx, id)
 }
 func (e erased[S]) Delete(ctx context.Context, id string) error {
 	return e.g.Delete(ctx, id)
@@ -66,6 +70,14 @@ func (e erased[S]) Stream(ctx context.Context, id string, cmd Command) iter.Seq2
 
 func (e erased[S]) Invoke(ctx context.Context, id string, cmd Command) (*Result[json.RawMessage], error) {
 	return eraseResult(e.g.Invoke(ctx, id, cmd))
+}
+
+func (e erased[S]) InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error) {
+	return eraseResult(e.g.InvokeOn(ctx, t, cmd))
+}
+
+func (e erased[S]) StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error] {
+	return e.g.StreamOn(ctx, t, cmd)
 }
 
 func (e erased[S]) Fork(ctx context.Context, id string, checkpoint int64) (*Result[json.RawMessage], error) {

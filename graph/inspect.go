@@ -309,7 +309,7 @@ func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*sta
 // checkpoint runs again from its start, so its interrupts fire again with new ids;
 // answers given on the abandoned branch never reach them.
 func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) (*Result[S], error) {
-	return g.locked(ctx, threadID, nil, true, func(r *runner[S]) (*Result[S], error) {
+	return g.locked(ctx, threadID, nil, nil, true, func(r *runner[S]) (*Result[S], error) {
 		if r.c.st == nil {
 			return nil, storekit.NotFound(threadID)
 		}
@@ -343,7 +343,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 	if asNode != Start && g.nodes[asNode] == nil {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("UpdateState as unknown node %q; name a node of the graph or Start", asNode)}
 	}
-	return g.locked(ctx, threadID, nil, true, func(r *runner[S]) (*Result[S], error) {
+	return g.locked(ctx, threadID, nil, nil, true, func(r *runner[S]) (*Result[S], error) {
 		st := r.c.st
 		if st != nil {
 			if ids := st.pendingIDs(); len(ids) > 0 {
@@ -393,7 +393,7 @@ func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
 	// run, so a run elsewhere makes the delete thread_busy rather than lose its
 	// thread. The delete removes the lease with the thread; giving it up
 	// afterwards finds it gone, which is not an error.
-	ctx, _, release, err := g.lease(ctx, threadID)
+	ctx, release, err := g.lease(ctx, threadID)
 	if err != nil {
 		return err
 	}
@@ -402,36 +402,42 @@ func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
 }
 
 // locked runs fn with the thread locked and its state acquired, and keeps the state
-// cached afterwards unless fn left it inconsistent.
-func (g *Graph[S]) locked(ctx context.Context, threadID string, emit func(Event), wait bool, fn func(r *runner[S]) (*Result[S], error)) (*Result[S], error) {
+// cached afterwards unless fn left it inconsistent. A thread the caller opened
+// (t) is serialised by the caller: the graph takes no lock of its own and runs
+// under the opening's lease, if any.
+func (g *Graph[S]) locked(ctx context.Context, threadID string, t *Thread, emit func(Event), wait bool, fn func(r *runner[S]) (*Result[S], error)) (*Result[S], error) {
 	if threadID == "" {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a thread id is required"}
 	}
-	var unlock func()
-	if wait {
+	if t == nil {
+		var unlock func()
+		if wait {
+			var err error
+			if unlock, err = g.locks.Lock(ctx, threadID); err != nil {
+				return nil, err
+			}
+		} else {
+			var ok bool
+			if unlock, ok = g.locks.TryLock(threadID); !ok {
+				return nil, &interlude.Error{Code: interlude.CodeThreadBusy,
+					Message: fmt.Sprintf("thread %q is being run by this process; try again when that run ends", threadID)}
+			}
+		}
+		defer unlock()
 		var err error
-		if unlock, err = g.locks.Lock(ctx, threadID); err != nil {
+		if t, err = g.Open(ctx, threadID); err != nil {
 			return nil, err
 		}
-	} else {
-		var ok bool
-		if unlock, ok = g.locks.TryLock(threadID); !ok {
-			return nil, &interlude.Error{Code: interlude.CodeThreadBusy,
-				Message: fmt.Sprintf("thread %q is being run by this process; try again when that run ends", threadID)}
+		defer t.Release(ctx)
+	}
+	if t.Graph != "" {
+		if err := g.owns(threadID, t.Graph); err != nil {
+			return nil, err
 		}
 	}
-	defer unlock()
-	ctx, claim, release, err := g.lease(ctx, threadID)
-	if err != nil {
-		return nil, err
-	}
+	ctx, release := t.bind(ctx)
 	defer release()
-	if claim != nil && claim.Graph != "" {
-		if err := g.owns(threadID, claim.Graph); err != nil {
-			return nil, err
-		}
-	}
-	c, err := g.acquire(ctx, threadID, claim)
+	c, err := g.acquire(ctx, threadID, t)
 	if err != nil {
 		return nil, err
 	}

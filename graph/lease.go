@@ -8,9 +8,9 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -22,94 +22,125 @@ func defaultOwner() string {
 	return host + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:])
 }
 
-// Claim is a thread's lease in a store shared by several processes, taken
-// before a run by a host that must learn whose thread it is before it picks the
-// graph to run it: a server hosting several graphs, behind a load balancer.
-// Taking it costs the store one round trip that also reads the thread's graph
-// and version, and its state unless the claiming graph's cached copy is
-// current, so the run that follows under Context takes no lease of its own and
-// reads nothing again before it starts.
-type Claim struct {
-	// ThreadID is the claimed thread.
-	ThreadID string
+// Thread is a thread opened for runs by a caller that serialises the runs of
+// its threads itself, as package host does: Open finds it (whose thread it is
+// and its version) and reads it with one round trip to the store, and a run
+// on it (InvokeOn, StreamOn) takes none of the graph's locks and reads nothing
+// again before it starts. On a store shared by several processes the opening
+// also holds the thread's lease until Release, so another process cannot run
+// the thread meanwhile. Use a Thread for one run at a time: a run after the
+// first reads the thread's version again, since the first one wrote.
+type Thread struct {
+	// ID is the thread's id.
+	ID string
 	// Graph is the name of the graph whose thread it is, "" for a thread not
 	// written yet.
 	Graph string
 
-	version atomic.Int64  // the thread's version when claimed; -1 once a run used it
-	loaded  *store.Loaded // the thread as read with the claim, when the claiming graph's copy was stale
-	keeper  *keeper
+	version int64         // the thread's version as read when opened
+	created time.Time     // its creation time as read, zero if not read
+	loaded  *store.Loaded // the thread as read when opened, when the cached copy was not current
+	used    bool          // a run took what was read
+	keeper  *keeper       // the lease, on a shared store
 }
 
-// Claim takes the thread's lease for a run, with the graph's lease settings
-// (WithLease), and keeps renewing it until Release. If another process runs
-// the thread, it fails with an error matching interlude.ErrThreadBusy. The
-// claim serves a run of any graph kept in the same store, not only this one.
-//
-// A store that only one process uses (not a store.Leaser) needs no lease:
-// Claim then returns nil and no error.
-func (g *Graph[S]) Claim(ctx context.Context, threadID string) (*Claim, error) {
-	l, ok := store.As[store.Leaser](g.cfg.store)
-	if !ok {
-		return nil, nil
+// Open opens the thread for runs the caller serialises (see Thread). On a
+// store shared by several processes (a store.Leaser) it takes the thread's
+// lease, with the graph's lease settings (WithLease), in the same round trip,
+// and keeps renewing it until Release; if another process runs the thread, it
+// fails with an error matching interlude.ErrThreadBusy. The opened thread
+// serves a run of any graph kept in the same store, not only this one: the
+// graph whose thread it is (Thread.Graph).
+func (g *Graph[S]) Open(ctx context.Context, threadID string) (*Thread, error) {
+	if threadID == "" {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a thread id is required"}
 	}
-	req := store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL, Load: true}
-	req.Cached, req.CachedCreatedAt = g.cache.identity(threadID)
-	held, err := l.Lease(ctx, req)
-	if err != nil {
+	t := &Thread{ID: threadID}
+	cachedVersion, cachedCreated := g.cache.identity(threadID)
+	if l, ok := store.As[store.Leaser](g.cfg.store); ok {
+		req := store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL, Load: true,
+			Cached: cachedVersion, CachedCreatedAt: cachedCreated}
+		held, err := l.Lease(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		t.keeper, t.loaded = keep(held, g.cfg.leaseTTL), held.Loaded()
+		t.Graph, t.version = held.Thread()
+		return t, nil
+	}
+	if cachedVersion > 0 {
+		// The cached copy is current if the store's version says so.
+		m, err := g.cfg.store.Meta(ctx, threadID)
+		switch {
+		case errors.Is(err, interlude.ErrNotFound):
+			return t, nil
+		case err != nil:
+			return nil, err
+		}
+		t.Graph, t.version, t.created = m.Graph, m.Version, m.CreatedAt
+		return t, nil
+	}
+	l, err := g.cfg.store.Load(ctx, threadID)
+	switch {
+	case errors.Is(err, interlude.ErrNotFound):
+		return t, nil
+	case err != nil:
 		return nil, err
 	}
-	c := &Claim{ThreadID: threadID, keeper: keep(held, g.cfg.leaseTTL), loaded: held.Loaded()}
-	var v int64
-	c.Graph, v = held.Thread()
-	c.version.Store(v)
-	return c, nil
+	t.Graph, t.version, t.created, t.loaded = l.Meta.Graph, l.Meta.Version, l.Meta.CreatedAt, l
+	return t, nil
 }
 
-type claimKey struct{}
-
-// Context returns ctx carrying the claim: a run of the claimed thread under it
-// uses the claim instead of taking the lease itself, and stops if the claim is
-// lost.
-func (c *Claim) Context(ctx context.Context) context.Context {
-	return context.WithValue(ctx, claimKey{}, c)
+// Release gives the thread's lease up, if the opening took one. Call it once
+// the runs on the thread have ended; later calls do nothing.
+func (t *Thread) Release(ctx context.Context) {
+	if t != nil && t.keeper != nil {
+		t.keeper.release(ctx)
+	}
 }
 
-// Release stops renewing the lease and gives it up. Call it once the runs
-// under the claim have ended.
-func (c *Claim) Release(ctx context.Context) { c.keeper.release(ctx) }
-
-// take returns, once, the thread's version as the claim read it and the thread
-// if it was loaded with the claim: later runs under the same claim must read
-// them again, since the first one wrote.
-func (c *Claim) take() (int64, *store.Loaded, bool) {
-	if c == nil {
-		return 0, nil, false
+// take returns, for the first run on the thread, what its opening read: the
+// version, the creation time (zero if the lease compared it) and the thread if
+// it was loaded. Later runs must read them again, since the first one wrote.
+func (t *Thread) take() (int64, time.Time, *store.Loaded, bool) {
+	if t == nil || t.used {
+		return 0, time.Time{}, nil, false
 	}
-	v := c.version.Swap(-1)
-	if v < 0 {
-		return 0, nil, false
+	t.used = true
+	created := t.created
+	if t.loaded != nil {
+		created = t.loaded.Meta.CreatedAt
 	}
-	return v, c.loaded, true
+	return t.version, created, t.loaded, true
 }
 
-// lease returns the run's context and its claim on the thread when the store is
-// shared between processes: the caller's (Claim.Context), or one taken here and
-// given up by the returned release. The context is cancelled if the lease is
-// lost, so the run stops before committing more work.
-func (g *Graph[S]) lease(ctx context.Context, threadID string) (context.Context, *Claim, func(), error) {
-	if c, ok := ctx.Value(claimKey{}).(*Claim); ok && c.ThreadID == threadID {
-		rctx, unbind := c.keeper.bind(ctx)
-		return rctx, c, unbind, nil
+// bind returns the run's context, which ends if the thread's lease is lost,
+// and the function that lets it go.
+func (t *Thread) bind(ctx context.Context) (context.Context, func()) {
+	if t.keeper == nil {
+		return ctx, func() {}
 	}
-	c, err := g.Claim(ctx, threadID)
-	if err != nil || c == nil {
-		return ctx, nil, func() {}, err
+	return t.keeper.bind(ctx)
+}
+
+// lease returns the run's context under the thread's lease when the store is
+// shared between processes, taken here and given up by the returned release.
+// The context is cancelled if the lease is lost, so the run stops before
+// committing more work.
+func (g *Graph[S]) lease(ctx context.Context, threadID string) (context.Context, func(), error) {
+	l, ok := store.As[store.Leaser](g.cfg.store)
+	if !ok {
+		return ctx, func() {}, nil
 	}
-	rctx, unbind := c.keeper.bind(ctx)
-	return rctx, c, func() {
+	held, err := l.Lease(ctx, store.LeaseRequest{ThreadID: threadID, Owner: g.cfg.owner, TTL: g.cfg.leaseTTL})
+	if err != nil {
+		return ctx, nil, err
+	}
+	k := keep(held, g.cfg.leaseTTL)
+	rctx, unbind := k.bind(ctx)
+	return rctx, func() {
 		unbind()
-		c.Release(ctx)
+		k.release(ctx)
 	}, nil
 }
 

@@ -30,8 +30,28 @@ import (
 // Refused commands (input to an interrupted thread, an unknown interrupt id, an
 // answer failing its schema, ...) return an *interlude.Error and change nothing.
 func (g *Graph[S]) Invoke(ctx context.Context, threadID string, cmd Command) (*Result[S], error) {
-	return g.run(ctx, threadID, cmd, nil)
+	return g.run(ctx, threadID, nil, cmd, nil)
 }
+
+// InvokeOn is Invoke on a thread the caller opened (Open) and serialises the
+// runs of: it takes none of the graph's locks and reads nothing the opening
+// read.
+func (g *Graph[S]) InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[S], error) {
+	if t == nil {
+		return nil, errNoThread
+	}
+	return g.run(ctx, t.ID, t, cmd, nil)
+}
+
+// StreamOn is Stream on a thread the caller opened (see InvokeOn).
+func (g *Graph[S]) StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error] {
+	if t == nil {
+		return func(yield func(Event, error) bool) { yield(Event{}, errNoThread) }
+	}
+	return g.stream(ctx, t.ID, t, cmd)
+}
+
+var errNoThread = &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "no thread given; open it with Open"}
 
 // Stream runs the command like Invoke and yields events as they happen: metadata
 // first, an update per finished node, messages nodes emit, an interrupt event per
@@ -39,6 +59,10 @@ func (g *Graph[S]) Invoke(ctx context.Context, threadID string, cmd Command) (*R
 // Stopping the iteration early cancels the run; an unfinished step is not
 // committed, and a thread left with more to do reads as running (see Recover).
 func (g *Graph[S]) Stream(ctx context.Context, threadID string, cmd Command) iter.Seq2[Event, error] {
+	return g.stream(ctx, threadID, nil, cmd)
+}
+
+func (g *Graph[S]) stream(ctx context.Context, threadID string, t *Thread, cmd Command) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -47,7 +71,7 @@ func (g *Graph[S]) Stream(ctx context.Context, threadID string, cmd Command) ite
 		var err error
 		go func() {
 			defer close(done)
-			_, err = g.run(ctx, threadID, cmd, func(e Event) {
+			_, err = g.run(ctx, threadID, t, cmd, func(e Event) {
 				select {
 				case events <- e:
 				case <-ctx.Done():
@@ -97,14 +121,14 @@ type runner[S any] struct {
 	replayed []Replay        // answers of this invocation given before
 }
 
-func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit func(Event)) (*Result[S], error) {
+func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Command, emit func(Event)) (*Result[S], error) {
 	if cmd.kind == 0 {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the command is empty; use Input, Resume, Respond, Reject, Cancel or Continue"}
 	}
 	// A recovery never waits for a run of this process: that run finishes
 	// the step itself.
 	wait := cmd.kind != cmdRecover
-	return g.locked(ctx, threadID, emit, wait, func(r *runner[S]) (*Result[S], error) {
+	return g.locked(ctx, threadID, t, emit, wait, func(r *runner[S]) (*Result[S], error) {
 		switch cmd.kind {
 		case cmdInput:
 			return r.start(cmd.input)
@@ -119,19 +143,19 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit f
 }
 
 // acquire returns the thread's current state: the cached copy if it is current
-// (as the claim on the thread, or else the store, says), else a fresh load. A
+// (as the thread's opening, or else the store, says), else a fresh load. A
 // thread that does not exist has a nil state.
-func (g *Graph[S]) acquire(ctx context.Context, threadID string, claim *Claim) (*cached[S], error) {
-	v, l, ok := claim.take()
+func (g *Graph[S]) acquire(ctx context.Context, threadID string, t *Thread) (*cached[S], error) {
+	v, created, l, ok := t.take()
 	if !ok {
 		var err error
 		if v, err = g.cfg.store.Version(ctx, threadID); err != nil {
 			return nil, err
 		}
 	}
-	// A thread the claim loaded differs from the cached copy, even at the same
-	// version: it was deleted and created again.
-	if c, ok := g.cache.take(threadID); ok && c.st != nil && c.st.version == v && (l == nil || l.Meta.CreatedAt.Equal(c.created)) {
+	// A thread read with a different creation time differs from the cached
+	// copy, even at the same version: it was deleted and created again.
+	if c, ok := g.cache.take(threadID); ok && c.st != nil && c.st.version == v && (created.IsZero() || created.Equal(c.created)) {
 		return c, nil
 	}
 	if v == 0 {

@@ -25,9 +25,9 @@ type Host struct {
 	graphs    map[string]graph.Erased
 	names     []string // the names of the graphs, sorted
 	store     store.Store
-	claimer   graph.Erased   // with a store shared by several processes: takes the claims (graph.Claim)
-	threads   *keylock.Locks // one run per thread at a time in this process
-	publish   func(graph.Event)
+	opener    graph.Erased   // opens threads for runs (graph.Erased.Open): any graph can, they share the store
+	threads   *keylock.Locks // one run per thread at a time in this process: the only lock a run takes
+	hub       *Hub
 	log       *slog.Logger
 	now       func() time.Time
 	onExpired func(graphName string, questions int)
@@ -51,7 +51,7 @@ type Option func(*config)
 type config struct {
 	graphs    []graph.Erased
 	store     store.Store
-	publish   func(graph.Event)
+	hub       *Hub
 	log       *slog.Logger
 	now       func() time.Time
 	onExpired func(string, int)
@@ -68,11 +68,12 @@ func WithGraph(g graph.Erased) Option {
 // graph compiled with another. Without it the host uses the graphs' store.
 func WithStore(s store.Store) Option { return func(c *config) { c.store = s } }
 
-// WithEvents gives the host where to announce what it learns of threads
+// WithHub gives the host the hub its graphs publish their events to
+// (graph.WithEvents(hub.Publish)): the host's listeners subscribe to it
+// (Host.Events), and the host announces there what it learns of threads
 // without a run to tell it: the end of a run that died with its process (see
-// WithLeaseWatch). Pass the same function the graphs publish to
-// (graph.WithEvents), such as an event hub's Publish.
-func WithEvents(publish func(graph.Event)) Option { return func(c *config) { c.publish = publish } }
+// WithLeaseWatch).
+func WithHub(hub *Hub) Option { return func(c *config) { c.hub = hub } }
 
 // WithLogger sets the logger of what the watches do (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
@@ -110,7 +111,7 @@ func New(opts ...Option) (*Host, error) {
 	if len(cfg.graphs) == 0 {
 		return nil, errors.New("host: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
-	h := &Host{graphs: map[string]graph.Erased{}, store: cfg.store, threads: keylock.New(), publish: cfg.publish,
+	h := &Host{graphs: map[string]graph.Erased{}, store: cfg.store, threads: keylock.New(), hub: cfg.hub,
 		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -132,11 +133,9 @@ func New(opts ...Option) (*Host, error) {
 		}
 		h.graphs[name] = g
 		h.names = append(h.names, name)
-		if _, shared := store.As[store.Leaser](g.Store()); shared && h.claimer == nil {
-			h.claimer = g // any graph claims for all: they share the store
-		}
 	}
 	slices.Sort(h.names)
+	h.opener = h.graphs[h.names[0]]
 	h.life, h.stop = context.WithCancel(context.Background())
 	return h, nil
 }
@@ -157,6 +156,9 @@ func (h *Host) Graph(name string) graph.Erased { return h.graphs[name] }
 
 // Graphs returns the names of the hosted graphs, sorted.
 func (h *Host) Graphs() []string { return slices.Clone(h.names) }
+
+// Events returns the hub the host's graphs publish to (WithHub), or nil.
+func (h *Host) Events() *Hub { return h.hub }
 
 // Store returns the store the graphs share.
 func (h *Host) Store() store.Store { return h.store }
@@ -209,7 +211,7 @@ func (h *Host) Invoke(ctx context.Context, threadID, graphName string, cmd graph
 		return nil, err
 	}
 	defer held.Release()
-	return held.Graph.Invoke(held.Context(ctx), threadID, cmd)
+	return held.Invoke(ctx, cmd)
 }
 
 // Stream is Invoke with the run's events as they happen; the thread is held
@@ -222,7 +224,7 @@ func (h *Host) Stream(ctx context.Context, threadID, graphName string, cmd graph
 			return
 		}
 		defer held.Release()
-		for ev, err := range held.Graph.Stream(held.Context(ctx), threadID, cmd) {
+		for ev, err := range held.Stream(ctx, cmd) {
 			if !yield(ev, err) {
 				return
 			}
@@ -271,26 +273,56 @@ func (h *Host) pick(threadID, stored, named string, create bool) (graph.Erased, 
 // graphNames lists the hosted graphs, for messages.
 func (h *Host) graphNames() string { return strings.Join(h.names, ", ") }
 
-// Held is a thread held for a run: this process's lock on the thread and, with
-// a store shared by several processes, its claim (graph.Claim).
+// Delete forgets the thread and its history, and the events the hub keeps
+// for it, once no run of this process holds it. On a store shared by several
+// processes it fails with an error matching interlude.ErrThreadBusy while
+// another process runs the thread.
+func (h *Host) Delete(ctx context.Context, threadID string) error {
+	unlock, err := h.threads.Lock(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m, err := h.store.Meta(ctx, threadID)
+	if err != nil {
+		if errors.Is(err, interlude.ErrNotFound) {
+			return noThread(threadID)
+		}
+		return err
+	}
+	if g := h.graphs[m.Graph]; g != nil {
+		err = g.Delete(ctx, threadID) // through the graph, which also drops its cached copy
+	} else {
+		err = h.store.Delete(ctx, threadID)
+	}
+	if err == nil && h.hub != nil {
+		h.hub.Forget(threadID)
+	}
+	return err
+}
+
+// Held is a thread held for runs: this process's lock on the thread and the
+// thread as opened for them (graph.Thread), with its lease on a store shared
+// by several processes.
 type Held struct {
 	// Graph is the graph that runs the thread.
 	Graph graph.Erased
 	// Fresh reports that the thread is not stored yet: the run creates it.
 	Fresh bool
 
-	claim  *graph.Claim
+	thread *graph.Thread
 	unlock func()
 	once   sync.Once
 }
 
-// Context returns the run's context under the claim, if any: run the thread
-// with it.
-func (hd *Held) Context(ctx context.Context) context.Context {
-	if hd == nil || hd.claim == nil {
-		return ctx
-	}
-	return hd.claim.Context(ctx)
+// Invoke runs cmd on the held thread and waits for the run's result.
+func (hd *Held) Invoke(ctx context.Context, cmd graph.Command) (*graph.Result[json.RawMessage], error) {
+	return hd.Graph.InvokeOn(ctx, hd.thread, cmd)
+}
+
+// Stream runs cmd on the held thread, yielding the run's events as they happen.
+func (hd *Held) Stream(ctx context.Context, cmd graph.Command) iter.Seq2[graph.Event, error] {
+	return hd.Graph.StreamOn(ctx, hd.thread, cmd)
 }
 
 // Release lets the thread go. Call it once the run has ended (and before its
@@ -301,69 +333,58 @@ func (hd *Held) Release() {
 		return
 	}
 	hd.once.Do(func() {
-		if hd.claim != nil {
-			hd.claim.Release(context.Background())
-		}
+		hd.thread.Release(context.Background())
 		hd.unlock()
 	})
 }
 
-// Hold returns the graph that runs the thread and holds the thread for one
-// run: named, if given, must be the thread's graph, and with create set a
+// Hold returns the graph that runs the thread and holds the thread for its
+// runs: named, if given, must be the thread's graph, and with create set a
 // thread that does not exist yet is run by named or the only graph hosted. A
 // wrong or missing graph name is an error matching interlude.ErrInvalidRequest,
-// an unknown thread without create interlude.ErrNotFound. With a store shared
-// by several processes it claims the thread (graph.Claim): one round trip that
-// reserves the thread, or fails with interlude.ErrThreadBusy if another
-// process runs it, and tells whose thread it is. Otherwise it reads the
-// thread's graph; a new thread stays locked in this process until its first
-// run ends, so two callers creating it with different graphs do not overlap.
+// an unknown thread without create interlude.ErrNotFound. It takes this
+// process's lock on the thread, the one lock a run takes, and then opens the
+// thread (graph.Erased.Open): one round trip to the store that tells whose
+// thread it is and reads it for the run, and on a store shared by several
+// processes takes the thread's lease, failing with interlude.ErrThreadBusy if
+// another process runs it.
 func (h *Host) Hold(ctx context.Context, threadID, named string, create bool) (*Held, error) {
+	return h.hold(ctx, threadID, named, create, true)
+}
+
+// hold is Hold; without wait it fails with interlude.ErrThreadBusy at once if
+// a run of this process holds the thread.
+func (h *Host) hold(ctx context.Context, threadID, named string, create, wait bool) (*Held, error) {
 	if named != "" && h.graphs[named] == nil {
 		_, err := h.pick(threadID, "", named, create)
 		return nil, err
 	}
-	if h.claimer == nil {
-		m, err := h.store.Meta(ctx, threadID)
-		switch {
-		case err == nil:
-			g, err := h.pick(threadID, m.Graph, named, create)
-			if err != nil {
-				return nil, err
-			}
-			return &Held{Graph: g, unlock: func() {}}, nil
-		case !errors.Is(err, interlude.ErrNotFound):
+	var unlock func()
+	if wait {
+		var err error
+		if unlock, err = h.threads.Lock(ctx, threadID); err != nil {
 			return nil, err
 		}
+	} else {
+		var ok bool
+		if unlock, ok = h.threads.TryLock(threadID); !ok {
+			return nil, &interlude.Error{Code: interlude.CodeThreadBusy,
+				Message: fmt.Sprintf("thread %q is being run by this process; try again when that run ends", threadID)}
+		}
 	}
-	unlock, err := h.threads.Lock(ctx, threadID)
+	opener := h.opener
+	if named != "" {
+		opener = h.graphs[named] // its cached copy may spare the read
+	}
+	t, err := opener.Open(ctx, threadID)
 	if err != nil {
-		return nil, err
-	}
-	hd := &Held{unlock: unlock}
-	stored := ""
-	if h.claimer != nil {
-		// Any graph can claim, but the thread's own graph knows whether its
-		// copy is current, and the claim then skips loading it.
-		claimer := h.claimer
-		if named != "" {
-			claimer = h.graphs[named]
-		}
-		if hd.claim, err = claimer.Claim(ctx, threadID); err != nil {
-			unlock()
-			return nil, err
-		}
-		stored = hd.claim.Graph
-	} else if m, err := h.store.Meta(ctx, threadID); err == nil {
-		stored = m.Graph // created while this caller waited for the lock
-	} else if !errors.Is(err, interlude.ErrNotFound) {
 		unlock()
 		return nil, err
 	}
-	if hd.Graph, err = h.pick(threadID, stored, named, create); err != nil {
+	hd := &Held{thread: t, unlock: unlock, Fresh: t.Graph == ""}
+	if hd.Graph, err = h.pick(threadID, t.Graph, named, create); err != nil {
 		hd.Release()
 		return nil, err
 	}
-	hd.Fresh = stored == ""
 	return hd, nil
 }

@@ -44,10 +44,10 @@ func (h *Host) announceDeadRun(e store.ExpiredLease) {
 	switch m.Status {
 	case store.StatusFailed:
 		h.log.Warn("a run died with its process; its thread reads as failed until it is continued", "thread_id", e.ThreadID, "checkpoint", m.Version)
-		h.publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: m.Version})
+		h.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: m.Version})
 	case store.StatusInterrupted:
 		h.log.Warn("a run died with its process after pausing; its thread waits for its answers", "thread_id", e.ThreadID, "checkpoint", m.Version)
-		h.publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Interrupted, Checkpoint: m.Version})
+		h.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Interrupted, Checkpoint: m.Version})
 	case store.StatusRunning:
 		h.log.Warn("a run died with its process after committing work that left more to do; it will be finished from its last checkpoint", "thread_id", e.ThreadID, "checkpoint", m.Version)
 	}

@@ -42,7 +42,7 @@ func (h *Host) RecoverThreads(ctx context.Context) (int, error) {
 
 // recover finishes the thread's unfinished run and reports whether it did.
 func (h *Host) recover(ctx context.Context, g graph.Erased, m store.Meta) bool {
-	res, err := g.Invoke(ctx, m.ThreadID, graph.Recover())
+	res, err := h.run(ctx, m.ThreadID, false, graph.Recover())
 	switch {
 	case err == nil, res != nil && res.Status == graph.Failed:
 		if err != nil {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -80,7 +81,7 @@ func (h *Host) Start(ctx context.Context) {
 			})
 		})
 	}
-	if w, ok := store.As[store.LeaseWatcher](h.store); ok && h.publish != nil && h.watch.leases > 0 {
+	if w, ok := store.As[store.LeaseWatcher](h.store); ok && h.hub != nil && h.watch.leases > 0 {
 		h.active.Go(func() { h.watchLeases(w, h.watch.leases) })
 	}
 }
@@ -149,6 +150,17 @@ func (h *Host) eachThread(ctx context.Context, due []store.Meta, parallel int, r
 	}
 	wg.Wait()
 	return int(sum.Load())
+}
+
+// run runs cmd on an existing thread for a watch, holding it as Hold does;
+// without wait a thread that a run of this process holds is refused as busy.
+func (h *Host) run(ctx context.Context, threadID string, wait bool, cmd graph.Command) (*graph.Result[json.RawMessage], error) {
+	held, err := h.hold(ctx, threadID, "", false, wait)
+	if err != nil {
+		return nil, err
+	}
+	defer held.Release()
+	return held.Invoke(ctx, cmd)
 }
 
 // raced reports whether err says that another run or answer got to the thread

@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
@@ -46,7 +47,7 @@ type setup struct {
 type env struct {
 	t   *testing.T
 	st  store.Store
-	hub *server.EventHub
+	hub *host.Hub
 	srv *server.Server
 	hs  *httptest.Server
 	url string
@@ -357,20 +358,27 @@ func blockingGraph(entered chan<- struct{}, release <-chan struct{}) builder {
 // faulty is a store whose next operations can be made to fail.
 type faulty struct {
 	store.Store
-	appendErr  chan error // an error here is returned by the next Append
-	versionErr chan error
-	onLoad     chan func() // a function here runs at the start of the next Load
+	appendErr chan error  // an error here is returned by the next Append
+	readErr   chan error  // an error here is returned by the next Version, Meta or Load: the read that finds a thread
+	onLoad    chan func() // a function here runs at the start of the next Load of a stored thread
 }
 
 func newFaulty(s store.Store) *faulty {
-	return &faulty{Store: s, appendErr: make(chan error, 1), versionErr: make(chan error, 1), onLoad: make(chan func(), 1)}
+	return &faulty{Store: s, appendErr: make(chan error, 1), readErr: make(chan error, 1), onLoad: make(chan func(), 1)}
 }
 
 func (f *faulty) Load(ctx context.Context, id string) (*store.Loaded, error) {
 	select {
-	case fn := <-f.onLoad:
-		fn()
+	case err := <-f.readErr:
+		return nil, err
 	default:
+	}
+	if v, err := f.Store.Version(ctx, id); err == nil && v > 0 {
+		select {
+		case fn := <-f.onLoad:
+			fn()
+		default:
+		}
 	}
 	return f.Store.Load(ctx, id)
 }
@@ -386,9 +394,18 @@ func (f *faulty) Append(ctx context.Context, a store.Append) error {
 
 func (f *faulty) Version(ctx context.Context, id string) (int64, error) {
 	select {
-	case err := <-f.versionErr:
+	case err := <-f.readErr:
 		return 0, err
 	default:
 	}
 	return f.Store.Version(ctx, id)
+}
+
+func (f *faulty) Meta(ctx context.Context, id string) (*store.Meta, error) {
+	select {
+	case err := <-f.readErr:
+		return nil, err
+	default:
+	}
+	return f.Store.Meta(ctx, id)
 }

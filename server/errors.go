@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/host"
 )
 
 // Error codes the server answers besides those of package interlude (whose codes
@@ -63,6 +64,8 @@ func statusOf(c interlude.Code) int {
 		return http.StatusConflict
 	case interlude.CodeInvalidResponse:
 		return http.StatusUnprocessableEntity
+	case host.CodeUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

@@ -183,7 +183,7 @@ func TestStoreConflictsAndBusyThreadsAre409AndFailuresAre500(t *testing.T) {
 		expect(t, e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`), http.StatusConflict, "conflict")
 	})
 	e.unchanged("r", func() {
-		f.versionErr <- &interlude.Error{Code: interlude.CodeThreadBusy, Message: `thread "r" is being run by db-7.internal:4242`}
+		f.readErr <- &interlude.Error{Code: interlude.CodeThreadBusy, Message: `thread "r" is being run by db-7.internal:4242`}
 		a := e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`)
 		expect(t, a, http.StatusConflict, "thread_busy")
 		if got := a.header.Get("Retry-After"); got != "1" {
@@ -195,7 +195,7 @@ func TestStoreConflictsAndBusyThreadsAre409AndFailuresAre500(t *testing.T) {
 		}
 	})
 	e.unchanged("r", func() {
-		f.versionErr <- errors.New("disk on fire")
+		f.readErr <- errors.New("disk on fire")
 		a := e.post("/v1/threads/r/resume", `{"response":{"approved":true}}`)
 		expect(t, a, http.StatusInternalServerError, "internal")
 		if strings.Contains(string(a.body), "disk on fire") {

@@ -13,6 +13,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
 )
 
@@ -126,7 +127,7 @@ func TestDrainEndsLiveEventStreams(t *testing.T) {
 }
 
 func TestEventHubKeepsABoundedBufferPerThread(t *testing.T) {
-	hub := server.NewEventHub(server.WithHubBuffer(3), server.WithHubThreads(1))
+	hub := server.NewEventHub(host.WithHubBuffer(3), host.WithHubThreads(1))
 	g, err := flakyGraph(graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)

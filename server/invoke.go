@@ -243,13 +243,12 @@ func (s *Server) counted(ru *run, outcome string, d time.Duration) {
 func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) {
 	ctx, cancel := s.runContext(r, rc.who.name)
 	defer cancel()
-	ctx = ru.held.Context(ctx)
 	if stream {
 		s.stream(w, r, ctx, &ru)
 		return
 	}
 	start := time.Now()
-	res, err := ru.g.Invoke(ctx, ru.threadID, ru.cmd)
+	res, err := ru.held.Invoke(ctx, ru.cmd)
 	ru.held.Release()
 	s.writeDeadline(w) // the run may have outlasted the one set for the request
 	if res == nil || (err != nil && res.Status != graph.Failed) {
@@ -308,7 +307,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		ew = s.newEventWriter(w, sse)
 		ew.async(s.streamBuffer, "this client read the stream too slowly and was cut off; the run goes on: read its outcome with GET /v1/threads/"+ru.threadID)
 	}
-	for e, err := range ru.g.Stream(ctx, ru.threadID, ru.cmd) {
+	for e, err := range ru.held.Stream(ctx, ru.cmd) {
 		if err != nil {
 			if ew == nil {
 				refused = err

@@ -3,44 +3,24 @@ package server
 import (
 	"context"
 	"errors"
-	"math"
-	"net/http"
-	"slices"
+	"fmt"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/store"
 )
 
-// Metrics are kept in atomics in maps built once, so recording one takes no lock;
-// /metrics renders them in the Prometheus text exposition format (version 0.0.4).
+// Metrics are prometheus/client_golang collectors, registered with the
+// server's registry (WithMetricsRegistry). The series each request, run and
+// answer records are looked up once, so recording one takes no lock.
 
 var latencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
-
-type histogram struct {
-	counts []atomic.Uint64 // per bucket, plus one for +Inf
-	sum    atomic.Uint64   // float64 bits
-}
-
-func newHistogram() *histogram {
-	return &histogram{counts: make([]atomic.Uint64, len(latencyBuckets)+1)}
-}
-
-func (h *histogram) observe(d time.Duration) {
-	v := d.Seconds()
-	i, _ := slices.BinarySearch(latencyBuckets, v)
-	h.counts[i].Add(1)
-	for {
-		old := h.sum.Load()
-		if h.sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
-			return
-		}
-	}
-}
 
 // The outcomes of a run in interlude_runs_total.
 var runOutcomes = []string{"completed", "interrupted", "failed", "refused", "error"}
@@ -49,14 +29,13 @@ var runOutcomes = []string{"completed", "interrupted", "failed", "refused", "err
 var resolutionKinds = []string{"resolved", "rejected", "cancelled", "expired"}
 
 type metrics struct {
-	requests    sync.Map // requestKey -> *atomic.Uint64
-	reqLatency  map[string]*histogram
-	runs        map[[2]string]*atomic.Uint64 // graph, outcome
-	runLatency  map[string]*histogram
-	pauses      map[string]*atomic.Uint64
-	resolutions map[[2]string]*atomic.Uint64 // graph, kind
-	store       *instrumentedStore
-	hub         *EventHub
+	requestsVec *prometheus.CounterVec
+	requests    sync.Map // requestKey -> prometheus.Counter
+	reqLatency  map[string]prometheus.Observer
+	runs        map[[2]string]prometheus.Counter // graph, outcome
+	runLatency  map[string]prometheus.Observer
+	pauses      map[string]prometheus.Counter
+	resolutions map[[2]string]prometheus.Counter // graph, kind
 }
 
 type requestKey struct {
@@ -64,23 +43,59 @@ type requestKey struct {
 	code          int
 }
 
-func newMetrics(graphs, routes []string) *metrics {
-	m := &metrics{reqLatency: map[string]*histogram{}, runs: map[[2]string]*atomic.Uint64{}, runLatency: map[string]*histogram{},
-		pauses: map[string]*atomic.Uint64{}, resolutions: map[[2]string]*atomic.Uint64{}}
+// newMetrics registers the server's metrics with reg, and those of its store
+// (InstrumentStore) and event hub, if any, and the Go runtime's and the
+// process's collectors unless reg has them.
+func newMetrics(reg prometheus.Registerer, graphs, routes []string, st *instrumentedStore, hub *host.Hub) (*metrics, error) {
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "interlude_http_requests_total",
+		Help: "HTTP requests by route, method and status code."}, []string{"route", "method", "code"})
+	reqLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "interlude_http_request_duration_seconds",
+		Help: "HTTP request latency by route (streams: until the stream ends).", Buckets: latencyBuckets}, []string{"route"})
+	runs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "interlude_runs_total",
+		Help: "Runs (invoke, stream and answers) by graph and outcome: completed, interrupted, failed, refused (the request was refused and nothing changed) or error."}, []string{"graph", "outcome"})
+	runLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "interlude_run_duration_seconds",
+		Help: "Latency of runs that were not refused, by graph: the steps they ran, committed.", Buckets: latencyBuckets}, []string{"graph"})
+	pauses := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "interlude_pauses_total",
+		Help: "Runs that ended paused (waiting for answers or at a breakpoint), by graph."}, []string{"graph"})
+	resolutions := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "interlude_resolutions_total",
+		Help: "Answers accepted, by graph and kind (identical replays included)."}, []string{"graph", "kind"})
+	cs := []prometheus.Collector{requests, reqLatency, runs, runLatency, pauses, resolutions}
+	if hub != nil {
+		cs = append(cs,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "interlude_event_listeners",
+				Help: "Open live event streams (GET /v1/threads/{id}/events)."}, func() float64 { return float64(hub.Listeners()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "interlude_event_listeners_dropped_total",
+				Help: "Live event streams closed because the listener fell behind."}, func() float64 { return float64(hub.Dropped()) }))
+	}
+	if st != nil {
+		cs = append(cs, st.latency, st.errors)
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("server: register the metrics: %w", err)
+		}
+	}
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return nil, fmt.Errorf("server: register the metrics: %w", err)
+		}
+	}
+	m := &metrics{requestsVec: requests, reqLatency: map[string]prometheus.Observer{}, runs: map[[2]string]prometheus.Counter{},
+		runLatency: map[string]prometheus.Observer{}, pauses: map[string]prometheus.Counter{}, resolutions: map[[2]string]prometheus.Counter{}}
 	for _, r := range routes {
-		m.reqLatency[r] = newHistogram()
+		m.reqLatency[r] = reqLatency.WithLabelValues(r)
 	}
 	for _, g := range graphs {
-		m.runLatency[g] = newHistogram()
-		m.pauses[g] = new(atomic.Uint64)
+		m.runLatency[g] = runLatency.WithLabelValues(g)
+		m.pauses[g] = pauses.WithLabelValues(g)
 		for _, o := range runOutcomes {
-			m.runs[[2]string{g, o}] = new(atomic.Uint64)
+			m.runs[[2]string{g, o}] = runs.WithLabelValues(g, o)
 		}
 		for _, k := range resolutionKinds {
-			m.resolutions[[2]string{g, k}] = new(atomic.Uint64)
+			m.resolutions[[2]string{g, k}] = resolutions.WithLabelValues(g, k)
 		}
 	}
-	return m
+	return m, nil
 }
 
 func (m *metrics) request(route, method string, code int, d time.Duration) {
@@ -90,11 +105,11 @@ func (m *metrics) request(route, method string, code int, d time.Duration) {
 	k := requestKey{route, method, code}
 	c, ok := m.requests.Load(k)
 	if !ok {
-		c, _ = m.requests.LoadOrStore(k, new(atomic.Uint64))
+		c, _ = m.requests.LoadOrStore(k, m.requestsVec.WithLabelValues(route, method, strconv.Itoa(code)))
 	}
-	c.(*atomic.Uint64).Add(1)
+	c.(prometheus.Counter).Inc()
 	if h := m.reqLatency[route]; h != nil {
-		h.observe(d)
+		h.Observe(d.Seconds())
 	}
 }
 
@@ -103,14 +118,14 @@ func (m *metrics) run(graph, outcome string, d time.Duration) {
 		return
 	}
 	if c := m.runs[[2]string{graph, outcome}]; c != nil {
-		c.Add(1)
+		c.Inc()
 	}
 	if outcome == "interrupted" {
-		m.pauses[graph].Add(1)
+		m.pauses[graph].Inc()
 	}
 	if outcome != "refused" {
 		if h := m.runLatency[graph]; h != nil {
-			h.observe(d)
+			h.Observe(d.Seconds())
 		}
 	}
 }
@@ -120,139 +135,8 @@ func (m *metrics) resolution(graph, kind string) {
 		return
 	}
 	if c := m.resolutions[[2]string{graph, kind}]; c != nil {
-		c.Add(1)
+		c.Inc()
 	}
-}
-
-// exposition writes the Prometheus text format.
-type exposition struct{ b strings.Builder }
-
-func (e *exposition) header(name, typ, help string) {
-	e.b.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " " + typ + "\n")
-}
-
-func (e *exposition) sample(name string, labels []string, v float64) {
-	e.b.WriteString(name)
-	if len(labels) > 0 {
-		e.b.WriteByte('{')
-		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
-				e.b.WriteByte(',')
-			}
-			e.b.WriteString(labels[i] + `="` + escapeLabel(labels[i+1]) + `"`)
-		}
-		e.b.WriteByte('}')
-	}
-	e.b.WriteByte(' ')
-	e.b.WriteString(formatFloat(v))
-	e.b.WriteByte('\n')
-}
-
-func (e *exposition) histogram(name string, labels []string, h *histogram) {
-	var cum uint64
-	for i, ub := range latencyBuckets {
-		cum += h.counts[i].Load()
-		e.sample(name+"_bucket", append(slices.Clone(labels), "le", formatFloat(ub)), float64(cum))
-	}
-	cum += h.counts[len(latencyBuckets)].Load()
-	e.sample(name+"_bucket", append(slices.Clone(labels), "le", "+Inf"), float64(cum))
-	e.sample(name+"_sum", labels, math.Float64frombits(h.sum.Load()))
-	e.sample(name+"_count", labels, float64(cum))
-}
-
-func formatFloat(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-func escapeLabel(s string) string { return labelEscaper.Replace(s) }
-
-func sortedKeys[K comparable, V any](m map[K]V, less func(a, b K) int) []K {
-	ks := make([]K, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.SortFunc(ks, less)
-	return ks
-}
-
-func pairLess(a, b [2]string) int {
-	if c := strings.Compare(a[0], b[0]); c != 0 {
-		return c
-	}
-	return strings.Compare(a[1], b[1])
-}
-
-func (m *metrics) render() string {
-	var e exposition
-	e.header("interlude_http_requests_total", "counter", "HTTP requests by route, method and status code.")
-	var keys []requestKey
-	m.requests.Range(func(k, _ any) bool { keys = append(keys, k.(requestKey)); return true })
-	slices.SortFunc(keys, func(a, b requestKey) int {
-		if c := strings.Compare(a.route, b.route); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.method, b.method); c != 0 {
-			return c
-		}
-		return a.code - b.code
-	})
-	for _, k := range keys {
-		c, _ := m.requests.Load(k)
-		e.sample("interlude_http_requests_total", []string{"route", k.route, "method", k.method, "code", strconv.Itoa(k.code)}, float64(c.(*atomic.Uint64).Load()))
-	}
-	e.header("interlude_http_request_duration_seconds", "histogram", "HTTP request latency by route (streams: until the stream ends).")
-	for _, r := range sortedKeys(m.reqLatency, strings.Compare) {
-		e.histogram("interlude_http_request_duration_seconds", []string{"route", r}, m.reqLatency[r])
-	}
-	e.header("interlude_runs_total", "counter", "Runs (invoke, stream and answers) by graph and outcome: completed, interrupted, failed, refused (the request was refused and nothing changed) or error.")
-	for _, k := range sortedKeys(m.runs, pairLess) {
-		e.sample("interlude_runs_total", []string{"graph", k[0], "outcome", k[1]}, float64(m.runs[k].Load()))
-	}
-	e.header("interlude_run_duration_seconds", "histogram", "Latency of runs that were not refused, by graph: the steps they ran, committed.")
-	for _, g := range sortedKeys(m.runLatency, strings.Compare) {
-		e.histogram("interlude_run_duration_seconds", []string{"graph", g}, m.runLatency[g])
-	}
-	e.header("interlude_pauses_total", "counter", "Runs that ended paused (waiting for answers or at a breakpoint), by graph.")
-	for _, g := range sortedKeys(m.pauses, strings.Compare) {
-		e.sample("interlude_pauses_total", []string{"graph", g}, float64(m.pauses[g].Load()))
-	}
-	e.header("interlude_resolutions_total", "counter", "Answers accepted, by graph and kind (identical replays included).")
-	for _, k := range sortedKeys(m.resolutions, pairLess) {
-		e.sample("interlude_resolutions_total", []string{"graph", k[0], "kind", k[1]}, float64(m.resolutions[k].Load()))
-	}
-	if m.hub != nil {
-		e.header("interlude_event_listeners", "gauge", "Open live event streams (GET /v1/threads/{id}/events).")
-		e.sample("interlude_event_listeners", nil, float64(m.hub.subscribers.Load()))
-		e.header("interlude_event_listeners_dropped_total", "counter", "Live event streams closed because the listener fell behind.")
-		e.sample("interlude_event_listeners_dropped_total", nil, float64(m.hub.dropped.Load()))
-	}
-	if st := m.store; st != nil {
-		e.header("interlude_store_operation_duration_seconds", "histogram", "Store operation latency by operation.")
-		for i, op := range storeOps {
-			e.histogram("interlude_store_operation_duration_seconds", []string{"op", op}, st.latency[i])
-		}
-		e.header("interlude_store_errors_total", "counter", "Store operations that returned an error (other than not found), by operation.")
-		for i, op := range storeOps {
-			e.sample("interlude_store_errors_total", []string{"op", op}, float64(st.errors[i].Load()))
-		}
-	}
-	return e.b.String()
-}
-
-func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write([]byte(s.metrics.render()))
 }
 
 // The operations of a store, in the order of instrumentedStore's arrays.
@@ -271,9 +155,11 @@ const (
 
 // instrumentedStore times the operations of a store.
 type instrumentedStore struct {
-	inner   store.Store
-	latency [8]*histogram
-	errors  [8]atomic.Uint64
+	inner    store.Store
+	latency  *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+	observed [8]prometheus.Observer
+	failed   [8]prometheus.Counter
 }
 
 // InstrumentStore wraps s so that the latency and errors of its operations show
@@ -283,9 +169,13 @@ type instrumentedStore struct {
 // Unwrap method), so store.As finds s's optional capabilities, such as
 // store.Leaser on a store shared by several processes, through it.
 func InstrumentStore(s store.Store) store.Store {
-	is := &instrumentedStore{inner: s}
-	for i := range is.latency {
-		is.latency[i] = newHistogram()
+	is := &instrumentedStore{inner: s,
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "interlude_store_operation_duration_seconds",
+			Help: "Store operation latency by operation.", Buckets: latencyBuckets}, []string{"op"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "interlude_store_errors_total",
+			Help: "Store operations that returned an error (other than not found), by operation."}, []string{"op"})}
+	for i, op := range storeOps {
+		is.observed[i], is.failed[i] = is.latency.WithLabelValues(op), is.errors.WithLabelValues(op)
 	}
 	return is
 }
@@ -294,9 +184,9 @@ func InstrumentStore(s store.Store) store.Store {
 func (s *instrumentedStore) Unwrap() store.Store { return s.inner }
 
 func (s *instrumentedStore) done(op int, start time.Time, err error) {
-	s.latency[op].observe(time.Since(start))
+	s.observed[op].Observe(time.Since(start).Seconds())
 	if err != nil && !errors.Is(err, interlude.ErrNotFound) {
-		s.errors[op].Add(1)
+		s.failed[op].Inc()
 	}
 }
 

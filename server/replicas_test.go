@@ -14,12 +14,13 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
 
-// memLog is an in-memory server.EventLog shared by the "replicas" of a test, as
+// memLog is an in-memory host.EventLog shared by the "replicas" of a test, as
 // a database would be. Holding it stops deliveries to listeners (but not
 // Publish or Read), to make a listener's replay and its live events overlap;
 // losing it makes every listener skip what it has not delivered, as a broken
@@ -135,9 +136,9 @@ func (l *memLog) hold(on bool) {
 }
 
 // replica starts a server over st whose hub exchanges events through log.
-func replica(t *testing.T, st store.Store, log server.EventLog) *client.Client {
+func replica(t *testing.T, st store.Store, log host.EventLog) *client.Client {
 	t.Helper()
-	hub := server.NewEventHub(server.WithHubLog(log))
+	hub := server.NewEventHub(host.WithHubLog(log))
 	refund, err := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)

@@ -6,22 +6,167 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
+	"reflect"
 	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 )
 
-// Request bodies are decoded by hand, one object level at a time, so that unknown
-// fields are refused with their full path ("responses[0].eror") and field names
-// match exactly (encoding/json alone matches them case-insensitively and does not
-// name the path of an unknown field).
+// Request bodies are decoded into typed structs, strictly: field names match
+// exactly, unknown and repeated fields are refused, and a refusal names the
+// path of the field in the body ("responses[0].eror") and the JSON types in
+// plain words.
 
-// object is one decoded JSON object of a request body.
-type object struct {
-	path string
-	m    map[string]json.RawMessage
+// strict are the decoding options of request bodies.
+var strict = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false))
+
+// decodeBody decodes body, which must be one JSON object, into v. A key given
+// twice is refused, except within the values a request passes on (an answer,
+// input): those go on to be checked by what receives them, an answer by its
+// question, which counts each repeated key as a violation.
+func decodeBody(body []byte, v any) error {
+	if t := bytes.TrimSpace(body); string(t) == "null" {
+		return badRequest("", "the body must be a JSON object, not null")
+	}
+	err := decodeOne(body, v, strict)
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok && errors.Is(se.Err, jsontext.ErrDuplicateName) && passedOn(se.JSONPointer) {
+		err = decodeOne(body, v, lenient)
+	}
+	if errors.Is(err, errTrailing) {
+		return badRequest("", "the body has data after its JSON object")
+	}
+	if err != nil {
+		return decodeError("", err)
+	}
+	return nil
+}
+
+var errTrailing = errors.New("data after the JSON object")
+
+// lenient are strict's options with duplicate keys allowed.
+var lenient = jsonv2.JoinOptions(strict, jsontext.AllowDuplicateNames(true))
+
+// decodeOne decodes body, one JSON value, into v with opts.
+func decodeOne(body []byte, v any, opts jsonv2.Options) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(body), opts)
+	if err := jsonv2.UnmarshalDecode(dec, v, opts); err != nil {
+		return err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return errTrailing
+	}
+	return nil
+}
+
+// passedOn reports whether p points within a value the request passes on
+// rather than one of its own fields: an answer or input.
+func passedOn(p jsontext.Pointer) bool {
+	var toks []string
+	for tok := range p.Tokens() {
+		toks = append(toks, tok)
+	}
+	switch {
+	case len(toks) > 1 && (toks[0] == "input" || toks[0] == "messages" || toks[0] == "resume" || toks[0] == "response"):
+		return true
+	case len(toks) > 3 && toks[0] == "responses" && toks[2] == "response":
+		return true
+	}
+	return false
+}
+
+// decodeRaw decodes raw, the field at path, into v, strictly.
+func decodeRaw(path string, raw jsontext.Value, v any) error {
+	if err := jsonv2.Unmarshal(raw, v, strict); err != nil {
+		return decodeError(path, err)
+	}
+	return nil
+}
+
+// decodeError words a decoding error of the value at base in the body's terms:
+// the field's path and the JSON types, without Go's.
+func decodeError(base string, err error) error {
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		path := fieldPath(base, se.JSONPointer)
+		if errors.Is(se.Err, jsontext.ErrDuplicateName) {
+			name := se.JSONPointer.LastToken()
+			return badRequest(path, "field %q is given twice in %s; give each field once", name, what(fieldPath(base, se.JSONPointer.Parent())))
+		}
+		if errors.Is(se.Err, io.ErrUnexpectedEOF) {
+			return badRequest(base, "%s must be a JSON object: the JSON is empty or cut short", what(base))
+		}
+		return badRequest(base, "%s must be a JSON object: invalid JSON at byte %d: %v", what(base), se.ByteOffset, se.Err)
+	}
+	se, ok := errors.AsType[*jsonv2.SemanticError](err)
+	if !ok {
+		return badRequest(base, "%s could not be read: %v", what(base), err)
+	}
+	path := fieldPath(base, se.JSONPointer)
+	if errors.Is(se.Err, jsonv2.ErrUnknownName) {
+		return badRequest(path, "unknown field %q at %s; known fields: %v", se.JSONPointer.LastToken(), path, fieldNames(se.GoType))
+	}
+	want := "a JSON object"
+	if se.GoType != nil {
+		switch se.GoType.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Slice:
+			want = "an array"
+		}
+	}
+	return badRequest(path, "%s must be %s: found a JSON %s", what(path), want, kindName(se.JSONKind))
+}
+
+// kindName names a JSON kind in words.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '[':
+		return "array"
+	}
+	return "object"
+}
+
+// fieldPath writes a JSON pointer below base as a path: responses/0/error
+// becomes responses[0].error.
+func fieldPath(base string, p jsontext.Pointer) string {
+	path := base
+	for tok := range p.Tokens() {
+		if n, err := strconv.Atoi(tok); err == nil && n >= 0 {
+			path = index(path, n)
+		} else if tok != "" {
+			path = join(path, tok)
+		}
+	}
+	return path
+}
+
+// fieldNames lists the JSON names of a request struct's fields.
+func fieldNames(t reflect.Type) []string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func join(path, key string) string {
@@ -33,10 +178,8 @@ func join(path, key string) string {
 
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-func isNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
-}
+// given reports whether a raw field is present and not null.
+func given(raw jsontext.Value) bool { return len(raw) > 0 && raw.Kind() != 'n' }
 
 // what names the field at path in messages ("the body" for the whole body).
 func what(path string) string {
@@ -44,94 +187,6 @@ func what(path string) string {
 		return "the body"
 	}
 	return path
-}
-
-// parseObject decodes raw as a JSON object whose keys are all among allowed.
-func parseObject(path string, raw []byte, allowed ...string) (*object, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var m map[string]json.RawMessage
-	if err := dec.Decode(&m); err != nil {
-		return nil, badRequest(path, "%s must be a JSON object: %v", what(path), jsonProblem(err))
-	}
-	if m == nil {
-		return nil, badRequest(path, "%s must be a JSON object, not null", what(path))
-	}
-	if path == "" {
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, badRequest("", "the body has data after its JSON object")
-		}
-	}
-	var unknown []string
-	for k := range m {
-		if !slices.Contains(allowed, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return nil, badRequest(join(path, unknown[0]), "unknown field %q at %s; known fields: %v", unknown[0], join(path, unknown[0]), allowed)
-	}
-	return &object{path: path, m: m}, nil
-}
-
-// jsonProblem words a decoding error without Go type names.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return "invalid JSON at byte " + strconv.FormatInt(se.Offset, 10) + ": " + se.Error()
-	case errors.As(err, &te):
-		return "found a JSON " + te.Value
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the JSON is empty or cut short"
-	}
-	return err.Error()
-}
-
-// has reports whether key is present and not null.
-func (o *object) has(key string) bool {
-	raw, ok := o.m[key]
-	return ok && !isNull(raw)
-}
-
-// present reports whether key is present, even as null.
-func (o *object) present(key string) bool {
-	_, ok := o.m[key]
-	return ok
-}
-
-// str returns the string at key; absent or null gives "".
-func (o *object) str(key string) (string, error) {
-	raw, ok := o.m[key]
-	if !ok || isNull(raw) {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", badRequest(join(o.path, key), "%s must be a string: %s", join(o.path, key), jsonProblem(err))
-	}
-	return s, nil
-}
-
-// obj returns the object at key, or nil when absent or null.
-func (o *object) obj(key string, allowed ...string) (*object, error) {
-	if !o.has(key) {
-		return nil, nil
-	}
-	return parseObject(join(o.path, key), o.m[key], allowed...)
-}
-
-// array returns the elements of the array at key, or nil when absent or null.
-func (o *object) array(key string) ([]json.RawMessage, error) {
-	if !o.has(key) {
-		return nil, nil
-	}
-	var xs []json.RawMessage
-	if err := json.Unmarshal(o.m[key], &xs); err != nil {
-		return nil, badRequest(join(o.path, key), "%s must be an array: %s", join(o.path, key), jsonProblem(err))
-	}
-	return xs, nil
 }
 
 // granularity is how much of the state a run answer carries.
@@ -143,11 +198,7 @@ const (
 	full
 )
 
-func (o *object) granularity() (granularity, error) {
-	g, err := o.str("response_granularity")
-	if err != nil {
-		return 0, err
-	}
+func parseGranularity(g string) (granularity, error) {
 	switch g {
 	case "", "partial":
 		return partial, nil
@@ -156,7 +207,7 @@ func (o *object) granularity() (granularity, error) {
 	case "full":
 		return full, nil
 	}
-	return 0, badRequest(join(o.path, "response_granularity"), "response_granularity %q is not one of low, partial, full", g)
+	return 0, badRequest("response_granularity", "response_granularity %q is not one of low, partial, full", g)
 }
 
 // validID reports whether s can name a thread or an interrupt: 1 to 256 bytes of
@@ -178,15 +229,12 @@ func validID(s string) bool {
 	return true
 }
 
-func (o *object) id(key string) (string, error) {
-	s, err := o.str(key)
-	if err != nil || s == "" {
-		return s, err
+// checkID refuses an id given at path that cannot name a thread or an interrupt.
+func checkID(path, s string) error {
+	if s != "" && !validID(s) {
+		return badRequest(path, "%s %q is not a valid id: use 1 to 256 letters, digits or -_.:@~+= (not . or ..)", path, s)
 	}
-	if !validID(s) {
-		return "", badRequest(join(o.path, key), "%s %q is not a valid id: use 1 to 256 letters, digits or -_.:@~+= (not . or ..)", join(o.path, key), s)
-	}
-	return s, nil
+	return nil
 }
 
 // invokeRequest is a decoded body of /v1/graph/invoke and /v1/graph/stream.
@@ -204,8 +252,8 @@ type invokeRequest struct {
 // inputFields decodes the input object's fields, once.
 func (req *invokeRequest) inputFields() (map[string]json.RawMessage, error) {
 	if req.fields == nil {
-		if err := json.Unmarshal(req.input, &req.fields); err != nil {
-			return nil, badRequest(req.inputPath, "input must be a JSON object of state fields: %s", jsonProblem(err))
+		if err := decodeRaw(req.inputPath, jsontext.Value(req.input), &req.fields); err != nil {
+			return nil, err
 		}
 	}
 	return req.fields, nil
@@ -229,62 +277,85 @@ func (r *invokeRequest) command() graph.Command {
 	return graph.Continue()
 }
 
+// invokeBody is the JSON body of /v1/graph/invoke and /v1/graph/stream.
+type invokeBody struct {
+	Graph       string         `json:"graph"`
+	Input       jsontext.Value `json:"input"`
+	Messages    jsontext.Value `json:"messages"`
+	Resume      jsontext.Value `json:"resume"`
+	Responses   jsontext.Value `json:"responses"`
+	Config      *runConfig     `json:"config"`
+	Granularity string         `json:"response_granularity"`
+}
+
+// runConfig is an invoke body's config.
+type runConfig struct {
+	ThreadID string `json:"thread_id"`
+}
+
+// responseBody is one answer of a responses array.
+type responseBody struct {
+	InterruptID string         `json:"interrupt_id"`
+	Status      string         `json:"status"`
+	Response    jsontext.Value `json:"response"`
+	Error       jsontext.Value `json:"error"`
+}
+
+// rejectionBody is the error of a rejection.
+type rejectionBody struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
 func parseInvoke(body []byte) (*invokeRequest, error) {
-	o, err := parseObject("", body, "graph", "input", "messages", "resume", "responses", "config", "response_granularity")
-	if err != nil {
+	var b invokeBody
+	if err := decodeBody(body, &b); err != nil {
 		return nil, err
 	}
-	req := &invokeRequest{}
-	if req.graph, err = o.str("graph"); err != nil {
+	req := &invokeRequest{graph: b.Graph}
+	var err error
+	if req.granularity, err = parseGranularity(b.Granularity); err != nil {
 		return nil, err
 	}
-	if req.granularity, err = o.granularity(); err != nil {
-		return nil, err
-	}
-	cfg, err := o.obj("config", "thread_id")
-	if err != nil {
-		return nil, err
-	}
-	if cfg != nil {
-		if req.threadID, err = cfg.id("thread_id"); err != nil {
+	if b.Config != nil {
+		if err := checkID("config.thread_id", b.Config.ThreadID); err != nil {
 			return nil, err
 		}
+		req.threadID = b.Config.ThreadID
 	}
-	var given []string
-	for _, k := range []string{"input", "messages", "resume", "responses"} {
+	var named []string
+	for _, f := range []struct {
+		name string
+		raw  jsontext.Value
+	}{{"input", b.Input}, {"messages", b.Messages}, {"resume", b.Resume}, {"responses", b.Responses}} {
 		// resume is the one field where null means something (cancel).
-		if o.has(k) || (k == "resume" && o.present(k)) {
-			given = append(given, k)
+		if given(f.raw) || (f.name == "resume" && len(f.raw) > 0) {
+			named = append(named, f.name)
 		}
 	}
-	if len(given) > 1 {
-		return nil, badRequest(given[1], "give exactly one of input (or messages), resume and responses; this body has %v", given)
+	if len(named) > 1 {
+		return nil, badRequest(named[1], "give exactly one of input (or messages), resume and responses; this body has %v", named)
 	}
-	if len(given) == 0 {
+	if len(named) == 0 {
 		req.kind = cmdContinue
 		return req, nil
 	}
-	switch k := given[0]; k {
+	switch named[0] {
 	case "input":
-		raw := bytes.TrimSpace(o.m[k])
-		if raw[0] != '{' {
+		if b.Input.Kind() != '{' {
 			return nil, badRequest("input", "input must be a JSON object of state fields")
 		}
-		req.kind, req.input, req.inputPath = cmdInput, raw, "input"
+		req.kind, req.input, req.inputPath = cmdInput, json.RawMessage(b.Input), "input"
 	case "messages":
-		if _, err := o.array(k); err != nil {
-			return nil, err
+		if k := b.Messages.Kind(); k != '[' {
+			return nil, badRequest("messages", "messages must be an array: found a JSON %s", kindName(k))
 		}
 		req.kind, req.inputPath = cmdInput, "messages"
-		req.input = append(append([]byte(`{"messages":`), bytes.TrimSpace(o.m[k])...), '}')
+		req.input = append(append([]byte(`{"messages":`), b.Messages...), '}')
 	case "resume":
-		req.kind, req.answers = cmdAnswer, map[string]interlude.Resolution{"": resolveRaw(o.m[k])}
+		req.kind, req.answers = cmdAnswer, map[string]interlude.Resolution{"": resolveRaw(b.Resume)}
 	case "responses":
-		xs, err := o.array(k)
-		if err != nil {
-			return nil, err
-		}
-		if req.answers, err = parseResponses("responses", xs); err != nil {
+		if req.answers, err = parseResponses(b.Responses); err != nil {
 			return nil, err
 		}
 		req.kind = cmdAnswer
@@ -293,58 +364,58 @@ func parseInvoke(body []byte) (*invokeRequest, error) {
 }
 
 // resolveRaw answers with raw JSON; null cancels.
-func resolveRaw(raw json.RawMessage) interlude.Resolution {
-	if isNull(raw) {
+func resolveRaw(raw jsontext.Value) interlude.Resolution {
+	if raw.Kind() == 'n' {
 		return interlude.Cancel()
 	}
-	return interlude.Resolve(json.RawMessage(bytes.TrimSpace(raw)))
+	return interlude.Resolve(json.RawMessage(raw))
 }
 
-func parseResponses(path string, xs []json.RawMessage) (map[string]interlude.Resolution, error) {
+// parseResponses reads a responses array: one answer per interrupt.
+func parseResponses(raw jsontext.Value) (map[string]interlude.Resolution, error) {
+	var xs []*responseBody
+	if err := decodeRaw("responses", raw, &xs); err != nil {
+		return nil, err
+	}
 	if len(xs) == 0 {
-		return nil, badRequest(path, "%s is empty; answer at least one interrupt", path)
+		return nil, badRequest("responses", "responses is empty; answer at least one interrupt")
 	}
 	out := make(map[string]interlude.Resolution, len(xs))
-	for i, raw := range xs {
-		p := index(path, i)
-		o, err := parseObject(p, raw, "interrupt_id", "status", "response", "error")
-		if err != nil {
+	for i, x := range xs {
+		p := index("responses", i)
+		if x == nil {
+			return nil, badRequest(p, "%s must be a JSON object, not null", p)
+		}
+		if err := checkID(join(p, "interrupt_id"), x.InterruptID); err != nil {
 			return nil, err
 		}
-		id, err := o.id("interrupt_id")
-		if err != nil {
-			return nil, err
-		}
-		if id == "" {
+		if x.InterruptID == "" {
 			return nil, badRequest(join(p, "interrupt_id"), "%s is required", join(p, "interrupt_id"))
 		}
-		if _, dup := out[id]; dup {
-			return nil, badRequest(join(p, "interrupt_id"), "interrupt %s is answered twice", id)
-		}
-		status, err := o.str("status")
-		if err != nil {
-			return nil, err
+		if _, dup := out[x.InterruptID]; dup {
+			return nil, badRequest(join(p, "interrupt_id"), "interrupt %s is answered twice", x.InterruptID)
 		}
 		var res interlude.Resolution
-		switch interlude.ResolutionKind(status) {
+		switch interlude.ResolutionKind(x.Status) {
 		case interlude.KindResolved:
-			if !o.present("response") {
+			if len(x.Response) == 0 {
 				return nil, badRequest(join(p, "response"), "%s is required for status resolved", join(p, "response"))
 			}
-			if o.present("error") {
+			if len(x.Error) > 0 {
 				return nil, badRequest(join(p, "error"), "%s is only for status rejected", join(p, "error"))
 			}
-			res = interlude.Resolve(json.RawMessage(bytes.TrimSpace(o.m["response"])))
+			res = interlude.Resolve(json.RawMessage(x.Response))
 		case interlude.KindRejected:
-			if o.present("response") {
+			if len(x.Response) > 0 {
 				return nil, badRequest(join(p, "response"), "%s is only for status resolved", join(p, "response"))
 			}
-			if res, err = parseRejection(o); err != nil {
+			var err error
+			if res, err = parseRejection(join(p, "error"), x.Error); err != nil {
 				return nil, err
 			}
 		case interlude.KindCancelled:
-			for _, k := range []string{"response", "error"} {
-				if o.present(k) {
+			for k, raw := range map[string]jsontext.Value{"response": x.Response, "error": x.Error} {
+				if len(raw) > 0 {
 					return nil, badRequest(join(p, k), "%s is not allowed for status cancelled", join(p, k))
 				}
 			}
@@ -352,28 +423,23 @@ func parseResponses(path string, xs []json.RawMessage) (map[string]interlude.Res
 		case "":
 			return nil, badRequest(join(p, "status"), "%s is required: resolved, rejected or cancelled", join(p, "status"))
 		default:
-			return nil, badRequest(join(p, "status"), "%s %q is not one of resolved, rejected, cancelled", join(p, "status"), status)
+			return nil, badRequest(join(p, "status"), "%s %q is not one of resolved, rejected, cancelled", join(p, "status"), x.Status)
 		}
-		out[id] = res
+		out[x.InterruptID] = res
 	}
 	return out, nil
 }
 
-// parseRejection reads the optional "error" object of a rejection.
-func parseRejection(o *object) (interlude.Resolution, error) {
-	e, err := o.obj("error", "name", "message")
-	if err != nil || e == nil {
-		return interlude.Reject(nil), err
+// parseRejection reads the optional error object of a rejection, at path.
+func parseRejection(path string, raw jsontext.Value) (interlude.Resolution, error) {
+	if !given(raw) {
+		return interlude.Reject(nil), nil
 	}
-	name, err := e.str("name")
-	if err != nil {
+	var e rejectionBody
+	if err := decodeRaw(path, raw, &e); err != nil {
 		return interlude.Resolution{}, err
 	}
-	msg, err := e.str("message")
-	if err != nil {
-		return interlude.Resolution{}, err
-	}
-	return interlude.Reject(&interlude.RejectedError{Name: name, Message: msg}), nil
+	return interlude.Reject(&interlude.RejectedError{Name: e.Name, Message: e.Message}), nil
 }
 
 // answerRequest is a decoded body of a thread's /resume, /reject or /cancel.
@@ -382,57 +448,82 @@ type answerRequest struct {
 	answers     map[string]interlude.Resolution
 }
 
+// The JSON bodies of a thread's /resume, /reject and /cancel.
+type (
+	resumeBody struct {
+		InterruptID string         `json:"interrupt_id"`
+		Response    jsontext.Value `json:"response"`
+		Responses   jsontext.Value `json:"responses"`
+		Granularity string         `json:"response_granularity"`
+	}
+	rejectBody struct {
+		InterruptID string         `json:"interrupt_id"`
+		Error       jsontext.Value `json:"error"`
+		Granularity string         `json:"response_granularity"`
+	}
+	cancelBody struct {
+		InterruptID string `json:"interrupt_id"`
+		Granularity string `json:"response_granularity"`
+	}
+)
+
 func parseAnswer(body []byte, action string) (*answerRequest, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	var allowed []string
+	var (
+		id, gran string
+		answer   func() (map[string]interlude.Resolution, error)
+	)
 	switch action {
 	case "resume":
-		allowed = []string{"interrupt_id", "response", "responses", "response_granularity"}
-	case "reject":
-		allowed = []string{"interrupt_id", "error", "response_granularity"}
-	default:
-		allowed = []string{"interrupt_id", "response_granularity"}
-	}
-	o, err := parseObject("", body, allowed...)
-	if err != nil {
-		return nil, err
-	}
-	req := &answerRequest{}
-	if req.granularity, err = o.granularity(); err != nil {
-		return nil, err
-	}
-	id, err := o.id("interrupt_id")
-	if err != nil {
-		return nil, err
-	}
-	switch action {
-	case "resume":
-		switch {
-		case o.has("responses"):
-			if o.present("response") || id != "" {
-				return nil, badRequest("responses", "give either interrupt_id and response, or responses")
+		var b resumeBody
+		if err := decodeBody(body, &b); err != nil {
+			return nil, err
+		}
+		id, gran = b.InterruptID, b.Granularity
+		answer = func() (map[string]interlude.Resolution, error) {
+			switch {
+			case given(b.Responses):
+				if len(b.Response) > 0 || id != "" {
+					return nil, badRequest("responses", "give either interrupt_id and response, or responses")
+				}
+				return parseResponses(b.Responses)
+			case len(b.Response) > 0:
+				return map[string]interlude.Resolution{id: resolveRaw(b.Response)}, nil
 			}
-			xs, err := o.array("responses")
-			if err != nil {
-				return nil, err
-			}
-			req.answers, err = parseResponses("responses", xs)
-			return req, err
-		case o.present("response"):
-			req.answers = map[string]interlude.Resolution{id: resolveRaw(o.m["response"])}
-		default:
 			return nil, badRequest("response", "response is required (null cancels), or give responses")
 		}
 	case "reject":
-		res, err := parseRejection(o)
-		if err != nil {
+		var b rejectBody
+		if err := decodeBody(body, &b); err != nil {
 			return nil, err
 		}
-		req.answers = map[string]interlude.Resolution{id: res}
+		id, gran = b.InterruptID, b.Granularity
+		answer = func() (map[string]interlude.Resolution, error) {
+			res, err := parseRejection("error", b.Error)
+			return map[string]interlude.Resolution{id: res}, err
+		}
 	default:
-		req.answers = map[string]interlude.Resolution{id: interlude.Cancel()}
+		var b cancelBody
+		if err := decodeBody(body, &b); err != nil {
+			return nil, err
+		}
+		id, gran = b.InterruptID, b.Granularity
+		answer = func() (map[string]interlude.Resolution, error) {
+			return map[string]interlude.Resolution{id: interlude.Cancel()}, nil
+		}
+	}
+	req := &answerRequest{}
+	var err error
+	if req.granularity, err = parseGranularity(gran); err != nil {
+		return nil, err
+	}
+	if err := checkID("interrupt_id", id); err != nil {
+		return nil, err
+	}
+	if req.answers, err = answer(); err != nil {
+		return nil, err
 	}
 	return req, nil
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -15,6 +16,10 @@ import (
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 func TestListeningBeyondLoopbackWithoutTokensIsRefused(t *testing.T) {
@@ -127,45 +132,120 @@ func TestNewRefusesGraphsItCannotHost(t *testing.T) {
 	}
 }
 
-func TestMetricsCountRunsPausesResolutionsRequestsAndStoreLatency(t *testing.T) {
-	e := newEnv(t, setup{wrap: server.InstrumentStore})
-	e.start("refund", "m", `{"amount":1}`)
-	expect(t, e.post("/v1/threads/m/resume", `{"response":{"approved":true}}`), 200, "")
-	expect(t, e.post("/v1/threads/m/resume", `{"response":{"approved":true}}`), 409, "not_interrupted")
+// sample finds the value of the sample of family name whose labels include
+// want (a histogram's is its sample count), and reports whether there is one.
+func sample(families map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	f := families[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if labels[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue(), true
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// scrape reads /metrics with Prometheus' own text parser.
+func scrape(t *testing.T, e *env) map[string]*dto.MetricFamily {
+	t.Helper()
 	a := e.do(http.MethodGet, "/metrics", "", "")
 	expect(t, a, 200, "")
 	if ct := a.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	body := string(a.body)
-	for _, want := range []string{
-		`interlude_runs_total{graph="refund",outcome="interrupted"} 1`,
-		`interlude_runs_total{graph="refund",outcome="completed"} 1`,
-		`interlude_runs_total{graph="refund",outcome="refused"} 1`,
-		`interlude_pauses_total{graph="refund"} 1`,
-		`interlude_resolutions_total{graph="refund",kind="resolved"} 1`,
-		`interlude_http_requests_total{route="/v1/threads/{id}/resume",method="POST",code="409"} 1`,
-		`interlude_http_request_duration_seconds_bucket{route="/v1/graph/invoke",le="+Inf"} 1`,
-		`interlude_run_duration_seconds_count{graph="refund"} 2`,
-		`# TYPE interlude_store_operation_duration_seconds histogram`,
-		`interlude_store_operation_duration_seconds_count{op="append"} 3`,
-		`interlude_event_listeners 0`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("metrics lack %s", want)
-		}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(a.body))
+	if err != nil {
+		t.Fatalf("/metrics is not Prometheus text: %v\n%s", err, a.body)
 	}
-	// Every sample line is name{labels} value.
-	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
-		if strings.HasPrefix(line, "#") {
+	return families
+}
+
+func TestMetricsCountRunsPausesResolutionsRequestsAndStoreLatency(t *testing.T) {
+	e := newEnv(t, setup{wrap: server.InstrumentStore})
+	e.start("refund", "m", `{"amount":1}`)
+	expect(t, e.post("/v1/threads/m/resume", `{"response":{"approved":true}}`), 200, "")
+	expect(t, e.post("/v1/threads/m/resume", `{"response":{"approved":true}}`), 409, "not_interrupted")
+	families := scrape(t, e)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		typ    dto.MetricType
+		want   float64
+	}{
+		{"interlude_runs_total", map[string]string{"graph": "refund", "outcome": "interrupted"}, dto.MetricType_COUNTER, 1},
+		{"interlude_runs_total", map[string]string{"graph": "refund", "outcome": "completed"}, dto.MetricType_COUNTER, 1},
+		{"interlude_runs_total", map[string]string{"graph": "refund", "outcome": "refused"}, dto.MetricType_COUNTER, 1},
+		{"interlude_runs_total", map[string]string{"graph": "refund", "outcome": "failed"}, dto.MetricType_COUNTER, 0},
+		{"interlude_pauses_total", map[string]string{"graph": "refund"}, dto.MetricType_COUNTER, 1},
+		{"interlude_resolutions_total", map[string]string{"graph": "refund", "kind": "resolved"}, dto.MetricType_COUNTER, 1},
+		{"interlude_http_requests_total", map[string]string{"route": "/v1/threads/{id}/resume", "method": "POST", "code": "409"}, dto.MetricType_COUNTER, 1},
+		{"interlude_http_request_duration_seconds", map[string]string{"route": "/v1/graph/invoke"}, dto.MetricType_HISTOGRAM, 1},
+		{"interlude_run_duration_seconds", map[string]string{"graph": "refund"}, dto.MetricType_HISTOGRAM, 2},
+		{"interlude_store_operation_duration_seconds", map[string]string{"op": "append"}, dto.MetricType_HISTOGRAM, 3},
+		{"interlude_store_errors_total", map[string]string{"op": "append"}, dto.MetricType_COUNTER, 0},
+		{"interlude_event_listeners", nil, dto.MetricType_GAUGE, 0},
+		{"interlude_event_listeners_dropped_total", nil, dto.MetricType_COUNTER, 0},
+	} {
+		if f := families[c.name]; f == nil || f.GetType() != c.typ {
+			t.Errorf("%s is missing or not a %v", c.name, c.typ)
 			continue
 		}
-		if f := strings.Fields(line); len(f) != 2 || !strings.HasPrefix(f[0], "interlude_") {
-			t.Fatalf("malformed sample %q", line)
+		if got, ok := sample(families, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("%s%v = %v (found %v), want %v", c.name, c.labels, got, ok, c.want)
+		}
+	}
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_cpu_seconds_total"} {
+		if families[name] == nil {
+			t.Errorf("/metrics lacks the runtime's %s", name)
 		}
 	}
 	off := newEnv(t, setup{opts: []server.Option{server.WithMetrics(false)}})
 	expect(t, off.do(http.MethodGet, "/metrics", "", ""), 404, "not_found")
+}
+
+func TestMetricsGoToTheRegistryAProgramGives(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, setup{opts: []server.Option{server.WithMetricsRegistry(reg)}})
+	e.start("refund", "m", `{"amount":1}`)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dto.MetricFamily{}
+	for _, f := range families {
+		byName[f.GetName()] = f
+	}
+	if got, ok := sample(byName, "interlude_runs_total", map[string]string{"graph": "refund", "outcome": "interrupted"}); !ok || got != 1 {
+		t.Fatalf("the program's registry has interlude_runs_total = %v (found %v), want 1", got, ok)
+	}
+	if byName["go_goroutines"] == nil {
+		t.Fatal("the program's registry lacks the Go runtime's collector")
+	}
+	// /metrics serves the program's registry, with its own metrics too.
+	mine := prometheus.NewCounter(prometheus.CounterOpts{Name: "program_widgets_total", Help: "Widgets."})
+	reg.MustRegister(mine)
+	mine.Add(3)
+	if got, ok := sample(scrape(t, e), "program_widgets_total", nil); !ok || got != 3 {
+		t.Fatalf("/metrics serves program_widgets_total = %v (found %v), want 3", got, ok)
+	}
 }
 
 func TestAnInstrumentedStoreKeepsTheCapabilitiesOfTheStoreItWraps(t *testing.T) {

@@ -21,6 +21,8 @@ import (
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Server is the HTTP API over a set of compiled graphs sharing one store. It is an
@@ -36,7 +38,7 @@ type Server struct {
 	bodyLimit  int64
 	log        *slog.Logger
 	metrics    *metrics
-	hub        *EventHub
+	hub        *host.Hub
 	inbox      http.Handler
 	mux        *http.ServeMux
 	runCtx     context.Context
@@ -61,7 +63,8 @@ type config struct {
 	bodyLimit int64
 	log       *slog.Logger
 	metrics   bool
-	hub       *EventHub
+	registry  prometheus.Registerer
+	hub       *host.Hub
 	inbox     http.Handler
 	inboxSet  bool
 	watch     time.Duration
@@ -116,10 +119,22 @@ func WithLogger(l *slog.Logger) Option {
 // default) or off.
 func WithMetrics(on bool) Option { return func(c *config) { c.metrics = on } }
 
-// WithEventHub serves the live events of GET /v1/threads/{id}/events from h. The
+// WithMetricsRegistry registers the server's metrics, with the Go runtime's and
+// the process's collectors (unless reg has them), with reg instead of a
+// registry of the server's own, so that a program exposes them with its own.
+// /metrics serves reg if it is also a prometheus.Gatherer (a
+// *prometheus.Registry is); otherwise the program serves it.
+func WithMetricsRegistry(reg prometheus.Registerer) Option {
+	return func(c *config) { c.registry = reg }
+}
+
+// WithEventHub serves the live events of GET /v1/threads/{id}/events and
+// GET /v1/events from h (make it with NewEventHub, so that its events read as
+// the HTTP API streams them) and gives it to the host the server builds. The
 // graphs must publish to it: compile them with graph.WithEvents(h.Publish).
-// Without a hub that route answers 501.
-func WithEventHub(h *EventHub) Option { return func(c *config) { c.hub = h } }
+// Without a hub (here or on the host given with WithHost) those routes answer
+// 501.
+func WithEventHub(h *host.Hub) Option { return func(c *config) { c.hub = h } }
 
 // WithLeaseWatch sets how often the server's host, with a store several
 // processes share (a store.LeaseWatcher such as Postgres) and an event hub,
@@ -166,7 +181,7 @@ func WithTimeouts(t Timeouts) Option { return func(c *config) { c.timeouts = t }
 // The run never waits for its client: one that falls further behind is cut
 // off, its stream ending with an error event of code slow_consumer, and the run
 // goes on. (Listeners of thread events are bounded by the event hub; see
-// WithHubBytes.)
+// host.WithHubBytes.)
 func WithStreamBuffer(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -209,6 +224,9 @@ func New(opts ...Option) (*Server, error) {
 	if s.host, err = newHost(cfg, s); err != nil {
 		return nil, err
 	}
+	if s.hub == nil {
+		s.hub = s.host.Events()
+	}
 	var infos []graphInfo
 	for _, name := range s.host.Graphs() {
 		g := s.host.Graph(name)
@@ -231,10 +249,8 @@ func New(opts ...Option) (*Server, error) {
 			langgraph.WithWriteTimeout(s.timeouts.Write)}, cfg.langgraph...)
 		s.langgraph = langgraph.New(s.host, opts...)
 	}
-	s.routes(cfg.metrics)
-	if cfg.metrics {
-		s.metrics.hub = s.hub
-		s.metrics.store, _ = store.As[*instrumentedStore](s.host.Store())
+	if err := s.routes(cfg.metrics, cfg.registry); err != nil {
+		return nil, err
 	}
 	if s.ownHost {
 		s.host.Start(context.Background())
@@ -262,7 +278,7 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 			}
 		})}
 	if s.hub != nil {
-		opts = append(opts, host.WithEvents(s.hub.Publish))
+		opts = append(opts, host.WithHub(s.hub))
 	}
 	for _, g := range cfg.graphs {
 		opts = append(opts, host.WithGraph(g))
@@ -309,8 +325,8 @@ func inputFields(schema json.RawMessage) (props map[string]bool, required []stri
 	return props, s.Required
 }
 
-// Events returns the server's event hub (WithEventHub), or nil.
-func (s *Server) Events() *EventHub { return s.hub }
+// Events returns the server's event hub (WithEventHub, or its host's), or nil.
+func (s *Server) Events() *host.Hub { return s.hub }
 
 // Drain ends the open live event streams and refuses new ones, so that a graceful
 // shutdown (http.Server.Shutdown) does not wait for them; runs keep going. Serve
@@ -366,7 +382,7 @@ type endpoint struct {
 	fn    handler
 }
 
-func (s *Server) routes(withMetrics bool) {
+func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 	s.mux = http.NewServeMux()
 	type route struct {
 		pattern string
@@ -420,17 +436,30 @@ func (s *Server) routes(withMetrics bool) {
 		}
 	}
 	if withMetrics {
-		rs = append(rs, route{"/metrics", false, read(s.handleMetrics)})
-		var names, patterns []string
-		names = s.host.Graphs()
+		if reg == nil {
+			reg = prometheus.NewRegistry()
+		}
+		if g, ok := reg.(prometheus.Gatherer); ok {
+			serve := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+			rs = append(rs, route{"/metrics", false, read(func(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+				w.Header().Set("Cache-Control", "no-store")
+				serve.ServeHTTP(w, r)
+			})})
+		}
+		var patterns []string
 		for _, r := range rs {
 			patterns = append(patterns, r.pattern)
 		}
-		s.metrics = newMetrics(names, patterns)
+		st, _ := store.As[*instrumentedStore](s.host.Store())
+		var err error
+		if s.metrics, err = newMetrics(reg, s.host.Graphs(), patterns, st, s.hub); err != nil {
+			return err
+		}
 	}
 	for _, r := range rs {
 		s.mux.Handle(r.pattern, s.wrap(r.pattern, r.public, r.eps))
 	}
+	return nil
 }
 
 // wrap adds to a route what every request gets: authentication, method and role

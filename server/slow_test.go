@@ -16,6 +16,7 @@ import (
 
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
@@ -55,7 +56,7 @@ const guard = 60 * time.Second
 // serveLoud serves the loud and blocking graphs on st with the given options,
 // through server.Serve, and returns the server's address and a function that
 // shuts it down and returns Serve's error.
-func serveLoud(t *testing.T, st store.Store, hub *server.EventHub, b []builder, opts ...server.Option) (string, func() error) {
+func serveLoud(t *testing.T, st store.Store, hub *host.Hub, b []builder, opts ...server.Option) (string, func() error) {
 	t.Helper()
 	gopts := []graph.Option{graph.WithStore(st)}
 	if hub != nil {
@@ -253,7 +254,7 @@ func TestAStreamClientThatStopsReadingNeverHoldsUpTheRun(t *testing.T) {
 }
 
 func TestAnEventsListenerThatStopsReadingIsCutOffWithoutHoldingUpTheRun(t *testing.T) {
-	hub := server.NewEventHub(server.WithHubBytes(8 << 20)) // listeners may fall 1 MiB behind
+	hub := server.NewEventHub(host.WithHubBytes(8 << 20)) // listeners may fall 1 MiB behind
 	addr, _ := serveLoud(t, memory.New(), hub, []builder{loudGraph(nil)})
 	conn := dialRaw(t, addr, "GET /v1/threads/e/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
 	if got := readUntil(t, conn, ": subscribed to thread e"); !strings.Contains(got, "subscribed") {

@@ -225,23 +225,9 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.host.Store().Meta(r.Context(), id)
-	if err != nil {
+	if err := s.host.Delete(context.WithoutCancel(r.Context()), id); err != nil {
 		s.writeError(w, r, err)
 		return
-	}
-	ctx := context.WithoutCancel(r.Context())
-	if g := s.host.Graph(m.Graph); g != nil {
-		err = g.Delete(ctx, id) // through the graph, which also drops its cached copy
-	} else {
-		err = s.host.Store().Delete(ctx, id)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if s.hub != nil {
-		s.hub.forget(id)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/internal/termform"
 	"github.com/interludehq/interlude/internal/termtext"
 	"github.com/interludehq/interlude/model"
@@ -95,7 +96,8 @@ type demo struct {
 	thread     string
 	message    string
 	messageSet bool
-	agent      *agent.Agent
+	agent      *agent.Agent // reads the thread's state as the agent's
+	host       *host.Host   // runs the thread
 	ask        *termform.Asker
 	out        io.Writer
 	inText     bool
@@ -146,6 +148,13 @@ func (d *demo) run(m model.Model) error {
 	if d.agent, err = graphs.SupportAgent(m, graph.WithStore(st)); err != nil {
 		return err
 	}
+	// The demo continues an unfinished run itself, saying so; the host's
+	// other watch closes questions whose time to live passes.
+	if d.host, err = host.New(host.WithGraph(d.agent.Erase()), host.WithRecoveryWatch(0)); err != nil {
+		return err
+	}
+	d.host.Start(d.e.ctx)
+	defer d.host.Close()
 	d.ask, d.out, d.tools, d.shown = termform.New(d.e.stdin, d.e.stdout), d.e.stdout, map[string]string{}, map[string]bool{}
 	ctx := d.e.ctx
 
@@ -216,7 +225,7 @@ func (d *demo) converse(cmd graph.Command) error {
 	for {
 		var pending []interlude.Interruption
 		var status graph.Status
-		for ev, err := range d.agent.Stream(d.e.ctx, d.thread, cmd) {
+		for ev, err := range d.host.Stream(d.e.ctx, d.thread, "", cmd) {
 			if err != nil {
 				d.endText()
 				return d.failed(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/langgraph"
@@ -91,7 +92,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		fs.DurationVar(&lim.timeouts.Idle, "idle-timeout", 2*time.Minute, "how long a kept-alive connection may wait for its next request (0: no limit)")
 		fs.DurationVar(&lim.timeouts.Shutdown, "shutdown-timeout", 15*time.Second, "how long SIGINT or SIGTERM waits for the running requests before cutting them off (0: no limit)")
 		fs.Int64Var(&lim.cacheBytes, "cache-bytes", graph.DefaultCacheBytes, "keep up to `N` bytes of threads' states in memory between runs, shared equally by the graphs (0: none)")
-		fs.Int64Var(&lim.eventBytes, "event-buffer-bytes", server.DefaultHubBytes, "keep up to `N` bytes of recent events for listeners that reconnect")
+		fs.Int64Var(&lim.eventBytes, "event-buffer-bytes", host.DefaultHubBytes, "keep up to `N` bytes of recent events for listeners that reconnect")
 		fs.BoolVar(&lim.langgraph, "langgraph", true, "also serve the LangGraph Platform API (threads, runs, assistants) at the root, for LangGraph's SDKs and UIs")
 		fs.Var((*originList)(&lim.inboxFmt), "langgraph-agent-inbox", "show the tool approvals of `GRAPH` to LangGraph clients in agent-inbox's format instead of LangChain's; repeat for more")
 		fs.Var((*originList)(&lim.cors), "cors-origin", "let web pages from `ORIGIN` (such as http://localhost:3000) call the API from a browser; repeat for more")
@@ -224,7 +225,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	}
 	var (
 		st    store.Store
-		hub   *server.EventHub
+		hub   *host.Hub
 		where []any
 	)
 	if sc.postgres != "" {
@@ -238,7 +239,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 			return err
 		}
 		defer events.Close() // after the server: the last runs' events are written
-		st, hub = pg, server.NewEventHub(server.WithHubLog(events), server.WithHubBytes(lim.eventBytes))
+		st, hub = pg, server.NewEventHub(host.WithHubLog(events), host.WithHubBytes(lim.eventBytes))
 		where = []any{"store", "postgres", "schema", sc.schema, "lease_ttl", sc.leaseTTL.String()}
 	} else {
 		lite, err := sqlite.Open(sc.sqlite)
@@ -246,7 +247,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 			return err
 		}
 		defer lite.Close()
-		st, hub = lite, server.NewEventHub(server.WithHubBytes(lim.eventBytes))
+		st, hub = lite, server.NewEventHub(host.WithHubBytes(lim.eventBytes))
 		where = []any{"db", sc.sqlite}
 	}
 	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount)}

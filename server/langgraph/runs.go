@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 )
 
 // runMode is how a run-creating route answers.
@@ -505,11 +506,7 @@ func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (pl
 // dropThread deletes a stateless run's thread.
 func (h *Handler) dropThread(id string) {
 	ctx := context.Background()
-	held, err := h.host.Hold(ctx, id, "", false)
-	if err == nil {
-		held.Graph.Delete(held.Context(ctx), id)
-		held.Release()
-	}
+	h.host.Delete(ctx, id)
 	h.threads.forget(id)
 }
 
@@ -548,7 +545,6 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	}
 	defer held.Release()
 	g := held.Graph
-	hctx := held.Context(ctx)
 	var cmd graph.Command
 	switch p.kind {
 	case "input":
@@ -556,7 +552,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	case "continue":
 		cmd = graph.Continue()
 	case "resume", "end":
-		snap, err := g.State(hctx, ru.ThreadID)
+		snap, err := g.State(ctx, ru.ThreadID)
 		if err != nil {
 			refuse(err)
 			ru.setStatus("error")
@@ -590,12 +586,12 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	var events func(func(graph.Event, error) bool)
 	switch {
 	case p.kind == "fork":
-		events = h.forkEvents(hctx, g, ru.ThreadID, p.fork)
+		events = h.forkEvents(ctx, g, ru.ThreadID, p.fork)
 	case ru.waited:
 		// Nobody follows a waited run's steps: run it without a stream.
-		events = invokeEvents(hctx, g, ru.ThreadID, cmd)
+		events = invokeEvents(ctx, held, ru.ThreadID, cmd)
 	default:
-		events = g.Stream(hctx, ru.ThreadID, cmd)
+		events = held.Stream(ctx, cmd)
 	}
 	var end *graph.Event
 	var runErr error
@@ -644,9 +640,9 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 }
 
 // invokeEvents runs the command without a stream, reported as the end of a run.
-func invokeEvents(ctx context.Context, g graph.Erased, threadID string, cmd graph.Command) func(func(graph.Event, error) bool) {
+func invokeEvents(ctx context.Context, held *host.Held, threadID string, cmd graph.Command) func(func(graph.Event, error) bool) {
 	return func(yield func(graph.Event, error) bool) {
-		res, err := g.Invoke(ctx, threadID, cmd)
+		res, err := held.Invoke(ctx, cmd)
 		if res == nil || (err != nil && res.Status != graph.Failed) {
 			if err == nil {
 				err = errors.New("the graph returned no result")

@@ -312,7 +312,7 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	_, inBook := h.threads.get(id)
 	ctx := context.WithoutCancel(r.Context())
-	held, err := h.host.Hold(ctx, id, "", false)
+	err = h.host.Delete(ctx, id)
 	switch {
 	case errors.Is(err, interlude.ErrNotFound):
 		if !inBook {
@@ -322,13 +322,6 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, err)
 		return
-	default:
-		err = held.Graph.Delete(held.Context(ctx), id)
-		held.Release()
-		if err != nil {
-			writeError(w, err)
-			return
-		}
 	}
 	h.threads.forget(id)
 	h.runs.forgetThread(id)
@@ -902,7 +895,7 @@ func (h *Handler) cancelAll(r *http.Request, id string) (int64, error) {
 		return 0, err
 	}
 	defer held.Release()
-	snap, err := held.Graph.State(held.Context(ctx), id)
+	snap, err := held.Graph.State(ctx, id)
 	if err != nil {
 		return 0, err
 	}
@@ -913,7 +906,7 @@ func (h *Handler) cancelAll(r *http.Request, id string) (int64, error) {
 	for _, q := range snap.Interrupts {
 		answers[q.ID] = interlude.Cancel()
 	}
-	res, err := held.Graph.Invoke(held.Context(ctx), id, graph.Respond(answers))
+	res, err := held.Invoke(ctx, graph.Respond(answers))
 	if res == nil {
 		if err == nil {
 			err = fmt.Errorf("the graph returned no result")

@@ -19,7 +19,7 @@ import (
 // EventLog is the log of graph run events that the server replicas sharing a
 // store exchange through its database, so that a listener connected to any
 // replica sees the events of runs on every replica. It implements
-// server.EventLog: pass it to server.NewEventHub with server.WithHubLog.
+// host.EventLog: pass it to the hub with host.WithHubLog.
 //
 // Events are rows of the events table, numbered by its bigserial id; the id is
 // the event's id on every replica (the SSE id a listener reconnects with).

@@ -381,11 +381,12 @@ func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 	}
 }
 
-// TestClaimServesTheRunOfTheGraphWhoseThreadItIs checks graph.Claim on a shared
-// store: one claim tells whose thread it is, a run of that graph under it goes
-// without taking a lease of its own (which the claim would make busy), another
-// graph is refused, and the thread is free once the claim is released.
-func TestClaimServesTheRunOfTheGraphWhoseThreadItIs(t *testing.T) {
+// TestAnOpenedThreadServesTheRunOfTheGraphWhoseThreadItIs checks graph.Open on a
+// shared store: one opening tells whose thread it is and holds its lease, a run
+// of that graph on it goes without taking a lease of its own (which the
+// opening would make busy), another graph is refused, and the thread is free
+// once the opening is released.
+func TestAnOpenedThreadServesTheRunOfTheGraphWhoseThreadItIs(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	type counter struct {
@@ -405,33 +406,32 @@ func TestClaimServesTheRunOfTheGraphWhoseThreadItIs(t *testing.T) {
 	if _, err := a.Invoke(ctx, "t", graph.Input(counter{})); err != nil {
 		t.Fatal(err)
 	}
-	claim, err := b.Claim(ctx, "t")
+	opened, err := b.Open(ctx, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if claim.Graph != "a" {
-		t.Fatalf("claim.Graph = %q, want a", claim.Graph)
+	if opened.Graph != "a" {
+		t.Fatalf("opened.Graph = %q, want a", opened.Graph)
 	}
 	if _, err := s.Lease(ctx, store.LeaseRequest{ThreadID: "t", Owner: "someone-else", TTL: time.Minute}); !errors.Is(err, interlude.ErrThreadBusy) {
-		t.Fatalf("a lease while the claim is held: %v, want ErrThreadBusy", err)
+		t.Fatalf("a lease while the thread is opened: %v, want ErrThreadBusy", err)
 	}
-	under := claim.Context(ctx)
-	res, err := a.Invoke(under, "t", graph.Input(counter{}))
+	res, err := a.InvokeOn(ctx, opened, graph.Input(counter{}))
 	if err != nil || res.Values.N != 2 {
-		t.Fatalf("a run under the claim: %+v, %v; want n = 2", res, err)
+		t.Fatalf("a run on the opened thread: %+v, %v; want n = 2", res, err)
 	}
-	if _, err := b.Invoke(under, "t", graph.Input(counter{})); !errors.Is(err, interlude.ErrInvalidRequest) || !strings.Contains(err.Error(), `graph "a"`) {
-		t.Fatalf("another graph's run under the claim: %v, want it refused naming graph a", err)
+	if _, err := b.InvokeOn(ctx, opened, graph.Input(counter{})); !errors.Is(err, interlude.ErrInvalidRequest) || !strings.Contains(err.Error(), `graph "a"`) {
+		t.Fatalf("another graph's run on the opened thread: %v, want it refused naming graph a", err)
 	}
-	if _, err := a.Invoke(under, "u", graph.Input(counter{})); err != nil {
-		t.Fatalf("a run of another thread under the claim takes its own lease: %v", err)
+	if _, err := a.Invoke(ctx, "u", graph.Input(counter{})); err != nil {
+		t.Fatalf("a run of another thread while t is opened takes its own lease: %v", err)
 	}
-	claim.Release(ctx)
-	claim.Release(ctx) // a second release does nothing
+	opened.Release(ctx)
+	opened.Release(ctx) // a second release does nothing
 	mustLease(t, s, "t", "someone-else").Release(ctx)
 
 	// Another process's graph a, which has no copy of the thread, gets it with
-	// its claim and loads nothing more.
+	// its opening and loads nothing more.
 	counted := &loadCounter{Store: s}
 	a2, err := graph.New[counter]().
 		AddNode("inc", func(ctx context.Context, c counter) (counter, error) { return counter{N: 1}, nil }).
@@ -440,17 +440,17 @@ func TestClaimServesTheRunOfTheGraphWhoseThreadItIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claim, err = a2.Claim(ctx, "t")
+	opened, err = a2.Open(ctx, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = a2.Invoke(claim.Context(ctx), "t", graph.Input(counter{}))
-	claim.Release(ctx)
+	res, err = a2.InvokeOn(ctx, opened, graph.Input(counter{}))
+	opened.Release(ctx)
 	if err != nil || res.Values.N != 3 {
-		t.Fatalf("a run under a claim that loaded the thread: %+v, %v; want n = 3", res, err)
+		t.Fatalf("a run on an opening that loaded the thread: %+v, %v; want n = 3", res, err)
 	}
 	if n := counted.loads.Load(); n != 0 {
-		t.Fatalf("the run loaded the thread %d more times after its claim did", n)
+		t.Fatalf("the run loaded the thread %d more times after its opening did", n)
 	}
 }
 
@@ -532,7 +532,7 @@ func TestDeleteIsRefusedWhileAnotherProcessRunsTheThread(t *testing.T) {
 	if _, err := a.Invoke(ctx, "x", graph.Input(refundState{Amount: 5})); err != nil {
 		t.Fatal(err)
 	}
-	claim, err := a.Claim(ctx, "x") // a run of a's, under way
+	opened, err := a.Open(ctx, "x") // a run of a's, under way
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +542,7 @@ func TestDeleteIsRefusedWhileAnotherProcessRunsTheThread(t *testing.T) {
 	if _, err := s.Meta(ctx, "x"); err != nil {
 		t.Fatalf("the refused delete deleted the thread: %v", err)
 	}
-	claim.Release(ctx)
+	opened.Release(ctx)
 	if err := b.Delete(ctx, "x"); err != nil {
 		t.Fatalf("delete after the run: %v", err)
 	}

@@ -1,4 +1,4 @@
-package server
+package host
 
 import (
 	"runtime"
@@ -10,21 +10,21 @@ import (
 )
 
 // publish publishes a custom event of about size bytes on the thread.
-func publish(h *EventHub, threadID string, size int) {
+func publish(h *Hub, threadID string, size int) {
 	h.Publish(graph.Event{Type: graph.EventCustom, ThreadID: threadID, Data: strings.Repeat("x", size)})
 }
 
 // kept returns the ids of the thread's kept events.
-func kept(h *EventHub, threadID string) []int64 {
+func kept(h *Hub, threadID string) []int64 {
 	var ids []int64
 	for _, ev := range h.kept.after(threadID, 0) {
-		ids = append(ids, ev.id)
+		ids = append(ids, ev.ID)
 	}
 	return ids
 }
 
 func TestTheHubForgetsTheThreadsThatPublishedLeastRecentlyFirst(t *testing.T) {
-	h := NewEventHub(WithHubBytes(64 << 10)) // events of up to 8 KiB are kept
+	h := NewHub(WithHubBytes(64 << 10)) // events of up to 8 KiB are kept
 	for _, id := range []string{"a", "b", "c"} {
 		for range 4 {
 			publish(h, id, 4000)
@@ -49,7 +49,7 @@ func TestTheHubForgetsTheThreadsThatPublishedLeastRecentlyFirst(t *testing.T) {
 }
 
 func TestTheHubKeepsNoEventOverAnEighthOfItsBudgetNorTheOlderOnes(t *testing.T) {
-	h := NewEventHub(WithHubBytes(64 << 10))
+	h := NewHub(WithHubBytes(64 << 10))
 	publish(h, "t", 100)
 	publish(h, "other", 100)
 	publish(h, "t", 9000) // over 8 KiB
@@ -74,7 +74,7 @@ func TestTheHubKeepsNoEventOverAnEighthOfItsBudgetNorTheOlderOnes(t *testing.T) 
 
 func TestHubEventsKeepTheHeapWithinTheBudget(t *testing.T) {
 	const budget = 8 << 20
-	h := NewEventHub(WithHubBytes(budget))
+	h := NewHub(WithHubBytes(budget))
 	before := heapAlloc()
 	// Threads publish 0.9 MB events (as a large topic's updates would), 22 MB
 	// in all.

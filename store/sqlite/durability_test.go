@@ -14,8 +14,8 @@ import (
 func TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync(t *testing.T) {
 	const normal, full, extra = 1, 2, 3
 	for _, c := range []struct {
-		name   string
-		opts   []Option
+		name    string
+		opts    []Option
 		durable int
 	}{
 		{"default", nil, full},

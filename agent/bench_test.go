@@ -16,8 +16,9 @@ import (
 
 // BenchmarkAgentTurnScripted runs one agent turn with three parallel tool calls on
 // the scripted model over SQLite: model call, three tools, model answer. The
-// framework's own cost is what remains once the store's fsyncs (three commits) are
-// subtracted; see BenchmarkAppend in store/sqlite.
+// framework's own cost is what remains once the store's share is subtracted:
+// three commits, of which only the run's last waits for an fsync (durability
+// async, the default); see BenchmarkAppend in store/sqlite.
 func BenchmarkAgentTurnScripted(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		st, err := sqlite.Open(filepath.Join(b.TempDir(), "agent.db"))
@@ -55,7 +56,8 @@ func agentTurn(b *testing.B, st store.Store) {
 }
 
 // BenchmarkAgentApprovalCycle pauses on a gated call and approves it: two
-// invocations, four commits.
+// invocations, five commits, of which three wait for an fsync (the pause, the
+// accepted answer and the run's end).
 func BenchmarkAgentApprovalCycle(b *testing.B) {
 	st, err := sqlite.Open(filepath.Join(b.TempDir(), "agent.db"))
 	if err != nil {

@@ -79,6 +79,23 @@
 // interlude.Expire, which a server does by itself; the node sees a cancelled
 // answer whose Expired is set.
 //
+// # Durability
+//
+// Nothing a graph has told anyone about is lost: a commit is durable (on disk,
+// or synchronously committed on Postgres) before it is acknowledged, which is
+// before Invoke returns the run's result, a stream or a listener hears of a
+// pause, an answer or the run's end, and before any answer a server builds
+// from them. With the default, [DurabilityAsync], the steps of a run between
+// those points are committed in order without waiting for the disk: a crash of
+// the process loses none of them, and a power loss or an operating system crash
+// loses at most those steps, which then run again from the last durable
+// checkpoint exactly as the step in flight does after a crash. Events that
+// report progress within a run (updates, messages) and reads of a running
+// thread may show such a step before it is durable. [WithDurability] chooses
+// [DurabilitySync] (every step durable before the next starts) or
+// [DurabilityExit] (only the end of a run); the store learns of each commit's
+// choice through store.Append's NoSync.
+//
 // # Inspecting and steering
 //
 // [Graph.State] reads a thread, [Graph.History] lists its checkpoints with the

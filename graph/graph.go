@@ -157,6 +157,9 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	if cfg.limit < 1 {
 		errs = append(errs, fmt.Errorf("WithRecursionLimit(%d): a run needs at least 1 step", cfg.limit))
 	}
+	if cfg.durability < DurabilityAsync || cfg.durability > DurabilityExit {
+		errs = append(errs, fmt.Errorf("WithDurability(%d): use DurabilityAsync, DurabilitySync or DurabilityExit", int(cfg.durability)))
+	}
 	if cfg.observer != nil {
 		if _, ok := cfg.observer.(Observer[S]); !ok {
 			errs = append(errs, fmt.Errorf("observer is for another state type than %s", reflect.TypeFor[S]()))
@@ -208,6 +211,8 @@ type config struct {
 	events   func(Event)
 	leaseTTL time.Duration
 	owner    string
+
+	durability Durability // which commits wait for the disk
 
 	cacheBytes   int64 // the state cache's budget
 	cacheEntries int   // and its cap on states, 0 for none

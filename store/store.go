@@ -12,6 +12,17 @@
 // have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex), which callers find
 // with As, through any wrappers (such as server.InstrumentStore).
 //
+// # Durability
+//
+// What a store has acknowledged by returning from Append is never lost, with
+// one exception the caller asks for: an append marked [Append].NoSync survives
+// a crash of the process but may be lost with a power loss or an operating
+// system crash, together with the NoSync appends after it, until the next
+// append without NoSync commits. Appends are durable in the order they
+// commit, so losing one never leaves a later one in place. The graph runtime
+// marks only the commits nobody has been told about yet, so what it has
+// acknowledged to anyone is on disk (see graph.Durability).
+//
 // Implementations: store/memory (tests and ephemeral use), store/sqlite (the
 // embedded default) and store/postgres (many server replicas). All pass the same
 // conformance suite, store/storetest. To write another, start from
@@ -107,6 +118,15 @@ type Append struct {
 	// last record. Load starts from the newest snapshot, History from the newest
 	// one before its page; the runtime decides how often to write one.
 	Snapshot *Snapshot
+	// NoSync lets the store commit the append without waiting for the disk: it
+	// is applied in order and seen by every reader at once, and a crash of the
+	// process loses nothing, but a power loss or an operating system crash may
+	// lose it until an append without NoSync commits, which makes every append
+	// before it durable too. The runtime sets it on the commits nobody has been
+	// told about yet (the intermediate steps of a run, see graph.Durability).
+	// Without it, an append is durable when Append returns. A store that has
+	// nothing to gain (store/memory) ignores it.
+	NoSync bool
 }
 
 // Loaded is a thread as read for running it: its facts, its snapshot, and the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,4 +150,65 @@ func storedMeta(dir, thread string) (*store.Meta, error) {
 	}
 	defer st.Close()
 	return st.Meta(context.Background(), thread)
+}
+
+// TestAServerKilledAfterAnyCommitLosesNothingItAcknowledged kills `interlude
+// serve` on SQLite (durability async, the default) right after each commit of
+// a support-agent conversation in turn (its model turn, its pause for the
+// refund's approval, the approval, the tools' step, the model's answer), and
+// checks that a fresh server over the same file keeps everything the dead one
+// acknowledged: an acknowledged question is still the one asked (or answered
+// once), and the conversation ends as it would have, with the refund's
+// approval given once and the model's turns not taken again.
+func TestAServerKilledAfterAnyCommitLosesNothingItAcknowledged(t *testing.T) {
+	message := []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund order A-1001"}}}}
+	approve := map[string]any{"action": "approve"}
+	for n := 1; n <= 5; n++ {
+		t.Run(fmt.Sprintf("after commit %d", n), func(t *testing.T) {
+			dir := t.TempDir()
+			ctx := context.Background()
+			dying := startServerIn(t, dir, []string{fmt.Sprintf("%s=#%d", crashpoint.Env, n)})
+			alice := client.New(dying.url, client.WithToken(aliceToken))
+			asked := "" // the question the dead server acknowledged
+			res, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "support-agent", ThreadID: "chat-1", Messages: message})
+			if err == nil {
+				if res.Status != "interrupted" || len(res.Interrupts) != 1 {
+					t.Fatalf("the start answered %+v; want the refund's question", res)
+				}
+				asked = res.Interrupts[0].ID
+				if _, err := alice.Resume(ctx, "chat-1", asked, approve); err == nil {
+					t.Fatalf("the approval was acknowledged: the server did not die after commit %d", n)
+				}
+			}
+			crashed(t, dying)
+
+			fresh := startServerIn(t, dir, nil)
+			alice = client.New(fresh.url, client.WithToken(aliceToken))
+			var th *client.Thread
+			settled := waitFor(15*time.Second, func() bool {
+				th, err = alice.Thread(ctx, "chat-1")
+				return err != nil || th.Status != "running"
+			})
+			if err != nil || !settled {
+				t.Fatalf("the fresh server did not settle the thread: %+v, %v\n%s", th, err, fresh.stderr.String())
+			}
+			if th.Status == "interrupted" {
+				if len(th.Interrupts) != 1 || (asked != "" && th.Interrupts[0].ID != asked) {
+					t.Fatalf("the thread asks %+v; want the question acknowledged before the crash (%q)", th.Interrupts, asked)
+				}
+				res, err := alice.Resume(ctx, "chat-1", th.Interrupts[0].ID, approve)
+				if err != nil || res.Status != "completed" {
+					t.Fatalf("the approval on the fresh server: %+v, %v", res, err)
+				}
+			} else if th.Status != "completed" && th.Status != "idle" {
+				t.Fatalf("the thread reads %s; want it waiting for the approval or finished", th.Status)
+			}
+			if th, err = alice.Thread(ctx, "chat-1"); err != nil || assistantTurns(t, th.Messages) != 2 || !strings.Contains(string(th.Messages), "Done: Refunded $150 on order A-1001.") {
+				t.Fatalf("the finished conversation: %v\n%s", err, th.Messages)
+			}
+			if by := clienttest.AnsweredBy(t, alice, "chat-1"); len(by) != 1 || by[0] != "alice" {
+				t.Fatalf("the history holds answers by %q; want one, by alice", by)
+			}
+		})
+	}
 }

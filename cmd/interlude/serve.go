@@ -78,6 +78,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		pgDSN := fs.String("postgres", "", "keep the threads in the Postgres database at `DSN` (default $INTERLUDE_POSTGRES) instead of SQLite")
 		pgSchema := fs.String("postgres-schema", postgres.DefaultSchema, "the Postgres `schema` that holds the tables, created if missing")
 		leaseTTL := fs.Duration("lease-ttl", 30*time.Second, "with Postgres, how long a run's hold on its thread outlives its replica: a thread whose replica died can be continued after this `duration`")
+		durability := fs.String("durability", "async", "which commits wait for the disk: async (those someone is told about: a run's result, a pause, an accepted answer), sync (every step) or exit (only a run's end)")
 		tokensFile := fs.String("tokens", "", "require the bearer tokens listed in `FILE`")
 		tlsCert := fs.String("tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE`; needs --tls-key")
 		tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert, in `FILE`")
@@ -126,7 +127,11 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			}
 			set := map[string]bool{}
 			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-			cfg := storeConfig{sqlite: *db, postgres: *pgDSN, schema: *pgSchema, leaseTTL: *leaseTTL}
+			dur, err := graph.ParseDurability(*durability)
+			if err != nil {
+				return usageOf(fs, "--"+err.Error())
+			}
+			cfg := storeConfig{sqlite: *db, postgres: *pgDSN, schema: *pgSchema, leaseTTL: *leaseTTL, durability: dur}
 			if cfg.postgres == "" {
 				cfg.postgres = e.getenv("INTERLUDE_POSTGRES")
 			}
@@ -162,10 +167,11 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 
 // storeConfig says where serve keeps the threads.
 type storeConfig struct {
-	sqlite           string        // the SQLite file, unless postgres is set
-	postgres, schema string        // the Postgres DSN and schema
-	leaseTTL         time.Duration // thread leases, with Postgres
-	tls              *tls.Config   // HTTPS, when set
+	sqlite           string           // the SQLite file, unless postgres is set
+	postgres, schema string           // the Postgres DSN and schema
+	leaseTTL         time.Duration    // thread leases, with Postgres
+	durability       graph.Durability // which commits wait for the disk
+	tls              *tls.Config      // HTTPS, when set
 }
 
 // limits bound the time clients may take and the memory serve keeps.
@@ -250,7 +256,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		st, hub = lite, server.NewEventHub(host.WithHubBytes(lim.eventBytes))
 		where = []any{"db", sc.sqlite}
 	}
-	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount)}
+	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
 	gs, err := builtins(gopts)
 	if err != nil {
 		return err

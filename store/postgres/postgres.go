@@ -26,7 +26,12 @@
 // is on its way to the database go together in the next round trip, as one
 // transaction with one commit; leases are taken the same way. A round trip
 // that would carry only a few statements first waits a moment for more
-// (WithBatchWait). Append returns once its commit is durable, as it would alone.
+// (WithBatchWait). Append returns once its commit is durable, as it would alone,
+// except an append marked store.Append.NoSync: it commits with
+// synchronous_commit off, so it is visible to every replica at once and
+// survives any crash of theirs, but a crash of the database server may lose it
+// until a later durable commit, whose flush of the write-ahead log (which is
+// written in order) makes it durable too.
 //
 // The schema is versioned by embedded migrations, applied by New (and Open) in
 // one transaction under a Postgres advisory lock, so any number of replicas may
@@ -66,8 +71,9 @@ type Store struct {
 	sql    queries
 	held   sync.Map                 // thread id → token of a lease this store holds
 	events atomic.Pointer[EventLog] // the open event log, which gives up the leases (see lease.Release)
-	// Appends share round trips and commits on pool, leases on fast.
-	appends, leases *batcher
+	// Appends share round trips and commits on pool, those marked NoSync and
+	// leases on fast.
+	appends, lazyAppends, leases *batcher
 }
 
 var (
@@ -147,7 +153,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 		return nil, fmt.Errorf("postgres store: connect: %w", err)
 	}
 	return &Store{pool: pool, fast: fast, schema: cfg.schema, sql: newQueries(pgx.Identifier{cfg.schema}.Sanitize()),
-		appends: newBatcher(pool, cfg.batchWait), leases: newBatcher(fast, cfg.batchWait)}, nil
+		appends: newBatcher(pool, cfg.batchWait), lazyAppends: newBatcher(fast, cfg.batchWait), leases: newBatcher(fast, cfg.batchWait)}, nil
 }
 
 // Schema returns the Postgres schema that holds the store's tables.
@@ -351,7 +357,11 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	}
 	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)]
 	var won int64
-	if err := s.appends.do(&call{ctx: ctx, threadID: a.ThreadID, query: query, args: args, dest: []any{&won}, size: size}); err != nil {
+	b := s.appends
+	if a.NoSync {
+		b = s.lazyAppends
+	}
+	if err := b.do(&call{ctx: ctx, threadID: a.ThreadID, query: query, args: args, dest: []any{&won}, size: size}); err != nil {
 		return s.wrap("append to", a.ThreadID, err)
 	}
 	if won != 1 {

@@ -17,19 +17,24 @@ import (
 // the thread's row and its index entries, COMMIT with its fsync of the log
 // (synchronous=FULL). Variants: also replacing a 4 KiB snapshot; appending round
 // robin to 1000 threads, so each append touches other pages (and the background
-// checkpoints copy more); and synchronous=NORMAL, which skips the fsync.
+// checkpoints copy more); synchronous=NORMAL, which skips the fsync; appends
+// marked NoSync, which skip it too; and every fourth append durable, the rest
+// NoSync, as a run of four steps commits by default.
 func BenchmarkAppend(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		sync    string
 		snap    bool
 		threads int
+		durable int // every durable-th append is durable, the others NoSync; 0: all durable
 	}{
-		{"sync=FULL", "FULL", false, 1},
-		{"sync=FULL/snapshot", "FULL", true, 1},
-		{"sync=FULL/threads=1000", "FULL", false, 1000},
-		{"sync=NORMAL", "NORMAL", false, 1},
-		{"sync=NORMAL/threads=1000", "NORMAL", false, 1000},
+		{"sync=FULL", "FULL", false, 1, 0},
+		{"sync=FULL/snapshot", "FULL", true, 1, 0},
+		{"sync=FULL/threads=1000", "FULL", false, 1000, 0},
+		{"sync=NORMAL", "NORMAL", false, 1, 0},
+		{"sync=NORMAL/threads=1000", "NORMAL", false, 1000, 0},
+		{"sync=FULL/nosync", "FULL", false, 1, 1 << 62},
+		{"sync=FULL/durable=1in4", "FULL", false, 1, 4},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := openTemp(b, WithSynchronous(c.sync))
@@ -51,6 +56,7 @@ func BenchmarkAppend(b *testing.B) {
 				v := vers[i]
 				a := store.Append{ThreadID: ids[i], Expect: v, Meta: meta,
 					Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: data}}}
+				a.NoSync = c.durable > 0 && n%c.durable != 0
 				if c.snap {
 					a.Snapshot = &store.Snapshot{Version: v + 1, Format: 1, Data: snap}
 				}

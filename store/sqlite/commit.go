@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/interludehq/interlude/store"
@@ -16,7 +17,8 @@ import (
 // savepoint of a single transaction (so a failed compare-and-set undoes only that
 // append), and commits them with one fsync. An append returns when the transaction
 // holding it is durable. A lone append costs what it did before; under load, the
-// cost of the fsync is shared.
+// cost of the fsync is shared. A group of appends marked store.Append.NoSync
+// commits without the fsync.
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256
@@ -109,8 +111,16 @@ func (c *committer) commit(group []*appendReq) {
 		finish(nil)
 		return
 	}
-	ctx := context.Background()      // the group outlives any one caller's context
-	tx, err := s.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE
+	ctx := context.Background() // the group outlives any one caller's context
+	// The group waits for the disk if any of its appends must.
+	durable := slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && !r.a.NoSync })
+	conn, err := s.writer(ctx, durable)
+	if err != nil {
+		finish(s.wrap("append to", group[0].a.ThreadID, err))
+		return
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
 		return

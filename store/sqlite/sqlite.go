@@ -11,7 +11,10 @@
 // Append is one BEGIN IMMEDIATE transaction that checks the thread's version,
 // inserts the records and the snapshot and updates the thread's row, and is
 // durable when it returns: synchronous=FULL by default, so a commit is one fsync of
-// the WAL. Reads use a separate pool of read-only connections and never wait for
+// the WAL. An append marked store.Append.NoSync commits under synchronous=NORMAL
+// instead, without the fsync: it survives a crash of the process (the operating
+// system holds the log's pages), and the next durable commit's fsync makes it
+// durable too. Reads use a separate pool of read-only connections and never wait for
 // the writer. Copying the WAL back into the database file (checkpointing) happens
 // in the background, on a connection of its own, rather than inside the append
 // that happens to fill the log (see checkpoint.go for how the log stays bounded).
@@ -57,6 +60,11 @@ type Store struct {
 	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
 	selPage, selBase, selUnfinished                          *sql.Stmt // on r
 
+	synchronous string     // the writer's synchronous mode for durable commits
+	modeMu      sync.Mutex // guards the two below
+	modeConn    any        // the writer's driver connection last set to mode
+	mode        string
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -76,12 +84,14 @@ type config struct {
 // Option configures Open.
 type Option func(*config)
 
-// WithSynchronous sets SQLite's synchronous pragma for writes: "FULL" (the
-// default: an append is on disk when it returns), "EXTRA", or "NORMAL". Under
-// NORMAL in WAL mode a commit does not wait for an fsync, which makes appends
-// several times cheaper; but a power loss or OS crash (not a process crash) can
-// then lose the last appends, which for Interlude means pauses and answers people
-// were told had been recorded. Choose it only if you accept that.
+// WithSynchronous sets SQLite's synchronous pragma for durable appends: "FULL"
+// (the default: an append is on disk when it returns), "EXTRA", or "NORMAL".
+// Appends marked store.Append.NoSync commit under NORMAL whatever it says: in
+// WAL mode such a commit does not wait for an fsync, and the next durable
+// commit's fsync of the log covers it. Under NORMAL for every append, a power
+// loss or OS crash (not a process crash) can lose the last appends, which for
+// Interlude means pauses and answers people were told had been recorded.
+// Choose it only if you accept that.
 func WithSynchronous(mode string) Option {
 	return func(c *config) { c.synchronous = strings.ToUpper(strings.TrimSpace(mode)) }
 }
@@ -132,7 +142,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{path: path, w: w}
+	s := &Store{path: path, w: w, synchronous: cfg.synchronous}
 	ctx := context.Background()
 	if err := migrate(ctx, w, path, cfg.busyTimeout); err != nil {
 		w.Close()
@@ -552,9 +562,46 @@ func scanMetas(rows *sql.Rows, err error) ([]store.Meta, error) {
 	return threads, rows.Err()
 }
 
+// writer returns the writer's connection, its synchronous mode set for a
+// durable commit or for one that need not wait for the disk (NORMAL). The mode
+// is a property of the connection and cannot change inside a transaction, so it
+// is set, only when it differs, before the transaction begins; the caller
+// closes the connection (handing it back) once its transaction has ended.
+func (s *Store) writer(ctx context.Context, durable bool) (*sql.Conn, error) {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := s.synchronous
+	if !durable {
+		want = "NORMAL"
+	}
+	var dc any
+	if err := conn.Raw(func(c any) error { dc = c; return nil }); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s.modeMu.Lock()
+	defer s.modeMu.Unlock()
+	if s.modeConn == dc && s.mode == want {
+		return conn, nil
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+want); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	s.modeConn, s.mode = dc, want
+	return conn, nil
+}
+
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, threadID string) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	conn, err := s.writer(ctx, true)
+	if err != nil {
+		return s.wrap("delete", threadID, err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap("delete", threadID, err)
 	}

@@ -79,6 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 		{"BinaryAndLargeData", h.binaryAndLargeData},
 		{"ManyRecordsInOneAppend", h.manyRecords},
 		{"CASConflict", h.casConflict},
+		{"NoSyncAppendsAreAppliedInOrderLikeOthers", h.noSyncAppends},
 		{"ConcurrentAppendsToOneThread", h.concurrentOneThread},
 		{"ConcurrentAppendsToManyThreads", h.concurrentManyThreads},
 		{"HistoryOrder", h.historyOrder},
@@ -531,6 +532,65 @@ func (h *harness) casConflict(t *testing.T) {
 	}
 	// The right Expect still works.
 	step(t, s, "cas", 2, 1, false, meta)
+}
+
+// noSyncAppends checks that an append marked NoSync differs from others only
+// in when it reaches the disk: it is seen at once, in order, by every read,
+// keeps its compare-and-set, and mixes with durable appends, also from
+// concurrent writers of other threads.
+func (h *harness) noSyncAppends(t *testing.T) {
+	s := h.open(t)
+	ctx := context.Background()
+	meta := store.Meta{Graph: "g", Status: store.StatusRunning, UpdatedAt: base}
+	for v := int64(0); v < 6; v++ {
+		a := store.Append{ThreadID: "lazy", Expect: v, Meta: meta, Records: []store.Record{rec(v+1, fmt.Sprintf("lazy@%d", v+1))}, NoSync: v%3 != 2}
+		if v == 4 {
+			a.Snapshot = &store.Snapshot{Version: v + 1, Format: store.FormatVersion, Data: []byte("snap lazy@5")}
+		}
+		appendOK(t, s, a)
+		if got, err := s.Version(ctx, "lazy"); err != nil || got != v+1 {
+			t.Fatalf("after append %d (NoSync %v) the version is %d (%v), want %d", v+1, a.NoSync, got, err, v+1)
+		}
+	}
+	l := load(t, s, "lazy")
+	if l.Snapshot == nil || l.Snapshot.Version != 5 {
+		t.Fatalf("Load started from snapshot %+v, want the one at version 5", l.Snapshot)
+	}
+	checkVersions(t, "Load", l.Records, []int64{6})
+	rs := records(t, s, "lazy", 0, 0, 0)
+	checkVersions(t, "Records", rs, span(1, 6))
+	checkRecords(t, "lazy", rs)
+	err := s.Append(ctx, store.Append{ThreadID: "lazy", Expect: 3, Meta: meta, Records: []store.Record{rec(4, "stale")}, NoSync: true})
+	if !isCode(err, interlude.ErrConflict) {
+		t.Errorf("a NoSync append with stale Expect 3: err = %v, want ErrConflict", err)
+	}
+
+	const writers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			id := fmt.Sprintf("lazy-%d", w)
+			for v := int64(0); v < 10; v++ {
+				a := store.Append{ThreadID: id, Expect: v, Meta: meta, Records: []store.Record{rec(v+1, fmt.Sprintf("%s@%d", id, v+1))}, NoSync: (v+int64(w))%2 == 0}
+				if err := s.Append(ctx, a); err != nil {
+					errs <- fmt.Errorf("%s append %d: %w", id, v+1, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for w := range writers {
+		id := fmt.Sprintf("lazy-%d", w)
+		rs := records(t, s, id, 0, 0, 0)
+		checkVersions(t, id, rs, span(1, 10))
+		checkRecords(t, id, rs)
+	}
 }
 
 func (h *harness) concurrentOneThread(t *testing.T) {

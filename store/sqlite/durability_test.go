@@ -1,0 +1,64 @@
+package sqlite
+
+import (
+	"context"
+	"testing"
+
+	"github.com/interludehq/interlude/store"
+)
+
+// TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync
+// checks the writer's synchronous mode at each commit: the mode WithSynchronous
+// chose (FULL, one fsync of the log) for a durable append and a delete, NORMAL
+// (no fsync) for an append marked NoSync, whatever the order they come in.
+func TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync(t *testing.T) {
+	const normal, full, extra = 1, 2, 3
+	for _, c := range []struct {
+		name    string
+		opts    []Option
+		durable int
+	}{
+		{"default", nil, full},
+		{"EXTRA", []Option{WithSynchronous("EXTRA")}, extra},
+		{"NORMAL", []Option{WithSynchronous("NORMAL")}, normal},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTemp(t, c.opts...)
+			ctx := context.Background()
+			mode := func() int {
+				t.Helper()
+				conn, err := s.w.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				var m int
+				if err := conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&m); err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
+			meta := store.Meta{Graph: "g", Status: store.StatusRunning}
+			for v, noSync := range []bool{true, true, false, true, false, false, true} {
+				a := store.Append{ThreadID: "t", Expect: int64(v), Meta: meta, NoSync: noSync,
+					Records: []store.Record{{Version: int64(v) + 1, Format: 1, Kind: "step", Data: []byte("x")}}}
+				if err := s.Append(ctx, a); err != nil {
+					t.Fatal(err)
+				}
+				want := c.durable
+				if noSync {
+					want = normal
+				}
+				if got := mode(); got != want {
+					t.Errorf("append %d (NoSync %v) committed under synchronous=%d, want %d", v+1, noSync, got, want)
+				}
+			}
+			if err := s.Delete(ctx, "t"); err != nil {
+				t.Fatal(err)
+			}
+			if got := mode(); got != c.durable {
+				t.Errorf("the delete committed under synchronous=%d, want %d", got, c.durable)
+			}
+		})
+	}
+}

@@ -20,6 +20,9 @@ type taskEnv struct {
 	node   string
 	step   int
 	memory *sync.Map
+	thread string
+	// subgraphs: the run's stream takes the events of subgraphs (WithSubgraphs)
+	subgraphs bool
 
 	mu   sync.Mutex
 	kept []write

@@ -76,6 +76,9 @@ type State struct {
 	// input, pauses and restarts included. Every input resets it to 0 (input may not
 	// set it); answers to interrupts and Continue do not.
 	Turns int `json:"turns,omitempty" graph:"add"`
+	// Delegations are the transcripts of the agents this agent ran as tools
+	// (AsTool), by tool call id. The model never sees them.
+	Delegations map[string]Delegation `json:"delegations,omitempty" graph:"merge"`
 }
 
 // Node names of the agent graph, for breakpoints, stream filters and inspection.

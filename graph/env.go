@@ -162,3 +162,12 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 	}
 	return v, nil
 }
+
+// ToolCallID returns the tool call the running sub-task runs (see AsToolCall), or
+// "" outside one.
+func ToolCallID(ctx context.Context) string {
+	if s := task.From(ctx); s != nil {
+		return s.ToolCallID()
+	}
+	return ""
+}

@@ -293,6 +293,10 @@ func (e *breakInside) Error() string {
 	return fmt.Sprintf("subgraph %s paused at a breakpoint %s node %q", e.b.Namespace, e.b.When, e.b.Node)
 }
 
+// Is makes the breakpoint travel like a pause through code that passes pauses
+// up (tools, Once): it matches interlude.ErrPaused.
+func (e *breakInside) Is(target error) bool { return target == interlude.ErrPaused }
+
 // namespace is the breakpoint's namespace as a path.
 func (b Breakpoint) namespace() []string {
 	if b.Namespace == "" {

@@ -296,6 +296,10 @@ func (l *loop) checkInput(ctx context.Context, current State, input *State) (Sta
 	if len(current.Messages)+len(input.Messages) == 0 {
 		return State{}, errEmptyConversation()
 	}
+	if input.Delegations != nil {
+		return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest,
+			Message: "the input sets delegations, which the agent's agent tools write themselves; send messages only"}
+	}
 	if input.Turns != 0 {
 		return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest,
 			Message: "the input sets turns, which the agent counts itself; send messages only"}

@@ -274,4 +274,3 @@ func TestARestartBetweenEveryStepOfATeamAgentChangesNothing(t *testing.T) {
 		})
 	}
 }
-

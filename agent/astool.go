@@ -12,7 +12,7 @@ import (
 )
 
 // Delegation is the transcript of an agent run as a tool of another (AsTool),
-// kept in the outer agent's State.Delegations by the outer tool call's id.
+// kept in the outer agent's State.Subagents by the outer tool call's id.
 type Delegation struct {
 	// Tool is the tool's name.
 	Tool string `json:"tool"`
@@ -30,7 +30,7 @@ type TaskArgs struct {
 // AsTool makes a an agent tool named name: a call gives the inner agent the task
 // as a user message, runs it to its answer, and returns that answer's text as the
 // call's result. The outer model sees only that answer; the inner transcript is
-// kept in the outer agent's State.Delegations under the call's id.
+// kept in the outer agent's State.Subagents under the call's id.
 //
 // The inner agent runs as a subgraph (graph.Subgraph, namespace: the outer tool
 // call's path and name) in the outer thread. A question it raises (an approval of
@@ -67,7 +67,7 @@ func (t *agentTool) Call(ctx context.Context, args json.RawMessage) (tool.Result
 	}
 	if id := graph.ToolCallID(ctx); id != "" {
 		// Kept with the outer agent's state; refused, and skipped, by other graphs.
-		_ = graph.Write(ctx, State{Delegations: map[string]Delegation{id: {Tool: t.name, Messages: final.Messages}}})
+		_ = graph.Write(ctx, State{Subagents: map[string]Delegation{id: {Tool: t.name, Messages: final.Messages}}})
 	}
 	if n := len(final.Messages); n > 0 && final.Messages[n-1].Role == model.RoleAssistant {
 		return tool.Result{Content: final.Messages[n-1].Text()}, nil

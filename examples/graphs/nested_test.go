@@ -192,7 +192,7 @@ func TestTeamAgentAsksForTheInnerRefundWithThePathThroughBothAgents(t *testing.T
 			}
 		}
 	}
-	d, ok := res.Values.Delegations[q.Path[1]]
+	d, ok := res.Values.Subagents[q.Path[1]]
 	if !ok || d.Tool != "billing" || len(d.Messages) != 4 {
 		t.Fatalf("the billing transcript kept is %+v (found %v), want its 4 messages", d, ok)
 	}

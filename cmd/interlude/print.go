@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/termform"
-	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/internal/termtext"
 	"github.com/interludehq/interlude/model"
 )

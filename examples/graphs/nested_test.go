@@ -274,3 +274,56 @@ func TestARestartBetweenEveryStepOfATeamAgentChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// storedBytes is what a thread keeps in st: its records and the snapshots kept.
+func storedBytes(t *testing.T, st store.Store, thread string) int {
+	t.Helper()
+	recs, err := st.Records(ctx, thread, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	snaps := map[int64]int{}
+	for _, r := range recs {
+		n += len(r.Data)
+		p, err := st.History(ctx, thread, r.Version+1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Base != nil {
+			snaps[p.Base.Version] = len(p.Base.Data)
+		}
+	}
+	for _, s := range snaps {
+		n += s
+	}
+	return n
+}
+
+func TestTheStorageOfANestedThreadStaysLinearInItsTranscript(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "growth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, _, _ := teamAgent(t, graph.WithStore(st))
+	ratio := map[int]float64{}
+	for turn := 1; turn <= 40; turn++ {
+		res, err := a.Invoke(ctx, "grow", agent.Ask("Please refund order A-1001 ($150), it arrived broken."))
+		if err != nil || res.Status != graph.Interrupted {
+			t.Fatalf("turn %d: %v %+v", turn, err, res)
+		}
+		if res, err = a.Invoke(ctx, "grow", graph.Resume(agent.Approve().Response)); err != nil || res.Status != graph.Completed {
+			t.Fatalf("turn %d: %v %+v", turn, err, res)
+		}
+		if turn == 20 || turn == 40 {
+			// The transcript: the outer conversation and the inner ones.
+			tj, _ := json.Marshal(res.Values)
+			ratio[turn] = float64(storedBytes(t, st, "grow")) / float64(len(tj))
+		}
+	}
+	t.Logf("stored bytes over transcript bytes: %.2f after 20 turns, %.2f after 40", ratio[20], ratio[40])
+	if ratio[40] > ratio[20]*1.15 || ratio[40] > 4 {
+		t.Fatalf("stored bytes grow faster than the transcript: %.2f times it after 20 turns, %.2f after 40", ratio[20], ratio[40])
+	}
+}

@@ -152,6 +152,9 @@ type Checkpoint[S any] struct {
 	Breakpoint *Breakpoint
 	// Error is the failure a "fail" record reports.
 	Error string
+	// Subgraphs are the subgraph checkpoints this record kept (a pause or a
+	// failure inside a subgraph), by namespace.
+	Subgraphs []SubgraphState
 }
 
 // Answered is a resolution as recorded in history.
@@ -205,7 +208,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 		if err != nil {
 			return nil, err
 		}
-		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At}
+		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Subgraphs: subgraphsOf(d.Memo)}
 		for _, q := range d.Raised {
 			if st.exchange(q.ID) == nil {
 				cp.Raised = append(cp.Raised, q)

@@ -133,6 +133,13 @@ func TestAnInterruptTwoSubgraphsDownPausesThereAndResumesThere(t *testing.T) {
 	if s, ok := graph.SubgraphAt(snap, "approval", "review"); !ok || string(s.Values) != `{"log":["prep"]}` || !slices.Equal(s.Next, []string{"ask"}) {
 		t.Fatalf("the innermost subgraph's state reads %+v (found %v)", s, ok)
 	}
+	hist, err := app.History(ctx, "t1", graph.HistoryOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 1 || len(hist[0].Subgraphs) != 2 || !slices.Equal(hist[0].Subgraphs[1].Namespace, []string{"approval", "review"}) {
+		t.Fatalf("the pause's history entry keeps subgraphs %+v, want approval and approval/review", hist[0].Subgraphs)
+	}
 	// A second graph over the same store: nothing survives in memory.
 	var c2 counts
 	again := outerGraph(t, st, &c2, middleGraph(t, &c2, askingGraph(t, &c2, "inner")))

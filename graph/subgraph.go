@@ -12,6 +12,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // Subgraphs.
@@ -303,4 +304,90 @@ func (b Breakpoint) namespace() []string {
 		return nil
 	}
 	return strings.Split(b.Namespace, "/")
+}
+
+// UpdateSubgraphState applies update (through sub's reducers) to the state of the
+// subgraph sub waiting at namespace in the thread, typically at a breakpoint
+// inside it; the subgraph goes on from the edited state when the thread is
+// continued. namespace is as Snapshot.Subgraphs lists it. A thread waiting for
+// answers refuses it with ErrThreadInterrupted, and a namespace where no
+// subgraph waits is refused with ErrInvalidRequest; nothing changes then.
+func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID string, sub *Graph[T], namespace []string, update T) (*Result[S], error) {
+	ws, err := sub.codec.fs.writesOf(reflect.ValueOf(update), "the update")
+	if err != nil {
+		return nil, err
+	}
+	return g.locked(ctx, threadID, nil, true, func(r *runner[S]) (*Result[S], error) {
+		st := r.c.st
+		if st == nil {
+			return nil, storekit.NotFound(threadID)
+		}
+		if ids := st.pendingIDs(); len(ids) > 0 {
+			return nil, st.refuseIfWaiting()
+		}
+		memo, err := editProgress(st.memo, namespace, func(p *progress) error {
+			inner := &state[T]{}
+			if err := sub.codec.restore(inner, p.Checkpoint); err != nil {
+				return err
+			}
+			if err := sub.codec.fs.apply(reflect.ValueOf(&inner.values).Elem(), ws); err != nil {
+				return err
+			}
+			cp, err := sub.codec.capture(inner)
+			if err != nil {
+				return err
+			}
+			p.Checkpoint = cp
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		d := r.control(kindUpdate)
+		d.Memo = memo
+		if err := r.commit(d); err != nil {
+			return nil, err
+		}
+		return r.result(), nil
+	})
+}
+
+// editProgress edits the checkpoint of the subgraph waiting at namespace among
+// those kept in memo (and those nested in them), and returns the memo entry to
+// store again.
+func editProgress(memo map[string]json.RawMessage, namespace []string, edit func(*progress) error) (map[string]json.RawMessage, error) {
+	for k, raw := range memo {
+		if !task.IsProgressKey(k) {
+			continue
+		}
+		ns := task.PathOf(k)
+		ns = ns[:len(ns)-1]
+		if len(ns) > len(namespace) || !slices.Equal(ns, namespace[:len(ns)]) {
+			continue
+		}
+		var p progress
+		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+			continue
+		}
+		if len(ns) == len(namespace) {
+			if err := edit(&p); err != nil {
+				return nil, err
+			}
+		} else {
+			inner, err := editProgress(p.Checkpoint.Memo, namespace[len(ns):], edit)
+			if err != nil {
+				continue
+			}
+			if p.Checkpoint.Memo == nil {
+				p.Checkpoint.Memo = map[string]json.RawMessage{}
+			}
+			maps.Copy(p.Checkpoint.Memo, inner)
+		}
+		data, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]json.RawMessage{k: data}, nil
+	}
+	return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("no subgraph waits at %q in this thread; see the snapshot's subgraphs for those that do", strings.Join(namespace, "/"))}
 }

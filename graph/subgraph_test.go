@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -402,6 +403,12 @@ func TestABreakpointInsideASubgraphPausesTheParentAndContinuePassesIt(t *testing
 	if c.get("inner.ask") != 0 {
 		t.Fatal("the node behind the breakpoint ran")
 	}
+	if _, err := graph.UpdateSubgraphState(ctx, app, "b", inner, []string{"approval", "nowhere"}, innerState{Log: []string{"x"}}); !errors.Is(err, interlude.ErrInvalidRequest) {
+		t.Fatalf("an update of a namespace where no subgraph waits: %v, want invalid request", err)
+	}
+	if _, err := graph.UpdateSubgraphState(ctx, app, "b", inner, []string{"approval", "review"}, innerState{Log: []string{"edited"}}); err != nil {
+		t.Fatal(err)
+	}
 	res, err = app.Invoke(ctx, "b", graph.Continue())
 	if err != nil {
 		t.Fatal(err)
@@ -412,6 +419,9 @@ func TestABreakpointInsideASubgraphPausesTheParentAndContinuePassesIt(t *testing
 	res, err = app.Invoke(ctx, "b", graph.Resume("go"))
 	if err != nil || res.Status != graph.Completed {
 		t.Fatalf("resume: %v, %v", res, err)
+	}
+	if want := []string{"start", "before", "prep", "edited", "ask:go"}; !slices.Equal(res.Values.Log, want) {
+		t.Fatalf("log %v, want %v: the edit made inside the subgraph at its breakpoint", res.Values.Log, want)
 	}
 }
 

@@ -76,6 +76,9 @@ type State struct {
 	// input, pauses and restarts included. Every input resets it to 0 (input may not
 	// set it); answers to interrupts and Continue do not.
 	Turns int `json:"turns,omitempty" graph:"add"`
+	// Subagents are the transcripts of the agents this agent ran as tools
+	// (AsTool), by tool call id. The model never sees them.
+	Subagents map[string]Delegation `json:"subagents,omitempty" graph:"merge"`
 }
 
 // Node names of the agent graph, for breakpoints, stream filters and inspection.
@@ -292,6 +295,10 @@ func (l *loop) checkInput(ctx context.Context, current State, input *State) (Sta
 	}
 	if len(current.Messages)+len(input.Messages) == 0 {
 		return State{}, errEmptyConversation()
+	}
+	if input.Subagents != nil {
+		return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest,
+			Message: "the input sets subagents, which the agent's agent tools write themselves; send messages only"}
 	}
 	if input.Turns != 0 {
 		return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest,

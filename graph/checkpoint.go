@@ -37,6 +37,10 @@ type Breakpoint struct {
 	Node string `json:"node"`
 	// When is "before" or "after".
 	When string `json:"when"`
+	// Namespace is set for a breakpoint inside a subgraph: the path that leads
+	// to the subgraph, its elements joined with "/" ("approval" for node finance
+	// of subgraph node approval). Node is then the inner node.
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // exchange is a raised interrupt with its resolution once given.

@@ -194,6 +194,9 @@ type Event struct {
 	Checkpoint int64
 	// At is when the event happened.
 	At time.Time
+	// Namespace is set on an event of a subgraph (streamed with WithSubgraphs):
+	// the task path that leads to the subgraph, outermost first.
+	Namespace []string
 }
 
 // statusOf maps a thread's stored status to an invocation outcome.

@@ -141,4 +141,22 @@
 // [WithCacheSize] also caps the number of states. A cached state is used only
 // once the store confirms it is current, so the cache never changes what a run
 // sees, only how fast it starts.
+//
+// # Subgraphs
+//
+// A compiled graph runs inside another's task as a node ([SubgraphNode], with
+// mappings between the two state types) or from a node's or tool's code
+// ([Subgraph]). It runs in the parent's thread under a namespace, the task path
+// that leads to it. When it pauses, its own checkpoint (state, step in progress,
+// ledger of finished tasks) is kept in the parent's step and committed with the
+// parent's pause; loading the parent reads it as data and runs nothing. Its
+// questions are pending on the parent thread with their full path
+// (["approval", "manager"]) and ids derived from the parent step, the namespace
+// and the subgraph's own checkpoint. An answer re-runs the parent's task from its
+// top and the subgraph goes on from its checkpoint: its finished steps and tasks
+// are not run again. Parallel calls (distinct keys) pause and resume
+// independently. Breakpoints compiled into a subgraph pause the parent thread
+// ([Breakpoint.Namespace] says where) and Continue passes them. [Snapshot.Subgraphs]
+// lists the waiting subgraphs' states by namespace, and [WithSubgraphs] makes a
+// stream carry their events, each with its Namespace.
 package graph

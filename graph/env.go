@@ -20,6 +20,9 @@ type taskEnv struct {
 	node   string
 	step   int
 	memory *sync.Map
+	thread string
+	// subgraphs: the run's stream takes the events of subgraphs (WithSubgraphs)
+	subgraphs bool
 
 	mu   sync.Mutex
 	kept []write
@@ -158,4 +161,13 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 			SubTask: &SubTaskResult{Path: sub.Path(), ToolCallID: cfg.toolCallID, Result: raw}})
 	}
 	return v, nil
+}
+
+// ToolCallID returns the tool call the running sub-task runs (see AsToolCall), or
+// "" outside one.
+func ToolCallID(ctx context.Context) string {
+	if s := task.From(ctx); s != nil {
+		return s.ToolCallID()
+	}
+	return ""
 }

@@ -38,6 +38,10 @@ type Snapshot[S any] struct {
 	// completes, so this is where to see them meanwhile (an agent's finished tool
 	// calls: agent.FinishedToolResults). Empty between steps.
 	Finished []SubTaskResult
+	// Subgraphs are the subgraphs of the current step that wait (paused, at a
+	// breakpoint, or failed), each with its own state, by namespace, nested ones
+	// included (SubgraphAt finds one). Empty between steps.
+	Subgraphs []SubgraphState
 	// Breakpoint is set while the thread sits at a breakpoint.
 	Breakpoint *Breakpoint
 	// Checkpoint is the thread's version.
@@ -87,6 +91,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 		Interrupts: st.pending(),
 		Exchanges:  exchangesOf(st.exchanges),
 		Finished:   st.finished(),
+		Subgraphs:  subgraphsOf(st.memo),
 		Breakpoint: st.brk,
 		Checkpoint: st.version,
 		Step:       st.step,
@@ -101,10 +106,12 @@ func (st *state[S]) finished() []SubTaskResult {
 	if len(st.memo) == 0 {
 		return nil
 	}
-	keys := slices.Sorted(maps.Keys(st.memo))
-	out := make([]SubTaskResult, len(keys))
-	for i, k := range keys {
-		out[i] = SubTaskResult{Path: task.PathOf(k), ToolCallID: st.calls[k], Result: st.memo[k]}
+	var out []SubTaskResult
+	for _, k := range slices.Sorted(maps.Keys(st.memo)) {
+		if task.IsProgressKey(k) {
+			continue
+		}
+		out = append(out, SubTaskResult{Path: task.PathOf(k), ToolCallID: st.calls[k], Result: st.memo[k]})
 	}
 	return out
 }
@@ -145,6 +152,9 @@ type Checkpoint[S any] struct {
 	Breakpoint *Breakpoint
 	// Error is the failure a "fail" record reports.
 	Error string
+	// Subgraphs are the subgraph checkpoints this record kept (a pause or a
+	// failure inside a subgraph), by namespace.
+	Subgraphs []SubgraphState
 }
 
 // Answered is a resolution as recorded in history.
@@ -198,7 +208,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 		if err != nil {
 			return nil, err
 		}
-		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At}
+		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Subgraphs: subgraphsOf(d.Memo)}
 		for _, q := range d.Raised {
 			if st.exchange(q.ID) == nil {
 				cp.Raised = append(cp.Raised, q)
@@ -441,7 +451,7 @@ func (g *Graph[S]) locked(ctx context.Context, threadID string, t *Thread, emit 
 	if err != nil {
 		return nil, err
 	}
-	r := &runner[S]{g: g, ctx: ctx, threadID: threadID, emit: emit, c: c}
+	r := &runner[S]{g: g, ctx: ctx, threadID: threadID, emit: emit, c: c, subgraphs: ctx.Value(subgraphsKey{}) != nil}
 	defer func() {
 		if r.dirty || r.c.st == nil {
 			g.cache.drop(threadID)

@@ -58,13 +58,20 @@ var errNoThread = &interlude.Error{Code: interlude.CodeInvalidRequest, Message: 
 // pending question, and end last. A refused command yields its error and no events.
 // Stopping the iteration early cancels the run; an unfinished step is not
 // committed, and a thread left with more to do reads as running (see Recover).
-func (g *Graph[S]) Stream(ctx context.Context, threadID string, cmd Command) iter.Seq2[Event, error] {
-	return g.stream(ctx, threadID, nil, cmd)
+func (g *Graph[S]) Stream(ctx context.Context, threadID string, cmd Command, opts ...StreamOption) iter.Seq2[Event, error] {
+	return g.stream(ctx, threadID, nil, cmd, opts...)
 }
 
-func (g *Graph[S]) stream(ctx context.Context, threadID string, t *Thread, cmd Command) iter.Seq2[Event, error] {
+func (g *Graph[S]) stream(ctx context.Context, threadID string, t *Thread, cmd Command, opts ...StreamOption) iter.Seq2[Event, error] {
+	var sc streamConfig
+	for _, o := range opts {
+		o(&sc)
+	}
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
+		if sc.subgraphs {
+			ctx = context.WithValue(ctx, subgraphsKey{}, true)
+		}
 		defer cancel()
 		events := make(chan Event, 64)
 		done := make(chan struct{})
@@ -105,6 +112,17 @@ func (g *Graph[S]) stream(ctx context.Context, threadID string, t *Thread, cmd C
 	}
 }
 
+// StreamOption configures Stream.
+type StreamOption func(*streamConfig)
+
+type streamConfig struct{ subgraphs bool }
+
+type subgraphsKey struct{}
+
+// WithSubgraphs makes the stream carry the events of subgraphs too (updates,
+// messages and custom events of their nodes), each with its Namespace.
+func WithSubgraphs() StreamOption { return func(c *streamConfig) { c.subgraphs = true } }
+
 // runner carries one invocation.
 type runner[S any] struct {
 	g        *Graph[S]
@@ -119,6 +137,9 @@ type runner[S any] struct {
 	combined S               // a step's writes combined into the state, before it commits
 	memory   sync.Map        // RunMemory: lives for this invocation only
 	replayed []Replay        // answers of this invocation given before
+	nest     *nesting        // set when the run is a subgraph's, inside a parent's task
+	// subgraphs: the stream takes the events of subgraphs too (WithSubgraphs)
+	subgraphs bool
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -191,6 +212,14 @@ func (r *runner[S]) send(e Event) { r.deliver(e, true) }
 // deliver sends e to the run's stream, and to the graph's live listeners
 // (WithEvents) if live.
 func (r *runner[S]) deliver(e Event, live bool) {
+	if r.nest != nil {
+		// A subgraph's events go to its parent's stream only.
+		if r.emit != nil {
+			e.ThreadID, e.At = r.threadID, r.g.cfg.now()
+			r.emit(e)
+		}
+		return
+	}
 	live = live && r.g.cfg.events != nil
 	if r.emit == nil && !live {
 		return
@@ -520,6 +549,9 @@ func (r *runner[S]) control(kind string) *delta {
 // the in-memory state. Values the run already applied (input and writes) are not
 // applied again.
 func (r *runner[S]) commit(d *delta) error {
+	if r.nest != nil {
+		return r.commitNested(d)
+	}
 	st, g := r.c.st, r.g
 	d.V, d.At, d.Input = store.FormatVersion, g.cfg.now(), r.input
 	status := d.Status
@@ -672,7 +704,11 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 			exchanges[i].Resolution = &r
 		}
 	}
-	ts := &task.Step{IDBase: st.nonce + "\x00" + r.threadID + "\x00" + strconv.FormatInt(base, 10), Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
+	idBase := st.nonce + "\x00" + r.threadID + "\x00" + strconv.FormatInt(base, 10)
+	if r.nest != nil {
+		idBase = r.nest.idBase + "\x00" + strconv.FormatInt(base, 10)
+	}
+	ts := &task.Step{IDBase: idBase, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
 	var runs []string
 	waiting := false
 	for _, n := range st.next {
@@ -712,14 +748,22 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var partial []write
 	memo := map[string]json.RawMessage{}
 	var failures []error
+	var inside *Breakpoint
 	for _, o := range outs {
 		for k, v := range o.memo {
 			memo[k] = v.Value
 		}
+		var bi *breakInside
 		switch {
 		case len(o.raised) > 0:
 			raised = append(raised, o.raised...)
 			partial = append(partial, o.partial...)
+		case errors.As(o.err, &bi):
+			partial = append(partial, o.partial...)
+			if inside == nil {
+				b := bi.b
+				inside = &b
+			}
 		case o.err != nil:
 			failures = append(failures, fmt.Errorf("node %q: %w", o.node, o.err))
 		default:
@@ -729,11 +773,14 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if len(memo) == 0 {
 		memo = nil
 	}
-	if len(failures) > 0 || len(raised) > 0 || waiting {
+	if len(failures) > 0 || len(raised) > 0 || waiting || inside != nil {
 		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
 			failures = append(failures, err)
 		}
-		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base}, errors.Join(failures...))
+		if len(raised) > 0 || waiting || len(failures) > 0 {
+			inside = nil // a breakpoint inside waits for the answers, and is met again
+		}
+		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base, Break: inside}, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
@@ -826,16 +873,21 @@ func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 	c := r.control(kindPause)
 	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = d.Writes, d.Ledger, d.Memo, d.Raised, true, d.Base
 	c.Calls = d.Calls
-	c.Status, c.Break, c.Error = store.StatusInterrupted, nil, ""
+	c.Status, c.Break, c.Error = store.StatusInterrupted, d.Break, ""
 	if cause != nil {
 		c.Kind, c.Status, c.Error = kindFail, store.StatusFailed, cause.Error()
 	}
 	if err := r.commit(c); err != nil {
 		return false, nil, errors.Join(cause, err)
 	}
-	for _, q := range st.pending() {
-		q := q
-		r.send(Event{Type: EventInterrupt, Node: q.Node, Interrupt: &q, Step: st.step})
+	if r.nest == nil {
+		for _, q := range st.pending() {
+			q := q
+			r.send(Event{Type: EventInterrupt, Node: q.Node, Interrupt: &q, Step: st.step})
+		}
+		if c.Break != nil {
+			r.send(Event{Type: EventBreakpoint, Node: c.Break.Node, Breakpoint: c.Break, Step: st.step})
+		}
 	}
 	return false, r.finish(), cause
 }
@@ -850,7 +902,7 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
-	env := &taskEnv{runner: r.send, live: r.emit != nil || g.cfg.events != nil, fs: g.codec.fs, node: node, step: st.step, memory: &r.memory}
+	env := &taskEnv{runner: r.send, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs}
 	ctx := task.With(context.WithValue(r.ctx, envKey{}, env), sc)
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}
@@ -943,7 +995,7 @@ func (r *runner[S]) finish() *Result[S] { return r.finishAt(r.c.st) }
 // live listeners should hear.
 func (r *runner[S]) finishAt(st *state[S]) *Result[S] {
 	res := r.resultOf(st)
-	if r.emit != nil || r.g.cfg.events != nil {
+	if r.nest == nil && (r.emit != nil || r.g.cfg.events != nil) {
 		vals, _ := json.Marshal(res.Values)
 		r.deliver(Event{Type: EventEnd, Status: res.Status, Checkpoint: res.Checkpoint, Step: st.step,
 			Values: vals, Interrupts: res.Interrupts, Breakpoint: res.Breakpoint, Next: res.Next, Error: res.Error}, st.version == r.c.st.version)

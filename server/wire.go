@@ -19,6 +19,7 @@ type wireInterrupt struct {
 	ID         string          `json:"id"`
 	Name       *string         `json:"name"`
 	Node       string          `json:"node"`
+	Path       []string        `json:"path,omitempty"`
 	ToolCallID *string         `json:"tool_call_id"`
 	Message    string          `json:"message"`
 	Reason     string          `json:"reason"`
@@ -37,7 +38,7 @@ func optional(s string) *string {
 }
 
 func toWire(q interlude.Interruption, withState bool) wireInterrupt {
-	w := wireInterrupt{ID: q.ID, Name: optional(q.Name), Node: q.Node, ToolCallID: optional(q.ToolCallID), Message: q.Message,
+	w := wireInterrupt{ID: q.ID, Name: optional(q.Name), Node: q.Node, Path: q.Path, ToolCallID: optional(q.ToolCallID), Message: q.Message,
 		Reason: q.Reason, Value: q.Value, Schema: q.Schema, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt}
 	if withState {
 		w.State = q.State

@@ -203,6 +203,16 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			"Conversation:", "you: Please refund order A-1001", "<- issue_refund (error): Needs a manager.",
 			"rejected: Needs a manager. (by alice,", "agent: I could not issue the refund: Needs a manager.")
 	})
+	t.Run("a question inside a subgraph or an inner agent shows where it was asked", func(t *testing.T) {
+		s.expectCLI(t, nil, exitOK, []string{"run", "nested", `{"amount": 150}`, "--thread", "nest-1"},
+			"Thread nest-1: interrupted", "Manager: approve $150?", "at: nested › approval › manager")
+		s.expectCLI(t, nil, exitOK, []string{"resume", "nest-1", "true"}, "Finance: approve $150?", "at: nested › approval › finance")
+		s.expectCLI(t, nil, exitOK, []string{"resume", "nest-1", "true"}, "Thread nest-1: completed", `"outcome":"approved"`)
+		s.expectCLI(t, nil, exitOK, []string{"run", "team-agent", "--message", "Please refund order A-1001", "--thread", "team-1"},
+			"Thread team-1: interrupted", "Approve a refund of $150 for order A-1001?", "at: team-agent › billing › issue_refund")
+		s.expectCLI(t, nil, exitOK, []string{"show", "team-1"}, "at: team-agent › billing › issue_refund")
+		s.expectCLI(t, nil, exitOK, []string{"resume", "team-1", `{"action": "approve"}`}, "Thread team-1: completed", "Billing says: Done: Refunded $150 on order A-1001.")
+	})
 	t.Run("show prints the finished lookup of a turn whose refund waits", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "support-agent", "--message", "Please refund order A-1001", "--thread", "chat-2"},
 			"Thread chat-2: interrupted", "Approve a refund of $150 for order A-1001?")
@@ -318,7 +328,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 	if code := s.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(s.stderr.String(), "msg=stopped") {
 		t.Fatalf("exit %d\n%s", code, s.stderr.String())
 	}
-	for _, want := range []string{"msg=listening", "inbox=" + s.url + "/inbox/", `graphs="[refund two-step parallel gated support-agent]"`, "tokens=2", "level=WARN msg=request", "status=403", "token=reader"} {
+	for _, want := range []string{"msg=listening", "inbox=" + s.url + "/inbox/", `graphs="[refund two-step parallel gated support-agent nested team-agent]"`, "tokens=2", "level=WARN msg=request", "status=403", "token=reader"} {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("server log lacks %q", want)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/termform"
 	"github.com/interludehq/interlude/internal/termtext"
@@ -34,7 +35,7 @@ func printRun(w io.Writer, res *client.RunResult, graph string) {
 	if res.Breakpoint != nil {
 		fmt.Fprintf(w, "Paused %s node %s. Continue with: %s run %s --thread %s\n", line(string(res.Breakpoint.When)), line(res.Breakpoint.Node), self, line(quote(graph)), line(quote(res.ThreadID)))
 	}
-	printQuestions(w, res.ThreadID, res.Interrupts)
+	printQuestions(w, graph, res.ThreadID, res.Interrupts)
 	if msgs := decodeMessages(res.Messages); len(msgs) > 0 {
 		if last := msgs[len(msgs)-1]; last.Role == model.RoleAssistant && last.Text() != "" {
 			fmt.Fprintf(w, "Agent: %s\n", oneLine(last.Text()))
@@ -47,7 +48,7 @@ func printRun(w io.Writer, res *client.RunResult, graph string) {
 }
 
 // printQuestions prints pending questions with the command that answers each.
-func printQuestions(w io.Writer, thread string, qs []interlude.Interruption) {
+func printQuestions(w io.Writer, graph, thread string, qs []interlude.Interruption) {
 	if len(qs) == 0 {
 		return
 	}
@@ -57,20 +58,52 @@ func printQuestions(w io.Writer, thread string, qs []interlude.Interruption) {
 		fmt.Fprintf(w, "Waiting for %d answers:\n", len(qs))
 	}
 	for _, q := range qs {
-		printQuestion(w, thread, q)
+		printQuestion(w, graph, thread, q)
 	}
+}
+
+// breadcrumb is where a question raised inside a subgraph or an inner agent was
+// asked, for people: the graph, the subgraphs (an agent's tool calls shown by
+// the agent tool's name), and the tool asked about, as in
+// "team-agent › billing › issue_refund". It is "" for a question of a plain node
+// or a top-level tool call, whose place the node and tool call say.
+func breadcrumb(graph string, q interlude.Interruption) string {
+	if len(q.Path) < 2 || len(q.Path) == 2 && q.ToolCallID != "" {
+		return ""
+	}
+	parts := []string{graph}
+	for i := 0; i < len(q.Path); i++ {
+		if q.Path[i] == agent.ToolsNode && i+1 < len(q.Path) {
+			i++ // a tool call: the agent tool's name follows, or the tool below
+			continue
+		}
+		parts = append(parts, q.Path[i])
+	}
+	var v struct {
+		Tool string `json:"tool"`
+	}
+	if q.Reason == interlude.ReasonToolApproval && json.Unmarshal(q.Value, &v) == nil && v.Tool != "" {
+		parts = append(parts, v.Tool)
+	}
+	for i, p := range parts {
+		parts[i] = line(p)
+	}
+	return strings.Join(parts, " › ")
 }
 
 // printQuestion prints one pending question and the commands that answer it.
 // They name the interrupt even when it is the only one, so that running one
 // again after it succeeded replays the recorded answer instead of being refused.
-func printQuestion(w io.Writer, thread string, q interlude.Interruption) {
+func printQuestion(w io.Writer, graph, thread string, q interlude.Interruption) {
 	where := "node " + line(q.Node)
 	if q.ToolCallID != "" {
 		where += ", tool call " + line(q.ToolCallID)
 	}
 	thread = line(thread)
 	fmt.Fprintf(w, "  %s (%s, %s)\n", line(q.ID), where, line(q.Reason))
+	if b := breadcrumb(graph, q); b != "" {
+		fmt.Fprintf(w, "    at: %s\n", b)
+	}
 	fmt.Fprintf(w, "    %s\n", oneLine(q.Message))
 	if actions := approvalActions(q); len(actions) > 0 {
 		var v struct {

@@ -53,10 +53,15 @@ A run that pauses prints its questions and how to answer them.`,
 }
 
 // graphOf names the graph of the run's thread when the run stopped at a
-// breakpoint, whose continue command needs it. A run answer does not carry it,
+// breakpoint, whose continue command needs it, or with a question asked inside
+// a subgraph, whose breadcrumb starts with it. A run answer does not carry it,
 // so it asks the server; "GRAPH" stands in if it cannot.
 func (r *remote) graphOf(res *client.RunResult) string {
-	if res.Breakpoint == nil {
+	nested := false
+	for _, q := range res.Interrupts {
+		nested = nested || breadcrumb("", q) != ""
+	}
+	if res.Breakpoint == nil && !nested {
 		return ""
 	}
 	c, err := r.client()

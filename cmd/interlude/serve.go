@@ -31,8 +31,9 @@ var serveCommand = &command{
 	name:    "serve",
 	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--body-limit N]",
 	summary: "serve the HTTP API over the built-in graphs, keeping threads in SQLite or Postgres",
-	about: `The built-in graphs are refund, two-step, parallel, gated and support-agent (on the
-scripted model). Without --tokens the API is open, so only loopback addresses are
+	about: `The built-in graphs are refund, two-step, parallel, gated, support-agent,
+nested (an approval subgraph inside a workflow) and team-agent (a supervisor whose
+billing tool is an agent); the agents run on the scripted model. Without --tokens the API is open, so only loopback addresses are
 allowed. The tokens file holds lines of name:token:roles (roles among run,
 approve, admin, comma-separated) or a JSON list of {"name", "token", "roles"};
 it must be readable by its owner only (chmod 600). With --tls-cert and --tls-key
@@ -342,7 +343,7 @@ func listenRefused(addr string, err error) error {
 const gcPercent = 400
 
 // builtinCount is how many graphs builtins compiles.
-const builtinCount = 5
+const builtinCount = 7
 
 // builtins compiles the built-in graphs with opts.
 func builtins(opts []graph.Option) ([]graph.Erased, error) {
@@ -366,7 +367,15 @@ func builtins(opts []graph.Option) ([]graph.Erased, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []graph.Erased{refund.Erase(), twoStep.Erase(), parallel.Erase(), gated.Erase(), support.Erase()}, nil
+	nested, err := graphs.Nested(opts...)
+	if err != nil {
+		return nil, err
+	}
+	team, err := graphs.TeamAgent(nil, nil, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return []graph.Erased{refund.Erase(), twoStep.Erase(), parallel.Erase(), gated.Erase(), support.Erase(), nested.Erase(), team.Erase()}, nil
 }
 
 // inboxURL is the web inbox's address on a listener, with a host a browser on

@@ -119,7 +119,7 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 
 	if len(t.Interrupts) > 0 {
 		fmt.Fprintln(w)
-		printQuestions(w, t.ThreadID, t.Interrupts)
+		printQuestions(w, t.Graph, t.ThreadID, t.Interrupts)
 	}
 	if len(msgs) > 0 {
 		fmt.Fprintf(w, "\nConversation:\n")

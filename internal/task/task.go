@@ -274,3 +274,39 @@ func From(ctx context.Context) *Scope {
 func Without(ctx context.Context) context.Context {
 	return context.WithValue(ctx, ctxKey{}, (*Scope)(nil))
 }
+
+// Forward records an interrupt raised inside a nested run (a subgraph) as one of
+// this task's, with its path as given, and marks the scope and its parents paused.
+// Unlike Raise it keeps every interrupt forwarded in an attempt: a subgraph may
+// pause in several places at once.
+func (s *Scope) Forward(in vocab.Interruption) {
+	for p := s; p != nil; p = p.parent {
+		p.mu.Lock()
+		p.paused = true
+		p.mu.Unlock()
+	}
+	in.Node = s.node
+	if in.ToolCallID == "" {
+		in.ToolCallID = s.toolCallID
+	}
+	s.collector.mu.Lock()
+	s.collector.raised = append(s.collector.raised, in)
+	s.collector.mu.Unlock()
+}
+
+// IDBase is what the interrupt ids of a run nested in this scope derive from: the
+// step's identity and this scope's path.
+func (s *Scope) IDBase() string {
+	return s.step.IDBase + "\x02" + strings.Join(s.path, "\x1f")
+}
+
+// progressMark ends the ledger key under which a nested run keeps its checkpoint.
+const progressMark = "\x00progress"
+
+// ProgressKey is the ledger key under which a run nested in this scope keeps its
+// checkpoint while it waits.
+func (s *Scope) ProgressKey() string { return s.LedgerKey(progressMark) }
+
+// IsProgressKey reports whether a ledger key holds a nested run's checkpoint
+// rather than a finished sub-task's result.
+func IsProgressKey(key string) bool { return strings.HasSuffix(key, "\x1f"+progressMark) }

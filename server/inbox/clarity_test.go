@@ -11,6 +11,8 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
 )
 
 // openApproval starts a support-agent thread asking for a refund and opens its
@@ -306,4 +308,25 @@ func TestAWaitingApprovalShowsTheToolResultsThatAlreadyFinished(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll('li.message.role-tool').length`); n != 1 {
 		t.Errorf("the waiting turn shows %d tool results, want only the finished lookup", n)
 	}
+}
+
+func TestAQuestionFromAnInnerAgentShowsItsBreadcrumb(t *testing.T) {
+	ctx := tab(t)
+	e := newEnv(t, nil, func(opts ...graph.Option) (graph.Erased, error) {
+		a, err := graphs.TeamAgent(nil, nil, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return a.Erase(), nil
+	})
+	res, err := e.client().Invoke(context.Background(), client.InvokeRequest{Graph: "team-agent", ThreadID: "team-1",
+		Messages: []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund order A-1001"}}}}})
+	if err != nil || res.Status != client.Interrupted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	openInbox(t, ctx, e)
+	until(t, ctx, "the approval in the list", `document.querySelector(`+js(row("team-1"))+`)`)
+	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(row("team-1"))))
+	until(t, ctx, "the decision", `document.querySelector('.decision')`)
+	contains(t, "the question's facts", text(t, ctx, ".question .facts"), "team-agent › billing › issue_refund")
 }

@@ -617,12 +617,31 @@ function backLink() {
   return h('nav', { class: 'back', 'aria-label': 'Back' }, h('a', { href: '#/' }, h('span', { 'aria-hidden': 'true' }, '← '), 'All questions'));
 }
 
+/**
+ * breadcrumb shows where a question raised inside a subgraph or an inner agent
+ * was asked: the graph, the subgraphs (an agent's tool call by the agent tool's
+ * name), and the tool asked about, as "team-agent › billing › issue_refund".
+ * It is null for a question of a plain node or a top-level tool call.
+ */
+function breadcrumb(graph, q) {
+  const path = Array.isArray(q.path) ? q.path : [];
+  if (path.length < 2 || (path.length === 2 && q.tool_call_id)) return null;
+  const parts = [graph];
+  for (let i = 0; i < path.length; i++) {
+    if (path[i] === 'tools' && i + 1 < path.length) { i++; continue; }
+    parts.push(path[i]);
+  }
+  if (q.reason === 'tool_approval' && q.value && typeof q.value.tool === 'string') parts.push(q.value.tool);
+  return h('span', { class: 'breadcrumb' }, parts.join(' › '));
+}
+
 function questionHeader(th, q, headingID) {
   const facts = [
     ['Thread', h('code', null, th.thread_id)],
     ['Graph', th.graph],
     // A tool call's node is the agent's tool node: the tool, shown below, says more.
-    ['Asked in', q.node && !q.tool_call_id ? h('code', null, q.node) : null],
+    // A question from inside a subgraph or an inner agent shows the way down to it.
+    ['Asked in', breadcrumb(th.graph, q) || (q.node && !q.tool_call_id ? h('code', null, q.node) : null)],
     ['Asked', when(q.created_at)],
     ['Expires', q.expires_at ? when(q.expires_at) : null],
   ].filter(([, v]) => v);

@@ -1,0 +1,393 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/task"
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
+)
+
+// Subgraphs.
+//
+// A compiled graph runs inside a task of another graph in two ways: as a node
+// (SubgraphNode, with a mapping from the parent's state to its own and back), or
+// called from a node's or a tool's code (Subgraph). Either way it runs in the
+// parent's thread, under a namespace: the task path that leads to it (["approval"]
+// for a subgraph node named approval, ["tools", "call_1", "billing"] for a
+// subgraph called as "billing" from an agent's tool call).
+//
+// The subgraph keeps its own checkpoint while it waits: when it pauses (or
+// fails), its state, its step in progress and the ledger of its finished tasks are
+// kept in the parent's step, under its namespace, and committed with the parent's
+// pause. Loading the parent reads them as data; nothing of the subgraph runs. An
+// answer re-runs the parent's task from its top (code before the call runs
+// again), and the call continues the subgraph from that checkpoint: inner steps
+// that completed, and inner tasks that finished, are not run again. Once the
+// parent's step completes, the subgraph's checkpoint is dropped with the step's
+// ledger.
+//
+// An interrupt raised inside carries its full path, outermost first
+// (["approval", "manager"]), and its id derives from the parent step's identity,
+// the namespace and the subgraph's own checkpoint, so a resume yields the same
+// ids and a later cycle of a loop (of the parent or of the subgraph) new ones.
+// The parent answers it like any other of its interrupts.
+//
+// Sticky approvals and other RunMemory entries of a subgraph belong to that
+// subgraph's invocation: each call starts with an empty RunMemory.
+
+// progress is a waiting subgraph's checkpoint, as kept in its parent's step.
+type progress struct {
+	Version    int64       `json:"version"`
+	Checkpoint *checkpoint `json:"checkpoint"`
+}
+
+// nesting marks a runner that runs a subgraph inside a parent's task: it commits
+// to memory only, and its interrupt ids derive from idBase.
+type nesting struct {
+	idBase string
+}
+
+// SubgraphNode returns a node of a graph over S that runs sub with the input in
+// maps from the parent's state, and returns the update out maps from the parent's
+// state and the subgraph's final state. The node's name is the subgraph's
+// namespace. in and out must not pause.
+func SubgraphNode[S, T any](sub *Graph[T], in func(S) T, out func(S, T) S) Node[S] {
+	return func(ctx context.Context, s S) (S, error) {
+		var zero S
+		if sub == nil || in == nil || out == nil {
+			return zero, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "SubgraphNode needs a compiled subgraph and both mappings"}
+		}
+		final, err := runNested(ctx, sub, in(s))
+		if err != nil {
+			return zero, err
+		}
+		return out(s, final), nil
+	}
+}
+
+// Subgraph runs sub from inside the running node or tool, with input as the
+// subgraph's first input, and returns the subgraph's final state. key names the
+// call within the task (unique in it, like Once's); the subgraph's namespace is the
+// task's path and key.
+//
+// If the subgraph pauses, Subgraph returns the pause (an error matching
+// interlude.ErrPaused), which the caller must return. When its interrupts are
+// answered, the caller runs again from its top and its Subgraph call picks the
+// subgraph up where it stopped. A subgraph that finished is not run again while
+// its parent's step lasts: Subgraph returns its recorded final state, as Once
+// does.
+func Subgraph[T any](ctx context.Context, key string, sub *Graph[T], input T) (T, error) {
+	var zero T
+	if key == "" || strings.ContainsAny(key, "\x00\x1f") {
+		return zero, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("subgraph key %q cannot be used; give each call a non-empty key, unique within the task", key)}
+	}
+	if sub == nil {
+		return zero, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "Subgraph was given no graph"}
+	}
+	return Once(ctx, key, func(ctx context.Context) (T, error) { return runNested(ctx, sub, input) })
+}
+
+// runNested runs sub in the task on ctx, from its kept checkpoint if it has one.
+func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
+	var zero T
+	s, env := task.From(ctx), envFrom(ctx)
+	if s == nil || env == nil {
+		return zero, interlude.ErrNotInRun
+	}
+	r := &runner[T]{g: sub, ctx: ctx, threadID: env.thread, nest: &nesting{idBase: s.IDBase()}, subgraphs: env.subgraphs}
+	prefix := slices.Clone(s.Path())
+	if env.live && env.subgraphs {
+		r.emit = func(e Event) {
+			e.Namespace = append(slices.Clone(prefix), e.Namespace...)
+			env.runner(e)
+		}
+	}
+	key := s.ProgressKey()
+	var res *Result[T]
+	var err error
+	if raw, ok := s.Recorded(key); ok {
+		var p progress
+		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+			return zero, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(prefix, "/"))}
+		}
+		st := &state[T]{}
+		if err := sub.codec.restore(st, p.Checkpoint); err != nil {
+			return zero, err
+		}
+		st.version = p.Version
+		r.c = &cached[T]{st: st}
+		// The parent holds the answers: bring those given since the pause in.
+		r.fresh = map[string]bool{}
+		for i := range st.exchanges {
+			x := &st.exchanges[i]
+			if x.R != nil {
+				continue
+			}
+			if given, ok := s.Lookup(x.Q.ID); ok && given.Resolution != nil {
+				res := *given.Resolution
+				x.R = &res
+				r.fresh[x.Q.ID] = true
+			}
+		}
+		if st.brk != nil {
+			// The parent was continued past the subgraph's breakpoint.
+			r.passOnce = st.brk.When == "before"
+			st.brk = nil
+			if st.status == store.StatusInterrupted && len(st.pending()) == 0 {
+				st.status = store.StatusRunning
+			}
+		}
+		res, err = r.loop()
+	} else {
+		st := &state[T]{status: store.StatusIdle}
+		r.c = &cached[T]{st: st}
+		res, err = r.begin(input)
+	}
+	st := r.c.st
+	if res != nil && res.Status == Completed && err == nil {
+		return res.Values, nil
+	}
+	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
+	if cp, cerr := sub.codec.capture(st); cerr == nil {
+		if data, merr := json.Marshal(progress{Version: st.version, Checkpoint: cp}); merr == nil {
+			s.Record(key, "", data)
+		}
+	}
+	if err != nil {
+		return zero, err
+	}
+	if res == nil {
+		return zero, fmt.Errorf("subgraph %s stopped without a result", strings.Join(prefix, "/"))
+	}
+	switch {
+	case len(res.Interrupts) > 0:
+		for _, q := range res.Interrupts {
+			q.Path = append(slices.Clone(prefix), q.Path...)
+			s.Forward(q)
+		}
+		return zero, interlude.ErrPaused
+	case res.Breakpoint != nil:
+		b := *res.Breakpoint
+		b.Namespace = strings.Join(append(slices.Clone(prefix), b.namespace()...), "/")
+		return zero, &breakInside{b}
+	case res.Status == Failed:
+		return zero, fmt.Errorf("subgraph %s failed: %s", strings.Join(prefix, "/"), res.Error)
+	}
+	return zero, fmt.Errorf("subgraph %s stopped unfinished", strings.Join(prefix, "/"))
+}
+
+// begin starts a subgraph's run with its input.
+func (r *runner[S]) begin(input S) (*Result[S], error) {
+	ws, err := r.g.codec.fs.writesOf(reflect.ValueOf(input), "the subgraph's input")
+	if err != nil {
+		return nil, err
+	}
+	if ws, err = r.checkInput(ws); err != nil {
+		return nil, err
+	}
+	st := r.c.st
+	r.dirty = true
+	if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), ws); err != nil {
+		return nil, err
+	}
+	r.input = ws
+	next, err := r.g.successors(task.Without(r.ctx), []string{Start}, st.values)
+	if err != nil {
+		return nil, err
+	}
+	st.next = next
+	return r.loop()
+}
+
+// commitNested applies d to a subgraph's state in memory: the parent's commit
+// stores it.
+func (r *runner[S]) commitNested(d *delta) error {
+	st := r.c.st
+	d.Input = nil
+	writes := d.Writes
+	d.Writes = nil
+	err := r.g.codec.applyDelta(st, d, true)
+	d.Writes = writes
+	if err != nil {
+		return err
+	}
+	st.version++
+	r.dirty, r.input = false, nil
+	return nil
+}
+
+// SubgraphState is the state of a subgraph that waits inside a thread's step (it
+// paused, sits at a breakpoint or failed), as Snapshot.Subgraphs lists it.
+type SubgraphState struct {
+	// Namespace is the subgraph's place in the thread: the task path that leads to
+	// it, outermost first.
+	Namespace []string `json:"namespace"`
+	// Values is the subgraph's state, as JSON.
+	Values json.RawMessage `json:"values"`
+	// Next lists the subgraph's nodes that run next.
+	Next []string `json:"next,omitempty"`
+	// Step counts the subgraph's completed steps.
+	Step int `json:"step"`
+	// Interrupts are its pending questions, their paths relative to the
+	// subgraph.
+	Interrupts []interlude.Interruption `json:"interrupts,omitempty"`
+	// Breakpoint is set while the subgraph sits at one of its breakpoints.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+	// Error describes its failure, if it failed.
+	Error string `json:"error,omitempty"`
+}
+
+// subgraphsOf lists the subgraphs kept in a step's ledger, and those nested in
+// them, in namespace order.
+func subgraphsOf(memo map[string]json.RawMessage) []SubgraphState {
+	var out []SubgraphState
+	for _, k := range slices.Sorted(maps.Keys(memo)) {
+		if !task.IsProgressKey(k) {
+			continue
+		}
+		var p progress
+		if json.Unmarshal(memo[k], &p) != nil || p.Checkpoint == nil {
+			continue
+		}
+		cp := p.Checkpoint
+		ns := task.PathOf(k)
+		ns = ns[:len(ns)-1]
+		s := SubgraphState{Namespace: ns, Values: cp.Values, Next: cp.Next, Step: cp.Step, Breakpoint: cp.Break, Error: cp.Error}
+		for _, x := range cp.Exchanges {
+			if x.R == nil {
+				s.Interrupts = append(s.Interrupts, x.Q)
+			}
+		}
+		out = append(out, s)
+		for _, inner := range subgraphsOf(cp.Memo) {
+			inner.Namespace = append(slices.Clone(ns), inner.Namespace...)
+			out = append(out, inner)
+		}
+	}
+	return out
+}
+
+// SubgraphAt returns the state of the subgraph waiting at namespace in snap, if
+// one does.
+func SubgraphAt[S any](snap *Snapshot[S], namespace ...string) (SubgraphState, bool) {
+	for _, s := range snap.Subgraphs {
+		if slices.Equal(s.Namespace, namespace) {
+			return s, true
+		}
+	}
+	return SubgraphState{}, false
+}
+
+// breakInside is the error of a task whose subgraph paused at a breakpoint: the
+// parent's step pauses there too, and a Continue of the parent passes it.
+type breakInside struct{ b Breakpoint }
+
+func (e *breakInside) Error() string {
+	return fmt.Sprintf("subgraph %s paused at a breakpoint %s node %q", e.b.Namespace, e.b.When, e.b.Node)
+}
+
+// Is makes the breakpoint travel like a pause through code that passes pauses
+// up (tools, Once): it matches interlude.ErrPaused.
+func (e *breakInside) Is(target error) bool { return target == interlude.ErrPaused }
+
+// namespace is the breakpoint's namespace as a path.
+func (b Breakpoint) namespace() []string {
+	if b.Namespace == "" {
+		return nil
+	}
+	return strings.Split(b.Namespace, "/")
+}
+
+// UpdateSubgraphState applies update (through sub's reducers) to the state of the
+// subgraph sub waiting at namespace in the thread, typically at a breakpoint
+// inside it; the subgraph goes on from the edited state when the thread is
+// continued. namespace is as Snapshot.Subgraphs lists it. A thread waiting for
+// answers refuses it with ErrThreadInterrupted, and a namespace where no
+// subgraph waits is refused with ErrInvalidRequest; nothing changes then.
+func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID string, sub *Graph[T], namespace []string, update T) (*Result[S], error) {
+	ws, err := sub.codec.fs.writesOf(reflect.ValueOf(update), "the update")
+	if err != nil {
+		return nil, err
+	}
+	return g.locked(ctx, threadID, nil, nil, true, func(r *runner[S]) (*Result[S], error) {
+		st := r.c.st
+		if st == nil {
+			return nil, storekit.NotFound(threadID)
+		}
+		if ids := st.pendingIDs(); len(ids) > 0 {
+			return nil, st.refuseIfWaiting()
+		}
+		memo, err := editProgress(st.memo, namespace, func(p *progress) error {
+			inner := &state[T]{}
+			if err := sub.codec.restore(inner, p.Checkpoint); err != nil {
+				return err
+			}
+			if err := sub.codec.fs.apply(reflect.ValueOf(&inner.values).Elem(), ws); err != nil {
+				return err
+			}
+			cp, err := sub.codec.capture(inner)
+			if err != nil {
+				return err
+			}
+			p.Checkpoint = cp
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		d := r.control(kindUpdate)
+		d.Memo = memo
+		if err := r.commit(d); err != nil {
+			return nil, err
+		}
+		return r.result(), nil
+	})
+}
+
+// editProgress edits the checkpoint of the subgraph waiting at namespace among
+// those kept in memo (and those nested in them), and returns the memo entry to
+// store again.
+func editProgress(memo map[string]json.RawMessage, namespace []string, edit func(*progress) error) (map[string]json.RawMessage, error) {
+	for k, raw := range memo {
+		if !task.IsProgressKey(k) {
+			continue
+		}
+		ns := task.PathOf(k)
+		ns = ns[:len(ns)-1]
+		if len(ns) > len(namespace) || !slices.Equal(ns, namespace[:len(ns)]) {
+			continue
+		}
+		var p progress
+		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+			continue
+		}
+		if len(ns) == len(namespace) {
+			if err := edit(&p); err != nil {
+				return nil, err
+			}
+		} else {
+			inner, err := editProgress(p.Checkpoint.Memo, namespace[len(ns):], edit)
+			if err != nil {
+				continue
+			}
+			if p.Checkpoint.Memo == nil {
+				p.Checkpoint.Memo = map[string]json.RawMessage{}
+			}
+			maps.Copy(p.Checkpoint.Memo, inner)
+		}
+		data, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]json.RawMessage{k: data}, nil
+	}
+	return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("no subgraph waits at %q in this thread; see the snapshot's subgraphs for those that do", strings.Join(namespace, "/"))}
+}

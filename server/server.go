@@ -20,6 +20,7 @@ import (
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Server is the HTTP API over a set of compiled graphs sharing one store. It is an
@@ -38,6 +39,7 @@ type Server struct {
 	hub        *EventHub
 	inbox      http.Handler
 	mux        *http.ServeMux
+	front      http.Handler // mux, traced
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
@@ -67,6 +69,8 @@ type config struct {
 	now       func() time.Time
 	timeouts  Timeouts
 	streamBuf int
+
+	tracerProvider trace.TracerProvider
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -204,6 +208,7 @@ func New(opts ...Option) (*Server, error) {
 	}
 	s.runCtx, s.stopRuns = context.WithCancel(context.Background())
 	s.routes(cfg.metrics)
+	s.front = traced(s.mux, cfg.tracerProvider)
 	if cfg.metrics {
 		s.metrics.hub = s.hub
 		s.metrics.store, _ = store.As[*instrumentedStore](s.host.Store())
@@ -233,6 +238,7 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 				s.metrics.resolution(graphName, string(interlude.KindExpired))
 			}
 		})}
+	opts = append(opts, hostTracing(cfg)...)
 	if s.hub != nil {
 		opts = append(opts, host.WithEvents(s.hub.Publish))
 	}
@@ -314,7 +320,7 @@ func (s *Server) Close() error {
 // that text from a thread is never taken for HTML or script.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	s.mux.ServeHTTP(w, r)
+	s.front.ServeHTTP(w, r)
 }
 
 // reqCtx is what the router knows about a request.

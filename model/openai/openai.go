@@ -54,8 +54,8 @@ import (
 
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/model/internal/genai"
-	"go.opentelemetry.io/otel/trace"
 	"github.com/interludehq/interlude/model/internal/sdkerr"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultModel is the model used unless [WithModel] says otherwise.

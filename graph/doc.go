@@ -143,6 +143,7 @@
 // span of the answering request (interlude.link=answer); an
 // "interlude.answer" event per answer repeats them. A run that finishes
 // another's step after a restart (Recover) links the pauses that step's
-// answers closed. With no provider set, spans cost a few no-op calls and no
-// question carries a trace.
+// answers closed. Until a provider is given or the program sets the global one
+// (otel.SetTracerProvider), no span is started, which costs next to nothing,
+// and no question carries a trace.
 package graph

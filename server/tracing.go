@@ -4,12 +4,14 @@ import (
 	"net/http"
 
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/tracing"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // WithTracerProvider makes the server trace each request through tp (by
-// default the global provider, otel.GetTracerProvider), named for its method
+// default the global provider, once the program sets it with
+// otel.SetTracerProvider), named for its method
 // and route ("POST /v1/threads/{id}/resume"), as otelhttp does: a request that
 // carries a W3C traceparent (read by the global propagator,
 // otel.GetTextMapPropagator) continues its caller's trace, and the run it
@@ -21,13 +23,22 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) { c.tracerProvider = tp }
 }
 
-// traced wraps the server's routes in a span per request.
+// traced wraps the server's routes in a span per request. Without a provider
+// of its own, the server traces requests once the program sets the global
+// provider, and until then serves them as they come.
 func traced(next http.Handler, tp trace.TracerProvider) http.Handler {
 	opts := []otelhttp.Option{otelhttp.WithSpanNameFormatter(spanName)}
 	if tp != nil {
-		opts = append(opts, otelhttp.WithTracerProvider(tp))
+		return otelhttp.NewHandler(next, "interlude", append(opts, otelhttp.WithTracerProvider(tp))...)
 	}
-	return otelhttp.NewHandler(next, "interlude", opts...)
+	h := otelhttp.NewHandler(next, "interlude", opts...)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tracing.GlobalSet() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // spanName names a request's span for its method and route, once routed.

@@ -15,17 +15,44 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Scope is the instrumentation scope of every tracer Interlude creates.
 const Scope = "github.com/interludehq/interlude"
 
+// unset is the global tracer provider as it is before a program sets one: it
+// delegates to the provider set later (otel.SetTracerProvider).
+var unset = otel.GetTracerProvider()
+
+// GlobalSet reports whether the program has set the global tracer provider.
+func GlobalSet() bool { return otel.GetTracerProvider() != unset }
+
 // Tracer returns the tracer of tp, or of the global provider when tp is nil.
+// The global provider's tracer starts no span, and costs next to nothing, until
+// a program sets the global provider; from then on it starts the spans of the
+// provider set.
 func Tracer(tp trace.TracerProvider) trace.Tracer {
 	if tp == nil {
-		tp = otel.GetTracerProvider()
+		return global{delegate: unset.Tracer(Scope)}
 	}
 	return tp.Tracer(Scope)
+}
+
+// global is the tracer of the global provider.
+type global struct {
+	embedded.Tracer
+	delegate trace.Tracer
+}
+
+// Start starts a span of the global provider once it is set; before, it
+// returns ctx as it is and a span that records nothing.
+func (g global) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if !GlobalSet() {
+		return ctx, noop.Span{}
+	}
+	return g.delegate.Start(ctx, name, opts...)
 }
 
 // Attribute keys of Interlude's spans, links and events.

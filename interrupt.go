@@ -7,6 +7,7 @@ import (
 
 	"github.com/interludehq/interlude/internal/schema"
 	"github.com/interludehq/interlude/internal/task"
+	"github.com/interludehq/interlude/internal/tracing"
 )
 
 // Interrupt asks a person a question from inside a running node, tool or approval
@@ -43,6 +44,8 @@ func Interrupt(ctx context.Context, req Request) (Answer, error) {
 		// Still pending from an earlier attempt: raise the recorded question again so
 		// its creation time and content stay those the person was shown.
 		in = x.Interrupt
+	} else {
+		in.Trace = tracing.Pause(ctx, id, req.Name, in.Reason)
 	}
 	s.Raise(in)
 	return Answer{}, &PausedError{Interrupt: in}

@@ -64,8 +64,12 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/tool"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // State is an agent thread's state.
@@ -109,6 +113,8 @@ type config struct {
 	approvals map[string]*approval
 	graphOpts []graph.Option
 	imports   bool
+	tracer    trace.Tracer
+	tp        trace.TracerProvider
 }
 
 // Option configures New.
@@ -160,6 +166,15 @@ func WithoutStreaming() Option { return func(c *config) error { c.generate = tru
 // breakpoints, observer, ...).
 func WithGraphOptions(opts ...graph.Option) Option {
 	return func(c *config) error { c.graphOpts = append(c.graphOpts, opts...); return nil }
+}
+
+// WithTracerProvider makes the agent emit OpenTelemetry spans through tp (by
+// default the global provider, otel.GetTracerProvider): its graph's spans (see
+// graph.WithTracerProvider) and a span per tool call, named "execute_tool" and
+// the tool's name as OpenTelemetry's GenAI conventions have it. Model calls are
+// traced by the model provider (see package model/openai and model/anthropic).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) error { c.tp = tp; return nil }
 }
 
 // Hook runs before a tool call, after the call's approval (if any). It may change
@@ -237,7 +252,8 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 		return []string{graph.End}, nil
 	})
 	g.AddEdge(ToolsNode, ModelNode)
-	compiled, err := g.Compile(append([]graph.Option{graph.WithName("agent")}, cfg.graphOpts...)...)
+	cfg.tracer = tracing.Tracer(cfg.tp)
+	compiled, err := g.Compile(append([]graph.Option{graph.WithName("agent"), graph.WithTracerProvider(cfg.tp)}, cfg.graphOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -456,7 +472,9 @@ func toolResultOf(f graph.SubTaskResult, id string) (model.Block, bool) {
 
 // runCall runs one call: rejection check, approval, hooks, then the tool.
 func (l *loop) runCall(ctx context.Context, c Call) (model.Block, error) {
+	ctx, span := l.cfg.tracer.Start(ctx, "execute_tool "+c.Tool, trace.WithSpanKind(trace.SpanKindInternal))
 	res, err := l.decide(ctx, &c)
+	endToolCall(ctx, span, c, res, err)
 	if err != nil {
 		return model.Block{}, err
 	}
@@ -534,4 +552,28 @@ func rejectionText(toolName, msg string, given bool) string {
 		return msg
 	}
 	return fmt.Sprintf("The user did not approve this call to %s, so it was not run.", toolName)
+}
+
+// endToolCall ends a tool call's span with the call and how it ended: "ok",
+// "error" (the tool's result is an error the model sees), "rejected" (a person
+// refused it), "paused" (it waits for an answer) or "failed" (the run fails).
+func endToolCall(ctx context.Context, span trace.Span, c Call, res tool.Result, err error) {
+	if span.IsRecording() {
+		outcome := "ok"
+		switch {
+		case interlude.IsPaused(err):
+			outcome = "paused"
+		case err != nil:
+			outcome = "failed"
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		case rejection(ctx, c.Tool) != nil:
+			outcome = "rejected"
+		case res.IsError:
+			outcome = "error"
+		}
+		span.SetAttributes(semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(c.Tool),
+			semconv.GenAIToolCallID(c.ID), tracing.ToolOutcome.String(outcome))
+	}
+	span.End()
 }

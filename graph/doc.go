@@ -159,4 +159,26 @@
 // ([Breakpoint.Namespace] says where) and Continue passes them. [Snapshot.Subgraphs]
 // lists the waiting subgraphs' states by namespace, and [WithSubgraphs] makes a
 // stream carry their events, each with its Namespace.
+//
+// # Tracing
+//
+// Runs emit OpenTelemetry spans through the tracer provider given with
+// [WithTracerProvider], or the global one: "interlude.run <graph>" per
+// invocation (a child of the span on the caller's context), "interlude.step"
+// per step, "interlude.node <node>" per node, and "interlude.append" per
+// append to the store. An interlude.Interrupt call records
+// "interlude.pause" under the span that called it and stores that span's
+// context with the question, as a W3C traceparent (interlude.Interruption's
+// Trace). A run that answers questions starts a new trace: it may come hours
+// or days later, in another process, and belongs to neither the pause's
+// trace nor the answer's request. Its span links to each answered pause,
+// with who answered (interlude.answer.by), the decision
+// (interlude.answer.decision: resolved, rejected, cancelled or expired) and
+// how long the question waited (interlude.answer.wait_seconds), and to the
+// span of the answering request (interlude.link=answer); an
+// "interlude.answer" event per answer repeats them. A run that finishes
+// another's step after a restart (Recover) links the pauses that step's
+// answers closed. Until a provider is given or the program sets the global one
+// (otel.SetTracerProvider), no span is started, which costs next to nothing,
+// and no question carries a trace.
 package graph

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/internal/keylock"
+	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Names of the virtual nodes where every run starts and ends.
@@ -171,6 +173,7 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	if cfg.store == nil {
 		cfg.store = memory.New()
 	}
+	cfg.tracer = tracing.Tracer(cfg.tracerProvider)
 	if cfg.owner == "" {
 		cfg.owner = defaultOwner()
 	}
@@ -213,6 +216,9 @@ type config struct {
 	owner    string
 
 	durability Durability // which commits wait for the disk
+
+	tracerProvider trace.TracerProvider
+	tracer         trace.Tracer
 
 	cacheBytes   int64 // the state cache's budget
 	cacheEntries int   // and its cap on states, 0 for none
@@ -283,6 +289,15 @@ func WithLease(ttl time.Duration, owner string) Option {
 // example to fan them out to live listeners. sink is called from the run's
 // goroutines and must not block for long.
 func WithEvents(sink func(Event)) Option { return func(c *config) { c.events = sink } }
+
+// WithTracerProvider makes the graph's runs emit OpenTelemetry spans through tp
+// (by default the global provider, otel.GetTracerProvider): a span per run, per
+// step, per node and per append to the store; a pause's span context is stored
+// with its question, and the run that answers it starts a new trace linked to it
+// (see "Tracing" in the package doc).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tracerProvider = tp }
+}
 
 // Observer watches nodes run, for logs, metrics and input checks. It cannot pause a
 // node: Interrupt called from its functions returns an error.

@@ -22,6 +22,7 @@ import (
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Invoke runs the command on the thread and waits for the run to end: completed,
@@ -149,7 +150,8 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Comm
 	// A recovery never waits for a run of this process: that run finishes
 	// the step itself.
 	wait := cmd.kind != cmdRecover
-	return g.locked(ctx, threadID, t, emit, wait, func(r *runner[S]) (*Result[S], error) {
+	ctx, span := g.startRun(ctx, threadID, cmd)
+	res, err := g.locked(ctx, threadID, t, emit, wait, func(r *runner[S]) (*Result[S], error) {
 		switch cmd.kind {
 		case cmdInput:
 			return r.start(cmd.input)
@@ -161,6 +163,8 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Comm
 			return r.resume()
 		}
 	})
+	endRun(span, res, err)
+	return res, err
 }
 
 // acquire returns the thread's current state: the cached copy if it is current
@@ -391,6 +395,13 @@ func (r *runner[S]) recover() (*Result[S], error) {
 		return nil, &interlude.Error{Code: interlude.CodeConflict,
 			Message: fmt.Sprintf("thread %q has no run left unfinished (it is %s): nothing needs recovering", r.threadID, statusOf(st.status))}
 	}
+	// The run being finished was started by the answers of its step, if any:
+	// link the pauses they answered.
+	for _, x := range st.exchanges {
+		if x.R != nil {
+			linkAnswer(r.ctx, x.Q, *x.R, x.R.At)
+		}
+	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
 }
@@ -439,6 +450,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			}
 			res.By, res.At = by, now
 			apply = append(apply, resolved{ID: id, R: res})
+			linkAnswer(r.ctx, x.Q, res, now)
 			continue
 		}
 		if prev := st.resolution(id); prev != nil {
@@ -603,7 +615,10 @@ func (r *runner[S]) commit(d *delta) error {
 			}
 		}
 	}
-	if err := g.cfg.store.Append(r.ctx, app); err != nil {
+	actx, span := r.startAppend(st.version, d.Kind, len(data))
+	err = g.cfg.store.Append(actx, app)
+	endSpan(span, err)
+	if err != nil {
 		return err
 	}
 	crashpoint.Committed(d.Kind)
@@ -645,7 +660,12 @@ func (r *runner[S]) loop() (*Result[S], error) {
 			return r.fail(kindFail, &interlude.Error{Code: interlude.CodeRecursionLimit,
 				Message: fmt.Sprintf("the run took %d steps without finishing; raise WithRecursionLimit or check for an endless loop, then continue the thread", g.cfg.limit)})
 		}
+		outer := r.ctx
+		var span trace.Span
+		r.ctx, span = r.startStep(st.next)
 		done, res, err := r.step()
+		r.ctx = outer
+		endSpan(span, err)
 		if !done {
 			return res, err
 		}
@@ -903,9 +923,11 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
 	env := &taskEnv{runner: r.send, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs}
-	ctx := task.With(context.WithValue(r.ctx, envKey{}, env), sc)
+	ctx, span := r.startNode(r.ctx, node)
+	ctx = task.With(context.WithValue(ctx, envKey{}, env), sc)
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}
+	defer endNode(span, &o)
 	var upd S
 	var err error
 	if g.observer != nil && g.observer.BeforeNode != nil {

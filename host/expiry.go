@@ -62,7 +62,9 @@ func dueAnswers(m store.Meta, now time.Time) map[string]interlude.Resolution {
 // expire closes the thread's expired questions (answers) and runs it on, and
 // reports how many it closed.
 func (h *Host) expire(ctx context.Context, g graph.Erased, m store.Meta, answers map[string]interlude.Resolution) int {
+	ctx, span := h.startWatch(ctx, "interlude.expire", m)
 	res, err := h.run(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, true, graph.Respond(answers))
+	defer endWatch(span, res, err)
 	failed := err != nil && res != nil && res.Status == graph.Failed // closed, then the thread failed
 	if failed {
 		h.log.Warn("a thread failed after its expired questions were closed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)

@@ -15,7 +15,9 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/keylock"
+	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Host runs a set of compiled graphs sharing one store, one run per thread at
@@ -32,6 +34,7 @@ type Host struct {
 	now       func() time.Time
 	onExpired func(graphName string, questions int)
 	watch     watches
+	tracer    trace.Tracer
 
 	life   context.Context // ends with Close
 	stop   context.CancelFunc
@@ -56,6 +59,7 @@ type config struct {
 	now       func() time.Time
 	onExpired func(string, int)
 	watch     watches
+	tp        trace.TracerProvider
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph.
@@ -101,6 +105,15 @@ func WithExpiredHook(fn func(graphName string, questions int)) Option {
 	return func(c *config) { c.onExpired = fn }
 }
 
+// WithTracerProvider makes the host trace what its watches do through tp (by
+// default the global provider, otel.GetTracerProvider): a span per thread whose
+// expired questions it closes ("interlude.expire") and per run it finishes
+// ("interlude.recover"), parents of the runs that follow. The graphs trace
+// their runs through their own (graph.WithTracerProvider).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tp = tp }
+}
+
 // New returns a host over the given graphs. Its watches run once Start is
 // called.
 func New(opts ...Option) (*Host, error) {
@@ -112,7 +125,7 @@ func New(opts ...Option) (*Host, error) {
 		return nil, errors.New("host: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	h := &Host{graphs: map[string]graph.Erased{}, store: cfg.store, threads: keylock.New(), hub: cfg.hub,
-		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch}
+		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch, tracer: tracing.Tracer(cfg.tp)}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

@@ -42,7 +42,9 @@ func (h *Host) RecoverThreads(ctx context.Context) (int, error) {
 
 // recover finishes the thread's unfinished run and reports whether it did.
 func (h *Host) recover(ctx context.Context, g graph.Erased, m store.Meta) bool {
+	ctx, span := h.startWatch(ctx, "interlude.recover", m)
 	res, err := h.run(ctx, m.ThreadID, false, graph.Recover())
+	defer endWatch(span, res, err)
 	switch {
 	case err == nil, res != nil && res.Status == graph.Failed:
 		if err != nil {

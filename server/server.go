@@ -23,6 +23,7 @@ import (
 	"github.com/interludehq/interlude/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Server is the HTTP API over a set of compiled graphs sharing one store. It is an
@@ -41,6 +42,7 @@ type Server struct {
 	hub        *host.Hub
 	inbox      http.Handler
 	mux        *http.ServeMux
+	front      http.Handler // mux, traced
 	runCtx     context.Context
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
@@ -75,6 +77,8 @@ type config struct {
 	streamBuf int
 	langgraph []langgraph.Option // set (non-nil) when the LangGraph API is on
 	cors      []string
+
+	tracerProvider trace.TracerProvider
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -252,6 +256,7 @@ func New(opts ...Option) (*Server, error) {
 	if err := s.routes(cfg.metrics, cfg.registry); err != nil {
 		return nil, err
 	}
+	s.front = traced(s.mux, cfg.tracerProvider)
 	if s.ownHost {
 		s.host.Start(context.Background())
 	}
@@ -277,6 +282,7 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 				s.metrics.resolution(graphName, string(interlude.KindExpired))
 			}
 		})}
+	opts = append(opts, hostTracing(cfg)...)
 	if s.hub != nil {
 		opts = append(opts, host.WithHub(s.hub))
 	}
@@ -364,7 +370,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.corsHeaders(w, r) {
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.front.ServeHTTP(w, r)
 }
 
 // reqCtx is what the router knows about a request.

@@ -9,13 +9,17 @@
 //
 //	go run ./bench/load [-clients 1,8,64] [-duration 10s] [-paused 100000]
 //	go run ./bench/load -postgres DSN [-replicas 3] [-clients 16,64,128] [-paused 0]
+//	go run ./bench/load -trace [-clients 64] [-paused 0]
 //
 // It builds cmd/interlude, starts `interlude serve` on a free loopback port with a
 // fresh SQLite file, and drives it with the Go client. With -postgres it starts
 // -replicas servers instead, all on the database at DSN (in a fresh schema,
 // dropped at the end), and sends the requests to them round robin, as a load
 // balancer would: a thread's start and its answer usually reach different
-// replicas. The DSN may set the servers' pool size (pool_max_conns=N).
+// replicas. The DSN may set the servers' pool size (pool_max_conns=N). With
+// -trace the servers trace every request, run, step, node and append and send
+// the spans by OTLP over HTTP to a sink in this process, which reads and drops
+// them (its CPU counts as the load generator's).
 package main
 
 import (
@@ -24,6 +28,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -56,6 +61,7 @@ func main() {
 	dsn := flag.String("postgres", "", "run the servers on the Postgres database at `DSN` instead of SQLite")
 	replicas := flag.Int("replicas", 1, "with -postgres, how many servers share the database")
 	procs := flag.Int("server-procs", 0, "run each server with GOMAXPROCS=`N` (0: Go's default, every core)")
+	traced := flag.Bool("trace", false, "trace every request (OTEL_TRACES_SAMPLER=always_on), exporting the spans by OTLP/HTTP to a sink in this process")
 	flag.Parse()
 	log.SetFlags(0)
 	if *replicas < 1 || (*replicas > 1 && *dsn == "") {
@@ -88,6 +94,16 @@ func main() {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
 	var srvs []*exec.Cmd
 	var cs []*client.Client
+	var env []string
+	if *procs > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(*procs))
+	}
+	var sink *traceSink
+	if *traced {
+		sink = startTraceSink()
+		env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.url, "OTEL_TRACES_SAMPLER=always_on")
+		header += ", traced (always_on, OTLP/HTTP to a local sink)"
+	}
 	for range *replicas {
 		addr := freeAddr()
 		args := []string{"serve", "--addr", addr, "--db", filepath.Join(dir, "load.db")}
@@ -95,8 +111,8 @@ func main() {
 			args = []string{"serve", "--addr", addr, "--postgres", withAppName(*dsn, schema), "--postgres-schema", schema}
 		}
 		srv := exec.Command(bin, args...)
-		if *procs > 0 {
-			srv.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(*procs))
+		if len(env) > 0 {
+			srv.Env = append(os.Environ(), env...)
 		}
 		srv.Stdout, srv.Stderr = nil, nil // request logs are part of the server's work, but not of the report
 		if err := srv.Start(); err != nil {
@@ -143,6 +159,9 @@ func main() {
 			ms(u.generator), ms(u.machine), count(u.commits), count(u.switches), r.errors)
 	}
 	fmt.Printf("\nhost speed: the loopback round trip took %s after the runs\n", hostLine())
+	if sink != nil {
+		fmt.Printf("trace sink: %d OTLP exports, %s received\n", sink.exports.Load(), mib(sink.bytes.Load()))
+	}
 	if *paused > 0 {
 		before := rssAll(srvs)
 		start := time.Now()
@@ -520,4 +539,25 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
+}
+
+// traceSink is an OTLP/HTTP receiver that reads and drops what it is sent.
+type traceSink struct {
+	url            string
+	exports, bytes atomic.Int64
+}
+
+func startTraceSink() *traceSink {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	s := &traceSink{url: "http://" + ln.Addr().String()}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		s.exports.Add(1)
+		s.bytes.Add(n)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	return s
 }

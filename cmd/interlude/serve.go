@@ -70,6 +70,13 @@ or a step with more left to do, and died or was stopped with the server (with
 either store), is finished by the server itself from its last committed step: at
 start, and every second once the dead run's lease has expired.
 
+Tracing follows OpenTelemetry's standard variables: with
+OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, spans of
+requests, runs, steps, nodes, model and tool calls and store appends go by OTLP
+over HTTP to it, named by OTEL_SERVICE_NAME (default interlude) and sampled as
+OTEL_TRACES_SAMPLER says; a request's traceparent header continues its trace.
+Without them nothing is traced.
+
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 	maxArgs: 0,
@@ -218,6 +225,13 @@ func (l *limits) check(fs *flag.FlagSet) error {
 
 func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64, lim limits) error {
 	crashpoint.Arm(e.getenv(crashpoint.Env)) // tests only: die right after a chosen commit
+	tp, err := tracingFromEnv(e.ctx, e.getenv)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if tp != nil {
+		defer installTracing(tp)()
+	}
 	if e.getenv("GOGC") == "" {
 		// A server's live heap is small and steady (paused threads live in the
 		// store, not in memory), so Go's default pace of collection spends CPU
@@ -256,6 +270,9 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		defer lite.Close()
 		st, hub = lite, server.NewEventHub(host.WithHubBytes(lim.eventBytes))
 		where = []any{"db", sc.sqlite}
+	}
+	if tp != nil {
+		log.Info("tracing", "exporter", "otlp/http")
 	}
 	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
 	gs, err := builtins(gopts)

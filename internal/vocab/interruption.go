@@ -34,6 +34,11 @@ type Interruption struct {
 	// ExpiresAt is when the question is meant to stop being open (see Request.TTL),
 	// or nil.
 	ExpiresAt *time.Time `json:"expires_at"`
+	// Trace is the span context of the pause, in the W3C traceparent form
+	// ("00-<trace id>-<span id>-<flags>"), when the run that raised it was
+	// traced: the run that answers it links to that span, so that a tracing UI
+	// joins the question and its answer across processes and days.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Exchange is one question and, once answered, its resolution.

@@ -54,7 +54,9 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/internal/genai"
 	"github.com/interludehq/interlude/model/internal/sdkerr"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultModel is the model used unless [WithModel] says otherwise.
@@ -74,6 +76,8 @@ type config struct {
 	model     string
 	maxTokens int
 	opts      []option.RequestOption
+	client    *http.Client
+	tp        trace.TracerProvider
 }
 
 // WithBaseURL sets the API's base URL. By default it is Anthropic's, or the
@@ -106,7 +110,16 @@ func WithMaxTokens(n int) Option {
 
 // WithHTTPClient sets the HTTP client requests go through.
 func WithHTTPClient(client *http.Client) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithHTTPClient(client)) }
+	return func(c *config) { c.client = client }
+}
+
+// WithTracerProvider makes the model trace its calls through tp (by default
+// the global provider, otel.GetTracerProvider): a span per call following
+// OpenTelemetry's GenAI conventions (operation, provider, request and response
+// model, token usage, finish reasons), and a span per HTTP request, which
+// carries the trace context to the provider (with the global propagator).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tp = tp }
 }
 
 // WithMaxRetries sets how many times a failed request is retried (the SDK's
@@ -127,6 +140,7 @@ type Model struct {
 	client    sdk.Client
 	model     string
 	maxTokens int
+	trace     *genai.Tracer
 }
 
 var _ model.Model = (*Model)(nil)
@@ -137,7 +151,8 @@ func New(opts ...Option) *Model {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Model{client: sdk.NewClient(c.opts...), model: c.model, maxTokens: c.maxTokens}
+	sdkOpts := append([]option.RequestOption{option.WithHTTPClient(genai.Client(c.client, c.tp))}, c.opts...)
+	return &Model{client: sdk.NewClient(sdkOpts...), model: c.model, maxTokens: c.maxTokens, trace: genai.New(c.tp, Provider)}
 }
 
 // ModelName returns the model name sent with every request.
@@ -145,6 +160,10 @@ func (m *Model) ModelName() string { return m.model }
 
 // Generate sends req and returns the complete answer.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return m.trace.Generate(ctx, m.model, req, m.generate)
+}
+
+func (m *Model) generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	p, opts, err := m.params(req)
 	if err != nil {
 		return nil, err
@@ -179,6 +198,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 			}
 		}
 	}
+	genai.FinishReason(ctx, string(msg.StopReason))
 	return acc.Finish(Provider, stopReason(string(msg.StopReason)), usage(msg.Usage), string(msg.Model))
 }
 
@@ -193,6 +213,10 @@ func usage(u sdk.Usage) model.Usage {
 
 // Stream sends req with streaming on and yields the answer as it arrives.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return m.trace.Stream(ctx, m.model, req, m.stream)
+}
+
+func (m *Model) stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		p, opts, err := m.params(req)
 		if err != nil {
@@ -333,6 +357,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			yield(model.Chunk{}, model.BadResponse(Provider, "the stream ended before message_stop", nil))
 			return
 		}
+		genai.FinishReason(ctx, stop)
 		resp, err := acc.Finish(Provider, stopReason(stop), usage(u), modelName)
 		if err != nil {
 			yield(model.Chunk{}, err)

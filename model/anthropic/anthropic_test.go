@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go.opentelemetry.io/otel/trace"
 	"net/http"
 	"reflect"
 	"strings"
@@ -430,5 +431,20 @@ func TestWhitespaceOnlyTextIsNotSent(t *testing.T) {
 	}
 	if len(body.Messages) != 3 || len(body.Messages[1].Content) != 1 || len(body.Messages[2].Content) != 1 {
 		t.Fatalf("messages = %+v", body.Messages)
+	}
+}
+
+func TestCallsAreTracedAsGenAIClientSpansThatCarryTheTraceContext(t *testing.T) {
+	want := wiretest.Traced{Provider: "anthropic", RequestModel: anthropic.DefaultModel, ResponseModel: "claude-sonnet-4-5-20250929",
+		InputTokens: 598, OutputTokens: 27, FinishReason: "end_turn"}
+	for _, stream := range []bool{false, true} {
+		file := "messages_final_text.json"
+		if stream {
+			file = "stream_final_text.sse"
+		}
+		srv := wiretest.NewServer(t, wiretest.File(t, 200, file))
+		wiretest.CheckTraced(t, srv, stream, want, func(tp trace.TracerProvider) model.Model {
+			return newModel(srv, anthropic.WithTracerProvider(tp))
+		})
 	}
 }

@@ -53,7 +53,9 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/model/internal/genai"
 	"github.com/interludehq/interlude/model/internal/sdkerr"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultModel is the model used unless [WithModel] says otherwise.
@@ -69,6 +71,8 @@ type config struct {
 	model  string
 	legacy bool
 	opts   []option.RequestOption
+	client *http.Client
+	tp     trace.TracerProvider
 }
 
 // WithBaseURL sets the API's base URL, such as "http://localhost:11434/v1"
@@ -92,7 +96,16 @@ func WithModel(name string) Option {
 
 // WithHTTPClient sets the HTTP client requests go through.
 func WithHTTPClient(client *http.Client) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithHTTPClient(client)) }
+	return func(c *config) { c.client = client }
+}
+
+// WithTracerProvider makes the model trace its calls through tp (by default
+// the global provider, otel.GetTracerProvider): a span per call following
+// OpenTelemetry's GenAI conventions (operation, provider, request and response
+// model, token usage, finish reasons), and a span per HTTP request, which
+// carries the trace context to the provider (with the global propagator).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tp = tp }
 }
 
 // WithMaxRetries sets how many times a failed request is retried (the SDK's
@@ -119,6 +132,7 @@ type Model struct {
 	client oai.Client
 	model  string
 	legacy bool
+	trace  *genai.Tracer
 }
 
 var _ model.Model = (*Model)(nil)
@@ -129,8 +143,8 @@ func New(opts ...Option) *Model {
 	for _, o := range opts {
 		o(&c)
 	}
-	sdkOpts := append([]option.RequestOption{option.WithMiddleware(quotaIsFinal)}, c.opts...)
-	return &Model{client: oai.NewClient(sdkOpts...), model: c.model, legacy: c.legacy}
+	sdkOpts := append([]option.RequestOption{option.WithMiddleware(quotaIsFinal), option.WithHTTPClient(genai.Client(c.client, c.tp))}, c.opts...)
+	return &Model{client: oai.NewClient(sdkOpts...), model: c.model, legacy: c.legacy, trace: genai.New(c.tp, Provider)}
 }
 
 // quotaCode is the error code of a 429 that says the account's quota or
@@ -182,6 +196,10 @@ func (m *Model) ModelName() string { return m.model }
 
 // Generate sends req and returns the complete answer.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return m.trace.Generate(ctx, m.model, req, m.generate)
+}
+
+func (m *Model) generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	p, err := m.params(req)
 	if err != nil {
 		return nil, err
@@ -222,11 +240,16 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		}
 		calls++
 	}
+	genai.FinishReason(ctx, ch.FinishReason)
 	return acc.Finish(Provider, stopReason(ch.FinishReason, calls > 0, ch.Message.Refusal != ""), usage(c.Usage), c.Model)
 }
 
 // Stream sends req with streaming on and yields the answer as it arrives.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return m.trace.Stream(ctx, m.model, req, m.stream)
+}
+
+func (m *Model) stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		p, err := m.params(req)
 		if err != nil {
@@ -305,6 +328,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			yield(model.Chunk{}, model.BadResponse(Provider, "the stream ended before the model finished (no finish_reason)", nil))
 			return
 		}
+		genai.FinishReason(ctx, finish)
 		resp, err := acc.Finish(Provider, stopReason(finish, nextCall > 0, refused), u, modelName)
 		if err != nil {
 			yield(model.Chunk{}, err)

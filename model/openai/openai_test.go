@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"net/http"
 	"strings"
 	"testing"
@@ -293,5 +294,20 @@ func TestErrorEventInStreamIsClassifiedByItsTypeWhenItsCodeSaysLess(t *testing.T
 	var me *model.Error
 	if !errors.Is(err, model.ErrInvalidRequest) || !errors.As(err, &me) || me.Retryable || me.Code != "context_length_exceeded" {
 		t.Fatalf("err = %v, want a non-retryable ErrInvalidRequest with code context_length_exceeded", err)
+	}
+}
+
+func TestCallsAreTracedAsGenAIClientSpansThatCarryTheTraceContext(t *testing.T) {
+	want := wiretest.Traced{Provider: "openai", RequestModel: openai.DefaultModel, ResponseModel: "gpt-4o-mini-2024-07-18",
+		InputTokens: 187, OutputTokens: 24, FinishReason: "stop"}
+	for _, stream := range []bool{false, true} {
+		file := "chat_final_text.json"
+		if stream {
+			file = "stream_final_text.sse"
+		}
+		srv := wiretest.NewServer(t, wiretest.File(t, 200, file))
+		wiretest.CheckTraced(t, srv, stream, want, func(tp trace.TracerProvider) model.Model {
+			return newModel(srv, openai.WithTracerProvider(tp))
+		})
 	}
 }

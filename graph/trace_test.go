@@ -1,0 +1,213 @@
+package graph_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store/sqlite"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// recorder is a tracer provider that keeps every ended span in memory.
+type recorder struct {
+	tp  *sdktrace.TracerProvider
+	exp *tracetest.InMemoryExporter
+}
+
+func newRecorder(t *testing.T) *recorder {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return &recorder{tp: tp, exp: exp}
+}
+
+// named returns the spans whose name starts with prefix, in the order they ended.
+func (r *recorder) named(prefix string) tracetest.SpanStubs {
+	var out tracetest.SpanStubs
+	for _, s := range r.exp.GetSpans() {
+		if strings.HasPrefix(s.Name, prefix) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (r *recorder) one(t *testing.T, prefix string) tracetest.SpanStub {
+	t.Helper()
+	ss := r.named(prefix)
+	if len(ss) != 1 {
+		t.Fatalf("want one span named %q, got %d of %d spans: %v", prefix, len(ss), len(r.exp.GetSpans()), spanNames(r.exp.GetSpans()))
+	}
+	return ss[0]
+}
+
+func spanNames(ss tracetest.SpanStubs) []string {
+	var names []string
+	for _, s := range ss {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func attr(kvs []attribute.KeyValue, key string) (attribute.Value, bool) {
+	for _, kv := range kvs {
+		if string(kv.Key) == key {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+func wantAttr(t *testing.T, what string, kvs []attribute.KeyValue, key string, want any) {
+	t.Helper()
+	v, ok := attr(kvs, key)
+	if !ok {
+		t.Fatalf("%s has no attribute %s: %v", what, key, kvs)
+	}
+	if got := v.AsInterface(); got != want {
+		t.Fatalf("%s: %s = %v (%T), want %v (%T)", what, key, got, got, want, want)
+	}
+}
+
+func childOf(child, parent tracetest.SpanStub) bool {
+	return child.Parent.SpanID() == parent.SpanContext.SpanID() && child.SpanContext.TraceID() == parent.SpanContext.TraceID()
+}
+
+func TestATracedRunHasASpanPerRunStepNodeAndAppend(t *testing.T) {
+	rec := newRecorder(t)
+	app := refundGraph(t, sqliteStore(t), graph.WithTracerProvider(rec.tp))
+	ctx, parent := rec.tp.Tracer("test").Start(context.Background(), "caller")
+	if _, err := app.Invoke(ctx, "order-1", graph.Input(refundState{Amount: 5})); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+
+	run := rec.one(t, "interlude.run refund")
+	if run.Parent.SpanID() != parent.SpanContext().SpanID() {
+		t.Fatal("the run span should continue the caller's trace")
+	}
+	wantAttr(t, "run", run.Attributes, "interlude.thread_id", "order-1")
+	wantAttr(t, "run", run.Attributes, "interlude.command", "input")
+	wantAttr(t, "run", run.Attributes, "interlude.status", "interrupted")
+	step := rec.one(t, "interlude.step")
+	node := rec.one(t, "interlude.node refund")
+	pause := rec.one(t, "interlude.pause")
+	if !childOf(step, run) || !childOf(node, step) || !childOf(pause, node) {
+		t.Fatalf("want run > step > node > pause, got parents step=%v node=%v pause=%v", step.Parent.SpanID(), node.Parent.SpanID(), pause.Parent.SpanID())
+	}
+	wantAttr(t, "node", node.Attributes, "interlude.status", "paused")
+	appends := rec.named("interlude.append")
+	if len(appends) == 0 {
+		t.Fatal("the pause's commit should have an append span")
+	}
+	wantAttr(t, "append", appends[len(appends)-1].Attributes, "interlude.record.kind", "pause")
+
+	snap, err := app.State(context.Background(), "order-1")
+	if err != nil || len(snap.Interrupts) != 1 {
+		t.Fatal(err, snap)
+	}
+	q := snap.Interrupts[0]
+	wantAttr(t, "pause", pause.Attributes, "interlude.interrupt.id", q.ID)
+	want := "00-" + pause.SpanContext.TraceID().String() + "-" + pause.SpanContext.SpanID().String() + "-01"
+	if q.Trace != want {
+		t.Fatalf("the stored question should carry the pause's span context %s, got %q", want, q.Trace)
+	}
+}
+
+func TestAnAnswerAfterARestartStartsATraceLinkedToThePauseAndTheAnsweringRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "interlude.db")
+	asked := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	answered := asked.Add(26 * time.Hour)
+
+	// The first process pauses and stops.
+	before := newRecorder(t)
+	st, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := refundGraph(t, st, graph.WithTracerProvider(before.tp), graph.WithClock(func() time.Time { return asked }))
+	if _, err := app.Invoke(context.Background(), "order-42", graph.Input(refundState{Amount: 150})); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	pause := before.one(t, "interlude.pause")
+
+	// Another process answers a day later, from a request of its own trace.
+	after := newRecorder(t)
+	st, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	app = refundGraph(t, st, graph.WithTracerProvider(after.tp), graph.WithClock(func() time.Time { return answered }))
+	ctx, click := after.tp.Tracer("test").Start(context.Background(), "POST /v1/threads/{id}/resume")
+	res, err := app.Invoke(interlude.WithActor(ctx, "alice"), "order-42", graph.Resume(map[string]any{"approved": true}))
+	click.End()
+	if err != nil || res.Status != graph.Completed {
+		t.Fatal(err, res)
+	}
+
+	run := after.one(t, "interlude.run refund")
+	if run.Parent.IsValid() {
+		t.Fatal("the answer's run should start a new trace")
+	}
+	if run.SpanContext.TraceID() == pause.SpanContext.TraceID() || run.SpanContext.TraceID() == click.SpanContext().TraceID() {
+		t.Fatal("the answer's run should be a trace of its own")
+	}
+	wantAttr(t, "run", run.Attributes, "interlude.command", "answer")
+	wantAttr(t, "run", run.Attributes, "interlude.status", "completed")
+	var toPause, toRequest *sdktrace.Link
+	for i, l := range run.Links {
+		switch {
+		case l.SpanContext.SpanID() == pause.SpanContext.SpanID() && l.SpanContext.TraceID() == pause.SpanContext.TraceID():
+			toPause = &run.Links[i]
+		case l.SpanContext.SpanID() == click.SpanContext().SpanID():
+			toRequest = &run.Links[i]
+		}
+	}
+	if toPause == nil || toRequest == nil {
+		t.Fatalf("the run should link the pause and the answering request: %+v", run.Links)
+	}
+	wantAttr(t, "link to the pause", toPause.Attributes, "interlude.link", "pause")
+	wantAttr(t, "link to the pause", toPause.Attributes, "interlude.answer.by", "alice")
+	wantAttr(t, "link to the pause", toPause.Attributes, "interlude.answer.decision", "resolved")
+	wantAttr(t, "link to the pause", toPause.Attributes, "interlude.answer.wait_seconds", float64(26*3600))
+	wantAttr(t, "link to the request", toRequest.Attributes, "interlude.link", "answer")
+	if len(run.Events) != 1 || run.Events[0].Name != "interlude.answer" {
+		t.Fatalf("the run should record the answer as an event: %+v", run.Events)
+	}
+	wantAttr(t, "answer event", run.Events[0].Attributes, "interlude.answer.by", "alice")
+
+	node := after.one(t, "interlude.node refund")
+	wantAttr(t, "node", node.Attributes, "interlude.status", "finished")
+	if node.SpanContext.TraceID() != run.SpanContext.TraceID() {
+		t.Fatal("the re-run node belongs to the answer's trace")
+	}
+}
+
+func TestAnUntracedGraphStoresNoTraceWithItsQuestions(t *testing.T) {
+	app := refundGraph(t, sqliteStore(t))
+	res, err := app.Invoke(context.Background(), "order-7", graph.Input(refundState{Amount: 5}))
+	if err != nil || len(res.Interrupts) != 1 {
+		t.Fatal(err, res)
+	}
+	if res.Interrupts[0].Trace != "" {
+		t.Fatalf("without a tracer provider the question should carry no trace, got %q", res.Interrupts[0].Trace)
+	}
+}
+
+func sqliteStore(t *testing.T) *sqlite.Store {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "interlude.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}

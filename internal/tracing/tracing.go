@@ -1,0 +1,145 @@
+// Package tracing holds what Interlude's packages share to emit OpenTelemetry
+// spans: the instrumentation scope's name, the choice of a tracer provider (the
+// one given, else the global one), the attribute keys of Interlude's own
+// attributes, and the W3C traceparent form in which a pause's span context is
+// stored with its question.
+//
+// Only the OpenTelemetry API is used here; a program chooses the SDK.
+package tracing
+
+import (
+	"context"
+	"encoding/hex"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// Scope is the instrumentation scope of every tracer Interlude creates.
+const Scope = "github.com/interludehq/interlude"
+
+// unset is the global tracer provider as it is before a program sets one: it
+// delegates to the provider set later (otel.SetTracerProvider).
+var unset = otel.GetTracerProvider()
+
+// GlobalSet reports whether the program has set the global tracer provider.
+func GlobalSet() bool { return otel.GetTracerProvider() != unset }
+
+// Tracer returns the tracer of tp, or of the global provider when tp is nil.
+// The global provider's tracer starts no span, and costs next to nothing, until
+// a program sets the global provider; from then on it starts the spans of the
+// provider set.
+func Tracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		return global{delegate: unset.Tracer(Scope)}
+	}
+	return tp.Tracer(Scope)
+}
+
+// global is the tracer of the global provider.
+type global struct {
+	embedded.Tracer
+	delegate trace.Tracer
+}
+
+// Start starts a span of the global provider once it is set; before, it
+// returns ctx as it is and a span that records nothing.
+func (g global) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if !GlobalSet() {
+		return ctx, noop.Span{}
+	}
+	return g.delegate.Start(ctx, name, opts...)
+}
+
+// Attribute keys of Interlude's spans, links and events.
+const (
+	Graph       = attribute.Key("interlude.graph")
+	ThreadID    = attribute.Key("interlude.thread_id")
+	Command     = attribute.Key("interlude.command")
+	Status      = attribute.Key("interlude.status")
+	Step        = attribute.Key("interlude.step")
+	Node        = attribute.Key("interlude.node")
+	Nodes       = attribute.Key("interlude.nodes")
+	Checkpoint  = attribute.Key("interlude.checkpoint")
+	RecordKind  = attribute.Key("interlude.record.kind")
+	RecordBytes = attribute.Key("interlude.record.bytes")
+	InterruptID = attribute.Key("interlude.interrupt.id")
+	Reason      = attribute.Key("interlude.interrupt.reason")
+	Link        = attribute.Key("interlude.link")
+	AnsweredBy  = attribute.Key("interlude.answer.by")
+	Decision    = attribute.Key("interlude.answer.decision")
+	WaitSeconds = attribute.Key("interlude.answer.wait_seconds")
+	ToolOutcome = attribute.Key("interlude.tool.outcome")
+	Replayed    = attribute.Key("interlude.replayed")
+)
+
+// Values of the Link attribute, saying what a linked span is to the run.
+const (
+	// LinkPause links a run to the pause whose question it answers.
+	LinkPause = "pause"
+	// LinkAnswer links a run to the request that answered.
+	LinkAnswer = "answer"
+)
+
+// Traceparent returns sc in the W3C traceparent form
+// ("00-<trace id>-<span id>-<flags>"), or "" when sc is not valid.
+func Traceparent(sc trace.SpanContext) string {
+	if !sc.IsValid() {
+		return ""
+	}
+	tid, sid := sc.TraceID(), sc.SpanID()
+	var b strings.Builder
+	b.Grow(55)
+	b.WriteString("00-")
+	b.WriteString(hex.EncodeToString(tid[:]))
+	b.WriteByte('-')
+	b.WriteString(hex.EncodeToString(sid[:]))
+	b.WriteByte('-')
+	b.WriteString(hex.EncodeToString([]byte{byte(sc.TraceFlags())}))
+	return b.String()
+}
+
+// Parse reads a traceparent written by Traceparent as a remote span context;
+// it reports false for anything else.
+func Parse(s string) (trace.SpanContext, bool) {
+	parts := strings.Split(s, "-")
+	if len(parts) != 4 || parts[0] != "00" || len(parts[1]) != 32 || len(parts[2]) != 16 || len(parts[3]) != 2 {
+		return trace.SpanContext{}, false
+	}
+	tid, err := trace.TraceIDFromHex(parts[1])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	sid, err := trace.SpanIDFromHex(parts[2])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	flags, err := hex.DecodeString(parts[3])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.TraceFlags(flags[0]), Remote: true})
+	return sc, sc.IsValid()
+}
+
+// Pause records the raising of question id in a span of its own, a child of
+// the span on ctx made by that span's provider, and returns the pause's span
+// context as a traceparent to store with the question ("" when nothing on ctx
+// is traced).
+func Pause(ctx context.Context, id, name, reason string) string {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.SpanContext().IsValid() {
+		return ""
+	}
+	attrs := []attribute.KeyValue{InterruptID.String(id), Reason.String(reason)}
+	if name != "" {
+		attrs = append(attrs, attribute.String("interlude.interrupt.name", name))
+	}
+	_, span := parent.TracerProvider().Tracer(Scope).Start(ctx, "interlude.pause", trace.WithAttributes(attrs...))
+	defer span.End()
+	return Traceparent(span.SpanContext())
+}

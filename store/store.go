@@ -107,6 +107,10 @@ type Append struct {
 	// last record. Load starts from the newest snapshot, History from the newest
 	// one before its page; the runtime decides how often to write one.
 	Snapshot *Snapshot
+	// Outbox holds the notices of the change (see Outbox), written with it or
+	// not at all. A notice whose id the store already has is not written again.
+	// A store without the Outbox capability refuses an append that carries any.
+	Outbox []Notice
 }
 
 // Loaded is a thread as read for running it: its facts, its snapshot, and the

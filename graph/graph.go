@@ -168,6 +168,9 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	if cfg.store == nil {
 		cfg.store = memory.New()
 	}
+	if _, ok := store.As[store.Outbox](cfg.store); cfg.outbox && !ok {
+		return nil, fmt.Errorf("graph: WithOutbox needs a store with an outbox (store.Outbox); %T has none", cfg.store)
+	}
 	if cfg.owner == "" {
 		cfg.owner = defaultOwner()
 	}
@@ -208,6 +211,7 @@ type config struct {
 	events   func(Event)
 	leaseTTL time.Duration
 	owner    string
+	outbox   bool // write notices (WithOutbox)
 
 	cacheBytes   int64 // the state cache's budget
 	cacheEntries int   // and its cap on states, 0 for none

@@ -512,6 +512,19 @@ func (r *runner[S]) commit(d *delta) error {
 		return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the step cannot be stored: " + err.Error(), Err: err}
 	}
 	r.dirty = true // until the store has it
+	var (
+		pendingBefore []string
+		closed        map[string]interlude.Interruption
+	)
+	if g.cfg.outbox {
+		pendingBefore = st.pendingIDs()
+		closed = make(map[string]interlude.Interruption, len(d.Resolve))
+		for _, res := range d.Resolve {
+			if x := st.exchange(res.ID); x != nil {
+				closed[res.ID] = x.Q
+			}
+		}
+	}
 	writes := d.Writes
 	d.Writes = nil
 	err = g.codec.applyDelta(st, d, true)
@@ -528,6 +541,11 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	if app.Expect == 0 {
 		app.Meta.CreatedAt = st.createdAt // kept by the store, so the cached copy knows it
+	}
+	if g.cfg.outbox {
+		if app.Outbox, err = r.notices(st, d, pendingBefore, closed); err != nil {
+			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the step's notices cannot be stored: " + err.Error(), Err: err}
+		}
 	}
 	since := r.c.since + len(data)
 	var snapSize int

@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/keylock"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -32,6 +33,7 @@ type Host struct {
 	now       func() time.Time
 	onExpired func(graphName string, questions int)
 	watch     watches
+	notifier  *notify.Dispatcher
 
 	life   context.Context // ends with Close
 	stop   context.CancelFunc
@@ -56,6 +58,7 @@ type config struct {
 	now       func() time.Time
 	onExpired func(string, int)
 	watch     watches
+	notifier  *notify.Dispatcher
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph.
@@ -111,7 +114,7 @@ func New(opts ...Option) (*Host, error) {
 		return nil, errors.New("host: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	h := &Host{graphs: map[string]graph.Erased{}, store: cfg.store, threads: keylock.New(), publish: cfg.publish,
-		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch}
+		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch, notifier: cfg.notifier}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -281,6 +284,7 @@ type Held struct {
 
 	claim  *graph.Claim
 	unlock func()
+	wake   func() // the notifier's, if any
 	once   sync.Once
 }
 
@@ -305,6 +309,9 @@ func (hd *Held) Release() {
 			hd.claim.Release(context.Background())
 		}
 		hd.unlock()
+		if hd.wake != nil {
+			hd.wake()
+		}
 	})
 }
 
@@ -331,7 +338,7 @@ func (h *Host) Hold(ctx context.Context, threadID, named string, create bool) (*
 			if err != nil {
 				return nil, err
 			}
-			return &Held{Graph: g, unlock: func() {}}, nil
+			return &Held{Graph: g, unlock: func() {}, wake: h.wake()}, nil
 		case !errors.Is(err, interlude.ErrNotFound):
 			return nil, err
 		}
@@ -340,7 +347,7 @@ func (h *Host) Hold(ctx context.Context, threadID, named string, create bool) (*
 	if err != nil {
 		return nil, err
 	}
-	hd := &Held{unlock: unlock}
+	hd := &Held{unlock: unlock, wake: h.wake()}
 	stored := ""
 	if h.claimer != nil {
 		// Any graph can claim, but the thread's own graph knows whether its
@@ -366,4 +373,12 @@ func (h *Host) Hold(ctx context.Context, threadID, named string, create bool) (*
 	}
 	hd.Fresh = stored == ""
 	return hd, nil
+}
+
+// wake returns the notifier's Wake, or nil.
+func (h *Host) wake() func() {
+	if h.notifier == nil {
+		return nil
+	}
+	return h.notifier.Wake
 }

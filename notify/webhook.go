@@ -154,4 +154,3 @@ func (e *StatusError) Error() string {
 	}
 	return fmt.Sprintf("the endpoint answered %d: %s", e.Code, e.Body)
 }
-

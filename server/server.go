@@ -18,6 +18,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/store"
 )
@@ -67,6 +68,7 @@ type config struct {
 	now       func() time.Time
 	timeouts  Timeouts
 	streamBuf int
+	notifier  *notify.Dispatcher
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -236,6 +238,9 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 	if s.hub != nil {
 		opts = append(opts, host.WithEvents(s.hub.Publish))
 	}
+	if cfg.notifier != nil {
+		opts = append(opts, host.WithNotifier(cfg.notifier))
+	}
 	for _, g := range cfg.graphs {
 		opts = append(opts, host.WithGraph(g))
 	}
@@ -367,6 +372,8 @@ func (s *Server) routes(withMetrics bool) {
 		{"/v1/threads/{id}/events", false, stream(s.handleEvents)},
 		{"/v1/events", false, stream(s.handleAllEvents)},
 		{"/v1/me", false, read(s.handleMe)},
+		{"/v1/notifications", false, read(s.handleNotifications)},
+		{"/v1/notifications/{id}/retry", false, map[string]endpoint{http.MethodPost: {need: canAdmin, doing: "retry notifications", fn: s.handleRetryNotification}}},
 		{"/healthz", true, read(s.handleHealth)},
 		{"/inbox/", true, read(s.handleInbox)},
 		{"/", true, nil},

@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/crashpoint"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/postgres"
@@ -24,7 +25,7 @@ import (
 
 var serveCommand = &command{
 	name:    "serve",
-	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--body-limit N]",
+	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--body-limit N] [--webhook URL --webhook-secret whsec_... | --notify FILE]",
 	summary: "serve the HTTP API over the built-in graphs, keeping threads in SQLite or Postgres",
 	about: `The built-in graphs are refund, two-step, parallel, gated and support-agent (on the
 scripted model). Without --tokens the API is open, so only loopback addresses are
@@ -58,6 +59,14 @@ or a step with more left to do, and died or was stopped with the server (with
 either store), is finished by the server itself from its last committed step: at
 start, and every second once the dead run's lease has expired.
 
+With --webhook (and its --webhook-secret) or --notify, every question raised,
+answered, rejected, cancelled or expired, and every failed thread, is written to
+the store's outbox in the same transaction as the change, and delivered from
+there at least once, signed as the Standard Webhooks specification says: a
+server killed at any moment delivers what it committed when it starts again,
+and with Postgres one replica delivers each. Failed deliveries are tried again
+with growing pauses, then listed by "interlude notifications --failed".
+
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 	maxArgs: 0,
@@ -73,6 +82,11 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		bodyLimit := fs.Int64("body-limit", 0, "refuse request bodies over `N` bytes (0: the server's default, 1 MiB)")
 		logFormat := fs.String("log-format", "text", "log `format`: text or json")
 		logLevel := fs.String("log-level", "info", "log `level`: debug (every request), info, warn (refused requests) or error")
+		var nf notifyFlags
+		fs.StringVar(&nf.webhook, "webhook", "", "send every notification (a question raised, answered, rejected, cancelled or expired; a thread failed) to the Standard Webhooks endpoint at `URL`")
+		fs.StringVar(&nf.secret, "webhook-secret", "", "the endpoint's signing `secret` (whsec_ and base64; default $INTERLUDE_WEBHOOK_SECRET)")
+		fs.StringVar(&nf.file, "notify", "", "route notifications to the webhooks listed in the JSON `FILE` (by graph, reason and type)")
+		fs.StringVar(&nf.inbox, "public-url", "", "the `URL` people reach the server at, for links to the inbox in notifications (default: the listen address)")
 		memLimit := fs.Int64("memory-limit", 512<<20, "a soft limit on the process's memory in `bytes`, past which the garbage collector works harder and returns memory to the system (0: none; $GOMEMLIMIT wins when set)")
 		var lim limits
 		fs.DurationVar(&lim.timeouts.ReadHeader, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers (0: no limit)")
@@ -141,6 +155,12 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 				return err
 			}
 			cfg.tls = tlsCfg
+			if nf.secret == "" {
+				nf.secret = e.getenv("INTERLUDE_WEBHOOK_SECRET")
+			}
+			if cfg.notify, err = nf.config(*addr, tlsCfg != nil); err != nil {
+				return usageOf(fs, err.Error())
+			}
 			return serve(e, log, *addr, cfg, tokens, *bodyLimit, lim)
 		}
 	},
@@ -152,6 +172,7 @@ type storeConfig struct {
 	postgres, schema string        // the Postgres DSN and schema
 	leaseTTL         time.Duration // thread leases, with Postgres
 	tls              *tls.Config   // HTTPS, when set
+	notify           *notify.Config
 }
 
 // limits bound the time clients may take and the memory serve keeps.
@@ -228,11 +249,20 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		where = []any{"db", sc.sqlite}
 	}
 	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount)}
+	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}
+	if sc.notify != nil {
+		d, err := dispatcher(st, sc.notify, log)
+		if err != nil {
+			return err
+		}
+		gopts = append(gopts, graph.WithOutbox())
+		opts = append(opts, server.WithNotifier(d))
+		where = append(where, "webhooks", len(sc.notify.Webhooks))
+	}
 	gs, err := builtins(gopts)
 	if err != nil {
 		return err
 	}
-	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}
 	names := make([]string, len(gs))
 	for i, g := range gs {
 		opts = append(opts, server.WithGraph(g))

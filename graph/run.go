@@ -378,6 +378,10 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		res := given[id]
 		x := st.exchange(id)
 		if x != nil && x.R == nil {
+			if a, ok := interlude.AnswererFrom(r.ctx); ok && !x.Q.MayAnswer(a) {
+				return nil, &interlude.Error{Code: interlude.CodeForbidden, Interrupts: []string{id},
+					Message: fmt.Sprintf("interrupt %s may be answered only by %s or an admin, not by %q", id, strings.Join(x.Q.Assignees, ", "), a.Name)}
+			}
 			if err := checkExpiry(x.Q, res, now); err != nil {
 				return nil, err
 			}

@@ -63,6 +63,8 @@ func statusOf(c interlude.Code) int {
 		return http.StatusConflict
 	case interlude.CodeInvalidResponse:
 		return http.StatusUnprocessableEntity
+	case interlude.CodeForbidden:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/interludehq/interlude/internal/schema"
@@ -34,6 +35,34 @@ type Interruption struct {
 	// ExpiresAt is when the question is meant to stop being open (see Request.TTL),
 	// or nil.
 	ExpiresAt *time.Time `json:"expires_at"`
+	// Assignees name who may answer (people and groups, see Request.Assignees);
+	// empty means anyone allowed to answer questions.
+	Assignees []string `json:"assignees,omitempty"`
+}
+
+// MayAnswer reports whether a may answer the question: anyone when it names
+// no assignee, otherwise an admin, an assignee, or a member of an assigned
+// group.
+func (q Interruption) MayAnswer(a Answerer) bool {
+	if len(q.Assignees) == 0 || a.Admin {
+		return true
+	}
+	for _, who := range q.Assignees {
+		if who == a.Name || slices.Contains(a.Groups, who) {
+			return true
+		}
+	}
+	return false
+}
+
+// Answerer is who answers a question, as the check of its assignees sees it.
+type Answerer struct {
+	// Name names the person (an API token's name).
+	Name string
+	// Groups are the groups the person belongs to.
+	Groups []string
+	// Admin may answer every question.
+	Admin bool
 }
 
 // Exchange is one question and, once answered, its resolution.

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/interludehq/interlude/graph"
@@ -128,6 +129,27 @@ type Dispatcher struct {
 	log      *slog.Logger
 	observe  func(Delivery)
 	wake     chan struct{}
+	stats    counters
+}
+
+// counters count attempts by what they left, for Stats.
+type counters struct {
+	delivered, retrying, failed atomic.Uint64
+}
+
+// Stats counts a dispatcher's attempts since it started, by what each left.
+type Stats struct {
+	// Delivered counts attempts after which every destination had the notice.
+	Delivered uint64
+	// Retrying counts failed attempts that left the notice to try again.
+	Retrying uint64
+	// Failed counts last attempts that failed (dead letters).
+	Failed uint64
+}
+
+// Stats returns the dispatcher's counts of attempts, for metrics.
+func (d *Dispatcher) Stats() Stats {
+	return Stats{Delivered: d.stats.delivered.Load(), Retrying: d.stats.retrying.Load(), Failed: d.stats.failed.Load()}
 }
 
 // Delivery is the outcome of one attempt at one notice, for metrics
@@ -319,6 +341,14 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
 	}
 	if err := d.outbox.SettleNotice(context.WithoutCancel(ctx), settle); err != nil {
 		return err
+	}
+	switch settle.State {
+	case store.NoticeDelivered:
+		d.stats.delivered.Add(1)
+	case store.NoticePending:
+		d.stats.retrying.Add(1)
+	default:
+		d.stats.failed.Add(1)
 	}
 	if d.observe != nil {
 		d.observe(Delivery{Notice: n, State: settle.State, Err: err})

@@ -273,6 +273,9 @@ func TestAFailedDeliveryIsRetriedWithBackoffThenDeadLetteredAndRetriedByHand(t *
 	if len(rcv.payloads()) != 1 || len(other.payloads()) != 1 {
 		t.Fatalf("deliveries: %d and %d, want 1 each", len(rcv.payloads()), len(other.payloads()))
 	}
+	if st := d.Stats(); st != (notify.Stats{Delivered: 1, Retrying: 2, Failed: 1}) {
+		t.Fatalf("stats = %+v, want 1 delivered, 2 retrying, 1 failed", st)
+	}
 }
 
 func TestRoutesSelectNotificationsByGraphReasonAndType(t *testing.T) {

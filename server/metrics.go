@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -57,6 +58,7 @@ type metrics struct {
 	resolutions map[[2]string]*atomic.Uint64 // graph, kind
 	store       *instrumentedStore
 	hub         *EventHub
+	notifier    *notify.Dispatcher
 }
 
 type requestKey struct {
@@ -229,6 +231,13 @@ func (m *metrics) render() string {
 	e.header("interlude_resolutions_total", "counter", "Answers accepted, by graph and kind (identical replays included).")
 	for _, k := range sortedKeys(m.resolutions, pairLess) {
 		e.sample("interlude_resolutions_total", []string{"graph", k[0], "kind", k[1]}, float64(m.resolutions[k].Load()))
+	}
+	if d := m.notifier; d != nil {
+		st := d.Stats()
+		e.header("interlude_notification_attempts_total", "counter", "Notification delivery attempts by what they left: delivered, retrying (tried again later) or failed (the last attempt failed).")
+		e.sample("interlude_notification_attempts_total", []string{"outcome", "delivered"}, float64(st.Delivered))
+		e.sample("interlude_notification_attempts_total", []string{"outcome", "retrying"}, float64(st.Retrying))
+		e.sample("interlude_notification_attempts_total", []string{"outcome", "failed"}, float64(st.Failed))
 	}
 	if m.hub != nil {
 		e.header("interlude_event_listeners", "gauge", "Open live event streams (GET /v1/threads/{id}/events).")

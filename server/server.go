@@ -208,6 +208,7 @@ func New(opts ...Option) (*Server, error) {
 	s.routes(cfg.metrics)
 	if cfg.metrics {
 		s.metrics.hub = s.hub
+		s.metrics.notifier = s.host.Notifier()
 		s.metrics.store, _ = store.As[*instrumentedStore](s.host.Store())
 	}
 	if s.ownHost {

@@ -311,7 +311,9 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
 			if slices.Contains(done, dst.Name()) || !dst.Wants(nt) {
 				continue
 			}
-			dctx, cancel := context.WithTimeout(ctx, d.timeout)
+			// A delivery under way finishes (within its timeout) even when the
+			// dispatcher is stopping, so that stopping does not send it twice.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.timeout)
 			err := dst.Deliver(dctx, nt)
 			cancel()
 			if err != nil {
@@ -333,11 +335,6 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
 			settle.State, settle.NextAt = store.NoticePending, now.Add(d.retry.wait(n.Attempts))
 			d.log.Info("a notification will be tried again", "id", n.ID, "type", n.Type, "thread", n.ThreadID, "attempt", n.Attempts, "next", settle.NextAt, "err", err)
 		}
-	}
-	if ctx.Err() != nil {
-		// Stopping: the claim lapses and the notice is tried again; what was
-		// delivered meanwhile may be delivered twice, as at-least-once allows.
-		return nil
 	}
 	if err := d.outbox.SettleNotice(context.WithoutCancel(ctx), settle); err != nil {
 		return err

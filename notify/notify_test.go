@@ -35,13 +35,7 @@ type approval struct {
 func approvals(t *testing.T, name, reason string, st store.Store) graph.Erased {
 	t.Helper()
 	g := graph.New[approval]()
-	g.AddNode("approve", func(ctx context.Context, s approval) (approval, error) {
-		ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Approve a refund?", Reason: reason, Value: map[string]any{"amount": s.Amount}})
-		if err != nil {
-			return s, err
-		}
-		return approval{Outcome: string(ans.Data)}, nil
-	})
+	g.AddNode("approve", func(ctx context.Context, s approval) (approval, error) { return ask(ctx, s, reason) })
 	g.AddEdge(graph.Start, "approve")
 	app, err := g.Compile(graph.WithStore(st), graph.WithName(name), graph.WithOutbox())
 	if err != nil {
@@ -49,6 +43,18 @@ func approvals(t *testing.T, name, reason string, st store.Store) graph.Erased {
 	}
 	return app.Erase()
 }
+
+// ask asks to approve s, for the given reason.
+func ask(ctx context.Context, s approval, reason string) (approval, error) {
+	ans, err := interlude.Interrupt(ctx, interlude.Request{Message: "Approve a refund?", Reason: reason, Value: map[string]any{"amount": s.Amount}})
+	if err != nil {
+		return s, err
+	}
+	return approval{Outcome: string(ans.Data)}, nil
+}
+
+// approvalNode asks to approve s as a plain approval.
+func approvalNode(ctx context.Context, s approval) (approval, error) { return ask(ctx, s, "approval") }
 
 // receiver is a webhook endpoint that checks each request with the Standard
 // Webhooks reference verification and keeps those it accepts.

@@ -39,6 +39,9 @@ const (
 	CodeUnknownFormat = vocab.CodeUnknownFormat
 	// CodeInvalidUpdate: a node wrote state that cannot be applied or stored.
 	CodeInvalidUpdate = vocab.CodeInvalidUpdate
+	// CodeForbidden: the question names who may answer it, and the answerer
+	// is not one of them (Request.Assignees).
+	CodeForbidden = vocab.CodeForbidden
 )
 
 // Error is an Interlude error: a Code to match, a message that says what to do, and
@@ -74,6 +77,9 @@ var (
 	ErrInvalidResponse = &Error{Code: CodeInvalidResponse, Message: "the answer does not match the response schema"}
 	// ErrConflict matches errors with CodeConflict: another writer changed the thread first.
 	ErrConflict = &Error{Code: CodeConflict, Message: "the thread was changed by another writer; reload it and try again"}
+	// ErrForbidden matches errors with CodeForbidden: the answerer is not among
+	// the question's assignees.
+	ErrForbidden = &Error{Code: CodeForbidden, Message: "only the question's assignees or an admin may answer it"}
 	// ErrThreadBusy matches errors with CodeThreadBusy: another run holds the thread.
 	ErrThreadBusy = &Error{Code: CodeThreadBusy, Message: "another run holds the thread; try again when it finishes"}
 	// ErrNotFound matches errors with CodeNotFound: the thread does not exist.

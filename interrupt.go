@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/interludehq/interlude/internal/schema"
 	"github.com/interludehq/interlude/internal/task"
@@ -90,6 +92,14 @@ func buildInterrupt(id string, req Request, s *task.Scope) (Interruption, error)
 	if req.TTL > 0 {
 		t := in.CreatedAt.Add(req.TTL)
 		in.ExpiresAt = &t
+	}
+	for _, a := range req.Assignees {
+		if a = strings.TrimSpace(a); a == "" {
+			return in, &Error{Code: CodeInvalidRequest, Message: "Request.Assignees holds an empty name; name people and groups, or leave it empty for anyone"}
+		}
+		if !slices.Contains(in.Assignees, a) {
+			in.Assignees = append(in.Assignees, a)
+		}
 	}
 	return in, nil
 }

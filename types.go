@@ -40,7 +40,16 @@ type Request struct {
 	// asking code sees as a cancellation: the server does so by itself within a
 	// second or so; a program that runs graphs itself answers with Expire.
 	TTL time.Duration
+	// Assignees name who may answer: people (the names of API tokens) and
+	// groups (as the tokens file assigns them). When set, only they and
+	// admins can answer; anyone else is refused with CodeForbidden and the
+	// thread is unchanged. Notifications go to them.
+	Assignees []string
 }
+
+// Answerer is who answers a question, as the check of its assignees sees it
+// (Interruption.MayAnswer, WithAnswerer).
+type Answerer = vocab.Answerer
 
 // Interruption is an interrupt: a question raised by Interrupt, as recorded in the
 // thread. It carries its id, the node and task path that raised it, the message,

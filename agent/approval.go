@@ -80,9 +80,10 @@ func RespondWith(text string) interlude.Resolution {
 }
 
 type approval struct {
-	when    func(args json.RawMessage) bool
-	message func(Call) string
-	ttl     time.Duration
+	when      func(args json.RawMessage) bool
+	message   func(Call) string
+	ttl       time.Duration
+	assignees []string
 }
 
 // ApprovalOption configures an approval policy.
@@ -95,6 +96,13 @@ func WithQuestion(f func(Call) string) ApprovalOption { return func(a *approval)
 // Once d passes, the question is closed as expired (a server does so by itself),
 // the call does not run, and the model is told that it was not approved in time.
 func WithApprovalTTL(d time.Duration) ApprovalOption { return func(a *approval) { a.ttl = d } }
+
+// AssignTo names who may answer each approval question: people (API token
+// names) and groups (interlude.Request.Assignees). Anyone else but an admin
+// is refused, and the call waits for them.
+func AssignTo(assignees ...string) ApprovalOption {
+	return func(a *approval) { a.assignees = append(a.assignees, assignees...) }
+}
 
 // RequireApproval asks a person before every call of the tool.
 func RequireApproval(toolName string, opts ...ApprovalOption) Option {
@@ -161,12 +169,13 @@ func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (*tool.Result,
 		msg = a.message(*c)
 	}
 	ans, err := interlude.Interrupt(ctx, interlude.Request{
-		Name:    approvalName,
-		Message: msg,
-		Reason:  interlude.ReasonToolApproval,
-		Value:   value,
-		Schema:  decisionSchema(t.InputSchema()),
-		TTL:     a.ttl,
+		Name:      approvalName,
+		Message:   msg,
+		Reason:    interlude.ReasonToolApproval,
+		Value:     value,
+		Schema:    decisionSchema(t.InputSchema()),
+		TTL:       a.ttl,
+		Assignees: a.assignees,
 	})
 	if err != nil {
 		return nil, err

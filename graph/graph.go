@@ -174,6 +174,9 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		cfg.store = memory.New()
 	}
 	cfg.tracer = tracing.Tracer(cfg.tracerProvider)
+	if _, ok := store.As[store.Outbox](cfg.store); cfg.outbox && !ok {
+		return nil, fmt.Errorf("graph: WithOutbox needs a store with an outbox (store.Outbox); %T has none", cfg.store)
+	}
 	if cfg.owner == "" {
 		cfg.owner = defaultOwner()
 	}
@@ -214,6 +217,7 @@ type config struct {
 	events   func(Event)
 	leaseTTL time.Duration
 	owner    string
+	outbox   bool // write notices (WithOutbox)
 
 	durability Durability // which commits wait for the disk
 

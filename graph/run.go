@@ -442,6 +442,10 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		res := given[id]
 		x := st.exchange(id)
 		if x != nil && x.R == nil {
+			if a, ok := interlude.AnswererFrom(r.ctx); ok && !x.Q.MayAnswer(a) {
+				return nil, &interlude.Error{Code: interlude.CodeForbidden, Interrupts: []string{id},
+					Message: fmt.Sprintf("interrupt %s may be answered only by %s or an admin, not by %q", id, strings.Join(x.Q.Assignees, ", "), a.Name)}
+			}
 			if err := checkExpiry(x.Q, res, now); err != nil {
 				return nil, err
 			}
@@ -580,6 +584,19 @@ func (r *runner[S]) commit(d *delta) error {
 		return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the step cannot be stored: " + err.Error(), Err: err}
 	}
 	r.dirty = true // until the store has it
+	var (
+		pendingBefore []string
+		closed        map[string]interlude.Interruption
+	)
+	if g.cfg.outbox {
+		pendingBefore = st.pendingIDs()
+		closed = make(map[string]interlude.Interruption, len(d.Resolve))
+		for _, res := range d.Resolve {
+			if x := st.exchange(res.ID); x != nil {
+				closed[res.ID] = x.Q
+			}
+		}
+	}
 	writes := d.Writes
 	d.Writes = nil
 	err = g.codec.applyDelta(st, d, true)
@@ -597,6 +614,14 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	if app.Expect == 0 {
 		app.Meta.CreatedAt = st.createdAt // kept by the store, so the cached copy knows it
+	}
+	if g.cfg.outbox {
+		if app.Outbox, err = r.notices(st, d, pendingBefore, closed); err != nil {
+			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the step's notices cannot be stored: " + err.Error(), Err: err}
+		}
+		if len(app.Outbox) > 0 {
+			app.NoSync = false // a notice tells someone: what it reports is durable first
+		}
 	}
 	since := r.c.since + len(data)
 	var snapSize int

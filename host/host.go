@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/keylock"
 	"github.com/interludehq/interlude/internal/tracing"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -35,6 +36,7 @@ type Host struct {
 	onExpired func(graphName string, questions int)
 	watch     watches
 	tracer    trace.Tracer
+	notifier  *notify.Dispatcher
 
 	life   context.Context // ends with Close
 	stop   context.CancelFunc
@@ -60,6 +62,7 @@ type config struct {
 	onExpired func(string, int)
 	watch     watches
 	tp        trace.TracerProvider
+	notifier  *notify.Dispatcher
 }
 
 // WithGraph hosts g under its name (graph.WithName). Repeat it for each graph.
@@ -125,7 +128,7 @@ func New(opts ...Option) (*Host, error) {
 		return nil, errors.New("host: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
 	h := &Host{graphs: map[string]graph.Erased{}, store: cfg.store, threads: keylock.New(), hub: cfg.hub,
-		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch, tracer: tracing.Tracer(cfg.tp)}
+		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch, tracer: tracing.Tracer(cfg.tp), notifier: cfg.notifier}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -325,6 +328,7 @@ type Held struct {
 
 	thread *graph.Thread
 	unlock func()
+	wake   func() // the notifier's, if any
 	once   sync.Once
 }
 
@@ -348,6 +352,9 @@ func (hd *Held) Release() {
 	hd.once.Do(func() {
 		hd.thread.Release(context.Background())
 		hd.unlock()
+		if hd.wake != nil {
+			hd.wake()
+		}
 	})
 }
 
@@ -394,10 +401,18 @@ func (h *Host) hold(ctx context.Context, threadID, named string, create, wait bo
 		unlock()
 		return nil, err
 	}
-	hd := &Held{thread: t, unlock: unlock, Fresh: t.Graph == ""}
+	hd := &Held{thread: t, unlock: unlock, Fresh: t.Graph == "", wake: h.wake()}
 	if hd.Graph, err = h.pick(threadID, t.Graph, named, create); err != nil {
 		hd.Release()
 		return nil, err
 	}
 	return hd, nil
+}
+
+// wake returns the notifier's Wake, or nil.
+func (h *Host) wake() func() {
+	if h.notifier == nil {
+		return nil
+	}
+	return h.notifier.Wake
 }

@@ -81,6 +81,9 @@ func (h *Host) Start(ctx context.Context) {
 			})
 		})
 	}
+	if h.notifier != nil {
+		h.active.Go(func() { h.notifier.Run(h.life) })
+	}
 	if w, ok := store.As[store.LeaseWatcher](h.store); ok && h.hub != nil && h.watch.leases > 0 {
 		h.active.Go(func() { h.watchLeases(w, h.watch.leases) })
 	}

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/interludehq/interlude"
 )
 
 // Role is what a token may do besides reading, which every valid token may.
@@ -39,6 +41,9 @@ type Token struct {
 	Secret string `json:"token"`
 	// Roles are what the token may do besides reading.
 	Roles []Role `json:"roles"`
+	// Groups are the groups the holder belongs to, which questions may name
+	// among their assignees (interlude.Request.Assignees).
+	Groups []string `json:"groups,omitempty"`
 }
 
 type roleSet uint8
@@ -75,16 +80,23 @@ func roleName(need roleSet) Role {
 
 // principal is who makes a request.
 type principal struct {
-	name  string
-	roles roleSet
+	name   string
+	roles  roleSet
+	groups []string
+}
+
+// answerer is who p answers as, for the check of a question's assignees.
+func (p principal) answerer() interlude.Answerer {
+	return interlude.Answerer{Name: p.name, Groups: p.groups, Admin: p.roles&canAdmin != 0}
 }
 
 // token is a configured token with its secret hashed, so that comparisons take the
 // same time whatever the secrets' lengths.
 type token struct {
-	name  string
-	sum   [sha256.Size]byte
-	roles roleSet
+	name   string
+	sum    [sha256.Size]byte
+	roles  roleSet
+	groups []string
 }
 
 // checkTokens validates tokens and prepares them for comparison.
@@ -108,7 +120,12 @@ func checkTokens(ts []Token) ([]token, error) {
 			return nil, fmt.Errorf("token %q has the same secret as another token", t.Name)
 		}
 		names[t.Name], secrets[t.Secret] = true, true
-		tk := token{name: t.Name, sum: sha256.Sum256([]byte(t.Secret))}
+		tk := token{name: t.Name, sum: sha256.Sum256([]byte(t.Secret)), groups: t.Groups}
+		for _, g := range t.Groups {
+			if g == "" || strings.ContainsAny(g, ",:@ \t\n\r") {
+				return nil, fmt.Errorf("token %q has group %q; a group is a non-empty name without ',', ':', '@' or spaces", t.Name, g)
+			}
+		}
 		for _, r := range t.Roles {
 			b, ok := roleBit(r)
 			if !ok {
@@ -126,11 +143,13 @@ func checkTokens(ts []Token) ([]token, error) {
 //	[{"name": "alice", "token": "s3cret", "roles": ["approve"]}]
 //
 // or lines of name:token:roles, roles separated by commas (possibly none, for a
-// read-only token), blank lines and lines starting with # ignored:
+// read-only token), blank lines and lines starting with # ignored. Among the
+// roles, @name puts the holder in group name (JSON: "groups"), which questions
+// may name among their assignees:
 //
 //	# name:token:roles
 //	ci:4f9c...:run
-//	alice:9b1e...:approve,run
+//	alice:9b1e...:approve,run,@finance
 //
 // A token may itself contain ':' (the name ends at the first, the roles start after
 // the last). Names and secrets must be unique and roles known.
@@ -185,7 +204,13 @@ func parseTokens(data []byte) ([]Token, error) {
 		}
 		t := Token{Name: strings.TrimSpace(line[:first]), Secret: strings.TrimSpace(line[first+1 : last])}
 		for r := range strings.SplitSeq(line[last+1:], ",") {
-			if r = strings.TrimSpace(r); r != "" && !slices.Contains(t.Roles, Role(r)) {
+			r = strings.TrimSpace(r)
+			switch {
+			case strings.HasPrefix(r, "@"):
+				if g := r[1:]; !slices.Contains(t.Groups, g) {
+					t.Groups = append(t.Groups, g)
+				}
+			case r != "" && !slices.Contains(t.Roles, Role(r)):
 				t.Roles = append(t.Roles, Role(r))
 			}
 		}
@@ -228,7 +253,7 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 		return principal{}, errBadToken
 	}
 	t := &s.tokens[match]
-	return principal{name: t.name, roles: t.roles}, nil
+	return principal{name: t.name, roles: t.roles, groups: t.groups}, nil
 }
 
 // authorize refuses p unless it holds need.
@@ -253,8 +278,9 @@ func (rs roleSet) roles() []Role {
 
 // meAnswer answers GET /v1/me.
 type meAnswer struct {
-	Name  string `json:"name"`
-	Roles []Role `json:"roles"`
+	Name   string   `json:"name"`
+	Roles  []Role   `json:"roles"`
+	Groups []string `json:"groups"`
 }
 
 // handleMe serves GET /v1/me: the caller's token name and roles. Without tokens
@@ -264,5 +290,5 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, meAnswer{Name: rc.who.name, Roles: rc.who.roles.roles()})
+	writeJSON(w, http.StatusOK, meAnswer{Name: rc.who.name, Roles: rc.who.roles.roles(), Groups: append([]string{}, rc.who.groups...)})
 }

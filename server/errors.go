@@ -66,6 +66,8 @@ func statusOf(c interlude.Code) int {
 		return http.StatusUnprocessableEntity
 	case host.CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case interlude.CodeForbidden:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

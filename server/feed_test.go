@@ -159,15 +159,16 @@ func TestTheFeedOfEveryThreadNeedsAHub(t *testing.T) {
 
 func TestMeTellsTheTokensNameAndRoles(t *testing.T) {
 	both := server.Token{Name: "bob", Secret: "bob-runs-and-approves", Roles: []server.Role{server.RoleApprove, server.RoleRun}}
-	e := newEnv(t, setup{tokens: []server.Token{approver, admin, reader, both}})
+	e := newEnv(t, setup{tokens: []server.Token{approver, admin, reader, both, financier}})
 	for _, c := range []struct {
 		tok  server.Token
 		want string
 	}{
-		{approver, `{"name":"alice","roles":["approve"]}`},
-		{admin, `{"name":"root","roles":["admin"]}`},
-		{reader, `{"name":"viewer","roles":[]}`},
-		{both, `{"name":"bob","roles":["run","approve"]}`},
+		{approver, `{"name":"alice","roles":["approve"],"groups":[]}`},
+		{admin, `{"name":"root","roles":["admin"],"groups":[]}`},
+		{reader, `{"name":"viewer","roles":[],"groups":[]}`},
+		{both, `{"name":"bob","roles":["run","approve"],"groups":[]}`},
+		{financier, `{"name":"fiona","roles":["approve"],"groups":["finance"]}`},
 	} {
 		a := e.do(http.MethodGet, "/v1/me", "", c.tok.Secret)
 		expect(t, a, http.StatusOK, "")
@@ -180,7 +181,7 @@ func TestMeTellsTheTokensNameAndRoles(t *testing.T) {
 	open := newEnv(t, setup{})
 	a := open.do(http.MethodGet, "/v1/me", "", "")
 	expect(t, a, http.StatusOK, "")
-	sameJSON(t, "anonymous", a.body, `{"name":"","roles":["admin"]}`)
+	sameJSON(t, "anonymous", a.body, `{"name":"","roles":["admin"],"groups":[]}`)
 }
 
 func TestTheWebInboxIsServedByDefaultAndWithInboxNilTurnsItOff(t *testing.T) {

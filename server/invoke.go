@@ -175,10 +175,10 @@ func (s *Server) checkNeeded(graphName string, req *invokeRequest) error {
 // runContext returns the context of a run: it carries the token's name to the
 // resolutions, and it is not cancelled when the client goes away (an accepted
 // answer is always acted on), only by Close.
-func (s *Server) runContext(r *http.Request, actor string) (context.Context, context.CancelFunc) {
+func (s *Server) runContext(r *http.Request, who principal) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	stop := context.AfterFunc(s.runCtx, cancel)
-	return interlude.WithActor(ctx, actor), func() { stop(); cancel() }
+	return interlude.WithAnswerer(ctx, who.answerer()), func() { stop(); cancel() }
 }
 
 // refusal turns the error of a refused command into the client's answer, naming
@@ -241,7 +241,7 @@ func (s *Server) counted(ru *run, outcome string, d time.Duration) {
 
 // drive runs the command and answers like invoke, or streams it.
 func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) {
-	ctx, cancel := s.runContext(r, rc.who.name)
+	ctx, cancel := s.runContext(r, rc.who)
 	defer cancel()
 	if stream {
 		s.stream(w, r, ctx, &ru)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -44,9 +45,9 @@ type requestKey struct {
 }
 
 // newMetrics registers the server's metrics with reg, and those of its store
-// (InstrumentStore) and event hub, if any, and the Go runtime's and the
+// (InstrumentStore), event hub and notification dispatcher, if any, and the Go runtime's and the
 // process's collectors unless reg has them.
-func newMetrics(reg prometheus.Registerer, graphs, routes []string, st *instrumentedStore, hub *host.Hub) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, graphs, routes []string, st *instrumentedStore, hub *host.Hub, d *notify.Dispatcher) (*metrics, error) {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "interlude_http_requests_total",
 		Help: "HTTP requests by route, method and status code."}, []string{"route", "method", "code"})
 	reqLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "interlude_http_request_duration_seconds",
@@ -69,6 +70,9 @@ func newMetrics(reg prometheus.Registerer, graphs, routes []string, st *instrume
 	}
 	if st != nil {
 		cs = append(cs, st.latency, st.errors)
+	}
+	if d != nil {
+		cs = append(cs, notifierCollector{d})
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -247,3 +251,22 @@ func (s *instrumentedStore) Delete(ctx context.Context, threadID string) error {
 }
 
 func (s *instrumentedStore) Close() error { return s.inner.Close() }
+
+var notificationAttempts = prometheus.NewDesc("interlude_notification_attempts_total",
+	"Notification delivery attempts by what they left: delivered, retrying (tried again later) or failed (the last attempt failed).",
+	[]string{"outcome"}, nil)
+
+// notifierCollector reads a dispatcher's counts of attempts when scraped.
+type notifierCollector struct{ d *notify.Dispatcher }
+
+func (c notifierCollector) Describe(ch chan<- *prometheus.Desc) { ch <- notificationAttempts }
+
+func (c notifierCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.d.Stats()
+	for _, o := range []struct {
+		outcome string
+		n       uint64
+	}{{"delivered", st.Delivered}, {"retrying", st.Retrying}, {"failed", st.Failed}} {
+		ch <- prometheus.MustNewConstMetric(notificationAttempts, prometheus.CounterValue, float64(o.n), o.outcome)
+	}
+}

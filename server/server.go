@@ -18,6 +18,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/store"
@@ -79,6 +80,8 @@ type config struct {
 	cors      []string
 
 	tracerProvider trace.TracerProvider
+
+	notifier *notify.Dispatcher
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -286,6 +289,9 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 	if s.hub != nil {
 		opts = append(opts, host.WithHub(s.hub))
 	}
+	if cfg.notifier != nil {
+		opts = append(opts, host.WithNotifier(cfg.notifier))
+	}
 	for _, g := range cfg.graphs {
 		opts = append(opts, host.WithGraph(g))
 	}
@@ -423,6 +429,8 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		{"/v1/threads/{id}/events", false, stream(s.handleEvents)},
 		{"/v1/events", false, stream(s.handleAllEvents)},
 		{"/v1/me", false, read(s.handleMe)},
+		{"/v1/notifications", false, read(s.handleNotifications)},
+		{"/v1/notifications/{id}/retry", false, map[string]endpoint{http.MethodPost: {need: canAdmin, doing: "retry notifications", fn: s.handleRetryNotification}}},
 		{"/healthz", true, read(s.handleHealth)},
 		{"/inbox/", true, read(s.handleInbox)},
 		{"/", true, nil},
@@ -458,7 +466,7 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		}
 		st, _ := store.As[*instrumentedStore](s.host.Store())
 		var err error
-		if s.metrics, err = newMetrics(reg, s.host.Graphs(), patterns, st, s.hub); err != nil {
+		if s.metrics, err = newMetrics(reg, s.host.Graphs(), patterns, st, s.hub, s.host.Notifier()); err != nil {
 			return err
 		}
 	}

@@ -28,6 +28,7 @@ type wireInterrupt struct {
 	State      json.RawMessage `json:"state,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
 	ExpiresAt  *time.Time      `json:"expires_at"`
+	Assignees  []string        `json:"assignees,omitempty"`
 }
 
 func optional(s string) *string {
@@ -39,7 +40,8 @@ func optional(s string) *string {
 
 func toWire(q interlude.Interruption, withState bool) wireInterrupt {
 	w := wireInterrupt{ID: q.ID, Name: optional(q.Name), Node: q.Node, Path: q.Path, ToolCallID: optional(q.ToolCallID), Message: q.Message,
-		Reason: q.Reason, Value: q.Value, Schema: q.Schema, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt}
+		Reason: q.Reason, Value: q.Value, Schema: q.Schema, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt,
+		Assignees: q.Assignees}
 	if withState {
 		w.State = q.State
 		if w.State == nil {

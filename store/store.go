@@ -127,6 +127,11 @@ type Append struct {
 	// Without it, an append is durable when Append returns. A store that has
 	// nothing to gain (store/memory) ignores it.
 	NoSync bool
+
+	// Outbox holds the notices of the change (see Outbox), written with it or
+	// not at all. A notice whose id the store already has is not written again.
+	// A store without the Outbox capability refuses an append that carries any.
+	Outbox []Notice
 }
 
 // Loaded is a thread as read for running it: its facts, its snapshot, and the

@@ -109,7 +109,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		serveCommand, demoCommand,
-		graphsCommand, threadsCommand, showCommand, runCommand, resumeCommand, rejectCommand, cancelCommand,
+		graphsCommand, threadsCommand, showCommand, runCommand, resumeCommand, rejectCommand, cancelCommand, notificationsCommand,
 		versionCommand,
 		{name: "help", args: "[COMMAND]", summary: "show help for the tool or a command"},
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/internal/crashpoint"
+	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/server/mcpserver"
@@ -29,7 +30,7 @@ import (
 
 var serveCommand = &command{
 	name:    "serve",
-	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--body-limit N]",
+	args:    "[--addr 127.0.0.1:8000] [--db interlude.db | --postgres DSN] [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--body-limit N] [--webhook URL --webhook-secret whsec_... | --notify FILE]",
 	summary: "serve the HTTP API over the built-in graphs, keeping threads in SQLite or Postgres",
 	about: `The built-in graphs are refund, two-step, parallel, gated, support-agent,
 nested (an approval subgraph inside a workflow) and team-agent (a supervisor whose
@@ -77,6 +78,14 @@ over HTTP to it, named by OTEL_SERVICE_NAME (default interlude) and sampled as
 OTEL_TRACES_SAMPLER says; a request's traceparent header continues its trace.
 Without them nothing is traced.
 
+With --webhook (and its --webhook-secret) or --notify, every question raised,
+answered, rejected, cancelled or expired, and every failed thread, is written to
+the store's outbox in the same transaction as the change, and delivered from
+there at least once, signed as the Standard Webhooks specification says: a
+server killed at any moment delivers what it committed when it starts again,
+and with Postgres one replica delivers each. Failed deliveries are tried again
+with growing pauses, then listed by "interlude notifications --failed".
+
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 	maxArgs: 0,
@@ -93,6 +102,11 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		bodyLimit := fs.Int64("body-limit", 0, "refuse request bodies over `N` bytes (0: the server's default, 1 MiB)")
 		logFormat := fs.String("log-format", "text", "log `format`: text or json")
 		logLevel := fs.String("log-level", "info", "log `level`: debug (every request), info, warn (refused requests) or error")
+		var nf notifyFlags
+		fs.StringVar(&nf.webhook, "webhook", "", "send every notification (a question raised, answered, rejected, cancelled or expired; a thread failed) to the Standard Webhooks endpoint at `URL`")
+		fs.StringVar(&nf.secret, "webhook-secret", "", "the endpoint's signing `secret` (whsec_ and base64; default $INTERLUDE_WEBHOOK_SECRET)")
+		fs.StringVar(&nf.file, "notify", "", "route notifications to the webhooks listed in the JSON `FILE` (by graph, reason and type)")
+		fs.StringVar(&nf.inbox, "public-url", "", "the `URL` people reach the server at, for links to the inbox in notifications (default: the listen address)")
 		memLimit := fs.Int64("memory-limit", 512<<20, "a soft limit on the process's memory in `bytes`, past which the garbage collector works harder and returns memory to the system (0: none; $GOMEMLIMIT wins when set)")
 		var lim limits
 		fs.DurationVar(&lim.timeouts.ReadHeader, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers (0: no limit)")
@@ -168,6 +182,12 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 				return err
 			}
 			cfg.tls = tlsCfg
+			if nf.secret == "" {
+				nf.secret = e.getenv("INTERLUDE_WEBHOOK_SECRET")
+			}
+			if cfg.notify, err = nf.config(*addr, tlsCfg != nil); err != nil {
+				return usageOf(fs, err.Error())
+			}
 			return serve(e, log, *addr, cfg, tokens, *bodyLimit, lim)
 		}
 	},
@@ -180,6 +200,7 @@ type storeConfig struct {
 	leaseTTL         time.Duration    // thread leases, with Postgres
 	durability       graph.Durability // which commits wait for the disk
 	tls              *tls.Config      // HTTPS, when set
+	notify           *notify.Config   // where notifications go, if anywhere
 }
 
 // limits bound the time clients may take and the memory serve keeps.
@@ -275,11 +296,20 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		log.Info("tracing", "exporter", "otlp/http")
 	}
 	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
+	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}
+	if sc.notify != nil {
+		d, err := dispatcher(st, sc.notify, log)
+		if err != nil {
+			return err
+		}
+		gopts = append(gopts, graph.WithOutbox())
+		opts = append(opts, server.WithNotifier(d))
+		where = append(where, "webhooks", len(sc.notify.Webhooks))
+	}
 	gs, err := builtins(gopts)
 	if err != nil {
 		return err
 	}
-	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}
 	names := make([]string, len(gs))
 	for i, g := range gs {
 		opts = append(opts, server.WithGraph(g))

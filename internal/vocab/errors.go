@@ -38,6 +38,9 @@ const (
 	CodeUnknownFormat Code = "unknown_format"
 	// CodeInvalidUpdate: a node wrote state that cannot be applied or stored.
 	CodeInvalidUpdate Code = "invalid_update"
+	// CodeForbidden: the question names who may answer it, and the answerer
+	// is not one of them (Request.Assignees).
+	CodeForbidden Code = "forbidden"
 )
 
 // Error is an Interlude error: a Code to match, a message that says what to do, and

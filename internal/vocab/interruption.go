@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/interludehq/interlude/internal/schema"
@@ -39,6 +40,34 @@ type Interruption struct {
 	// traced: the run that answers it links to that span, so that a tracing UI
 	// joins the question and its answer across processes and days.
 	Trace string `json:"trace,omitempty"`
+	// Assignees name who may answer (people and groups, see Request.Assignees);
+	// empty means anyone allowed to answer questions.
+	Assignees []string `json:"assignees,omitempty"`
+}
+
+// MayAnswer reports whether a may answer the question: anyone when it names
+// no assignee, otherwise an admin, an assignee, or a member of an assigned
+// group.
+func (q Interruption) MayAnswer(a Answerer) bool {
+	if len(q.Assignees) == 0 || a.Admin {
+		return true
+	}
+	for _, who := range q.Assignees {
+		if who == a.Name || slices.Contains(a.Groups, who) {
+			return true
+		}
+	}
+	return false
+}
+
+// Answerer is who answers a question, as the check of its assignees sees it.
+type Answerer struct {
+	// Name names the person (an API token's name).
+	Name string
+	// Groups are the groups the person belongs to.
+	Groups []string
+	// Admin may answer every question.
+	Admin bool
 }
 
 // Exchange is one question and, once answered, its resolution.

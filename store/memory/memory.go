@@ -18,6 +18,7 @@ type Store struct {
 	mu      sync.RWMutex
 	threads map[string]*thread
 	closed  bool
+	outbox  outbox
 }
 
 type thread struct {
@@ -31,6 +32,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
+	_ store.Outbox        = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -84,6 +86,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		snap.Data = slices.Clone(snap.Data)
 		t.snapshots = append(t.snapshots, snap)
 	}
+	s.outbox.add(a, now)
 	return nil
 }
 

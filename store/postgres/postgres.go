@@ -80,6 +80,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
+	_ store.Outbox        = (*Store)(nil)
 )
 
 type config struct {
@@ -164,8 +165,8 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // queries are the store's SQL statements, with the schema spliced in.
 type queries struct {
-	// appends[insert][snapshot]
-	appends                        [2][2]string
+	// appends[insert][snapshot][outbox]
+	appends                        [2][2][2]string
 	version, meta, load, records   string
 	history                        string
 	delThread, delRecords, delSnap string
@@ -189,7 +190,9 @@ func newQueries(schema string) queries {
 	var q queries
 	for _, insert := range []bool{false, true} {
 		for _, snap := range []bool{false, true} {
-			q.appends[b2i(insert)][b2i(snap)] = appendSQL(schema, insert, snap)
+			for _, outbox := range []bool{false, true} {
+				q.appends[b2i(insert)][b2i(snap)][b2i(outbox)] = appendSQL(schema, insert, snap, outbox)
+			}
 		}
 	}
 	q.logEvents = [2]string{eventsSQL(schema, false), eventsSQL(schema, true)}
@@ -271,7 +274,7 @@ SELECT 3, version, 0, '', NULL, 0 FROM ` + schema + `.threads WHERE id = $1`
 // compare-and-set on the thread's row; the records and the snapshot are written
 // only for the row t returns, so a refused append writes nothing. It returns how
 // many rows t touched: 1, or 0 for a conflict.
-func appendSQL(schema string, insert, snapshot bool) string {
+func appendSQL(schema string, insert, snapshot, outbox bool) string {
 	var b strings.Builder
 	if insert {
 		b.WriteString(`WITH t AS (
@@ -297,6 +300,21 @@ func appendSQL(schema string, insert, snapshot bool) string {
 	INSERT INTO ` + schema + `.snapshots (thread_id, version, format, data)
 	SELECT t.id, $14::bigint, $15::integer, $16::bytea FROM t
 	ON CONFLICT (thread_id, version) DO UPDATE SET format = excluded.format, data = excluded.data
+)`)
+	}
+	if outbox {
+		// The notices' parameters follow the snapshot's, if any.
+		p := 14
+		if snapshot {
+			p = 17
+		}
+		arg := func(i int, typ string) string { return fmt.Sprintf("$%d::%s", p+i, typ) }
+		b.WriteString(`, o AS (
+	INSERT INTO ` + schema + `.outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
+	SELECT x.id, t.id, x.graph, x.type, x.interrupt_id, x.data, x.created_at, 'pending', x.created_at
+	FROM t, unnest(` + arg(0, "text[]") + `, ` + arg(1, "text[]") + `, ` + arg(2, "text[]") + `, ` + arg(3, "text[]") + `, ` + arg(4, "bytea[]") + `, ` + arg(5, "bigint[]") + `)
+		AS x (id, graph, type, interrupt_id, data, created_at)
+	ON CONFLICT (id) DO NOTHING
 )`)
 	}
 	b.WriteString(`
@@ -355,7 +373,12 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		args = append(args, sn.Version, int32(sn.Format), nonNil(sn.Data))
 		size += len(sn.Data)
 	}
-	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)]
+	if len(a.Outbox) > 0 {
+		var notices noticeArgs
+		size += notices.fill(a.Outbox, now)
+		args = append(args, notices.ids, notices.graphs, notices.types, notices.interrupts, notices.datas, notices.created)
+	}
+	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)][b2i(len(a.Outbox) > 0)]
 	var won int64
 	b := s.appends
 	if a.NoSync {

@@ -342,7 +342,7 @@ func TestUnfinishedUsesIndex(t *testing.T) {
 }
 
 func TestAppendIsOneStatement(t *testing.T) {
-	// The four shapes of Append are valid SQL for Postgres: prepare each.
+	// The eight shapes of Append are valid SQL for Postgres: prepare each.
 	s := openTest(t)
 	ctx := context.Background()
 	conn, err := s.pool.Acquire(ctx)
@@ -351,12 +351,14 @@ func TestAppendIsOneStatement(t *testing.T) {
 	}
 	defer conn.Release()
 	for i, row := range s.sql.appends {
-		for j, q := range row {
-			name := fmt.Sprintf("append_%d_%d", i, j)
-			if _, err := conn.Conn().Prepare(ctx, name, q); err != nil {
-				t.Errorf("append statement (insert %d, snapshot %d): %v\n%s", i, j, err, q)
+		for j, qs := range row {
+			for k, q := range qs {
+				name := fmt.Sprintf("append_%d_%d_%d", i, j, k)
+				if _, err := conn.Conn().Prepare(ctx, name, q); err != nil {
+					t.Errorf("append statement (insert %d, snapshot %d, outbox %d): %v\n%s", i, j, k, err, q)
+				}
+				conn.Conn().Deallocate(ctx, name) // the pool keeps the connection
 			}
-			conn.Conn().Deallocate(ctx, name) // the pool keeps the connection
 		}
 	}
 }

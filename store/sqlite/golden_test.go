@@ -101,6 +101,16 @@ func goldenAppends(version int) []store.Append {
 				Records: []store.Record{rec(5, "input", `{"v":1}`)}},
 		)
 	}
+	if version >= 4 {
+		// Schema version 4 keeps the outbox: notices written with their append.
+		out = append(out,
+			store.Append{ThreadID: "notify-6", Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+				Interrupts: []interlude.Interruption{ask("int_d1", nil)}, UpdatedAt: goldenAt.Add(9 * time.Minute)},
+				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_d1"]}`)},
+				Outbox: []store.Notice{{ID: "evt_d1", Graph: "refund", Type: store.NoticeRaised, InterruptID: "int_d1",
+					Data: []byte(`{"thread_id":"notify-6"}`), CreatedAt: goldenAt.Add(9 * time.Minute)}}},
+		)
+	}
 	return out
 }
 

@@ -73,6 +73,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
+	_ store.Outbox        = (*Store)(nil)
 )
 
 type config struct {
@@ -276,7 +277,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 			return s.wrap("append to", a.ThreadID, err)
 		}
 	}
-	return nil
+	return s.insertNotices(ctx, tx, a, now)
 }
 
 // Load implements store.Store. It reads in one read transaction, so the facts,

@@ -47,7 +47,7 @@ func CheckAppend(a store.Append) error {
 			return err
 		}
 	}
-	return nil
+	return CheckNotices(a)
 }
 
 // Conflict returns the error for a failed compare-and-set.

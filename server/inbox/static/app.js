@@ -38,9 +38,9 @@ function announce(text) {
 function loadFilter() {
   try {
     const f = JSON.parse(sessionStorage.getItem('interlude.filter') ?? '{}');
-    return { graph: typeof f.graph === 'string' ? f.graph : '', reason: typeof f.reason === 'string' ? f.reason : '' };
+    return { graph: typeof f.graph === 'string' ? f.graph : '', reason: typeof f.reason === 'string' ? f.reason : '', mine: f.mine === true };
   } catch {
-    return { graph: '', reason: '' };
+    return { graph: '', reason: '', mine: false };
   }
 }
 
@@ -188,6 +188,8 @@ function showInbox() {
     renderList();
     announce(ui.shown.textContent);
   };
+  const mineBox = h('input', { id: 'filter-mine', name: 'mine', type: 'checkbox', checked: state.filter.mine });
+  mineBox.addEventListener('change', () => { state.filter.mine = mineBox.checked; filtered(); });
   graphSelect.addEventListener('change', () => { state.filter.graph = graphSelect.value; filtered(); });
   reasonSelect.addEventListener('change', () => { state.filter.reason = reasonSelect.value; filtered(); });
   ui = {
@@ -208,7 +210,8 @@ function showInbox() {
         ui.liveStatus),
       h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter questions', onsubmit: (e) => e.preventDefault() },
         h('div', { class: 'field' }, h('label', { for: 'filter-graph' }, 'Graph'), graphSelect),
-        h('div', { class: 'field' }, h('label', { for: 'filter-reason' }, 'Reason'), reasonSelect)),
+        h('div', { class: 'field' }, h('label', { for: 'filter-reason' }, 'Reason'), reasonSelect),
+        h('div', { class: 'field check' }, mineBox, h('label', { for: 'filter-mine' }, 'Assigned to me'))),
       ui.shown,
       ui.list,
       ui.empty),
@@ -384,7 +387,8 @@ function renderList() {
   fillSelect(ui.graphSelect, 'All graphs', graphNames, graphs, graph);
   fillSelect(ui.reasonSelect, 'All reasons', reasonNames, reasons, reason, reasonLabel);
 
-  const shown = items.filter((it) => (!graph || it.graph === graph) && (!reason || reasonOf(it.q) === reason));
+  const shown = items.filter((it) => (!graph || it.graph === graph) && (!reason || reasonOf(it.q) === reason) &&
+    (!state.filter.mine || assignedToMe(it.q)));
   ui.count.textContent = String(items.length);
   ui.count.setAttribute('aria-label', plural(items.length, 'question') + ' waiting');
   document.title = items.length ? `(${items.length}) Interlude inbox` : 'Interlude inbox';
@@ -432,7 +436,7 @@ function renderList() {
     ui.empty.replaceChildren(h('p', { class: 'empty-title' }, 'No question matches the filters.'),
       h('button', {
         type: 'button', class: 'secondary', onclick: () => {
-          state.filter = { graph: '', reason: '' };
+          state.filter = { graph: '', reason: '', mine: false };
           saveFilter();
           renderList();
         },
@@ -635,6 +639,12 @@ function breadcrumb(graph, q) {
   return h('span', { class: 'breadcrumb' }, parts.join(' › '));
 }
 
+/** assignedToMe reports whether the question names the signed-in person or one of their groups. */
+function assignedToMe(q) {
+  const me = state.me;
+  return Boolean(me && q.assignees?.some((a) => a === me.name || me.groups?.includes(a)));
+}
+
 function questionHeader(th, q, headingID) {
   const facts = [
     ['Thread', h('code', null, th.thread_id)],
@@ -644,6 +654,7 @@ function questionHeader(th, q, headingID) {
     ['Asked in', breadcrumb(th.graph, q) || (q.node && !q.tool_call_id ? h('code', null, q.node) : null)],
     ['Asked', when(q.created_at)],
     ['Expires', q.expires_at ? when(q.expires_at) : null],
+    ['May answer', q.assignees?.length ? q.assignees.join(', ') : null],
   ].filter(([, v]) => v);
   return h('header', null,
     h('p', { class: 'kicker' },

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/interludehq/interlude/notify"
+	"github.com/interludehq/interlude/store"
+)
+
+// notifyFlags are serve's notification flags.
+type notifyFlags struct {
+	webhook, secret, file, inbox string
+}
+
+// config returns the notification configuration the flags give, or nil for
+// none.
+func (f notifyFlags) config(addr string, tls bool) (*notify.Config, error) {
+	var c *notify.Config
+	switch {
+	case f.webhook != "" && f.file != "":
+		return nil, errors.New("give --webhook or --notify, not both")
+	case f.webhook != "":
+		if f.secret == "" {
+			return nil, errors.New("--webhook needs --webhook-secret (or $INTERLUDE_WEBHOOK_SECRET): whsec_ and the key in base64")
+		}
+		c = &notify.Config{Webhooks: []notify.WebhookConfig{{URL: f.webhook, Secret: f.secret}}}
+	case f.file != "":
+		var err error
+		if c, err = notify.LoadConfig(f.file); err != nil {
+			return nil, err
+		}
+	case f.secret != "":
+		return nil, errors.New("--webhook-secret needs --webhook")
+	default:
+		return nil, nil
+	}
+	switch {
+	case f.inbox != "":
+		c.InboxURL = strings.TrimSuffix(f.inbox, "/") + "/inbox/"
+	case c.InboxURL == "":
+		if a, err := net.ResolveTCPAddr("tcp", addr); err == nil {
+			c.InboxURL = inboxURL(a, tls)
+		}
+	}
+	if _, err := c.Destinations(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// dispatcher returns the dispatcher of st's outbox that c describes.
+func dispatcher(st store.Store, c *notify.Config, log *slog.Logger) (*notify.Dispatcher, error) {
+	dests, err := c.Destinations()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := c.Options()
+	if err != nil {
+		return nil, err
+	}
+	return notify.New(st, dests, append(opts, notify.WithLogger(log))...)
+}

@@ -1,0 +1,97 @@
+package graph
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+)
+
+// WithOutbox makes the graph write a notice (store.Notice) into the store's
+// outbox with every commit that raises a question, closes one (answered,
+// rejected, cancelled, expired) or fails the thread: in the same append as the
+// change, so that a committed change is never left untold. A dispatcher (see
+// package host's WithNotifier) delivers them. The store must keep an outbox
+// (store.Outbox, as the stores of this module do).
+func WithOutbox() Option { return func(c *config) { c.outbox = true } }
+
+// NoticeData is the payload of a notice as the runtime writes it
+// (store.Notice.Data): the thread, the question and, for a closed one, its
+// resolution with who gave it.
+type NoticeData struct {
+	// ThreadID names the thread.
+	ThreadID string `json:"thread_id"`
+	// Graph names the thread's graph.
+	Graph string `json:"graph"`
+	// Checkpoint is the thread's version after the change.
+	Checkpoint int64 `json:"checkpoint"`
+	// Interrupt is the question raised or closed, without its private state.
+	Interrupt *interlude.Interruption `json:"interrupt,omitempty"`
+	// Resolution is how a closed question was resolved, by whom and when.
+	Resolution *interlude.Resolution `json:"resolution,omitempty"`
+	// Error is why the thread failed.
+	Error string `json:"error,omitempty"`
+}
+
+// noticeTypes maps a resolution's kind to the notice that reports it.
+var noticeTypes = map[interlude.ResolutionKind]string{
+	interlude.KindResolved:  store.NoticeAnswered,
+	interlude.KindRejected:  store.NoticeRejected,
+	interlude.KindCancelled: store.NoticeCancelled,
+	interlude.KindExpired:   store.NoticeExpired,
+}
+
+// notices returns the outbox entries of a commit: pendingBefore are the ids of
+// the questions pending before d was applied to st, closed the questions d
+// resolves as they were asked.
+func (r *runner[S]) notices(st *state[S], d *delta, pendingBefore []string, closed map[string]interlude.Interruption) ([]store.Notice, error) {
+	var out []store.Notice
+	add := func(typ string, data NoticeData, interruptID string) error {
+		data.ThreadID, data.Graph, data.Checkpoint = r.threadID, r.g.name, st.version
+		b, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		out = append(out, store.Notice{ID: noticeID(st.nonce, st.version, typ, interruptID), ThreadID: r.threadID, Graph: r.g.name,
+			Type: typ, InterruptID: interruptID, Data: b, CreatedAt: d.At})
+		return nil
+	}
+	for _, res := range d.Resolve {
+		q, ok := closed[res.ID]
+		if !ok {
+			continue
+		}
+		q.State = nil
+		rr := res.R
+		if err := add(noticeTypes[res.R.Kind], NoticeData{Interrupt: &q, Resolution: &rr}, res.ID); err != nil {
+			return nil, err
+		}
+	}
+	for _, q := range st.pending() {
+		if slices.Contains(pendingBefore, q.ID) {
+			continue
+		}
+		q.State = nil
+		if err := add(store.NoticeRaised, NoticeData{Interrupt: &q}, q.ID); err != nil {
+			return nil, err
+		}
+	}
+	if d.Status == store.StatusFailed {
+		if err := add(store.NoticeFailed, NoticeData{Error: d.Error}, ""); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// noticeID is a notice's stable id: the same change of the same thread always
+// gets the same one, and a thread deleted and created again (another nonce)
+// gets others.
+func noticeID(nonce string, version int64, typ, interruptID string) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%s\x00%s", nonce, version, typ, interruptID))
+	return "evt_" + hex.EncodeToString(h[:16])
+}

@@ -1,0 +1,367 @@
+// Package notify delivers the notices a host's graphs write to the store's
+// outbox (graph.WithOutbox, store.Outbox) to where the people who answer
+// already are: webhooks (Standard Webhooks) and any other Destination.
+//
+// A Dispatcher claims due notices from the outbox, hands each to every
+// destination whose route wants it, and records the outcome in the store:
+// delivered once every destination took it; otherwise tried again later, with
+// exponential backoff, only at the destinations that did not; failed (a
+// dead letter, listed in the delivery log and retried by hand) after the last
+// attempt. Delivery is at least once: a dispatcher that dies mid-delivery
+// leaves its claim to expire and another takes the notice over, so a receiver
+// drops repeats by the notice's id, which is the same on every attempt. With
+// several processes over one store (Postgres), the claim makes one of them
+// deliver each notice.
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/store"
+)
+
+// Notification is a notice as destinations receive it: the stored notice, its
+// payload read, and the link to its question in the web inbox.
+type Notification struct {
+	// Notice is the outbox entry; its ID is stable across attempts.
+	Notice store.Notice
+	// Data is the notice's payload.
+	Data graph.NoticeData
+	// InboxURL links to the question (or the thread) in the web inbox, if the
+	// dispatcher knows the inbox's address (WithInboxURL).
+	InboxURL string
+}
+
+// Destination is somewhere notices go: a webhook endpoint, a chat channel, a
+// mailbox.
+type Destination interface {
+	// Name names the destination in the delivery log; it must be unique among
+	// a dispatcher's destinations and stay the same across restarts, since a
+	// notice records the destinations that took it.
+	Name() string
+	// Wants reports whether the notification is for this destination.
+	Wants(n *Notification) bool
+	// Deliver hands the notification over. An error means it was not taken
+	// and is tried again later.
+	Deliver(ctx context.Context, n *Notification) error
+}
+
+// Route selects notices by graph, question reason and type; an empty list
+// selects all.
+type Route struct {
+	// Graphs are the graph names whose notices are wanted.
+	Graphs []string `json:"graphs,omitempty"`
+	// Reasons are the question reasons (interlude.Request.Reason) wanted;
+	// a notice without a question (a failed thread) passes only if empty.
+	Reasons []string `json:"reasons,omitempty"`
+	// Types are the notice types (store.NoticeRaised, ...) wanted.
+	Types []string `json:"types,omitempty"`
+}
+
+// Wants reports whether n passes the route.
+func (r Route) Wants(n *Notification) bool {
+	if len(r.Graphs) > 0 && !slices.Contains(r.Graphs, n.Notice.Graph) {
+		return false
+	}
+	if len(r.Types) > 0 && !slices.Contains(r.Types, n.Notice.Type) {
+		return false
+	}
+	if len(r.Reasons) > 0 && (n.Data.Interrupt == nil || !slices.Contains(r.Reasons, n.Data.Interrupt.Reason)) {
+		return false
+	}
+	return true
+}
+
+// check refuses unknown notice types.
+func (r Route) check() error {
+	for _, t := range r.Types {
+		if !slices.Contains(store.NoticeTypes, t) {
+			return fmt.Errorf("unknown notice type %q; known: %s", t, strings.Join(store.NoticeTypes, ", "))
+		}
+	}
+	return nil
+}
+
+// Retry is how a dispatcher tries again: Attempts in all, the first retry
+// after First, each next one after twice the wait before, at most Max.
+type Retry struct {
+	Attempts   int
+	First, Max time.Duration
+}
+
+// DefaultRetry tries 8 times over about 20 minutes.
+var DefaultRetry = Retry{Attempts: 8, First: 10 * time.Second, Max: 10 * time.Minute}
+
+// wait is the pause after the given failed attempt (1 for the first).
+func (r Retry) wait(attempt int) time.Duration {
+	d := r.First
+	for i := 1; i < attempt && d < r.Max; i++ {
+		d *= 2
+	}
+	return min(d, r.Max)
+}
+
+// Dispatcher delivers an outbox's notices to destinations. It is safe for
+// concurrent use.
+type Dispatcher struct {
+	outbox   store.Outbox
+	dests    []Destination
+	owner    string
+	retry    Retry
+	poll     time.Duration
+	claimTTL time.Duration
+	timeout  time.Duration
+	parallel int
+	inbox    string
+	now      func() time.Time
+	log      *slog.Logger
+	observe  func(Delivery)
+	wake     chan struct{}
+	stats    counters
+}
+
+// counters count attempts by what they left, for Stats.
+type counters struct {
+	delivered, retrying, failed atomic.Uint64
+}
+
+// Stats counts a dispatcher's attempts since it started, by what each left.
+type Stats struct {
+	// Delivered counts attempts after which every destination had the notice.
+	Delivered uint64
+	// Retrying counts failed attempts that left the notice to try again.
+	Retrying uint64
+	// Failed counts last attempts that failed (dead letters).
+	Failed uint64
+}
+
+// Stats returns the dispatcher's counts of attempts, for metrics.
+func (d *Dispatcher) Stats() Stats {
+	return Stats{Delivered: d.stats.delivered.Load(), Retrying: d.stats.retrying.Load(), Failed: d.stats.failed.Load()}
+}
+
+// Delivery is the outcome of one attempt at one notice, for metrics
+// (WithObserver).
+type Delivery struct {
+	// Notice is the notice as claimed (Attempts counts this attempt).
+	Notice store.Notice
+	// State is what the attempt left: delivered, pending (tried again later)
+	// or failed (the last attempt).
+	State store.NoticeState
+	// Err is why it failed, if it did.
+	Err error
+}
+
+// Option configures New.
+type Option func(*Dispatcher)
+
+// WithOwner names the dispatcher in the claims it takes (default: host name
+// and process id); dispatchers sharing a store need distinct owners.
+func WithOwner(owner string) Option { return func(d *Dispatcher) { d.owner = owner } }
+
+// WithRetry sets how often and when a failed delivery is tried again
+// (DefaultRetry otherwise).
+func WithRetry(r Retry) Option { return func(d *Dispatcher) { d.retry = r } }
+
+// WithPoll sets how often the dispatcher looks for due notices when nothing
+// wakes it (default one second).
+func WithPoll(every time.Duration) Option { return func(d *Dispatcher) { d.poll = every } }
+
+// WithClaimTTL sets how long a claimed notice stays this dispatcher's before
+// another may take it over (default one minute): longer than a delivery's
+// timeout, so that only a dispatcher that died loses its claims.
+func WithClaimTTL(ttl time.Duration) Option { return func(d *Dispatcher) { d.claimTTL = ttl } }
+
+// WithTimeout bounds one delivery to one destination (default 10 seconds).
+func WithTimeout(t time.Duration) Option { return func(d *Dispatcher) { d.timeout = t } }
+
+// WithInboxURL gives the web inbox's address (such as
+// https://interlude.example.com/inbox/), so that notifications link to their
+// question.
+func WithInboxURL(u string) Option { return func(d *Dispatcher) { d.inbox = u } }
+
+// WithClock sets the clock that judges when notices are due (default time.Now).
+func WithClock(now func() time.Time) Option { return func(d *Dispatcher) { d.now = now } }
+
+// WithLogger sets where failed deliveries are logged (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(d *Dispatcher) { d.log = l } }
+
+// WithObserver calls fn after each attempt is settled in the store, for
+// metrics.
+func WithObserver(fn func(Delivery)) Option { return func(d *Dispatcher) { d.observe = fn } }
+
+// New returns a dispatcher of the outbox of st to dests.
+func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, error) {
+	o, ok := store.As[store.Outbox](st)
+	if !ok {
+		return nil, fmt.Errorf("notify: %T keeps no outbox (store.Outbox)", st)
+	}
+	host, _ := os.Hostname()
+	d := &Dispatcher{outbox: o, dests: dests, owner: fmt.Sprintf("%s/%d", host, os.Getpid()), retry: DefaultRetry,
+		poll: time.Second, claimTTL: time.Minute, timeout: 10 * time.Second, parallel: 16, now: time.Now, log: slog.Default(),
+		wake: make(chan struct{}, 1)}
+	for _, opt := range opts {
+		opt(d)
+	}
+	names := map[string]bool{}
+	for _, dst := range dests {
+		if dst == nil || dst.Name() == "" {
+			return nil, errors.New("notify: a destination has no name")
+		}
+		if names[dst.Name()] {
+			return nil, fmt.Errorf("notify: two destinations are named %q", dst.Name())
+		}
+		names[dst.Name()] = true
+	}
+	if d.retry.Attempts < 1 || d.retry.First <= 0 || d.retry.Max < d.retry.First {
+		return nil, fmt.Errorf("notify: retry %+v: give at least 1 attempt and 0 < First <= Max", d.retry)
+	}
+	if d.inbox != "" {
+		if u, err := url.Parse(d.inbox); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("notify: inbox URL %q is not an http(s) URL", d.inbox)
+		}
+	}
+	return d, nil
+}
+
+// Wake makes the dispatcher look for due notices now rather than at its next
+// poll, as after a run that may have written some.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers due notices until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) {
+	tick := time.NewTicker(d.poll)
+	defer tick.Stop()
+	for {
+		for {
+			n, err := d.DeliverDue(ctx)
+			if err != nil && ctx.Err() == nil {
+				d.log.Warn("delivering notifications failed", "err", err)
+			}
+			if n == 0 || err != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-d.wake:
+		}
+	}
+}
+
+// DeliverDue claims the notices due now and delivers them, and returns how
+// many it attempted.
+func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
+	ns, err := d.outbox.ClaimNotices(ctx, store.NoticeClaim{Owner: d.owner, Now: d.now(), TTL: d.claimTTL, Limit: 100})
+	if err != nil {
+		return 0, err
+	}
+	var (
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, d.parallel)
+		mu    sync.Mutex
+		errs  []error
+	)
+	for _, n := range ns {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := d.attempt(ctx, n); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return len(ns), errors.Join(errs...)
+}
+
+// attempt delivers one claimed notice and settles it.
+func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
+	nt := &Notification{Notice: n}
+	var failures []error
+	if err := json.Unmarshal(n.Data, &nt.Data); err != nil {
+		failures = append(failures, fmt.Errorf("the notice's data cannot be read: %w", err))
+	} else {
+		nt.InboxURL = d.inboxLink(nt)
+	}
+	done := slices.Clone(n.DeliveredTo)
+	if len(failures) == 0 {
+		for _, dst := range d.dests {
+			if slices.Contains(done, dst.Name()) || !dst.Wants(nt) {
+				continue
+			}
+			// A delivery under way finishes (within its timeout) even when the
+			// dispatcher is stopping, so that stopping does not send it twice.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.timeout)
+			err := dst.Deliver(dctx, nt)
+			cancel()
+			if err != nil {
+				failures = append(failures, fmt.Errorf("%s: %w", dst.Name(), err))
+				continue
+			}
+			done = append(done, dst.Name())
+		}
+	}
+	now := d.now()
+	settle := store.NoticeSettle{ID: n.ID, Owner: d.owner, DeliveredTo: done, At: now, State: store.NoticeDelivered}
+	err := errors.Join(failures...)
+	if err != nil {
+		settle.Error = err.Error()
+		if n.Attempts >= d.retry.Attempts {
+			settle.State = store.NoticeDead
+			d.log.Warn("a notification failed for good; retry it with `interlude notifications retry`", "id", n.ID, "type", n.Type, "thread", n.ThreadID, "attempts", n.Attempts, "err", err)
+		} else {
+			settle.State, settle.NextAt = store.NoticePending, now.Add(d.retry.wait(n.Attempts))
+			d.log.Info("a notification will be tried again", "id", n.ID, "type", n.Type, "thread", n.ThreadID, "attempt", n.Attempts, "next", settle.NextAt, "err", err)
+		}
+	}
+	if err := d.outbox.SettleNotice(context.WithoutCancel(ctx), settle); err != nil {
+		return err
+	}
+	switch settle.State {
+	case store.NoticeDelivered:
+		d.stats.delivered.Add(1)
+	case store.NoticePending:
+		d.stats.retrying.Add(1)
+	default:
+		d.stats.failed.Add(1)
+	}
+	if d.observe != nil {
+		d.observe(Delivery{Notice: n, State: settle.State, Err: err})
+	}
+	return nil
+}
+
+// inboxLink is the inbox address of a notification's question, or of its
+// thread, or "".
+func (d *Dispatcher) inboxLink(n *Notification) string {
+	if d.inbox == "" {
+		return ""
+	}
+	base := strings.TrimSuffix(d.inbox, "/") + "/"
+	if n.Data.Interrupt != nil {
+		return base + "#/q/" + url.PathEscape(n.Notice.ThreadID) + "/" + url.PathEscape(n.Data.Interrupt.ID)
+	}
+	return base + "#/"
+}

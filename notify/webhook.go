@@ -1,0 +1,156 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// Webhook posts notifications to an HTTP endpoint as the Standard Webhooks
+// specification says: a JSON body {"type", "timestamp", "data"}, and the
+// headers webhook-id (the notice's stable id, for de-duplication),
+// webhook-timestamp and webhook-signature (v1, HMAC-SHA256 over
+// id.timestamp.body with the endpoint's whsec_ secret). Any 2xx answer is a
+// delivery; anything else is tried again.
+type Webhook struct {
+	name   string
+	url    string
+	signer *standardwebhooks.Webhook
+	route  Route
+	client *http.Client
+	now    func() time.Time
+}
+
+// WebhookConfig describes a webhook endpoint.
+type WebhookConfig struct {
+	// Name names it in the delivery log (default: the URL).
+	Name string `json:"name,omitempty"`
+	// URL is where notifications are posted.
+	URL string `json:"url"`
+	// Secret signs them: "whsec_" and the key in base64, as the endpoint's
+	// owner issued it.
+	Secret string `json:"secret"`
+	// Route selects the notifications sent there.
+	Route
+}
+
+// NewWebhook returns the webhook destination cfg describes. client may be
+// nil for a client with no redirects followed.
+func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("notify: webhook URL %q is not an http(s) URL", cfg.URL)
+	}
+	if !strings.HasPrefix(cfg.Secret, "whsec_") {
+		return nil, fmt.Errorf("notify: the secret of webhook %s must start with whsec_ followed by the key in base64", cfg.URL)
+	}
+	signer, err := standardwebhooks.NewWebhook(cfg.Secret)
+	if err != nil {
+		return nil, fmt.Errorf("notify: the secret of webhook %s is not whsec_ and base64: %w", cfg.URL, err)
+	}
+	if err := cfg.Route.check(); err != nil {
+		return nil, fmt.Errorf("notify: webhook %s: %w", cfg.URL, err)
+	}
+	if client == nil {
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	name := cfg.Name
+	if name == "" {
+		name = "webhook " + cfg.URL
+	}
+	return &Webhook{name: name, url: cfg.URL, signer: signer, route: cfg.Route, client: client, now: time.Now}, nil
+}
+
+// Name implements Destination.
+func (w *Webhook) Name() string { return w.name }
+
+// Wants implements Destination.
+func (w *Webhook) Wants(n *Notification) bool { return w.route.Wants(n) }
+
+// Payload is the body of a webhook: the notice's type and time, and its data.
+type Payload struct {
+	// Type is the notice type (store.NoticeRaised, ...).
+	Type string `json:"type"`
+	// Timestamp is when the change was committed.
+	Timestamp time.Time `json:"timestamp"`
+	// Data says what happened.
+	Data PayloadData `json:"data"`
+}
+
+// PayloadData is a webhook's data: the notice's payload, its id, who answered
+// and the question's link in the inbox.
+type PayloadData struct {
+	// ID is the notice's stable id (also the webhook-id header).
+	ID string `json:"id"`
+	graph.NoticeData
+	// AnsweredBy names who closed the question, for a closed one.
+	AnsweredBy string `json:"answered_by,omitempty"`
+	// InboxURL links to the question in the web inbox, if known.
+	InboxURL string `json:"inbox_url,omitempty"`
+}
+
+// PayloadOf returns the webhook payload of a notification.
+func PayloadOf(n *Notification) Payload {
+	p := Payload{Type: n.Notice.Type, Timestamp: n.Notice.CreatedAt,
+		Data: PayloadData{ID: n.Notice.ID, NoticeData: n.Data, InboxURL: n.InboxURL}}
+	if r := n.Data.Resolution; r != nil && r.Kind != interlude.KindExpired {
+		p.Data.AnsweredBy = r.By
+	}
+	return p
+}
+
+// Deliver implements Destination.
+func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
+	body, err := json.Marshal(PayloadOf(n))
+	if err != nil {
+		return err
+	}
+	at := w.now()
+	sig, err := w.signer.Sign(n.Notice.ID, at, body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(standardwebhooks.HeaderWebhookID, n.Notice.ID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	if resp.StatusCode/100 != 2 {
+		return &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(snippet))}
+	}
+	return nil
+}
+
+// StatusError is a webhook endpoint's refusal.
+type StatusError struct {
+	// Code is the HTTP status; Body the start of the answer.
+	Code int
+	Body string
+}
+
+func (e *StatusError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("the endpoint answered %d", e.Code)
+	}
+	return fmt.Sprintf("the endpoint answered %d: %s", e.Code, e.Body)
+}

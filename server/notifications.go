@@ -1,0 +1,81 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/interludehq/interlude/notify"
+	"github.com/interludehq/interlude/store"
+)
+
+// WithNotifier runs d, the dispatcher of the store's outbox, in the host the
+// server builds (host.WithNotifier); with WithHost, give it to the host
+// instead. Compile the graphs with graph.WithOutbox.
+func WithNotifier(d *notify.Dispatcher) Option { return func(c *config) { c.notifier = d } }
+
+// notificationPage answers GET /v1/notifications.
+type notificationPage struct {
+	// Notifications are the page's notices, newest first.
+	Notifications []store.Notice `json:"notifications"`
+	// NextBefore continues the listing (?before=), or null at its end.
+	NextBefore *int64 `json:"next_before"`
+}
+
+// handleNotifications serves GET /v1/notifications, the delivery log:
+// ?state=pending|delivered|failed, ?limit=, ?before= (next_before of the page
+// before).
+func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	q, err := query(r, "state", "limit", "before")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	nq := store.NoticeQuery{State: store.NoticeState(q.Get("state"))}
+	switch nq.State {
+	case "", store.NoticePending, store.NoticeDelivered, store.NoticeDead:
+	default:
+		s.writeError(w, r, badRequest("state", "state %q is not one of pending, delivered, failed", nq.State))
+		return
+	}
+	limit, err := intParam(q, "limit", 1, 1000)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if nq.Before, err = intParam(q, "before", 1, 1<<62); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	nq.Limit = int(limit)
+	ns, err := s.host.Notices(r.Context(), nq)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := notificationPage{Notifications: ns}
+	full := nq.Limit
+	if full == 0 {
+		full = 50
+	}
+	if n := len(ns); n > 0 && n == full {
+		next := ns[n-1].Seq
+		out.NextBefore = &next
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// retried answers POST /v1/notifications/{id}/retry.
+type retried struct {
+	ID    string            `json:"id"`
+	State store.NoticeState `json:"state"`
+}
+
+// handleRetryNotification serves POST /v1/notifications/{id}/retry: a
+// notification whose delivery failed for good is tried again now.
+func (s *Server) handleRetryNotification(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	id := r.PathValue("id")
+	if err := s.host.RetryNotice(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, retried{ID: id, State: store.NoticePending})
+}

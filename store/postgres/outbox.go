@@ -1,0 +1,174 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
+	"github.com/jackc/pgx/v5"
+)
+
+// noticeArgs are the notices of an append as the arrays its statement unnests.
+type noticeArgs struct {
+	ids, graphs, types, interrupts []string
+	datas                          [][]byte
+	created                        []int64
+}
+
+// fill sets the arrays from ns, stamping notices without a time with now, and
+// returns the bytes they carry.
+func (a *noticeArgs) fill(ns []store.Notice, now int64) (size int) {
+	for _, n := range ns {
+		at := now
+		if !n.CreatedAt.IsZero() {
+			at = n.CreatedAt.UnixNano()
+		}
+		a.ids = append(a.ids, n.ID)
+		a.graphs = append(a.graphs, n.Graph)
+		a.types = append(a.types, n.Type)
+		a.interrupts = append(a.interrupts, n.InterruptID)
+		a.datas = append(a.datas, nonNil(n.Data))
+		a.created = append(a.created, at)
+		size += len(n.Data)
+	}
+	return size
+}
+
+const noticeColumns = `id, seq, thread_id, graph, type, interrupt_id, data, created_at, state, attempts, next_at, last_error, delivered_to, settled_at`
+
+func scanNotices(rows pgx.Rows, err error) ([]store.Notice, error) {
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: read the outbox: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Notice{}
+	for rows.Next() {
+		var (
+			n             store.Notice
+			state         string
+			created, next int64
+			settled       *int64
+		)
+		if err := rows.Scan(&n.ID, &n.Seq, &n.ThreadID, &n.Graph, &n.Type, &n.InterruptID, &n.Data, &created, &state, &n.Attempts, &next, &n.LastError, &n.DeliveredTo, &settled); err != nil {
+			return nil, fmt.Errorf("postgres store: read the outbox: %w", err)
+		}
+		n.State, n.CreatedAt, n.NextAt = store.NoticeState(state), fromNanos(created), fromNanos(next)
+		if n.DeliveredTo == nil {
+			n.DeliveredTo = []string{}
+		}
+		if settled != nil {
+			t := fromNanos(*settled)
+			n.SettledAt = &t
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres store: read the outbox: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimNotices implements store.Outbox. Replicas claiming together skip the
+// rows another holds locked, so each notice goes to one of them.
+func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
+	q := s.sql.schema
+	out, err := scanNotices(s.pool.Query(ctx, `UPDATE `+q+`.outbox SET owner = $1, claimed_until = $2, attempts = attempts + 1
+		WHERE seq IN (SELECT seq FROM `+q+`.outbox WHERE state = 'pending' AND next_at <= $3 AND (owner = '' OR claimed_until <= $3)
+			ORDER BY next_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED)
+		RETURNING `+noticeColumns, c.Owner, c.Now.Add(c.TTL).UnixNano(), c.Now.UnixNano(), storekit.NoticeLimit(c.Limit)))
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b store.Notice) int {
+		if c := a.NextAt.Compare(b.NextAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	})
+	return out, nil
+}
+
+// SettleNotice implements store.Outbox.
+func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
+	if err := storekit.CheckSettle(st); err != nil {
+		return err
+	}
+	var settled *int64
+	next := st.NextAt.UnixNano()
+	if st.State != store.NoticePending {
+		at := st.At.UnixNano()
+		settled, next = &at, 0
+	}
+	to := st.DeliveredTo
+	if to == nil {
+		to = []string{}
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE `+s.sql.schema+`.outbox SET state = $1, next_at = $2, last_error = $3, delivered_to = $4, settled_at = $5, owner = '', claimed_until = 0
+		WHERE id = $6 AND owner = $7 AND state = 'pending'`, string(st.State), next, st.Error, to, settled, st.ID, st.Owner)
+	if err != nil {
+		return fmt.Errorf("postgres store: settle notice %s: %w", st.ID, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	return s.noticeMissing(ctx, st.ID, storekit.ClaimLost(st.ID, st.Owner))
+}
+
+// noticeMissing returns NoticeNotFound for an unknown id, else otherwise (or,
+// when nil, that the notice has not failed).
+func (s *Store) noticeMissing(ctx context.Context, id string, otherwise error) error {
+	var state string
+	err := s.pool.QueryRow(ctx, `SELECT state FROM `+s.sql.schema+`.outbox WHERE id = $1`, id).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return storekit.NoticeNotFound(id)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres store: read notice %s: %w", id, err)
+	}
+	if otherwise == nil {
+		return storekit.NotFailed(id, store.NoticeState(state))
+	}
+	return otherwise
+}
+
+// Notices implements store.Outbox.
+func (s *Store) Notices(ctx context.Context, q store.NoticeQuery) ([]store.Notice, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if q.State != "" {
+		args = append(args, string(q.State))
+		where = append(where, fmt.Sprintf("state = $%d", len(args)))
+	}
+	if q.Before > 0 {
+		args = append(args, q.Before)
+		where = append(where, fmt.Sprintf("seq < $%d", len(args)))
+	}
+	query := `SELECT ` + noticeColumns + ` FROM ` + s.sql.schema + `.outbox`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	args = append(args, storekit.NoticePageLimit(q.Limit))
+	query += fmt.Sprintf(" ORDER BY seq DESC LIMIT $%d", len(args))
+	return scanNotices(s.pool.Query(ctx, query, args...))
+}
+
+// RetryNotice implements store.Outbox.
+func (s *Store) RetryNotice(ctx context.Context, id string, now time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE `+s.sql.schema+`.outbox SET state = 'pending', attempts = 0, next_at = $1, settled_at = NULL, owner = '', claimed_until = 0
+		WHERE id = $2 AND state = 'failed'`, now.UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("postgres store: retry notice %s: %w", id, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	return s.noticeMissing(ctx, id, nil)
+}

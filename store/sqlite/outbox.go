@@ -1,0 +1,179 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
+)
+
+const noticeColumns = `id, seq, thread_id, graph, type, interrupt_id, data, created_at, state, attempts, next_at, last_error, delivered_to, settled_at`
+
+// insertNotices writes the notices of a in the append's transaction.
+func (s *Store) insertNotices(ctx context.Context, tx *sql.Tx, a store.Append, now int64) error {
+	for _, n := range a.Outbox {
+		created := now
+		if !n.CreatedAt.IsZero() {
+			created = n.CreatedAt.UnixNano()
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`,
+			n.ID, a.ThreadID, n.Graph, n.Type, n.InterruptID, nonNil(n.Data), created, created); err != nil {
+			return s.wrap("append to", a.ThreadID, err)
+		}
+	}
+	return nil
+}
+
+// scanNotices reads rows of noticeColumns.
+func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: read the outbox: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Notice{}
+	for rows.Next() {
+		var (
+			n             store.Notice
+			data          []byte
+			state, to     string
+			created, next int64
+			settled       sql.NullInt64
+		)
+		if err := rows.Scan(&n.ID, &n.Seq, &n.ThreadID, &n.Graph, &n.Type, &n.InterruptID, &data, &created, &state, &n.Attempts, &next, &n.LastError, &to, &settled); err != nil {
+			return nil, fmt.Errorf("sqlite store: read the outbox: %w", err)
+		}
+		n.Data, n.State, n.CreatedAt, n.NextAt = data, store.NoticeState(state), fromNanos(created), fromNanos(next)
+		if err := json.Unmarshal([]byte(to), &n.DeliveredTo); err != nil {
+			return nil, fmt.Errorf("sqlite store: notice %s: delivered_to: %w", n.ID, err)
+		}
+		if n.DeliveredTo == nil {
+			n.DeliveredTo = []string{}
+		}
+		if settled.Valid {
+			t := fromNanos(settled.Int64)
+			n.SettledAt = &t
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: read the outbox: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimNotices implements store.Outbox.
+func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
+	now := c.Now.UnixNano()
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
+	}
+	defer tx.Rollback()
+	out, err := scanNotices(tx.QueryContext(ctx, `UPDATE outbox SET owner = ?1, claimed_until = ?2, attempts = attempts + 1
+		WHERE seq IN (SELECT seq FROM outbox WHERE state = 'pending' AND next_at <= ?3 AND (owner = '' OR claimed_until <= ?3)
+			ORDER BY next_at, seq LIMIT ?4)
+		RETURNING `+noticeColumns, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
+	}
+	slices.SortFunc(out, func(a, b store.Notice) int {
+		if c := a.NextAt.Compare(b.NextAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	})
+	return out, nil
+}
+
+// SettleNotice implements store.Outbox.
+func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
+	if err := storekit.CheckSettle(st); err != nil {
+		return err
+	}
+	to, err := json.Marshal(nonNilNames(st.DeliveredTo))
+	if err != nil {
+		return err
+	}
+	var settled any
+	next := st.NextAt.UnixNano()
+	if st.State != store.NoticePending {
+		settled, next = st.At.UnixNano(), 0
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0
+		WHERE id = ? AND owner = ? AND state = 'pending'`, string(st.State), next, st.Error, string(to), settled, st.ID, st.Owner)
+	if err != nil {
+		return fmt.Errorf("sqlite store: settle notice %s: %w", st.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	return s.noticeMissing(ctx, st.ID, storekit.ClaimLost(st.ID, st.Owner))
+}
+
+// noticeMissing returns NoticeNotFound for an unknown id, else otherwise.
+func (s *Store) noticeMissing(ctx context.Context, id string, otherwise error) error {
+	var state string
+	err := s.w.QueryRowContext(ctx, `SELECT state FROM outbox WHERE id = ?`, id).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return storekit.NoticeNotFound(id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite store: read notice %s: %w", id, err)
+	}
+	if otherwise == nil {
+		return storekit.NotFailed(id, store.NoticeState(state))
+	}
+	return otherwise
+}
+
+// Notices implements store.Outbox.
+func (s *Store) Notices(ctx context.Context, q store.NoticeQuery) ([]store.Notice, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if q.State != "" {
+		where, args = append(where, "state = ?"), append(args, string(q.State))
+	}
+	if q.Before > 0 {
+		where, args = append(where, "seq < ?"), append(args, q.Before)
+	}
+	query := `SELECT ` + noticeColumns + ` FROM outbox`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY seq DESC LIMIT ?"
+	return scanNotices(s.r.QueryContext(ctx, query, append(args, storekit.NoticePageLimit(q.Limit))...))
+}
+
+// RetryNotice implements store.Outbox.
+func (s *Store) RetryNotice(ctx context.Context, id string, now time.Time) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE outbox SET state = 'pending', attempts = 0, next_at = ?, settled_at = NULL, owner = '', claimed_until = 0
+		WHERE id = ? AND state = 'failed'`, now.UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("sqlite store: retry notice %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	return s.noticeMissing(ctx, id, nil)
+}
+
+func nonNilNames(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
+	return names
+}

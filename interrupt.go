@@ -49,19 +49,19 @@ func Interrupt(ctx context.Context, req Request) (Answer, error) {
 }
 
 func answerOf(id string, r *Resolution) (Answer, error) {
-	switch r.Kind {
-	case KindResolved:
+	switch r.Status {
+	case Resolved:
 		return Answer{Data: r.Response, By: r.By, At: r.At}, nil
-	case KindCancelled, KindExpired:
-		return Answer{Cancelled: true, Expired: r.Kind == KindExpired, By: r.By, At: r.At}, nil
-	case KindRejected:
+	case Cancelled, Expired:
+		return Answer{Cancelled: true, Expired: r.Status == Expired, By: r.By, At: r.At}, nil
+	case Rejected:
 		e := &RejectedError{InterruptID: id, By: r.By}
 		if r.Error != nil {
 			e.Name, e.Message, e.Given = r.Error.Name, r.Error.Message, true
 		}
 		return Answer{}, e
 	}
-	return Answer{}, &Error{Code: CodeUnknownFormat, Message: fmt.Sprintf("interrupt %s has a resolution of unknown kind %q", id, r.Kind)}
+	return Answer{}, &Error{Code: CodeUnknownFormat, Message: fmt.Sprintf("interrupt %s has a resolution of unknown kind %q", id, r.Status)}
 }
 
 func buildInterrupt(id string, req Request, s *task.Scope) (Interruption, error) {

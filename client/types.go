@@ -86,7 +86,7 @@ type Response struct {
 	// InterruptID is the interrupt answered.
 	InterruptID string `json:"interrupt_id"`
 	// Status is resolved, rejected or cancelled.
-	Status interlude.ResolutionKind `json:"status"`
+	Status interlude.ResolutionStatus `json:"status"`
 	// Response is the answer of a resolved interrupt.
 	Response any `json:"response,omitempty"`
 	// Error is the reason of a rejection, or nil for none.
@@ -98,17 +98,17 @@ func Resolved(interruptID string, v any) Response {
 	if v == nil {
 		v = Null
 	}
-	return Response{InterruptID: interruptID, Status: interlude.KindResolved, Response: v}
+	return Response{InterruptID: interruptID, Status: interlude.Resolved, Response: v}
 }
 
 // Rejected declines the interrupt; rej may be nil for no reason given.
 func Rejected(interruptID string, rej *interlude.Rejection) Response {
-	return Response{InterruptID: interruptID, Status: interlude.KindRejected, Error: rej}
+	return Response{InterruptID: interruptID, Status: interlude.Rejected, Error: rej}
 }
 
 // Cancelled withdraws the interrupt.
 func Cancelled(interruptID string) Response {
-	return Response{InterruptID: interruptID, Status: interlude.KindCancelled}
+	return Response{InterruptID: interruptID, Status: interlude.Cancelled}
 }
 
 // Breakpoint is a pause at a node boundary.

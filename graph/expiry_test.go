@@ -69,18 +69,18 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kinds []interlude.ResolutionKind
+	var kinds []interlude.ResolutionStatus
 	for _, c := range hist {
 		for _, a := range c.Resolved {
 			if a.InterruptID == q.ID {
-				kinds = append(kinds, a.Resolution.Kind)
+				kinds = append(kinds, a.Resolution.Status)
 				if a.Resolution.By != "interlude" {
 					t.Fatalf("the expiry is recorded as given by %q, want interlude", a.Resolution.By)
 				}
 			}
 		}
 	}
-	if len(kinds) != 1 || kinds[0] != interlude.KindExpired {
+	if len(kinds) != 1 || kinds[0] != interlude.Expired {
 		t.Fatalf("history holds %v for the question, want one expiry", kinds)
 	}
 }

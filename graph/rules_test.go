@@ -80,13 +80,13 @@ func TestCancelAndNullResumeAreTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kinds []interlude.ResolutionKind
+			var kinds []interlude.ResolutionStatus
 			for _, cp := range h {
 				for _, a := range cp.Resolved {
-					kinds = append(kinds, a.Resolution.Kind)
+					kinds = append(kinds, a.Resolution.Status)
 				}
 			}
-			if len(kinds) != 1 || kinds[0] != interlude.KindCancelled {
+			if len(kinds) != 1 || kinds[0] != interlude.Cancelled {
 				t.Fatalf("recorded resolutions = %v", kinds)
 			}
 		})
@@ -425,7 +425,7 @@ func TestATaskChangingTheExchangesItReadsLeavesTheAnswersAlone(t *testing.T) {
 		firstAnswers = append(firstAnswers, rej.Name)
 		for _, x := range interlude.Exchanges(ctx) {
 			if x.Resolution != nil {
-				x.Resolution.Kind = interlude.KindResolved
+				x.Resolution.Status = interlude.Resolved
 				x.Resolution.Response = json.RawMessage(`true`)
 				if x.Resolution.Error != nil {
 					x.Resolution.Error.Name = "Overwritten"

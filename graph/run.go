@@ -392,7 +392,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			// The same answer again is an idempotent replay, except an expiry: it
 			// is no person's answer to retry, and refusing it tells each process
 			// that closes expired questions whether it was the one that did.
-			if prev.Same(res) && res.Kind != interlude.KindExpired {
+			if prev.Same(res) && res.Status != interlude.Expired {
 				r.replayed = append(r.replayed, Replay{InterruptID: id, Resolution: *prev})
 				continue
 			}
@@ -401,7 +401,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 				who = " by " + prev.By
 			}
 			return nil, &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{id},
-				Message: fmt.Sprintf("interrupt %s was already %s%s at %s; it cannot be answered differently", id, prev.Kind, who, prev.At.Format("2006-01-02T15:04:05Z07:00"))}
+				Message: fmt.Sprintf("interrupt %s was already %s%s at %s; it cannot be answered differently", id, prev.Status, who, prev.At.Format("2006-01-02T15:04:05Z07:00"))}
 		}
 		if len(pending) == 0 {
 			return nil, r.notInterrupted()
@@ -451,13 +451,13 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 func checkExpiry(q interlude.Interruption, res interlude.Resolution, now time.Time) error {
 	due := q.ExpiresAt != nil && !now.Before(*q.ExpiresAt)
 	switch {
-	case res.Kind == interlude.KindExpired && q.ExpiresAt == nil:
+	case res.Status == interlude.Expired && q.ExpiresAt == nil:
 		return &interlude.Error{Code: interlude.CodeInvalidRequest, Interrupts: []string{q.ID},
 			Message: fmt.Sprintf("interrupt %s has no time to live, so it cannot expire; cancel it instead", q.ID)}
-	case res.Kind == interlude.KindExpired && !due:
+	case res.Status == interlude.Expired && !due:
 		return &interlude.Error{Code: interlude.CodeInvalidRequest, Interrupts: []string{q.ID},
 			Message: fmt.Sprintf("interrupt %s does not expire until %s; cancel it to close it now", q.ID, q.ExpiresAt.Format(time.RFC3339))}
-	case due && (res.Kind == interlude.KindResolved || res.Kind == interlude.KindRejected):
+	case due && (res.Status == interlude.Resolved || res.Status == interlude.Rejected):
 		return &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{q.ID},
 			Message: fmt.Sprintf("interrupt %s expired at %s and takes no answer now, only a cancellation", q.ID, q.ExpiresAt.Format(time.RFC3339))}
 	}

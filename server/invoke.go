@@ -234,7 +234,7 @@ func (s *Server) counted(ru *run, outcome string, d time.Duration) {
 	s.metrics.run(ru.g.Name(), outcome, d)
 	if outcome != "refused" && outcome != "error" {
 		for _, res := range ru.answers {
-			s.metrics.resolution(ru.g.Name(), string(res.Kind))
+			s.metrics.resolution(ru.g.Name(), string(res.Status))
 		}
 	}
 }

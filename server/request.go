@@ -326,8 +326,8 @@ func parseResponses(path string, xs []json.RawMessage) (map[string]interlude.Res
 			return nil, err
 		}
 		var res interlude.Resolution
-		switch interlude.ResolutionKind(status) {
-		case interlude.KindResolved:
+		switch interlude.ResolutionStatus(status) {
+		case interlude.Resolved:
 			if !o.present("response") {
 				return nil, badRequest(join(p, "response"), "%s is required for status resolved", join(p, "response"))
 			}
@@ -335,14 +335,14 @@ func parseResponses(path string, xs []json.RawMessage) (map[string]interlude.Res
 				return nil, badRequest(join(p, "error"), "%s is only for status rejected", join(p, "error"))
 			}
 			res = interlude.Resolve(json.RawMessage(bytes.TrimSpace(o.m["response"])))
-		case interlude.KindRejected:
+		case interlude.Rejected:
 			if o.present("response") {
 				return nil, badRequest(join(p, "response"), "%s is only for status resolved", join(p, "response"))
 			}
 			if res, err = parseRejection(o); err != nil {
 				return nil, err
 			}
-		case interlude.KindCancelled:
+		case interlude.Cancelled:
 			for _, k := range []string{"response", "error"} {
 				if o.present(k) {
 					return nil, badRequest(join(p, k), "%s is not allowed for status cancelled", join(p, k))

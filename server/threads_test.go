@@ -164,11 +164,11 @@ func TestHistoryListsCheckpointsNewestFirstAndEachToolCallsInterrupts(t *testing
 		t.Fatalf("tool calls %+v", h.ToolCalls)
 	}
 	sameJSON(t, "call_1 state", x1[0].Interrupt.State, `{"planned":"call_1"}`)
-	if x1[0].Interrupt.Message != "Run call_1?" || x1[0].Resolution == nil || x1[0].Resolution.Kind != "resolved" ||
+	if x1[0].Interrupt.Message != "Run call_1?" || x1[0].Resolution == nil || x1[0].Resolution.Status != "resolved" ||
 		string(x1[0].Resolution.Response) != `"yes"` || x1[0].Resolution.By != "alice" || x1[0].Resolution.At.IsZero() {
 		t.Fatalf("call_1 %+v %+v", x1[0].Interrupt, x1[0].Resolution)
 	}
-	if r := x2[0].Resolution; r == nil || r.Kind != "rejected" || r.Error == nil || *r.Error != (interlude.Rejection{Name: "Denied", Message: "not now"}) || r.By != "alice" {
+	if r := x2[0].Resolution; r == nil || r.Status != "rejected" || r.Error == nil || *r.Error != (interlude.Rejection{Name: "Denied", Message: "not now"}) || r.By != "alice" {
 		t.Fatalf("call_2 %+v", x2[0].Resolution)
 	}
 	page, err := e.client(admin).History(ctx, "t", client.HistoryOptions{Limit: 1, Before: h.Checkpoints[0].ID})

@@ -237,7 +237,7 @@ type wireResolution struct {
 }
 
 func toWireResolution(id string, r interlude.Resolution) *wireResolution {
-	return &wireResolution{InterruptID: id, Kind: string(r.Kind), Response: r.Response, Error: r.Error, By: r.By, At: r.At}
+	return &wireResolution{InterruptID: id, Kind: string(r.Status), Response: r.Response, Error: r.Error, By: r.By, At: r.At}
 }
 
 type wireCheckpoint struct {

@@ -52,12 +52,12 @@ func (q Interruption) Check(r Resolution) error {
 	if r.err != nil {
 		return &Error{Code: CodeInvalidRequest, Message: r.err.Error(), Interrupts: []string{q.ID}, Err: r.err}
 	}
-	switch r.Kind {
-	case KindResolved:
-	case KindRejected, KindCancelled, KindExpired:
+	switch r.Status {
+	case Resolved:
+	case Rejected, Cancelled, Expired:
 		return nil
 	default:
-		return &Error{Code: CodeInvalidRequest, Message: "unknown resolution status " + string(r.Kind) + `; use "resolved", "rejected" or "cancelled"`, Interrupts: []string{q.ID}}
+		return &Error{Code: CodeInvalidRequest, Message: "unknown resolution status " + string(r.Status) + `; use "resolved", "rejected" or "cancelled"`, Interrupts: []string{q.ID}}
 	}
 	data := r.Response
 	if len(data) == 0 {

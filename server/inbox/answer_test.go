@@ -102,7 +102,7 @@ func TestRejectingWithAReasonShowsInTheHistoryWithTheApproversName(t *testing.T)
 	var found bool
 	for _, xs := range h.ToolCalls {
 		for _, x := range xs {
-			if r := x.Resolution; r != nil && r.Kind == "rejected" && r.By == "alice" && r.Error != nil && r.Error.Message == "Refunds above $500 need a manager" {
+			if r := x.Resolution; r != nil && r.Status == "rejected" && r.By == "alice" && r.Error != nil && r.Error.Message == "Refunds above $500 need a manager" {
 				found = true
 			}
 		}

@@ -64,7 +64,7 @@ func TestProcessesClosingTheSameExpiredQuestionCloseItOnce(t *testing.T) {
 	var expiries int
 	for _, c := range hist {
 		for _, a := range c.Resolved {
-			if a.Resolution.Kind == interlude.KindExpired {
+			if a.Resolution.Status == interlude.Expired {
 				expiries++
 			}
 		}

@@ -99,18 +99,18 @@ func invalidRequest(field string, err error) error {
 // recently raised of its answered interrupts, with the private State the code
 // attached to it and the resolution. It reports false on a first attempt and
 // outside a running task.
-func Resumption(ctx context.Context) (Resumed, bool) {
+func Resumption(ctx context.Context) (Exchange, bool) {
 	s := task.From(ctx)
 	if s == nil {
-		return Resumed{}, false
+		return Exchange{}, false
 	}
 	xs := s.Exchanges()
 	for i := len(xs) - 1; i >= 0; i-- {
 		if xs[i].Resolution != nil {
-			return Resumed{Interrupt: xs[i].Interrupt, Resolution: *xs[i].Resolution}, true
+			return xs[i], true
 		}
 	}
-	return Resumed{}, false
+	return Exchange{}, false
 }
 
 // Exchanges returns the interrupt history of the running task (or sub-task, such as

@@ -132,19 +132,3 @@ func (a Answer) Decode(v any) error {
 	}
 	return nil
 }
-
-// Resumed is the interrupt a task is being resumed from, as Resumption reports it.
-type Resumed struct {
-	// Interrupt is the question that was answered, with the private State attached.
-	Interrupt Interruption
-	// Resolution is its answer.
-	Resolution Resolution
-}
-
-// DecodeState decodes the private state attached to the interrupt into v.
-func (r Resumed) DecodeState(v any) error {
-	if len(r.Interrupt.State) == 0 {
-		return nil
-	}
-	return json.Unmarshal(r.Interrupt.State, v)
-}

@@ -75,7 +75,7 @@ func TestServerErrorsMatchTheRootPackagesErrorsByCode(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	// Answering both, one cancelled, by id.
-	res, err = c.Respond(ctx, "p", []client.Response{client.Resolved(res.Interrupts[0].ID, true), client.Cancelled(res.Interrupts[1].ID)})
+	res, err = c.Respond(ctx, "p", []interlude.Resolution{interlude.Resolve(true).For(res.Interrupts[0].ID), interlude.Cancel().For(res.Interrupts[1].ID)})
 	if err != nil || res.Status != client.Completed {
 		t.Fatalf("%v %+v", err, res)
 	}

@@ -117,17 +117,9 @@ type Result[S any] struct {
 	// Replayed lists the answers of this invocation that had been given before
 	// (the identical answer sent again: a double click, a retried request, or
 	// a second person giving the same answer), each with the resolution
-	// recorded the first time, which says who gave it and when. They were not
-	// applied again.
-	Replayed []Replay
-}
-
-// Replay is an answer that had been given before, and was not applied again.
-type Replay struct {
-	// InterruptID is the interrupt answered.
-	InterruptID string
-	// Resolution is the answer as first recorded, with who gave it and when.
-	Resolution interlude.Resolution
+	// recorded the first time, which says who gave it and when, and names its
+	// interrupt. They were not applied again.
+	Replayed []interlude.Resolution
 }
 
 // EventType names a stream event.

@@ -72,7 +72,7 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 	var kinds []interlude.ResolutionStatus
 	for _, c := range hist {
 		for _, a := range c.Resolved {
-			if a.InterruptID == q.ID {
+			if a.Interrupt.ID == q.ID {
 				kinds = append(kinds, a.Resolution.Status)
 				if a.Resolution.By != "interlude" {
 					t.Fatalf("the expiry is recorded as given by %q, want interlude", a.Resolution.By)

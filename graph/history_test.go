@@ -204,7 +204,7 @@ func TestHistoryPagesReturnEveryCheckpointOnceNewestFirst(t *testing.T) {
 		raised += len(cp.Raised)
 		for _, a := range cp.Resolved {
 			resolved++
-			if a.Interruption == nil || a.Interruption.ID != a.InterruptID || a.Resolution.By != "alice" {
+			if a.Interrupt.Message == "" || a.Interrupt.ID != a.Resolution.InterruptID || a.Resolution.By != "alice" {
 				t.Errorf("checkpoint %d: answer %+v does not carry its question", cp.ID, a)
 			}
 		}

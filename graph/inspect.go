@@ -137,25 +137,16 @@ type Checkpoint[S any] struct {
 	Step int
 	// Raised are the questions first raised by this record.
 	Raised []interlude.Interruption
-	// Resolved are the answers this record committed.
-	Resolved []Answered
+	// Resolved are the answers this record committed, each with the question it
+	// answers as raised when the thread still knew it (for an answer sent again
+	// after its step ended, the question carries only its ID).
+	Resolved []interlude.Exchange
 	// Interrupts are the questions pending after it.
 	Interrupts []interlude.Interruption
 	// Breakpoint is set when the record paused at a breakpoint.
 	Breakpoint *Breakpoint
 	// Error is the failure a "fail" record reports.
 	Error string
-}
-
-// Answered is a resolution as recorded in history.
-type Answered struct {
-	// InterruptID is the interrupt answered.
-	InterruptID string `json:"interrupt_id"`
-	// Resolution is the answer, with who gave it and when.
-	Resolution interlude.Resolution `json:"resolution"`
-	// Interruption is the question answered, as it was raised, when the thread still
-	// knew it (nil for an answer sent again after its step ended).
-	Interruption *interlude.Interruption `json:"question,omitempty"`
 }
 
 // HistoryOptions selects a page of a thread's history.
@@ -205,10 +196,10 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 			}
 		}
 		for _, r := range d.Resolve {
-			a := Answered{InterruptID: r.ID, Resolution: r.R}
+			res := r.R.For(r.ID)
+			a := interlude.Exchange{Interrupt: interlude.Interruption{ID: r.ID}, Resolution: &res}
 			if x := st.exchange(r.ID); x != nil {
-				q := x.Q
-				a.Interruption = &q
+				a.Interrupt = x.Q
 			}
 			cp.Resolved = append(cp.Resolved, a)
 		}

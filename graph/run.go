@@ -88,13 +88,13 @@ type runner[S any] struct {
 	threadID string
 	emit     func(Event)
 	c        *cached[S]
-	dirty    bool            // st was changed in memory by something not yet committed
-	input    []write         // input applied to the values, not yet committed
-	fresh    map[string]bool // interrupts answered by this invocation
-	passOnce bool            // continue past the before-breakpoint of the next step
-	combined S               // a step's writes combined into the state, before it commits
-	memory   sync.Map        // RunMemory: lives for this invocation only
-	replayed []Replay        // answers of this invocation given before
+	dirty    bool                   // st was changed in memory by something not yet committed
+	input    []write                // input applied to the values, not yet committed
+	fresh    map[string]bool        // interrupts answered by this invocation
+	passOnce bool                   // continue past the before-breakpoint of the next step
+	combined S                      // a step's writes combined into the state, before it commits
+	memory   sync.Map               // RunMemory: lives for this invocation only
+	replayed []interlude.Resolution // answers of this invocation given before
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -384,7 +384,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			if err := x.Q.Check(res); err != nil {
 				return nil, err
 			}
-			res.By, res.At = by, now
+			res.InterruptID, res.By, res.At = "", by, now // the id is the entry's
 			apply = append(apply, resolved{ID: id, R: res})
 			continue
 		}
@@ -393,7 +393,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			// is no person's answer to retry, and refusing it tells each process
 			// that closes expired questions whether it was the one that did.
 			if prev.Same(res) && res.Status != interlude.Expired {
-				r.replayed = append(r.replayed, Replay{InterruptID: id, Resolution: *prev})
+				r.replayed = append(r.replayed, prev.For(id))
 				continue
 			}
 			who := ""

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 )
 
@@ -27,10 +28,10 @@ type metadataData struct {
 
 // pauseData is the updates event of a pause.
 type pauseData struct {
-	Status     string            `json:"status"`
-	Node       string            `json:"node"`
-	Interrupt  *wireInterrupt    `json:"interrupt,omitempty"`
-	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
+	Status     string                  `json:"status"`
+	Node       string                  `json:"node"`
+	Interrupt  *interlude.Interruption `json:"interrupt,omitempty"`
+	Breakpoint *graph.Breakpoint       `json:"breakpoint,omitempty"`
 }
 
 // subTaskData reports a sub-task (an agent's tool call) that finished while its
@@ -66,7 +67,7 @@ func payload(e graph.Event) (string, []byte, bool) {
 		if e.Interrupt == nil {
 			return "", nil, false
 		}
-		q := toWire(*e.Interrupt, false)
+		q := shown(*e.Interrupt)
 		data, err := json.Marshal(pauseData{Status: "interrupted", Node: e.Interrupt.Node, Interrupt: &q})
 		return "updates", data, err == nil
 	case graph.EventBreakpoint:

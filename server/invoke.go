@@ -264,7 +264,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		s.logRunFailed(r.Context(), &ru, err)
 	}
 	s.counted(&ru, string(res.Status), time.Since(start))
-	ans := outcomeOf(res).answer(ru.granularity)
+	ans := outcomeOf(res).response(ru.granularity)
 	ans.Replayed = len(res.Replayed) > 0 && len(res.Replayed) == len(ru.answers)
 	writeJSON(w, http.StatusOK, ans)
 }
@@ -367,7 +367,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		s.log.ErrorContext(r.Context(), "read the thread after a stream", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", ocErr)
 	}
 	s.counted(ru, outcome, time.Since(start))
-	data, err := json.Marshal(oc.answer(ru.granularity))
+	data, err := json.Marshal(oc.response(ru.granularity))
 	if err != nil {
 		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.status})
 	}

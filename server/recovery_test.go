@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/clienttest"
@@ -72,9 +73,9 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	ctx := context.Background()
 	// The parallel graph: a and b ask, c counts its runs, then join.
 	started := e.start("parallel", "p", `{}`)
-	var responses []client.Response
+	var responses []interlude.Resolution
 	for _, q := range started["interrupts"].([]any) {
-		responses = append(responses, client.Response{InterruptID: q.(map[string]any)["id"].(string), Status: "resolved", Response: true})
+		responses = append(responses, interlude.Resolve(true).For(q.(map[string]any)["id"].(string)))
 	}
 	st.left.Store(2) // the answers and their step commit; the join's does not
 	if _, err := e.client(approver).Respond(ctx, "p", responses); err == nil {

@@ -131,9 +131,9 @@ func TestHistoryListsCheckpointsNewestFirstAndEachToolCallsInterrupts(t *testing
 			t.Fatalf("an invoke answer shows private state: %+v", q)
 		}
 	}
-	res, err = e.client(approver).Respond(ctx, "t", []client.Response{
-		client.Resolved(ids["call_1"], "yes"),
-		client.Rejected(ids["call_2"], &interlude.Rejection{Name: "Denied", Message: "not now"}),
+	res, err = e.client(approver).Respond(ctx, "t", []interlude.Resolution{
+		interlude.Resolve("yes").For(ids["call_1"]),
+		interlude.Reject(&interlude.RejectedError{Name: "Denied", Message: "not now"}).For(ids["call_2"]),
 	})
 	if err != nil || res.Status != "completed" {
 		t.Fatalf("%v %+v", err, res)

@@ -42,7 +42,7 @@ func AnsweredBy(t testing.TB, c *client.Client, thread string) []string {
 	var by []string
 	for i := len(h.Checkpoints) - 1; i >= 0; i-- {
 		for _, r := range h.Checkpoints[i].Resolved {
-			by = append(by, r.Resolution.By)
+			by = append(by, r.By)
 		}
 	}
 	return by

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/crashpoint"
@@ -171,9 +172,9 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 	if err != nil || res.Status != "interrupted" || len(res.Interrupts) != 2 {
 		t.Fatalf("start: %+v, %v", res, err)
 	}
-	var answers []client.Response
+	var answers []interlude.Resolution
 	for _, q := range res.Interrupts {
-		answers = append(answers, client.Response{InterruptID: q.ID, Status: "resolved", Response: true})
+		answers = append(answers, interlude.Resolve(true).For(q.ID))
 	}
 	if _, err := asAlice(dying).Respond(ctx, "p", answers); err == nil {
 		t.Fatal("the answers were acknowledged: the replica did not die after the step")

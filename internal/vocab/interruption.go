@@ -36,12 +36,39 @@ type Interruption struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 }
 
-// Exchange is one question and, once answered, its resolution.
+// UnmarshalJSON decodes an interrupt, reading a JSON null in an optional field
+// (name, tool_call_id, value, response_schema, state, expires_at) as the field
+// left out, so that a decoded interrupt equals the one encoded.
+func (q *Interruption) UnmarshalJSON(data []byte) error {
+	type plain Interruption
+	if err := json.Unmarshal(data, (*plain)(q)); err != nil {
+		return err
+	}
+	for _, p := range []*json.RawMessage{&q.Value, &q.Schema, &q.State} {
+		if string(*p) == "null" {
+			*p = nil
+		}
+	}
+	return nil
+}
+
+// Exchange is one question and, once answered, its resolution: in a task's
+// interrupt history, in a thread's history, and as the interrupt a task is
+// resumed from.
 type Exchange struct {
-	// Interrupt is the question.
+	// Interrupt is the question, with the private State attached.
 	Interrupt Interruption `json:"interrupt"`
 	// Resolution is its answer, or nil while it is pending.
 	Resolution *Resolution `json:"resolution,omitempty"`
+}
+
+// DecodeState decodes the private state attached to the interrupt into v; it
+// leaves v alone when none was attached.
+func (x Exchange) DecodeState(v any) error {
+	if len(x.Interrupt.State) == 0 {
+		return nil
+	}
+	return json.Unmarshal(x.Interrupt.State, v)
 }
 
 // Check validates a resolution for q: its data against q's response schema for a

@@ -22,8 +22,12 @@ const (
 	Expired ResolutionStatus = "expired"
 )
 
-// Resolution is the answer to one interrupt, with who gave it and when.
+// Resolution is the answer to one interrupt, with who gave it and when. The same
+// value is an answer sent to the API, a recorded answer in a thread's history,
+// and an answer given again (a replay).
 type Resolution struct {
+	// InterruptID is the interrupt answered; "" names the single pending one.
+	InterruptID string `json:"interrupt_id,omitempty"`
 	// Status is how the interrupt was resolved.
 	Status ResolutionStatus `json:"status"`
 	// Response is the answer's data for Resolved.
@@ -32,8 +36,8 @@ type Resolution struct {
 	Error *Rejection `json:"error,omitempty"`
 	// By names who answered (for example the API token's name).
 	By string `json:"by,omitempty"`
-	// At is when the resolution was committed.
-	At time.Time `json:"at"`
+	// At is when the resolution was committed; zero until it is.
+	At time.Time `json:"at,omitzero"`
 
 	err error // an encoding failure in Resolve, reported when the resolution is used
 }
@@ -61,11 +65,18 @@ func Resolve(v any) Resolution {
 	return Resolution{Status: Resolved, Response: data}
 }
 
+// For returns the resolution answering the interrupt id.
+func (r Resolution) For(id string) Resolution {
+	r.InterruptID = id
+	return r
+}
+
 // Err reports a problem with the resolution itself, such as an answer that could not
 // be encoded as JSON.
 func (r Resolution) Err() error { return r.err }
 
-// Same reports whether r and o give the same answer, ignoring who gave it and when.
+// Same reports whether r and o give the same answer, ignoring the interrupt
+// they name, who gave it and when.
 // Sending the same answer again for an already resolved interrupt is an idempotent
 // replay, not a conflict.
 func (r Resolution) Same(o Resolution) bool {

@@ -393,7 +393,7 @@ func (c *Client) Graphs(ctx context.Context) ([]GraphInfo, error) {
 func (c *Client) Threads(ctx context.Context, opt ListOptions) (*ThreadPage, error) {
 	q := url.Values{}
 	if opt.Status != "" {
-		q.Set("status", opt.Status)
+		q.Set("status", string(opt.Status))
 	}
 	if opt.Graph != "" {
 		q.Set("graph", opt.Graph)

@@ -20,17 +20,6 @@ const (
 	Full Granularity = "full"
 )
 
-// Run statuses, as RunResult.Status reports them.
-const (
-	// Completed: the run reached the end of the graph.
-	Completed = "completed"
-	// Interrupted: the thread waits for answers to RunResult.Interrupts or sits at
-	// RunResult.Breakpoint.
-	Interrupted = "interrupted"
-	// Failed: the run stopped on an error, described by RunResult.Error.
-	Failed = "failed"
-)
-
 // Null is the JSON null. As InvokeRequest.Resume it cancels the pending
 // interrupt.
 var Null = json.RawMessage("null")
@@ -95,7 +84,7 @@ type RunResult struct {
 	// ThreadID is the thread.
 	ThreadID string `json:"thread_id"`
 	// Status is completed, interrupted or failed.
-	Status string `json:"status"`
+	Status interlude.RunStatus `json:"status"`
 	// Interrupts are the pending questions.
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Breakpoint is set when the thread paused at a breakpoint.
@@ -167,7 +156,7 @@ type Thread struct {
 	// Graph is the graph that runs it.
 	Graph string `json:"graph"`
 	// Status is idle, running, interrupted or failed.
-	Status string `json:"status"`
+	Status interlude.ThreadStatus `json:"status"`
 	// Values is its state.
 	Values json.RawMessage `json:"values"`
 	// Messages is the values' messages field, for agent graphs.
@@ -200,7 +189,7 @@ type ThreadSummary struct {
 	// Graph is the graph that runs it.
 	Graph string `json:"graph"`
 	// Status is idle, running, interrupted or failed.
-	Status string `json:"status"`
+	Status interlude.ThreadStatus `json:"status"`
 	// Interrupts are its pending questions.
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	// CreatedAt is when it started.
@@ -233,8 +222,9 @@ func (p ThreadPage) MarshalJSON() ([]byte, error) {
 
 // ListOptions selects threads for Threads.
 type ListOptions struct {
-	// Status keeps threads with this status (for the inbox: "interrupted").
-	Status string
+	// Status keeps threads with this status (for the inbox: "interrupted");
+	// interlude.ParseThreadStatus reads one from text.
+	Status interlude.ThreadStatus
 	// Graph keeps threads of this graph.
 	Graph string
 	// Limit caps the page size (the server's default is 50, its cap 1000).
@@ -281,7 +271,7 @@ type Checkpoint struct {
 	// At is when it was committed.
 	At time.Time `json:"at"`
 	// Status is the thread's status after it.
-	Status string `json:"status"`
+	Status interlude.ThreadStatus `json:"status"`
 	// Step counts the completed steps after it.
 	Step int `json:"step"`
 	// Next lists the nodes due after it.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
-	"github.com/interludehq/interlude/store"
 )
 
 type commandKind int
@@ -73,7 +72,7 @@ func Continue() Command { return Command{kind: cmdContinue} }
 // Recover finishes a run that stopped before its end (its process died, or its
 // context was cancelled) after committing work that left more to do: answers
 // that started a step, or a step after which nodes were due. Such a thread's
-// status is running (store.StatusRunning) while no run holds it. The run goes
+// status is running (interlude.ThreadRunning) while no run holds it. The run goes
 // on from the last checkpoint: the answered step's unfinished tasks run again
 // and receive the recorded answers, and committed steps are not run again. A
 // thread with no such run is refused with interlude.ErrConflict, and one that a
@@ -83,25 +82,12 @@ func Continue() Command { return Command{kind: cmdContinue} }
 // again, finish the run too.
 func Recover() Command { return Command{kind: cmdRecover} }
 
-// Status is how an invocation ended.
-type Status string
-
-// Invocation outcomes.
-const (
-	// Completed: the run reached the end; the thread is idle.
-	Completed Status = "completed"
-	// Interrupted: the thread waits for answers or sits at a breakpoint.
-	Interrupted Status = "interrupted"
-	// Failed: a step failed; Continue retries it.
-	Failed Status = "failed"
-)
-
 // Result is the outcome of an invocation.
 type Result[S any] struct {
 	// ThreadID is the thread.
 	ThreadID string
 	// Status is how the invocation ended.
-	Status Status
+	Status interlude.RunStatus
 	// Values is the thread's state. Treat it as read-only.
 	Values S
 	// Interrupts are the pending questions, when Status is Interrupted.
@@ -173,7 +159,7 @@ type Event struct {
 	// SubTask is the sub-task that finished (EventSubTask).
 	SubTask *SubTaskResult
 	// Status is the outcome (EventEnd).
-	Status Status
+	Status interlude.RunStatus
 	// Values is the thread's state as JSON (EventEnd).
 	Values json.RawMessage
 	// Interrupts are the pending questions (EventEnd).
@@ -186,15 +172,4 @@ type Event struct {
 	Checkpoint int64
 	// At is when the event happened.
 	At time.Time
-}
-
-// statusOf maps a thread's stored status to an invocation outcome.
-func statusOf(s store.Status) Status {
-	switch s {
-	case store.StatusInterrupted:
-		return Interrupted
-	case store.StatusFailed:
-		return Failed
-	}
-	return Completed
 }

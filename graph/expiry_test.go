@@ -34,7 +34,7 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := app.Invoke(ctx, "e", graph.Input(refundState{Amount: 1}))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	q := res.Interrupts[0]
@@ -59,7 +59,7 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 	}
 
 	res, err = app.Invoke(interlude.WithActor(ctx, "interlude"), "e", expire)
-	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "withdrawn by interlude" {
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "withdrawn by interlude" {
 		t.Fatalf("expiring the question: %v %+v", err, res)
 	}
 	if _, err := app.Invoke(ctx, "e", expire); !errors.Is(err, interlude.ErrUnknownInterrupt) {

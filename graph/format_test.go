@@ -23,7 +23,7 @@ type fixture struct {
 	Format  int             `json:"format"`
 	Records []fixtureRecord `json:"records"`
 	Want    struct {
-		Status     store.Status             `json:"status"`
+		Status     interlude.ThreadStatus   `json:"status"`
 		Values     refundState              `json:"values"`
 		Interrupts []interlude.Interruption `json:"interrupts"`
 	} `json:"want"`

@@ -67,7 +67,7 @@ func TestInterruptPausesWithStatusInterruptedNotError(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pause returned an error: %v", err)
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("status %s with %d interrupts, want interrupted with 1", res.Status, len(res.Interrupts))
 	}
 	q := res.Interrupts[0]
@@ -81,7 +81,7 @@ func TestInterruptPausesWithStatusInterruptedNotError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Completed || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+	if res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 		t.Fatalf("after resume: %s %+v", res.Status, res.Values)
 	}
 }
@@ -124,14 +124,14 @@ func TestTwoInterruptsInOneNodeNeedTwoAnswersInOrder(t *testing.T) {
 		t.Fatalf("Ask[bool] schema = %s", res.Interrupts[0].Schema)
 	}
 	res, err = app.Invoke(ctx, "t", graph.Resume(true))
-	if err != nil || res.Status != graph.Interrupted || res.Interrupts[0].Message != "Approve step 2?" {
+	if err != nil || res.Status != interlude.RunInterrupted || res.Interrupts[0].Message != "Approve step 2?" {
 		t.Fatalf("second pause: %v %+v", err, res)
 	}
 	if res.Interrupts[0].ID == first {
 		t.Fatal("second question reused the first one's id")
 	}
 	res, err = app.Invoke(ctx, "t", graph.Resume(false))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("end: %v %+v", err, res)
 	}
 	if !slices.Equal(res.Values.Answers, []bool{true, false}) {
@@ -177,7 +177,7 @@ func TestInterruptInLoopGetsFreshIDEachCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for i := 0; res.Status == graph.Interrupted; i++ {
+	for i := 0; res.Status == interlude.RunInterrupted; i++ {
 		id := res.Interrupts[0].ID
 		if seen[id] {
 			t.Fatalf("cycle %d reused interrupt id %s", i, id)
@@ -257,11 +257,11 @@ func TestParallelBranchesFinishedBranchRunsOnce(t *testing.T) {
 		a := idFor(t, res.Interrupts, "Approve a?")
 		b := idFor(t, res.Interrupts, "Approve b?")
 		res, err = app.Invoke(ctx, "p1", graph.Respond(map[string]interlude.Resolution{a: interlude.Resolve(true)}))
-		if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != b {
+		if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != b {
 			t.Fatalf("after answering a: %v %+v", err, res)
 		}
 		res, err = app.Invoke(ctx, "p1", graph.Respond(map[string]interlude.Resolution{b: interlude.Resolve(true)}))
-		if err != nil || res.Status != graph.Completed {
+		if err != nil || res.Status != interlude.RunCompleted {
 			t.Fatalf("after answering b: %v %+v", err, res)
 		}
 		if res.Values.CRuns != 1 || !slices.Equal(res.Values.Outcome, []string{"a", "b"}) {
@@ -277,7 +277,7 @@ func TestParallelBranchesFinishedBranchRunsOnce(t *testing.T) {
 			idFor(t, res.Interrupts, "Approve a?"): interlude.Resolve(false),
 			idFor(t, res.Interrupts, "Approve b?"): interlude.Resolve(true),
 		}))
-		if err != nil || res.Status != graph.Completed || res.Values.CRuns != 1 || !slices.Equal(res.Values.Outcome, []string{"b"}) {
+		if err != nil || res.Status != interlude.RunCompleted || res.Values.CRuns != 1 || !slices.Equal(res.Values.Outcome, []string{"b"}) {
 			t.Fatalf("%v %+v", err, res)
 		}
 	})

@@ -125,7 +125,7 @@ func reviewThread(t *testing.T, app *graph.Graph[review], turns int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status == graph.Interrupted {
+		if res.Status == interlude.RunInterrupted {
 			if _, err := app.Invoke(ctx, "r", graph.Resume(fmt.Sprint("ok ", res.Values.Turn))); err != nil {
 				t.Fatal(err)
 			}

@@ -73,7 +73,7 @@ func TestCancelAndNullResumeAreTheSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := app.Invoke(ctx, "c", cmd)
-			if err != nil || res.Status != graph.Completed || res.Values.Outcome != "cancelled" {
+			if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "cancelled" {
 				t.Fatalf("%v %+v", err, res)
 			}
 			h, err := app.History(ctx, "c", graph.HistoryOptions{})
@@ -185,7 +185,7 @@ func TestAReplayedAnswerReturnsItsRunsOutcomeAfterTheThreadMovedOn(t *testing.T)
 	id, answer, first := refundApproved(t, app, "m")
 	// The thread moves on: new input pauses it on a new question.
 	later, err := app.Invoke(ctx, "m", graph.Input(refundState{Amount: 77}))
-	if err != nil || later.Status != graph.Interrupted || later.Interrupts[0].ID == id {
+	if err != nil || later.Status != interlude.RunInterrupted || later.Interrupts[0].ID == id {
 		t.Fatalf("new input: %v %+v", err, later)
 	}
 	before := dump(t, st, "m")
@@ -224,7 +224,7 @@ func TestBreakpointsPauseWithoutInterruptAndContinueOnPlainCall(t *testing.T) {
 	ctx := context.Background()
 	app := gatedGraph(t)
 	res, err := app.Invoke(ctx, "g", graph.Input(gateState{Topic: "go"}))
-	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 0 || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "draft", When: "after"}) {
+	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 0 || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "draft", When: "after"}) {
 		t.Fatalf("after draft: %v %+v", err, res)
 	}
 	if _, err := app.Invoke(ctx, "g", graph.Resume(true)); !errors.Is(err, interlude.ErrNotInterrupted) {
@@ -238,7 +238,7 @@ func TestBreakpointsPauseWithoutInterruptAndContinueOnPlainCall(t *testing.T) {
 		t.Fatalf("before publish: %v %+v", err, res)
 	}
 	res, err = app.Invoke(ctx, "g", graph.Continue())
-	if err != nil || res.Status != graph.Completed || !res.Values.Published {
+	if err != nil || res.Status != interlude.RunCompleted || !res.Values.Published {
 		t.Fatalf("end: %v %+v", err, res)
 	}
 }
@@ -297,7 +297,7 @@ func TestSwallowedInterruptStillPauses(t *testing.T) {
 	g.AddEdge(graph.Start, "refund")
 	app, _ := g.Compile()
 	res, err := app.Invoke(ctx, "s", graph.Input(refundState{}))
-	if err != nil || res.Status != graph.Interrupted || res.Values.Outcome != "" || len(res.Interrupts) != 1 {
+	if err != nil || res.Status != interlude.RunInterrupted || res.Values.Outcome != "" || len(res.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
@@ -311,7 +311,7 @@ func TestForkFromPausedCheckpointRefiresWithNewID(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := app.Fork(ctx, "f", pausedAt)
-	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if res.Interrupts[0].ID == oldID {
@@ -374,7 +374,7 @@ func TestRetriedAnswerFinishesAStepWhoseRunDied(t *testing.T) {
 	}
 	restarted := refundGraph(t, mem)
 	res, err := restarted.Invoke(ctx, "d", answer)
-	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "refunded" {
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" {
 		t.Fatalf("%v %+v", err, res)
 	}
 	h, _ := restarted.History(ctx, "d", graph.HistoryOptions{})
@@ -394,7 +394,7 @@ type deadRunStore struct{ store.Store }
 func (d deadRunStore) Load(ctx context.Context, id string) (*store.Loaded, error) {
 	l, err := d.Store.Load(ctx, id)
 	if err == nil {
-		l.Meta.Status = store.StatusFailed
+		l.Meta.Status = interlude.ThreadFailed
 	}
 	return l, err
 }
@@ -404,7 +404,7 @@ func TestStateShowsAThreadWhoseRunDiedAsFailed(t *testing.T) {
 	mem := memory.New()
 	refundGraph(t, mem).Invoke(ctx, "d", graph.Input(refundState{Amount: 1}))
 	snap, err := refundGraph(t, deadRunStore{mem}).State(ctx, "d")
-	if err != nil || snap.Status != store.StatusFailed || !strings.Contains(snap.Error, "continue the thread") {
+	if err != nil || snap.Status != interlude.ThreadFailed || !strings.Contains(snap.Error, "continue the thread") {
 		t.Fatalf("%v %+v", err, snap)
 	}
 }

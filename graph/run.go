@@ -198,7 +198,7 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	}
 	r.dirty = true
 	if st == nil {
-		st = &state[S]{nonce: newNonce(), createdAt: r.g.cfg.now(), status: store.StatusIdle}
+		st = &state[S]{nonce: newNonce(), createdAt: r.g.cfg.now(), status: interlude.ThreadIdle}
 		r.c.st = st
 	}
 	if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), ws); err != nil {
@@ -256,7 +256,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 // a breakpoint, or has a run left to finish (the step its answers started, or
 // the steps due after its last checkpoint).
 func (st *state[S]) refuseIfWaiting() error {
-	if st.status == store.StatusRunning {
+	if st.status == interlude.ThreadRunning {
 		left := "the steps due after its last checkpoint"
 		if st.mid {
 			left = "the step its last answers started"
@@ -334,9 +334,9 @@ func (r *runner[S]) recover() (*Result[S], error) {
 	if st == nil {
 		return nil, storekit.NotFound(r.threadID)
 	}
-	if st.status != store.StatusRunning {
+	if st.status != interlude.ThreadRunning {
 		return nil, &interlude.Error{Code: interlude.CodeConflict,
-			Message: fmt.Sprintf("thread %q has no run left unfinished (it is %s): nothing needs recovering", r.threadID, statusOf(st.status))}
+			Message: fmt.Sprintf("thread %q has no run left unfinished (it is %s): nothing needs recovering", r.threadID, st.status.Outcome())}
 	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
@@ -420,7 +420,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		if err != nil {
 			return nil, err
 		}
-		if ended == st && st.status == store.StatusRunning {
+		if ended == st && st.status == interlude.ThreadRunning {
 			// The run these answers started stopped after a later step
 			// committed, with steps left: the retried request finishes it.
 			return r.loop()
@@ -433,7 +433,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		// Nothing is left to ask: the thread runs until the step these answers
 		// start commits. If this run stops before, the status says so, and a
 		// server finishes the step (Recover).
-		d.Status = store.StatusRunning
+		d.Status = interlude.ThreadRunning
 	}
 	if err := r.commit(d); err != nil {
 		return nil, err
@@ -499,7 +499,7 @@ func (r *runner[S]) commit(d *delta) error {
 	st, g := r.c.st, r.g
 	d.V, d.At, d.Input = store.FormatVersion, g.cfg.now(), r.input
 	status := d.Status
-	if status == store.StatusIdle {
+	if status == interlude.ThreadIdle {
 		d.Status = "" // stored as absent
 	}
 	if st.version == 0 {
@@ -569,7 +569,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 		if len(st.next) == 0 {
 			if r.dirty {
 				d := r.control(kindInput)
-				d.Status, d.Break, d.Error = store.StatusIdle, nil, ""
+				d.Status, d.Break, d.Error = interlude.ThreadIdle, nil, ""
 				if err := r.commit(d); err != nil {
 					return nil, err
 				}
@@ -597,7 +597,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 
 func (r *runner[S]) pauseAt(b *Breakpoint) (*Result[S], error) {
 	d := r.control(kindBreak)
-	d.Status, d.Break = store.StatusInterrupted, b
+	d.Status, d.Break = interlude.ThreadInterrupted, b
 	if err := r.commit(d); err != nil {
 		return nil, err
 	}
@@ -607,7 +607,7 @@ func (r *runner[S]) pauseAt(b *Breakpoint) (*Result[S], error) {
 
 func (r *runner[S]) fail(kind string, cause error) (*Result[S], error) {
 	d := r.control(kind)
-	d.Status, d.Error = store.StatusFailed, cause.Error()
+	d.Status, d.Error = interlude.ThreadFailed, cause.Error()
 	if err := r.commit(d); err != nil {
 		return nil, errors.Join(cause, err)
 	}
@@ -747,18 +747,18 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	st.values = r.combined
 	r.dirty = true
 	d := r.control(kindStep)
-	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, store.StatusIdle, nil, ""
+	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, interlude.ThreadIdle, nil, ""
 	var brk *Breakpoint
 	if len(next) > 0 {
 		// Nodes are due: the run goes on, and the thread reads running until
 		// a later commit ends the run. If this run stops before (its process
 		// dies, its context is cancelled), the status says so, and a server
 		// finishes the run from this checkpoint (Recover).
-		d.Status = store.StatusRunning
+		d.Status = interlude.ThreadRunning
 		for _, n := range ran {
 			if g.breakpoint(g.cfg.after, n) {
 				brk = &Breakpoint{Node: n, When: "after"}
-				d.Status, d.Break = store.StatusInterrupted, brk
+				d.Status, d.Break = interlude.ThreadInterrupted, brk
 				break
 			}
 		}
@@ -801,9 +801,9 @@ func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 	c := r.control(kindPause)
 	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = d.Writes, d.Ledger, d.Memo, d.Raised, true, d.Base
 	c.Calls = d.Calls
-	c.Status, c.Break, c.Error = store.StatusInterrupted, nil, ""
+	c.Status, c.Break, c.Error = interlude.ThreadInterrupted, nil, ""
 	if cause != nil {
-		c.Kind, c.Status, c.Error = kindFail, store.StatusFailed, cause.Error()
+		c.Kind, c.Status, c.Error = kindFail, interlude.ThreadFailed, cause.Error()
 	}
 	if err := r.commit(c); err != nil {
 		return false, nil, errors.Join(cause, err)
@@ -956,9 +956,9 @@ func (r *runner[S]) replayedRun(ids []string) (*state[S], error) {
 // answers or at a breakpoint.
 func runEnded[S any](st *state[S]) bool {
 	switch st.status {
-	case store.StatusIdle, store.StatusFailed:
+	case interlude.ThreadIdle, interlude.ThreadFailed:
 		return true
-	case store.StatusInterrupted:
+	case interlude.ThreadInterrupted:
 		return len(st.pending()) > 0 || st.brk != nil
 	}
 	return false
@@ -970,7 +970,7 @@ func (r *runner[S]) result() *Result[S] { return r.resultOf(r.c.st) }
 func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	return &Result[S]{
 		ThreadID:   r.threadID,
-		Status:     statusOf(st.status),
+		Status:     st.status.Outcome(),
 		Values:     r.g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S),
 		Interrupts: st.pending(),
 		Breakpoint: st.brk,

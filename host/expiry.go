@@ -63,7 +63,7 @@ func dueAnswers(m store.Meta, now time.Time) map[string]interlude.Resolution {
 // reports how many it closed.
 func (h *Host) expire(ctx context.Context, g graph.Erased, m store.Meta, answers map[string]interlude.Resolution) int {
 	res, err := g.Invoke(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, graph.Respond(answers))
-	failed := err != nil && res != nil && res.Status == graph.Failed // closed, then the thread failed
+	failed := err != nil && res != nil && res.Status == interlude.RunFailed // closed, then the thread failed
 	if failed {
 		h.log.Warn("a thread failed after its expired questions were closed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 )
@@ -44,7 +45,7 @@ func (h *Host) RecoverThreads(ctx context.Context) (int, error) {
 func (h *Host) recover(ctx context.Context, g graph.Erased, m store.Meta) bool {
 	res, err := g.Invoke(ctx, m.ThreadID, graph.Recover())
 	switch {
-	case err == nil, res != nil && res.Status == graph.Failed:
+	case err == nil, res != nil && res.Status == interlude.RunFailed:
 		if err != nil {
 			h.log.Warn("a thread failed in the run it was finishing after its last run stopped", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
 		}

@@ -43,9 +43,9 @@ type subTaskData struct {
 
 // liveEndData closes a run in the live thread events, which carry no values.
 type liveEndData struct {
-	ThreadID   string       `json:"thread_id"`
-	Status     graph.Status `json:"status"`
-	Checkpoint int64        `json:"checkpoint"`
+	ThreadID   string              `json:"thread_id"`
+	Status     interlude.RunStatus `json:"status"`
+	Checkpoint int64               `json:"checkpoint"`
 }
 
 // payload encodes the events that read the same in a run stream and in the live

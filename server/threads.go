@@ -53,12 +53,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 		s.writeError(w, r, err)
 		return
 	}
-	sq := store.Query{Status: store.Status(q.Get("status")), Graph: q.Get("graph"), Cursor: q.Get("cursor")}
-	switch sq.Status {
-	case "", store.StatusIdle, store.StatusRunning, store.StatusInterrupted, store.StatusFailed:
-	default:
-		s.writeError(w, r, badRequest("status", "status %q is not one of idle, running, interrupted, failed", sq.Status))
-		return
+	sq := store.Query{Graph: q.Get("graph"), Cursor: q.Get("cursor")}
+	if text := q.Get("status"); text != "" {
+		if sq.Status, err = interlude.ParseThreadStatus(text); err != nil {
+			s.writeError(w, r, badRequest("status", "%s", err.(*interlude.Error).Message))
+			return
+		}
 	}
 	// An empty parameter is as good as none: a form's empty field sends one.
 	if sq.Graph != "" && !validName(sq.Graph) {

@@ -10,7 +10,6 @@ import (
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model"
-	"github.com/interludehq/interlude/store"
 )
 
 // shown is an interrupt as the API shows it outside a thread's history: without
@@ -33,7 +32,7 @@ func shownAll(qs []interlude.Interruption) []interlude.Interruption {
 // data of a stream's end event.
 type runResponse struct {
 	ThreadID   string                   `json:"thread_id"`
-	Status     graph.Status             `json:"status"`
+	Status     interlude.RunStatus      `json:"status"`
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	Breakpoint *graph.Breakpoint        `json:"breakpoint,omitempty"`
 	Error      string                   `json:"error,omitempty"`
@@ -72,7 +71,7 @@ type interruptData struct {
 // outcome is what a run response is built from.
 type outcome struct {
 	threadID   string
-	status     graph.Status
+	status     interlude.RunStatus
 	values     json.RawMessage
 	next       []string
 	interrupts []interlude.Interruption
@@ -89,7 +88,7 @@ func outcomeOf(r *graph.Result[json.RawMessage]) outcome {
 
 func (o outcome) response(g granularity) *runResponse {
 	a := &runResponse{ThreadID: o.threadID, Status: o.status, Interrupts: shownAll(o.interrupts), Breakpoint: o.breakpoint, Replays: o.replayed}
-	if o.status == graph.Failed {
+	if o.status == interlude.RunFailed {
 		a.Error = o.err
 	}
 	if g == low {
@@ -120,7 +119,7 @@ func (o outcome) meta() executionMeta {
 	case o.breakpoint != nil:
 		return executionMeta{Status: "interrupted_" + o.breakpoint.When, InterruptReason: "interrupt", InterruptedNode: o.breakpoint.Node,
 			InterruptData: &interruptData{Breakpoint: o.breakpoint}}
-	case o.status == graph.Failed:
+	case o.status == interlude.RunFailed:
 		return executionMeta{Status: "failed"}
 	}
 	return executionMeta{Status: "completed"}
@@ -157,11 +156,11 @@ func messagesOf(values json.RawMessage) json.RawMessage {
 
 // threadResponse is the response of GET /v1/threads/{id}.
 type threadResponse struct {
-	ThreadID string          `json:"thread_id"`
-	Graph    string          `json:"graph"`
-	Status   store.Status    `json:"status"`
-	Values   json.RawMessage `json:"values"`
-	Messages json.RawMessage `json:"messages,omitempty"`
+	ThreadID string                 `json:"thread_id"`
+	Graph    string                 `json:"graph"`
+	Status   interlude.ThreadStatus `json:"status"`
+	Values   json.RawMessage        `json:"values"`
+	Messages json.RawMessage        `json:"messages,omitempty"`
 	// FinishedToolResults are, while an agent's turn waits, the tool-result
 	// blocks of its calls that have finished, in call order: they join
 	// Messages, in the turn's tool-result message, once every call has one.
@@ -179,7 +178,7 @@ type threadResponse struct {
 type threadSummary struct {
 	ThreadID   string                   `json:"thread_id"`
 	Graph      string                   `json:"graph"`
-	Status     store.Status             `json:"status"`
+	Status     interlude.ThreadStatus   `json:"status"`
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	CreatedAt  time.Time                `json:"created_at"`
 	UpdatedAt  time.Time                `json:"updated_at"`
@@ -196,7 +195,7 @@ type wireCheckpoint struct {
 	ID         int64                    `json:"id"`
 	Kind       string                   `json:"kind"`
 	At         time.Time                `json:"at"`
-	Status     store.Status             `json:"status"`
+	Status     interlude.ThreadStatus   `json:"status"`
 	Step       int                      `json:"step"`
 	Next       []string                 `json:"next"`
 	Values     json.RawMessage          `json:"values"`

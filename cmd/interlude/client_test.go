@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/proctest"
 )
@@ -196,7 +197,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			"Thread chat-1: interrupted", "Approve a refund of $150 for order A-1001?", `tool: issue_refund {"order_id":"A-1001"`)
 		out := s.expectCLI(t, nil, exitOK, []string{"reject", "chat-1", "--message", "Needs a manager.", "--json"})
 		var res client.RunResult
-		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != client.Completed {
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != interlude.RunCompleted {
 			t.Fatalf("%v %+v\n%s", err, res, out)
 		}
 		s.expectCLI(t, nil, exitOK, []string{"show", "chat-1"},
@@ -343,7 +344,7 @@ func TestAFailedRunExitsOne(t *testing.T) {
 	t.Parallel()
 	// The built-in graphs do not fail on request, so a server answers as one
 	// whose run failed does.
-	failed, err := json.Marshal(client.RunResult{ThreadID: "f-1", Status: client.Failed, Error: `node "work": the disk is full`})
+	failed, err := json.Marshal(client.RunResult{ThreadID: "f-1", Status: interlude.RunFailed, Error: `node "work": the disk is full`})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 )
 
@@ -49,7 +50,7 @@ func AnsweredBy(t testing.TB, c *client.Client, thread string) []string {
 }
 
 // NoneListed checks that no thread is listed with any of the statuses.
-func NoneListed(t testing.TB, c *client.Client, statuses ...string) {
+func NoneListed(t testing.TB, c *client.Client, statuses ...interlude.ThreadStatus) {
 	t.Helper()
 	for _, status := range statuses {
 		page, err := c.Threads(context.Background(), client.ListOptions{Status: status})

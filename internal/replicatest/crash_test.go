@@ -190,7 +190,7 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 	if err := json.Unmarshal(th.Values, &v); err != nil || th.Status != "idle" || v.CRuns != 1 || len(v.Outcome) != 2 || v.Outcome[0] != "a" || v.Outcome[1] != "b" {
 		t.Fatalf("the finished thread: status %s, values %s; want idle, a and b approved, c run once", th.Status, th.Values)
 	}
-	for _, status := range []string{"running", "interrupted", "failed"} {
+	for _, status := range []interlude.ThreadStatus{"running", "interrupted", "failed"} {
 		page, err := alice.Threads(ctx, client.ListOptions{Status: status})
 		if err != nil || len(page.Threads) != 0 {
 			t.Errorf("listed as %s: %+v, %v; want none", status, page, err)

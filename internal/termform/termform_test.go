@@ -331,7 +331,7 @@ func TestToolApprovalIsAMenuOfDecisions(t *testing.T) {
 				t.Fatalf("resolution %+v (%s), want %+v (%s)\n%s", res, res.Response, c.want, c.want.Response, out)
 			}
 			final, err := a.Invoke(context.Background(), "s", graph.Respond(map[string]interlude.Resolution{q.ID: res}))
-			if err != nil || final.Status != graph.Completed {
+			if err != nil || final.Status != interlude.RunCompleted {
 				t.Fatalf("%v %+v", err, final)
 			}
 			if got := final.Values.Messages[len(final.Values.Messages)-1].Text(); got != c.final {

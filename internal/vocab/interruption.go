@@ -36,6 +36,27 @@ type Interruption struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 }
 
+// MarshalJSON encodes an interrupt with every field a reader looks for: an empty
+// name, tool call id, value or response schema is written as null. The private
+// state is left out when there is none.
+func (q Interruption) MarshalJSON() ([]byte, error) {
+	type plain Interruption
+	return json.Marshal(struct {
+		plain
+		Name       *string         `json:"name"`
+		ToolCallID *string         `json:"tool_call_id"`
+		Value      json.RawMessage `json:"value"`
+		Schema     json.RawMessage `json:"response_schema"`
+	}{plain(q), orNull(q.Name), orNull(q.ToolCallID), q.Value, q.Schema})
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // UnmarshalJSON decodes an interrupt, reading a JSON null in an optional field
 // (name, tool_call_id, value, response_schema, state, expires_at) as the field
 // left out, so that a decoded interrupt equals the one encoded.

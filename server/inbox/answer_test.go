@@ -242,7 +242,7 @@ func TestTheConversationFoldsTheModelsThinkingAndHidesRedactedThinking(t *testin
 				{"type": "text", "text": "Hello! How can I help?"}}},
 			{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund $40 on order A-2002"}}},
 		}})
-	if err != nil || res.Status != client.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("start: %v %+v", err, res)
 	}
 	openInbox(t, ctx, e)

@@ -222,7 +222,7 @@ func TestRespondBecomesTheResultWithoutRunningTheTool(t *testing.T) {
 	s := newShop()
 	a := newAgent(t, m, s, memory.New())
 	res, _ := a.Invoke(ctx, "p", agent.Ask("refund"))
-	res, err := a.Invoke(ctx, "p", graph.Resume(json.RawMessage(`{"action":"respond","message":"Already refunded last week."}`)))
+	res, err := a.Invoke(ctx, "p", graph.Resume(interlude.Resolve(json.RawMessage(`{"action":"respond","message":"Already refunded last week."}`))))
 	if err != nil || res.Status != interlude.RunCompleted || s.refunds.Load() != 0 {
 		t.Fatalf("%v %+v refunds %d", err, res, s.refunds.Load())
 	}
@@ -268,7 +268,7 @@ func TestToolAndHookQuestionsOnOneCall(t *testing.T) {
 			t.Fatalf("question %d: %+v", i, res.Interrupts)
 		}
 		ids[q.ID] = true
-		if res, err = a.Invoke(ctx, "q", graph.Resume(answers[i])); err != nil {
+		if res, err = a.Invoke(ctx, "q", graph.Resume(interlude.Resolve(answers[i]))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -292,7 +292,7 @@ func TestStickyApprovalLastsForTheInvocationOnly(t *testing.T) {
 	s := newShop()
 	a := newAgent(t, script(), s, st)
 	res, _ := a.Invoke(ctx, "s", agent.Ask("refund 1 and 2"))
-	res, err := a.Invoke(ctx, "s", graph.Resume(json.RawMessage(`{"action":"approve","sticky":true}`)))
+	res, err := a.Invoke(ctx, "s", graph.Resume(interlude.Resolve(json.RawMessage(`{"action":"approve","sticky":true}`))))
 	if err != nil || res.Status != interlude.RunCompleted || s.refunds.Load() != 2 {
 		t.Fatalf("the second call in the same invocation should run without asking: %v %s refunds %d", err, res.Status, s.refunds.Load())
 	}
@@ -318,7 +318,7 @@ func TestMaxTurnsEnforcedAcrossPauses(t *testing.T) {
 	var err error
 	for res.Status == interlude.RunInterrupted {
 		pauses++
-		res, err = a.Invoke(ctx, "m", graph.Resume(agent.Approve().Response))
+		res, err = a.Invoke(ctx, "m", graph.Resume(agent.Approve()))
 		if err != nil {
 			break
 		}
@@ -340,7 +340,7 @@ func TestSequentialToolsAfterThePauseRunOnResume(t *testing.T) {
 	if res.Status != interlude.RunInterrupted || s.lookups.Load() != 0 {
 		t.Fatalf("the call after the paused one ran: lookups %d", s.lookups.Load())
 	}
-	res, err := a.Invoke(ctx, "seq", graph.Resume(agent.Approve().Response))
+	res, err := a.Invoke(ctx, "seq", graph.Resume(agent.Approve()))
 	if err != nil || res.Status != interlude.RunCompleted || s.lookups.Load() != 1 || s.refunds.Load() != 1 {
 		t.Fatalf("%v lookups %d refunds %d", err, s.lookups.Load(), s.refunds.Load())
 	}
@@ -358,7 +358,7 @@ func TestMalformedArgumentsOnGatedCallFailClosed(t *testing.T) {
 	if res.Status != interlude.RunInterrupted {
 		t.Fatalf("malformed arguments must still be asked about: %s", res.Status)
 	}
-	res, err = a.Invoke(ctx, "bad", graph.Resume(agent.Approve().Response))
+	res, err = a.Invoke(ctx, "bad", graph.Resume(agent.Approve()))
 	if err != nil || s.refunds.Load() != 0 {
 		t.Fatalf("approving ran the tool on invalid arguments: %v refunds %d", err, s.refunds.Load())
 	}

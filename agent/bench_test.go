@@ -74,7 +74,7 @@ func BenchmarkAgentApprovalCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	approve := graph.Resume(agent.Approve().Response)
+	approve := graph.Resume(agent.Approve())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

@@ -50,7 +50,7 @@ func finish(t *testing.T, restart bool) []model.Message {
 		a, closeStore = build()
 	}
 	defer closeStore()
-	res, err = a.Invoke(ctx, "conv", graph.Resume(agent.Approve().Response))
+	res, err = a.Invoke(ctx, "conv", graph.Resume(agent.Approve()))
 	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -132,7 +132,7 @@ func TestMaxTurnsCountsEachRunAcrossPausesAndRestarts(t *testing.T) {
 					t.Fatalf("run %d: after a restart the count is %d (%v), want 1", i, s.Values.Turns, err)
 				}
 			}
-			res, err = a.Invoke(ctx, "c", graph.Resume(agent.Approve().Response))
+			res, err = a.Invoke(ctx, "c", graph.Resume(agent.Approve()))
 		}
 		if got := m.Calls() - before; got != r.calls || errors.Is(err, agent.ErrMaxTurns) != r.maxTurns || res.Values.Turns != r.calls {
 			t.Fatalf("run %d (%s): %d model calls, turns %d, err %v; want %d calls, stopped at the cap %v", i, r.ask, got, res.Values.Turns, err, r.calls, r.maxTurns)

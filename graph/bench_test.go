@@ -73,7 +73,7 @@ func BenchmarkInterruptCycle(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			app := refundGraph(b, stores(b)[name]())
 			ctx := context.Background()
-			approve := graph.Resume(json.RawMessage(`{"approved":true}`))
+			approve := graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":true}`)))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 
@@ -31,17 +30,14 @@ type Command struct {
 // answers refuses input with ErrThreadInterrupted.
 func Input(v any) Command { return Command{kind: cmdInput, input: v} }
 
-// Resume answers the single pending interrupt with v. A nil v (or JSON null) cancels
-// it instead. With several interrupts pending it is refused with
-// interlude.ErrAmbiguousResume; use Respond.
-func Resume(v any) Command {
-	if v == nil {
-		return Cancel("")
-	}
-	if raw, ok := v.(json.RawMessage); ok && string(bytes.TrimSpace(raw)) == "null" {
-		return Cancel("")
-	}
-	return Respond(map[string]interlude.Resolution{"": interlude.Resolve(v)})
+// Resume answers one interrupt with r, built by interlude.Resolve, Reject,
+// Cancel or Expire: the one r names with For, or, without an id, the single
+// pending one (with several pending that is refused with
+// interlude.ErrAmbiguousResume). A rejected plain node runs again and its
+// Interrupt call returns a *RejectedError; a rejected tool is not run again and
+// the rejection becomes the call's failed result.
+func Resume(r interlude.Resolution) Command {
+	return Respond(map[string]interlude.Resolution{r.InterruptID: r})
 }
 
 // Respond answers any subset of the pending interrupts, by id. The thread stays
@@ -49,19 +45,6 @@ func Resume(v any) Command {
 // all answered run again at once.
 func Respond(rs map[string]interlude.Resolution) Command {
 	return Command{kind: cmdAnswer, resolutions: rs}
-}
-
-// Reject declines the interrupt id ("" for the single pending one). For a plain
-// node, the node runs again and its Interrupt call returns a *RejectedError; for a
-// tool, the tool is not run again and err becomes the call's failed result.
-func Reject(id string, err error) Command {
-	return Respond(map[string]interlude.Resolution{id: interlude.Reject(err)})
-}
-
-// Cancel withdraws the interrupt id ("" for the single pending one): the task runs
-// again and its Interrupt call reports a cancelled answer.
-func Cancel(id string) Command {
-	return Respond(map[string]interlude.Resolution{id: interlude.Cancel()})
 }
 
 // Continue runs a thread on without input: past a breakpoint, again after a

@@ -61,7 +61,7 @@ func TestPauseSurvivesProcessAndResumesInNewOne(t *testing.T) {
 	if err != nil || len(snap.Interrupts) != 1 || snap.Interrupts[0].ID != page.Threads[0].Interrupts[0].ID {
 		t.Fatalf("state: %v %+v", err, snap)
 	}
-	res, err := app.Invoke(ctx, "order-42", graph.Resume(map[string]any{"approved": true}))
+	res, err := app.Invoke(ctx, "order-42", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
 	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 		t.Fatalf("%v %+v", err, res)
 	}

@@ -49,7 +49,7 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 		t.Fatalf("an expiry before its time: err = %v, want invalid_request", err)
 	}
 	clock.Set(t0.Add(time.Hour))
-	for _, late := range []graph.Command{graph.Resume(map[string]any{"approved": true}), graph.Reject(q.ID, errors.New("no"))} {
+	for _, late := range []graph.Command{graph.Resume(interlude.Resolve(map[string]any{"approved": true})), graph.Resume(interlude.Reject(errors.New("no")).For(q.ID))} {
 		if _, err := app.Invoke(ctx, "e", late); !errors.Is(err, interlude.ErrUnknownInterrupt) {
 			t.Fatalf("an answer after the question expired: err = %v, want unknown_interrupt", err)
 		}
@@ -96,7 +96,7 @@ func TestAQuestionWithoutTTLCannotExpireButCanBeCancelled(t *testing.T) {
 	if _, err := app.Invoke(ctx, "n", graph.Respond(map[string]interlude.Resolution{id: interlude.Expire()})); !errors.Is(err, interlude.ErrInvalidRequest) {
 		t.Fatalf("expiring a question without a TTL: err = %v, want invalid_request", err)
 	}
-	if _, err := app.Invoke(ctx, "n", graph.Cancel(id)); err != nil {
+	if _, err := app.Invoke(ctx, "n", graph.Resume(interlude.Cancel().For(id))); err != nil {
 		t.Fatal(err)
 	}
 }

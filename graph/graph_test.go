@@ -77,7 +77,7 @@ func TestInterruptPausesWithStatusInterruptedNotError(t *testing.T) {
 	if res.Values.Attempts != 1 {
 		t.Fatalf("attempts = %d while paused, want 1 (written before the interrupt)", res.Values.Attempts)
 	}
-	res, err = app.Invoke(ctx, "order-42", graph.Resume(map[string]any{"approved": true}))
+	res, err = app.Invoke(ctx, "order-42", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,14 +123,14 @@ func TestTwoInterruptsInOneNodeNeedTwoAnswersInOrder(t *testing.T) {
 	if string(res.Interrupts[0].Schema) != `{"type":"boolean"}` {
 		t.Fatalf("Ask[bool] schema = %s", res.Interrupts[0].Schema)
 	}
-	res, err = app.Invoke(ctx, "t", graph.Resume(true))
+	res, err = app.Invoke(ctx, "t", graph.Resume(interlude.Resolve(true)))
 	if err != nil || res.Status != interlude.RunInterrupted || res.Interrupts[0].Message != "Approve step 2?" {
 		t.Fatalf("second pause: %v %+v", err, res)
 	}
 	if res.Interrupts[0].ID == first {
 		t.Fatal("second question reused the first one's id")
 	}
-	res, err = app.Invoke(ctx, "t", graph.Resume(false))
+	res, err = app.Invoke(ctx, "t", graph.Resume(interlude.Resolve(false)))
 	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("end: %v %+v", err, res)
 	}
@@ -187,7 +187,7 @@ func TestInterruptInLoopGetsFreshIDEachCycle(t *testing.T) {
 		if res.Values.Round != i {
 			t.Fatalf("round = %d at cycle %d", res.Values.Round, i)
 		}
-		res, err = app.Invoke(ctx, "loop", graph.Resume(fmt.Sprintf("a%d", i)))
+		res, err = app.Invoke(ctx, "loop", graph.Resume(interlude.Resolve(fmt.Sprintf("a%d", i))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestParallelBranchesFinishedBranchRunsOnce(t *testing.T) {
 		if err != nil || len(res.Interrupts) != 2 {
 			t.Fatalf("%v %+v", err, res)
 		}
-		if _, err := app.Invoke(ctx, "p1", graph.Resume(true)); !errors.Is(err, interlude.ErrAmbiguousResume) {
+		if _, err := app.Invoke(ctx, "p1", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrAmbiguousResume) {
 			t.Fatalf("bare resume with two pending: err = %v", err)
 		}
 		a := idFor(t, res.Interrupts, "Approve a?")

@@ -126,7 +126,7 @@ func reviewThread(t *testing.T, app *graph.Graph[review], turns int) {
 			t.Fatal(err)
 		}
 		if res.Status == interlude.RunInterrupted {
-			if _, err := app.Invoke(ctx, "r", graph.Resume(fmt.Sprint("ok ", res.Values.Turn))); err != nil {
+			if _, err := app.Invoke(ctx, "r", graph.Resume(interlude.Resolve(fmt.Sprint("ok ", res.Values.Turn)))); err != nil {
 				t.Fatal(err)
 			}
 		}

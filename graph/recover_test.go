@@ -118,7 +118,7 @@ func TestRecoverLeavesAStepThisProcessRunsToItsRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := app.Invoke(ctx, "s", graph.Resume(true))
+		_, err := app.Invoke(ctx, "s", graph.Resume(interlude.Resolve(true)))
 		done <- err
 	}()
 	<-entered // the answer is committed; its run is in the node

@@ -51,7 +51,7 @@ func TestRejectOnPlainNodeReturnsRejectedError(t *testing.T) {
 	if _, err := app.Invoke(ctx, "r", graph.Input(refundState{Amount: 1})); err != nil {
 		t.Fatal(err)
 	}
-	res, err := app.Invoke(interlude.WithActor(ctx, "alice"), "r", graph.Reject("", &interlude.RejectedError{Name: "Denied", Message: "too much"}))
+	res, err := app.Invoke(interlude.WithActor(ctx, "alice"), "r", graph.Resume(interlude.Reject(&interlude.RejectedError{Name: "Denied", Message: "too much"})))
 	if err != nil || res.Values.Outcome != "rejected: too much" {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -63,9 +63,7 @@ func TestRejectOnPlainNodeReturnsRejectedError(t *testing.T) {
 func TestCancelAndNullResumeAreTheSame(t *testing.T) {
 	ctx := context.Background()
 	for name, cmd := range map[string]graph.Command{
-		"cancel":      graph.Cancel(""),
-		"nil resume":  graph.Resume(nil),
-		"null resume": graph.Resume(json.RawMessage("null")),
+		"cancel": graph.Resume(interlude.Cancel()),
 	} {
 		t.Run(name, func(t *testing.T) {
 			app := refundGraph(t, memory.New())
@@ -108,14 +106,14 @@ func TestRefusedAnswersLeaveThreadUnchanged(t *testing.T) {
 		cmd  graph.Command
 		want error
 	}{
-		{"answer fails the schema", graph.Resume(map[string]any{"approved": "yes"}), interlude.ErrInvalidResponse},
-		{"answer misses a required field", graph.Resume(map[string]any{}), interlude.ErrInvalidResponse},
-		{"answer repeats a key in another case", graph.Resume(json.RawMessage(`{"approved":false,"APPROVED":true}`)), interlude.ErrInvalidResponse},
-		{"answer repeats a key", graph.Resume(json.RawMessage(`{"approved":"x","approved":true}`)), interlude.ErrInvalidResponse},
+		{"answer fails the schema", graph.Resume(interlude.Resolve(map[string]any{"approved": "yes"})), interlude.ErrInvalidResponse},
+		{"answer misses a required field", graph.Resume(interlude.Resolve(map[string]any{})), interlude.ErrInvalidResponse},
+		{"answer repeats a key in another case", graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":false,"APPROVED":true}`))), interlude.ErrInvalidResponse},
+		{"answer repeats a key", graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":"x","approved":true}`))), interlude.ErrInvalidResponse},
 		{"unknown interrupt id", graph.Respond(map[string]interlude.Resolution{"int_nope": interlude.Resolve(true)}), interlude.ErrUnknownInterrupt},
 		{"new input while interrupted", graph.Input(refundState{Amount: 1}), interlude.ErrThreadInterrupted},
 		{"continue while interrupted", graph.Continue(), interlude.ErrThreadInterrupted},
-		{"unencodable answer", graph.Resume(func() {}), interlude.ErrInvalidRequest},
+		{"unencodable answer", graph.Resume(interlude.Resolve(func() {})), interlude.ErrInvalidRequest},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,7 +127,7 @@ func TestRefusedAnswersLeaveThreadUnchanged(t *testing.T) {
 		})
 	}
 	var ie *interlude.Error
-	_, err = app.Invoke(ctx, "x", graph.Resume(map[string]any{"approved": "yes"}))
+	_, err = app.Invoke(ctx, "x", graph.Resume(interlude.Resolve(map[string]any{"approved": "yes"})))
 	if !errors.As(err, &ie) || len(ie.Violations) != 1 || ie.Violations[0].Path != "/approved" {
 		t.Fatalf("violations = %+v", ie)
 	}
@@ -173,7 +171,7 @@ func TestIdenticalAnswerReplayedReturnsSameOutcome(t *testing.T) {
 	if !errors.Is(err, interlude.ErrUnknownInterrupt) {
 		t.Fatalf("different answer to a resolved id: err = %v", err)
 	}
-	if _, err := app.Invoke(ctx, "r", graph.Resume(map[string]any{"approved": true})); !errors.Is(err, interlude.ErrNotInterrupted) {
+	if _, err := app.Invoke(ctx, "r", graph.Resume(interlude.Resolve(map[string]any{"approved": true}))); !errors.Is(err, interlude.ErrNotInterrupted) {
 		t.Fatalf("bare resume of a completed thread: err = %v", err)
 	}
 }
@@ -227,7 +225,7 @@ func TestBreakpointsPauseWithoutInterruptAndContinueOnPlainCall(t *testing.T) {
 	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 0 || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "draft", When: "after"}) {
 		t.Fatalf("after draft: %v %+v", err, res)
 	}
-	if _, err := app.Invoke(ctx, "g", graph.Resume(true)); !errors.Is(err, interlude.ErrNotInterrupted) {
+	if _, err := app.Invoke(ctx, "g", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrNotInterrupted) {
 		t.Fatalf("resume at a breakpoint: err = %v", err)
 	}
 	if _, err := app.Invoke(ctx, "g", graph.Input(gateState{Topic: "x"})); !errors.Is(err, interlude.ErrThreadInterrupted) {
@@ -307,7 +305,7 @@ func TestForkFromPausedCheckpointRefiresWithNewID(t *testing.T) {
 	app := refundGraph(t, memory.New())
 	res, _ := app.Invoke(ctx, "f", graph.Input(refundState{Amount: 10}))
 	oldID, pausedAt := res.Interrupts[0].ID, res.Checkpoint
-	if _, err := app.Invoke(ctx, "f", graph.Resume(map[string]any{"approved": true})); err != nil {
+	if _, err := app.Invoke(ctx, "f", graph.Resume(interlude.Resolve(map[string]any{"approved": true}))); err != nil {
 		t.Fatal(err)
 	}
 	res, err := app.Fork(ctx, "f", pausedAt)
@@ -320,7 +318,7 @@ func TestForkFromPausedCheckpointRefiresWithNewID(t *testing.T) {
 	if _, err := app.Invoke(ctx, "f", graph.Respond(map[string]interlude.Resolution{oldID: interlude.Resolve(map[string]any{"approved": false})})); !errors.Is(err, interlude.ErrUnknownInterrupt) {
 		t.Fatalf("an answer to the old branch's question reached the fork: %v", err)
 	}
-	res, err = app.Invoke(ctx, "f", graph.Resume(map[string]any{"approved": false}))
+	res, err = app.Invoke(ctx, "f", graph.Resume(interlude.Resolve(map[string]any{"approved": false})))
 	if err != nil || res.Values.Outcome != "declined" {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -449,10 +447,10 @@ func TestATaskChangingTheExchangesItReadsLeavesTheAnswersAlone(t *testing.T) {
 	if err != nil || len(snap.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, snap)
 	}
-	if _, err := app.Invoke(ctx, "x", graph.Reject(snap.Interrupts[0].ID, &interlude.RejectedError{Name: "Denied"})); err != nil {
+	if _, err := app.Invoke(ctx, "x", graph.Resume(interlude.Reject(&interlude.RejectedError{Name: "Denied"}).For(snap.Interrupts[0].ID))); err != nil {
 		t.Fatal(err)
 	}
-	res, err := app.Invoke(ctx, "x", graph.Resume(true))
+	res, err := app.Invoke(ctx, "x", graph.Resume(interlude.Resolve(true)))
 	if err != nil || res.Values.Outcome != "done" {
 		t.Fatalf("%v %+v", err, res)
 	}

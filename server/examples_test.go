@@ -30,7 +30,7 @@ func TestRefundPausesWithTheInterruptShapeThenApprovedEndsRefundedAfterTwoAttemp
 	}
 	delete(q, "id")
 	delete(q, "created_at")
-	sameJSON(t, "interrupt", q, `{"name":null,"node":"refund","tool_call_id":null,"message":"Approve a refund of $150?",
+	sameJSON(t, "interrupt", q, `{"name":null,"node":"refund","path":["refund"],"tool_call_id":null,"message":"Approve a refund of $150?",
 		"reason":"tool_approval","value":{"amount":150},"response_schema":`+graphs.ApprovalSchema+`,"expires_at":null}`)
 
 	a := e.post("/v1/graph/invoke", `{"resume":{"approved":true},"config":{"thread_id":"order-42"}}`, admin.Secret)

@@ -111,7 +111,7 @@ func Pause(ctx context.Context, g *graph.Graph[ReviewState], threadID string) er
 // Approve resumes a paused hitl_cycle thread with {"approved": true} and checks
 // that it completes with outcome "refunded".
 func Approve(ctx context.Context, g *graph.Graph[ReviewState], threadID string) error {
-	res, err := g.Invoke(ctx, threadID, graph.Resume(map[string]any{"approved": true}))
+	res, err := g.Invoke(ctx, threadID, graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
 	if err != nil {
 		return err
 	}

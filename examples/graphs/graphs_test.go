@@ -26,7 +26,7 @@ func TestRefundApprovedEndsRefundedAfterTwoAttempts(t *testing.T) {
 	if err != nil || res.Interrupts[0].Message != "Approve a refund of $150?" || string(res.Interrupts[0].Schema) != graphs.ApprovalSchema {
 		t.Fatalf("%v %+v", err, res)
 	}
-	res, err = g.Invoke(ctx, "r", graph.Resume(json.RawMessage(`{"approved":true}`)))
+	res, err = g.Invoke(ctx, "r", graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":true}`))))
 	if err != nil || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -42,7 +42,7 @@ func TestTwoStepAsksTwiceUnlessFirstAnswerIsNo(t *testing.T) {
 		res, _ := g.Invoke(ctx, id, graph.Input(json.RawMessage(`{}`)))
 		for _, a := range c.answers {
 			var err error
-			if res, err = g.Invoke(ctx, id, graph.Resume(a)); err != nil {
+			if res, err = g.Invoke(ctx, id, graph.Resume(interlude.Resolve(a))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -55,7 +55,7 @@ func TestTwoStepAsksTwiceUnlessFirstAnswerIsNo(t *testing.T) {
 func TestParallelJoinListsApprovedBranches(t *testing.T) {
 	g, _ := graphs.Parallel()
 	res, _ := g.Invoke(ctx, "p", graph.Input(json.RawMessage(`{}`)))
-	if _, err := g.Invoke(ctx, "p", graph.Resume(true)); !errors.Is(err, interlude.ErrAmbiguousResume) {
+	if _, err := g.Invoke(ctx, "p", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrAmbiguousResume) {
 		t.Fatalf("bare resume: %v", err)
 	}
 	byMsg := map[string]string{}
@@ -72,7 +72,7 @@ func TestParallelJoinListsApprovedBranches(t *testing.T) {
 func TestGatedPublishesOnlyAfterBothBreakpoints(t *testing.T) {
 	g, _ := graphs.Gated()
 	res, _ := g.Invoke(ctx, "g", graph.Input(json.RawMessage(`{"topic":"tea"}`)))
-	if _, err := g.Invoke(ctx, "g", graph.Resume(true)); !errors.Is(err, interlude.ErrNotInterrupted) {
+	if _, err := g.Invoke(ctx, "g", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrNotInterrupted) {
 		t.Fatalf("resume at a breakpoint: %v", err)
 	}
 	res, _ = g.Invoke(ctx, "g", graph.Continue())
@@ -148,7 +148,7 @@ func TestSupportAgentAnswersEveryMessageOfALongConversation(t *testing.T) {
 		}
 		res, err := a.Invoke(ctx, "long", agent.Ask(ask))
 		for err == nil && res.Status == interlude.RunInterrupted {
-			res, err = a.Invoke(ctx, "long", graph.Resume(agent.Approve().Response))
+			res, err = a.Invoke(ctx, "long", graph.Resume(agent.Approve()))
 			want += 2 // the tool call and its results
 		}
 		want += 2 // the message and its answer

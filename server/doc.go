@@ -87,12 +87,20 @@
 // responses with status resolved.
 // "input": null counts as no input (a continue).
 //
-// Interrupts are shown as {"id", "name", "node", "tool_call_id", "message",
-// "reason", "value", "response_schema", "created_at", "expires_at"}, with null for
-// what is not set. The interrupting code's private state appears only in a
-// thread's history.
+// Interrupts are interlude.Interruption as it encodes itself: {"id", "name",
+// "node", "path", "tool_call_id", "message", "reason", "value",
+// "response_schema", "created_at", "expires_at"}, with null for what is not set.
+// The interrupting code's private state ("state") appears only in a thread's
+// history. Answers are interlude.Resolution: {"interrupt_id", "status",
+// "response" or "error", "by", "at"}, the same in requests (without by and at),
+// in replays and in history.
 //
-// Run answers (invoke, the answer routes and a stream's end event) are
+// Thread statuses are idle, running, interrupted and failed
+// (interlude.ThreadStatus); a run ends completed, interrupted or failed
+// (interlude.RunStatus), and a thread whose run completed is idle. The listing
+// takes status=completed for the idle threads.
+//
+// Run responses (invoke, the answer routes and a stream's end event) are
 // {"thread_id", "status", "interrupts", "values"} plus "messages" when the values
 // have a messages field, "breakpoint" at a breakpoint and "error" when failed.
 // response_granularity low leaves values and messages out; full adds "state":
@@ -102,7 +110,7 @@
 // interrupted_node and interrupt_data {"interrupt": <the first pending interrupt>}
 // (and "breakpoint" at a breakpoint).
 //
-// GET /v1/threads/{id} answers {"thread_id", "graph", "status", "values",
+// GET /v1/threads/{id} responds {"thread_id", "graph", "status", "values",
 // "interrupts", "next", "checkpoint", "created_at", "updated_at"}, plus
 // "messages" when the values have a messages field, "breakpoint" at a
 // breakpoint and "error" when failed. While an agent's turn waits (one tool

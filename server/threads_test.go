@@ -72,6 +72,9 @@ func TestThreadListingFiltersPagesAndValidatesItsParameters(t *testing.T) {
 	if m["next_cursor"] != nil || len(m["threads"].([]any)) != 1 {
 		t.Fatalf("%s", a.body)
 	}
+	if c := e.do(http.MethodGet, "/v1/threads?status=completed", "", ""); c.status != 200 || string(c.body) != string(a.body) {
+		t.Fatalf("status=completed lists %d %s; want the idle threads %s", c.status, c.body, a.body)
+	}
 	th := m["threads"].([]any)[0].(map[string]any)
 	for _, k := range []string{"thread_id", "graph", "status", "interrupts", "created_at", "updated_at"} {
 		if _, ok := th[k]; !ok {

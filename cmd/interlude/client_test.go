@@ -148,6 +148,8 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			t.Fatalf("%v %+v\n%s", err, page, out)
 		}
 		s.expectCLI(t, nil, exitOK, []string{"threads", "--graph", "two-step"}, "No threads.")
+		s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "completed", "--graph", "refund"}, "No threads.")
+		s.expectCLI(t, nil, exitUsage, []string{"threads", "--status", "done"}, "idle (or completed)")
 	})
 	t.Run("show a pending thread", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"show", "order-1"},

@@ -36,7 +36,7 @@ func ExampleInterrupt() {
 	app, _ := g.Compile()
 	ctx := context.Background()
 	app.Invoke(ctx, "t", graph.Input(State{}))
-	res, _ := app.Invoke(ctx, "t", graph.Reject("", &interlude.RejectedError{Name: "Denied", Message: "needed for the audit"}))
+	res, _ := app.Invoke(ctx, "t", graph.Resume(interlude.Reject(&interlude.RejectedError{Name: "Denied", Message: "needed for the audit"})))
 	fmt.Println(res.Values.Note)
 	// Output: kept: needed for the audit
 }
@@ -62,9 +62,9 @@ func ExampleAsk() {
 	ctx := context.Background()
 	res, _ := app.Invoke(ctx, "t", graph.Input(State{}))
 	fmt.Println(string(res.Interrupts[0].Schema))
-	_, err := app.Invoke(ctx, "t", graph.Resume(map[string]string{"method": "teleport"}))
+	_, err := app.Invoke(ctx, "t", graph.Resume(interlude.Resolve(map[string]string{"method": "teleport"})))
 	fmt.Println(errors.Is(err, interlude.ErrInvalidResponse))
-	res, _ = app.Invoke(ctx, "t", graph.Resume(map[string]string{"method": "express"}))
+	res, _ = app.Invoke(ctx, "t", graph.Resume(interlude.Resolve(map[string]string{"method": "express"})))
 	fmt.Println(res.Values.Method)
 	// Output:
 	// {"properties":{"method":{"type":"string","enum":["standard","express"]}},"additionalProperties":false,"type":"object","required":["method"]}

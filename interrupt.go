@@ -54,19 +54,19 @@ func Interrupt(ctx context.Context, req Request) (Answer, error) {
 }
 
 func answerOf(id string, r *Resolution) (Answer, error) {
-	switch r.Kind {
-	case KindResolved:
+	switch r.Status {
+	case Resolved:
 		return Answer{Data: r.Response, By: r.By, At: r.At}, nil
-	case KindCancelled, KindExpired:
-		return Answer{Cancelled: true, Expired: r.Kind == KindExpired, By: r.By, At: r.At}, nil
-	case KindRejected:
+	case Cancelled, Expired:
+		return Answer{Cancelled: true, Expired: r.Status == Expired, By: r.By, At: r.At}, nil
+	case Rejected:
 		e := &RejectedError{InterruptID: id, By: r.By}
 		if r.Error != nil {
 			e.Name, e.Message, e.Given = r.Error.Name, r.Error.Message, true
 		}
 		return Answer{}, e
 	}
-	return Answer{}, &Error{Code: CodeUnknownFormat, Message: fmt.Sprintf("interrupt %s has a resolution of unknown kind %q", id, r.Kind)}
+	return Answer{}, &Error{Code: CodeUnknownFormat, Message: fmt.Sprintf("interrupt %s has a resolution of unknown kind %q", id, r.Status)}
 }
 
 func buildInterrupt(id string, req Request, s *task.Scope) (Interruption, error) {
@@ -112,18 +112,18 @@ func invalidRequest(field string, err error) error {
 // recently raised of its answered interrupts, with the private State the code
 // attached to it and the resolution. It reports false on a first attempt and
 // outside a running task.
-func Resumption(ctx context.Context) (Resumed, bool) {
+func Resumption(ctx context.Context) (Exchange, bool) {
 	s := task.From(ctx)
 	if s == nil {
-		return Resumed{}, false
+		return Exchange{}, false
 	}
 	xs := s.Exchanges()
 	for i := len(xs) - 1; i >= 0; i-- {
 		if xs[i].Resolution != nil {
-			return Resumed{Interrupt: xs[i].Interrupt, Resolution: *xs[i].Resolution}, true
+			return xs[i], true
 		}
 	}
-	return Resumed{}, false
+	return Exchange{}, false
 }
 
 // Exchanges returns the interrupt history of the running task (or sub-task, such as

@@ -57,23 +57,23 @@ type Answerer = vocab.Answerer
 // raised and expires. Its Check method validates an answer against it.
 type Interruption = vocab.Interruption
 
-// ResolutionKind says how an interrupt was resolved.
-type ResolutionKind = vocab.ResolutionKind
+// ResolutionStatus says how an interrupt was resolved.
+type ResolutionStatus = vocab.ResolutionStatus
 
 // The ways an interrupt can be resolved.
 const (
-	// KindResolved answers with data.
-	KindResolved = vocab.KindResolved
-	// KindRejected declines with an error.
-	KindRejected = vocab.KindRejected
-	// KindCancelled withdraws the question; Interrupt reports a cancelled answer.
-	KindCancelled = vocab.KindCancelled
-	// KindExpired is a cancellation made because the question's TTL passed (Expire).
-	KindExpired = vocab.KindExpired
+	// Resolved answers with data.
+	Resolved = vocab.Resolved
+	// Rejected declines with an error.
+	Rejected = vocab.Rejected
+	// Cancelled withdraws the question; Interrupt reports a cancelled answer.
+	Cancelled = vocab.Cancelled
+	// Expired is a cancellation made because the question's TTL passed (Expire).
+	Expired = vocab.Expired
 )
 
-// Resolution is the answer to one interrupt, with who gave it and when: its Kind,
-// the Response data for KindResolved, the Error of a rejection, By and At. Its Same
+// Resolution is the answer to one interrupt, with who gave it and when: its Status,
+// the Response data for Resolved, the Error of a rejection, By and At. Its Same
 // method compares two answers, and Err reports an answer that could not be encoded.
 type Resolution = vocab.Resolution
 
@@ -90,14 +90,14 @@ func Resolve(v any) Resolution { return vocab.Resolve(v) }
 // Expire returns the resolution that closes a question whose ExpiresAt has passed.
 // The asking code sees it as a cancellation; a question that has not expired
 // refuses it.
-func Expire() Resolution { return Resolution{Kind: KindExpired} }
+func Expire() Resolution { return Resolution{Status: Expired} }
 
 // Reject returns a resolution declining the interrupt. A nil err gives no reason (the
 // agent then tells the model the call was not approved); a *RejectedError keeps its
 // name and message, even an empty message; any other error becomes a rejection
 // named "Rejected" with the error's text.
 func Reject(err error) Resolution {
-	r := Resolution{Kind: KindRejected}
+	r := Resolution{Status: Rejected}
 	switch e := err.(type) {
 	case nil:
 	case *RejectedError:
@@ -109,7 +109,7 @@ func Reject(err error) Resolution {
 }
 
 // Cancel returns a resolution that withdraws the question.
-func Cancel() Resolution { return Resolution{Kind: KindCancelled} }
+func Cancel() Resolution { return Resolution{Status: Cancelled} }
 
 // Exchange is one question and, once answered, its resolution: Interrupt is the
 // question, Resolution its answer or nil while it is pending.
@@ -140,20 +140,4 @@ func (a Answer) Decode(v any) error {
 		return &Error{Code: CodeInvalidResponse, Message: "the answer does not fit the type it is read into: " + jsonerr.Explain(err), Err: err}
 	}
 	return nil
-}
-
-// Resumed is the interrupt a task is being resumed from, as Resumption reports it.
-type Resumed struct {
-	// Interrupt is the question that was answered, with the private State attached.
-	Interrupt Interruption
-	// Resolution is its answer.
-	Resolution Resolution
-}
-
-// DecodeState decodes the private state attached to the interrupt into v.
-func (r Resumed) DecodeState(v any) error {
-	if len(r.Interrupt.State) == 0 {
-		return nil
-	}
-	return json.Unmarshal(r.Interrupt.State, v)
 }

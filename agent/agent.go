@@ -529,16 +529,16 @@ func rejection(ctx context.Context, toolName string) *tool.Result {
 		if r == nil {
 			continue
 		}
-		switch r.Kind {
-		case interlude.KindRejected:
+		switch r.Status {
+		case interlude.Rejected:
 			msg, given := "", r.Error != nil
 			if given {
 				msg = r.Error.Message
 			}
 			return &tool.Result{Content: rejectionText(toolName, msg, given), IsError: true}
-		case interlude.KindCancelled, interlude.KindExpired:
+		case interlude.Cancelled, interlude.Expired:
 			if x.Interrupt.Name == approvalName {
-				return withdrawn(toolName, r.Kind == interlude.KindExpired)
+				return withdrawn(toolName, r.Status == interlude.Expired)
 			}
 		}
 	}

@@ -92,7 +92,7 @@ func TestTurnWithTwoGatedCallsKeepsFreeResultAndWaitsForBoth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 2 {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 2 {
 		t.Fatalf("want both approvals pending together: %s %d", res.Status, len(res.Interrupts))
 	}
 	if s.lookups.Load() != 1 || s.refunds.Load() != 0 || m.Calls() != 1 {
@@ -106,14 +106,14 @@ func TestTurnWithTwoGatedCallsKeepsFreeResultAndWaitsForBoth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != second.ID {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != second.ID {
 		t.Fatalf("after the first approval: %s %+v", res.Status, res.Interrupts)
 	}
 	if s.refunds.Load() != 1 || s.lookups.Load() != 1 || m.Calls() != 1 {
 		t.Fatalf("after the first approval: lookups %d refunds %d model calls %d", s.lookups.Load(), s.refunds.Load(), m.Calls())
 	}
 	res, err = a.Invoke(ctx, "t1", graph.Respond(map[string]interlude.Resolution{second.ID: agent.Approve()}))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if s.refunds.Load() != 2 || s.lookups.Load() != 1 || m.Calls() != 2 {
@@ -158,7 +158,7 @@ func TestRejectTextsTheModelSees(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err = a.Invoke(interlude.WithActor(ctx, "bob"), "r", graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: c.res}))
-			if err != nil || res.Status != graph.Completed {
+			if err != nil || res.Status != interlude.RunCompleted {
 				t.Fatalf("%v %+v", err, res)
 			}
 			if s.refunds.Load() != 0 {
@@ -197,7 +197,7 @@ func TestEditRunsToolOnceWithEditedArguments(t *testing.T) {
 		t.Fatal("a refused edit changed the thread")
 	}
 	res, err = a.Invoke(ctx, "e", graph.Respond(map[string]interlude.Resolution{id: agent.Edit(refundArgs{OrderID: "1", Amount: 90})}))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if s.refunds.Load() != 1 || <-s.amounts != 90 {
@@ -211,7 +211,7 @@ func TestEditRunsToolOnceWithEditedArguments(t *testing.T) {
 	res, err = a.Invoke(ctx, "e-bytes", graph.Respond(map[string]interlude.Resolution{
 		res.Interrupts[0].ID: agent.Edit([]byte(`{"order_id": "2", "amount": 80}`)),
 	}))
-	if err != nil || res.Status != graph.Completed || s.refunds.Load() != 2 || <-s.amounts != 80 {
+	if err != nil || res.Status != interlude.RunCompleted || s.refunds.Load() != 2 || <-s.amounts != 80 {
 		t.Fatalf("an edit given as JSON bytes: %v %+v", err, res)
 	}
 }
@@ -222,8 +222,8 @@ func TestRespondBecomesTheResultWithoutRunningTheTool(t *testing.T) {
 	s := newShop()
 	a := newAgent(t, m, s, memory.New())
 	res, _ := a.Invoke(ctx, "p", agent.Ask("refund"))
-	res, err := a.Invoke(ctx, "p", graph.Resume(json.RawMessage(`{"action":"respond","message":"Already refunded last week."}`)))
-	if err != nil || res.Status != graph.Completed || s.refunds.Load() != 0 {
+	res, err := a.Invoke(ctx, "p", graph.Resume(interlude.Resolve(json.RawMessage(`{"action":"respond","message":"Already refunded last week."}`))))
+	if err != nil || res.Status != interlude.RunCompleted || s.refunds.Load() != 0 {
 		t.Fatalf("%v %+v refunds %d", err, res, s.refunds.Load())
 	}
 	msgs := res.Values.Messages
@@ -262,13 +262,13 @@ func TestToolAndHookQuestionsOnOneCall(t *testing.T) {
 	res, _ := a.Invoke(ctx, "q", agent.Ask("pay bob"))
 	ids := map[string]bool{}
 	answers := []any{true, "savings", true}
-	for i := 0; res.Status == graph.Interrupted; i++ {
+	for i := 0; res.Status == interlude.RunInterrupted; i++ {
 		q := res.Interrupts[0]
 		if ids[q.ID] || len(res.Interrupts) != 1 {
 			t.Fatalf("question %d: %+v", i, res.Interrupts)
 		}
 		ids[q.ID] = true
-		if res, err = a.Invoke(ctx, "q", graph.Resume(answers[i])); err != nil {
+		if res, err = a.Invoke(ctx, "q", graph.Resume(interlude.Resolve(answers[i]))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -292,13 +292,13 @@ func TestStickyApprovalLastsForTheInvocationOnly(t *testing.T) {
 	s := newShop()
 	a := newAgent(t, script(), s, st)
 	res, _ := a.Invoke(ctx, "s", agent.Ask("refund 1 and 2"))
-	res, err := a.Invoke(ctx, "s", graph.Resume(json.RawMessage(`{"action":"approve","sticky":true}`)))
-	if err != nil || res.Status != graph.Completed || s.refunds.Load() != 2 {
+	res, err := a.Invoke(ctx, "s", graph.Resume(interlude.Resolve(json.RawMessage(`{"action":"approve","sticky":true}`))))
+	if err != nil || res.Status != interlude.RunCompleted || s.refunds.Load() != 2 {
 		t.Fatalf("the second call in the same invocation should run without asking: %v %s refunds %d", err, res.Status, s.refunds.Load())
 	}
 	restored := newAgent(t, script(), s, st)
 	res, err = restored.Invoke(ctx, "s", agent.Ask("and 3"))
-	if err != nil || res.Status != graph.Interrupted || s.refunds.Load() != 2 {
+	if err != nil || res.Status != interlude.RunInterrupted || s.refunds.Load() != 2 {
 		t.Fatalf("the next invocation must ask again: %v %s refunds %d", err, res.Status, s.refunds.Load())
 	}
 }
@@ -316,9 +316,9 @@ func TestMaxTurnsEnforcedAcrossPauses(t *testing.T) {
 	res, _ := a.Invoke(ctx, "m", agent.Ask("go"))
 	pauses := 0
 	var err error
-	for res.Status == graph.Interrupted {
+	for res.Status == interlude.RunInterrupted {
 		pauses++
-		res, err = a.Invoke(ctx, "m", graph.Resume(agent.Approve().Response))
+		res, err = a.Invoke(ctx, "m", graph.Resume(agent.Approve()))
 		if err != nil {
 			break
 		}
@@ -337,11 +337,11 @@ func TestSequentialToolsAfterThePauseRunOnResume(t *testing.T) {
 	s := newShop()
 	a := newAgent(t, m, s, memory.New(), agent.Sequential())
 	res, _ := a.Invoke(ctx, "seq", agent.Ask("go"))
-	if res.Status != graph.Interrupted || s.lookups.Load() != 0 {
+	if res.Status != interlude.RunInterrupted || s.lookups.Load() != 0 {
 		t.Fatalf("the call after the paused one ran: lookups %d", s.lookups.Load())
 	}
-	res, err := a.Invoke(ctx, "seq", graph.Resume(agent.Approve().Response))
-	if err != nil || res.Status != graph.Completed || s.lookups.Load() != 1 || s.refunds.Load() != 1 {
+	res, err := a.Invoke(ctx, "seq", graph.Resume(agent.Approve()))
+	if err != nil || res.Status != interlude.RunCompleted || s.lookups.Load() != 1 || s.refunds.Load() != 1 {
 		t.Fatalf("%v lookups %d refunds %d", err, s.lookups.Load(), s.refunds.Load())
 	}
 }
@@ -355,10 +355,10 @@ func TestMalformedArgumentsOnGatedCallFailClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ := a.Invoke(ctx, "bad", agent.Ask("go"))
-	if res.Status != graph.Interrupted {
+	if res.Status != interlude.RunInterrupted {
 		t.Fatalf("malformed arguments must still be asked about: %s", res.Status)
 	}
-	res, err = a.Invoke(ctx, "bad", graph.Resume(agent.Approve().Response))
+	res, err = a.Invoke(ctx, "bad", graph.Resume(agent.Approve()))
 	if err != nil || s.refunds.Load() != 0 {
 		t.Fatalf("approving ran the tool on invalid arguments: %v refunds %d", err, s.refunds.Load())
 	}
@@ -372,7 +372,7 @@ func TestBadInputIsRefusedBeforeAnythingIsCommitted(t *testing.T) {
 	ctx := context.Background()
 	m := scripted.New(scripted.Text("Hello."))
 	a := newAgent(t, m, newShop(), memory.New())
-	if res, err := a.Invoke(ctx, "old", agent.Ask("hi")); err != nil || res.Status != graph.Completed {
+	if res, err := a.Invoke(ctx, "old", agent.Ask("hi")); err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	both := []string{"new", "old"}
@@ -420,7 +420,7 @@ func TestForgedAgentTurnsAreRefusedWithNothingCommitted(t *testing.T) {
 	ctx := context.Background()
 	m := scripted.New(scripted.Text("Hello."))
 	a := newAgent(t, m, newShop(), memory.New())
-	if res, err := a.Invoke(ctx, "old", agent.Ask("hi")); err != nil || res.Status != graph.Completed {
+	if res, err := a.Invoke(ctx, "old", agent.Ask("hi")); err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	const user = `{"role":"user","content":[{"type":"text","text":"Refund order A-1001"}]}`
@@ -471,7 +471,7 @@ func TestImportedHistoryIsAcceptedAndMarked(t *testing.T) {
 		`{"role":"assistant","content":[{"type":"text","text":"Done."}]},` +
 		`{"role":"user","content":[{"type":"text","text":"Thanks"}]}]}`)
 	res, err := a.Invoke(ctx, "imp", graph.Input(input))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	snap, err := a.State(ctx, "imp")
@@ -512,7 +512,7 @@ func TestInputWithThinkingInAssistantTurnsIsKept(t *testing.T) {
 		`{"role":"assistant","content":[{"type":"thinking","thinking":"Greet <back>.","signature":"EqQB+/Cg=="},{"type":"redacted_thinking","data":"EmwKAhgB"},{"type":"text","text":"Hi."}]},` +
 		`{"role":"user","content":[{"type":"text","text":"again"}]}]}`)
 	res, err := a.Invoke(ctx, "th", graph.Input(input))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	want := []model.Block{model.ThinkingBlock("Greet <back>.", "EqQB+/Cg=="), model.RedactedThinkingBlock("EmwKAhgB"), model.TextBlock("Hi.")}
@@ -537,7 +537,7 @@ func TestModelIsNotCalledWithAnEmptyConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := a.Invoke(ctx, "e", graph.Continue())
-	if !errors.Is(err, interlude.ErrInvalidRequest) || res.Status != graph.Failed || !strings.Contains(res.Error, "no messages") || m.Calls() != 0 {
+	if !errors.Is(err, interlude.ErrInvalidRequest) || res.Status != interlude.RunFailed || !strings.Contains(res.Error, "no messages") || m.Calls() != 0 {
 		t.Fatalf("err %v, result %+v, model calls %d", err, res, m.Calls())
 	}
 }
@@ -564,7 +564,7 @@ func TestApprovalOfToolWhoseSchemaUsesRefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := a.Invoke(ctx, "r", agent.Ask("Make a shoes category"))
-	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("approval question: %v %+v", err, res)
 	}
 	id := res.Interrupts[0].ID
@@ -574,7 +574,7 @@ func TestApprovalOfToolWhoseSchemaUsesRefs(t *testing.T) {
 	}
 	good := agent.Edit(category{Name: "boots", Children: []*category{{Name: "wellies"}}})
 	res, err = a.Invoke(ctx, "r", graph.Respond(map[string]interlude.Resolution{id: good}))
-	if err != nil || res.Status != graph.Completed || len(ran) != 1 || ran[0] != "boots" {
+	if err != nil || res.Status != interlude.RunCompleted || len(ran) != 1 || ran[0] != "boots" {
 		t.Fatalf("edited call: %v %+v ran %v", err, res, ran)
 	}
 }

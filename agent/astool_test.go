@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model"
@@ -44,19 +45,19 @@ func TestAStickyApprovalInsideAnAgentToolHoldsForThatInvocationOnly(t *testing.T
 	first := res.Interrupts[0]
 	// Approved for the rest of the first billing invocation: its second refund
 	// is not asked about, but the second invocation's first refund is.
-	res, err = outer.Invoke(ctx, "sticky", graph.Resume(agent.ApproveForRun().Response))
+	res, err = outer.Invoke(ctx, "sticky", graph.Resume(agent.ApproveForRun()))
 	if err != nil || len(res.Interrupts) != 1 || res.Interrupts[0].Path[1] == first.Path[1] {
 		t.Fatalf("after a sticky approval: %v %+v", err, res)
 	}
 	if got := s.refunds.Load(); got != 2 {
 		t.Fatalf("%d refunds ran after the sticky approval, want 2 (both of the first invocation)", got)
 	}
-	res, err = outer.Invoke(ctx, "sticky", graph.Resume(agent.Approve().Response))
+	res, err = outer.Invoke(ctx, "sticky", graph.Resume(agent.Approve()))
 	if err != nil || len(res.Interrupts) != 1 {
 		t.Fatalf("a plain approval must leave the next call asked: %v %+v", err, res)
 	}
-	res, err = outer.Invoke(ctx, "sticky", graph.Resume(agent.Approve().Response))
-	if err != nil || res.Status != graph.Completed || s.refunds.Load() != 4 {
+	res, err = outer.Invoke(ctx, "sticky", graph.Resume(agent.Approve()))
+	if err != nil || res.Status != interlude.RunCompleted || s.refunds.Load() != 4 {
 		t.Fatalf("%v %+v, %d refunds", err, res, s.refunds.Load())
 	}
 	if len(res.Values.Subagents) != 2 {

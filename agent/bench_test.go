@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model/scripted"
@@ -49,7 +50,7 @@ func agentTurn(b *testing.B, st store.Store) {
 	b.ResetTimer()
 	for i := range b.N {
 		res, err := a.Invoke(ctx, "t"+strconv.Itoa(i), agent.Ask("check orders 1, 2 and 3"))
-		if err != nil || res.Status != graph.Completed {
+		if err != nil || res.Status != interlude.RunCompleted {
 			b.Fatal(err, res)
 		}
 	}
@@ -75,15 +76,15 @@ func BenchmarkAgentApprovalCycle(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	approve := graph.Resume(agent.Approve().Response)
+	approve := graph.Resume(agent.Approve())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		id := "t" + strconv.Itoa(i)
-		if res, err := a.Invoke(ctx, id, agent.Ask("refund order 1")); err != nil || res.Status != graph.Interrupted {
+		if res, err := a.Invoke(ctx, id, agent.Ask("refund order 1")); err != nil || res.Status != interlude.RunInterrupted {
 			b.Fatal(err, res)
 		}
-		if res, err := a.Invoke(ctx, id, approve); err != nil || res.Status != graph.Completed {
+		if res, err := a.Invoke(ctx, id, approve); err != nil || res.Status != interlude.RunCompleted {
 			b.Fatal(err, res)
 		}
 		if i%1000 == 999 {

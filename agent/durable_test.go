@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model"
@@ -40,7 +41,7 @@ func finish(t *testing.T, restart bool) []model.Message {
 	}
 	a, closeStore := build()
 	res, err := a.Invoke(ctx, "conv", agent.Ask("Please refund order 42"))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	id := res.Interrupts[0].ID
@@ -49,8 +50,8 @@ func finish(t *testing.T, restart bool) []model.Message {
 		a, closeStore = build()
 	}
 	defer closeStore()
-	res, err = a.Invoke(ctx, "conv", graph.Resume(agent.Approve().Response))
-	if err != nil || res.Status != graph.Completed {
+	res, err = a.Invoke(ctx, "conv", graph.Resume(agent.Approve()))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if res.Interrupts != nil || id == "" {
@@ -123,7 +124,7 @@ func TestMaxTurnsCountsEachRunAcrossPausesAndRestarts(t *testing.T) {
 	for i, r := range runs {
 		before := m.Calls()
 		res, err := a.Invoke(ctx, "c", agent.Ask(r.ask))
-		for pauses := 0; err == nil && res.Status == graph.Interrupted; pauses++ {
+		for pauses := 0; err == nil && res.Status == interlude.RunInterrupted; pauses++ {
 			if r.restart && pauses == 0 {
 				closeStore()
 				a, closeStore = build()
@@ -131,12 +132,12 @@ func TestMaxTurnsCountsEachRunAcrossPausesAndRestarts(t *testing.T) {
 					t.Fatalf("run %d: after a restart the count is %d (%v), want 1", i, s.Values.Turns, err)
 				}
 			}
-			res, err = a.Invoke(ctx, "c", graph.Resume(agent.Approve().Response))
+			res, err = a.Invoke(ctx, "c", graph.Resume(agent.Approve()))
 		}
 		if got := m.Calls() - before; got != r.calls || errors.Is(err, agent.ErrMaxTurns) != r.maxTurns || res.Values.Turns != r.calls {
 			t.Fatalf("run %d (%s): %d model calls, turns %d, err %v; want %d calls, stopped at the cap %v", i, r.ask, got, res.Values.Turns, err, r.calls, r.maxTurns)
 		}
-		if !r.maxTurns && (res.Status != graph.Completed || res.Values.Messages[len(res.Values.Messages)-1].Text() != "done") {
+		if !r.maxTurns && (res.Status != interlude.RunCompleted || res.Values.Messages[len(res.Values.Messages)-1].Text() != "done") {
 			t.Fatalf("run %d (%s) did not end with an answer: %+v", i, r.ask, res)
 		}
 	}
@@ -145,7 +146,7 @@ func TestMaxTurnsCountsEachRunAcrossPausesAndRestarts(t *testing.T) {
 		t.Fatalf("Continue after the cap: %v, %d model calls", err, m.Calls()-before)
 	}
 	res, err := a.Invoke(ctx, "c", agent.Ask("hello"))
-	if err != nil || res.Status != graph.Completed || res.Values.Turns != 1 || m.Calls() != before+1 {
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Turns != 1 || m.Calls() != before+1 {
 		t.Fatalf("new input after the cap: %v %+v", err, res)
 	}
 }

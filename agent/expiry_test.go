@@ -26,7 +26,7 @@ func TestAnApprovalNotGivenInTimeDoesNotRunTheTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := a.Invoke(ctx, "r", agent.Ask("refund"))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	q := res.Interrupts[0]
@@ -38,7 +38,7 @@ func TestAnApprovalNotGivenInTimeDoesNotRunTheTool(t *testing.T) {
 		t.Fatal("an approval given after the question expired was accepted")
 	}
 	res, err = a.Invoke(ctx, "r", graph.Respond(map[string]interlude.Resolution{q.ID: interlude.Expire()}))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if s.refunds.Load() != 0 {

@@ -241,11 +241,13 @@ func threadPath(id string, rest string) string { return "/v1/threads/" + url.Pat
 // Invoke runs, answers or continues a thread (POST /v1/graph/invoke) and waits for
 // the run to end. A pause is not an error: Status is "interrupted".
 func (c *Client) Invoke(ctx context.Context, req InvokeRequest) (*RunResult, error) {
+	if err := usable(req.Responses); err != nil {
+		return nil, err
+	}
 	var r RunResult
 	if err := c.call(ctx, http.MethodPost, "/v1/graph/invoke", nil, req.wire(), &r); err != nil {
 		return nil, err
 	}
-	r.fix()
 	return &r, nil
 }
 
@@ -267,6 +269,10 @@ func (c *Client) stream(ctx context.Context, req InvokeRequest, sse bool) iter.S
 		accept := "application/x-ndjson"
 		if sse {
 			accept = "text/event-stream"
+		}
+		if err := usable(req.Responses); err != nil {
+			yield(Event{}, err)
+			return
 		}
 		resp, err := c.do(ctx, http.MethodPost, "/v1/graph/stream", nil, req.wire(), accept)
 		if err != nil {
@@ -387,7 +393,7 @@ func (c *Client) Graphs(ctx context.Context) ([]GraphInfo, error) {
 func (c *Client) Threads(ctx context.Context, opt ListOptions) (*ThreadPage, error) {
 	q := url.Values{}
 	if opt.Status != "" {
-		q.Set("status", opt.Status)
+		q.Set("status", string(opt.Status))
 	}
 	if opt.Graph != "" {
 		q.Set("graph", opt.Graph)
@@ -402,9 +408,6 @@ func (c *Client) Threads(ctx context.Context, opt ListOptions) (*ThreadPage, err
 	if err := c.call(ctx, http.MethodGet, "/v1/threads", q, nil, &p); err != nil {
 		return nil, err
 	}
-	for i := range p.Threads {
-		fixAll(p.Threads[i].Interrupts)
-	}
 	return &p, nil
 }
 
@@ -414,7 +417,6 @@ func (c *Client) Thread(ctx context.Context, threadID string) (*Thread, error) {
 	if err := c.call(ctx, http.MethodGet, threadPath(threadID, ""), nil, nil, &t); err != nil {
 		return nil, err
 	}
-	fixAll(t.Interrupts)
 	return &t, nil
 }
 
@@ -433,8 +435,18 @@ func (c *Client) History(ctx context.Context, threadID string, opt HistoryOption
 	if err := c.call(ctx, http.MethodGet, threadPath(threadID, "/history"), q, nil, &h); err != nil {
 		return nil, err
 	}
-	h.fix()
 	return &h, nil
+}
+
+// usable reports a response that cannot be sent, such as an answer that could
+// not be encoded as JSON, before anything is sent.
+func usable(rs []interlude.Resolution) error {
+	for _, r := range rs {
+		if err := r.Err(); err != nil {
+			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "the answer to " + r.InterruptID + " cannot be sent: " + err.Error(), Err: err}
+		}
+	}
+	return nil
 }
 
 func (c *Client) answer(ctx context.Context, threadID, action string, body any) (*RunResult, error) {
@@ -442,7 +454,6 @@ func (c *Client) answer(ctx context.Context, threadID, action string, body any) 
 	if err := c.call(ctx, http.MethodPost, threadPath(threadID, "/"+action), nil, body, &r); err != nil {
 		return nil, err
 	}
-	r.fix()
 	return &r, nil
 }
 
@@ -461,9 +472,12 @@ func (c *Client) Resume(ctx context.Context, threadID, interruptID string, respo
 
 // Respond answers several interrupts at once (POST /v1/threads/{id}/resume with
 // responses).
-func (c *Client) Respond(ctx context.Context, threadID string, responses []Response) (*RunResult, error) {
+func (c *Client) Respond(ctx context.Context, threadID string, responses []interlude.Resolution) (*RunResult, error) {
+	if err := usable(responses); err != nil {
+		return nil, err
+	}
 	return c.answer(ctx, threadID, "resume", struct {
-		Responses []Response `json:"responses"`
+		Responses []interlude.Resolution `json:"responses"`
 	}{responses})
 }
 

@@ -75,8 +75,8 @@ func TestServerErrorsMatchTheRootPackagesErrorsByCode(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	// Answering both, one cancelled, by id.
-	res, err = c.Respond(ctx, "p", []client.Response{client.Resolved(res.Interrupts[0].ID, true), client.Cancelled(res.Interrupts[1].ID)})
-	if err != nil || res.Status != client.Completed {
+	res, err = c.Respond(ctx, "p", []interlude.Resolution{interlude.Resolve(true).For(res.Interrupts[0].ID), interlude.Cancel().For(res.Interrupts[1].ID)})
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
@@ -157,7 +157,7 @@ func TestTheClientCoversEveryRoute(t *testing.T) {
 	}
 	// The refund node handles a rejection as a decline.
 	res, err := c.Reject(ctx, "r", "", &interlude.Rejection{Name: "No", Message: "too much"})
-	if err != nil || res.Status != client.Completed || !strings.Contains(string(res.Values), `"outcome":"declined"`) {
+	if err != nil || res.Status != interlude.RunCompleted || !strings.Contains(string(res.Values), `"outcome":"declined"`) {
 		t.Fatalf("%v %+v", err, res)
 	}
 	var n int

@@ -20,19 +20,8 @@ const (
 	Full Granularity = "full"
 )
 
-// Run statuses, as RunResult.Status reports them.
-const (
-	// Completed: the run reached the end of the graph.
-	Completed = "completed"
-	// Interrupted: the thread waits for answers to RunResult.Interrupts or sits at
-	// RunResult.Breakpoint.
-	Interrupted = "interrupted"
-	// Failed: the run stopped on an error, described by RunResult.Error.
-	Failed = "failed"
-)
-
 // Null is the JSON null. As InvokeRequest.Resume it cancels the pending
-// interrupt; as a Response's answer it answers with null.
+// interrupt.
 var Null = json.RawMessage("null")
 
 // InvokeRequest is the body of Invoke and Stream. Set exactly one of Input,
@@ -52,8 +41,9 @@ type InvokeRequest struct {
 	Messages any
 	// Resume answers the single pending interrupt; Null cancels it.
 	Resume any
-	// Responses answer pending interrupts by id.
-	Responses []Response
+	// Responses answer pending interrupts by id: interlude.Resolve(v),
+	// interlude.Reject(err) or interlude.Cancel(), each with For(id).
+	Responses []interlude.Resolution
 	// Granularity is how much the answer carries ("" for the server's default).
 	Granularity Granularity
 }
@@ -63,13 +53,13 @@ type wireConfig struct {
 }
 
 type wireInvoke struct {
-	Graph       string      `json:"graph,omitempty"`
-	Input       any         `json:"input,omitempty"`
-	Messages    any         `json:"messages,omitempty"`
-	Resume      any         `json:"resume,omitempty"`
-	Responses   []Response  `json:"responses,omitempty"`
-	Config      *wireConfig `json:"config,omitempty"`
-	Granularity Granularity `json:"response_granularity,omitempty"`
+	Graph       string                 `json:"graph,omitempty"`
+	Input       any                    `json:"input,omitempty"`
+	Messages    any                    `json:"messages,omitempty"`
+	Resume      any                    `json:"resume,omitempty"`
+	Responses   []interlude.Resolution `json:"responses,omitempty"`
+	Config      *wireConfig            `json:"config,omitempty"`
+	Granularity Granularity            `json:"response_granularity,omitempty"`
 }
 
 func (r InvokeRequest) wire() wireInvoke {
@@ -78,37 +68,6 @@ func (r InvokeRequest) wire() wireInvoke {
 		w.Config = &wireConfig{ThreadID: r.ThreadID}
 	}
 	return w
-}
-
-// Response answers one interrupt by id. Build it with Resolved, Rejected or
-// Cancelled.
-type Response struct {
-	// InterruptID is the interrupt answered.
-	InterruptID string `json:"interrupt_id"`
-	// Status is resolved, rejected or cancelled.
-	Status interlude.ResolutionKind `json:"status"`
-	// Response is the answer of a resolved interrupt.
-	Response any `json:"response,omitempty"`
-	// Error is the reason of a rejection, or nil for none.
-	Error *interlude.Rejection `json:"error,omitempty"`
-}
-
-// Resolved answers the interrupt with v (nil answers null).
-func Resolved(interruptID string, v any) Response {
-	if v == nil {
-		v = Null
-	}
-	return Response{InterruptID: interruptID, Status: interlude.KindResolved, Response: v}
-}
-
-// Rejected declines the interrupt; rej may be nil for no reason given.
-func Rejected(interruptID string, rej *interlude.Rejection) Response {
-	return Response{InterruptID: interruptID, Status: interlude.KindRejected, Error: rej}
-}
-
-// Cancelled withdraws the interrupt.
-func Cancelled(interruptID string) Response {
-	return Response{InterruptID: interruptID, Status: interlude.KindCancelled}
 }
 
 // Breakpoint is a pause at a node boundary.
@@ -125,7 +84,7 @@ type RunResult struct {
 	// ThreadID is the thread.
 	ThreadID string `json:"thread_id"`
 	// Status is completed, interrupted or failed.
-	Status string `json:"status"`
+	Status interlude.RunStatus `json:"status"`
 	// Interrupts are the pending questions.
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Breakpoint is set when the thread paused at a breakpoint.
@@ -143,17 +102,9 @@ type RunResult struct {
 	// who gave them and when.
 	Replayed bool `json:"replayed,omitempty"`
 	// Replays lists the answers of the request that had been given before,
-	// with their resolutions as first recorded.
-	Replays []Replay `json:"replays,omitempty"`
-}
-
-// Replay is an answer that had been given before and was not applied again.
-type Replay struct {
-	// InterruptID is the interrupt answered.
-	InterruptID string `json:"interrupt_id"`
-	// Resolution is the answer as first recorded: its status, response or
-	// error, who gave it (By) and when (At).
-	interlude.Resolution
+	// with their resolutions as first recorded: the interrupt answered, its
+	// status, response or error, who gave it (By) and when (At).
+	Replays []interlude.Resolution `json:"replays,omitempty"`
 }
 
 // State is the full state of a run answer.
@@ -188,13 +139,6 @@ type InterruptData struct {
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 }
 
-func (r *RunResult) fix() {
-	fixAll(r.Interrupts)
-	if r.State != nil && r.State.ExecutionMeta.InterruptData != nil && r.State.ExecutionMeta.InterruptData.Interrupt != nil {
-		fixInterruption(r.State.ExecutionMeta.InterruptData.Interrupt)
-	}
-}
-
 // GraphInfo describes a hosted graph.
 type GraphInfo struct {
 	// Name is the graph's name.
@@ -212,7 +156,7 @@ type Thread struct {
 	// Graph is the graph that runs it.
 	Graph string `json:"graph"`
 	// Status is idle, running, interrupted or failed.
-	Status string `json:"status"`
+	Status interlude.ThreadStatus `json:"status"`
 	// Values is its state.
 	Values json.RawMessage `json:"values"`
 	// Messages is the values' messages field, for agent graphs.
@@ -245,7 +189,7 @@ type ThreadSummary struct {
 	// Graph is the graph that runs it.
 	Graph string `json:"graph"`
 	// Status is idle, running, interrupted or failed.
-	Status string `json:"status"`
+	Status interlude.ThreadStatus `json:"status"`
 	// Interrupts are its pending questions.
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	// CreatedAt is when it started.
@@ -278,8 +222,9 @@ func (p ThreadPage) MarshalJSON() ([]byte, error) {
 
 // ListOptions selects threads for Threads.
 type ListOptions struct {
-	// Status keeps threads with this status (for the inbox: "interrupted").
-	Status string
+	// Status keeps threads with this status (for the inbox: "interrupted");
+	// interlude.ParseThreadStatus reads one from text.
+	Status interlude.ThreadStatus
 	// Graph keeps threads of this graph.
 	Graph string
 	// Limit caps the page size (the server's default is 50, its cap 1000).
@@ -326,7 +271,7 @@ type Checkpoint struct {
 	// At is when it was committed.
 	At time.Time `json:"at"`
 	// Status is the thread's status after it.
-	Status string `json:"status"`
+	Status interlude.ThreadStatus `json:"status"`
 	// Step counts the completed steps after it.
 	Step int `json:"step"`
 	// Next lists the nodes due after it.
@@ -335,48 +280,15 @@ type Checkpoint struct {
 	Values json.RawMessage `json:"values"`
 	// Raised are the questions it raised, with their private state.
 	Raised []interlude.Interruption `json:"raised"`
-	// Resolved are the answers it committed, with who gave them and when.
-	Resolved []Answered `json:"resolved"`
+	// Resolved are the answers it committed, each with its interrupt id, who
+	// gave it and when.
+	Resolved []interlude.Resolution `json:"resolved"`
 	// Interrupts are the questions pending after it.
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Breakpoint is set when it paused at a breakpoint.
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 	// Error is the failure a fail checkpoint reports.
 	Error string `json:"error,omitempty"`
-}
-
-// Answered is an answer as history records it.
-type Answered struct {
-	// InterruptID is the interrupt answered.
-	InterruptID string `json:"interrupt_id"`
-	interlude.Resolution
-}
-
-func (h *History) fix() {
-	for i := range h.Checkpoints {
-		fixAll(h.Checkpoints[i].Raised)
-		fixAll(h.Checkpoints[i].Interrupts)
-	}
-	for _, xs := range h.ToolCalls {
-		for i := range xs {
-			fixInterruption(&xs[i].Interrupt)
-		}
-	}
-}
-
-// fixInterruption turns JSON nulls decoded into raw fields back into nil.
-func fixInterruption(q *interlude.Interruption) {
-	for _, p := range []*json.RawMessage{&q.Value, &q.Schema, &q.State} {
-		if string(*p) == "null" {
-			*p = nil
-		}
-	}
-}
-
-func fixAll(qs []interlude.Interruption) {
-	for i := range qs {
-		fixInterruption(&qs[i])
-	}
 }
 
 // Event is one event of a stream (Stream, StreamSSE) or of a thread's live events
@@ -416,9 +328,6 @@ func (e Event) Pause() (*Pause, bool) {
 	if json.Unmarshal(e.Data, &p) != nil || p.Status != "interrupted" || (p.Interrupt == nil && p.Breakpoint == nil) {
 		return nil, false
 	}
-	if p.Interrupt != nil {
-		fixInterruption(p.Interrupt)
-	}
 	return &p, true
 }
 
@@ -456,6 +365,5 @@ func (e Event) Result() (*RunResult, error) {
 	if err := json.Unmarshal(e.Data, &r); err != nil {
 		return nil, err
 	}
-	r.fix()
 	return &r, nil
 }

@@ -52,7 +52,7 @@ func TestAnAnswerFromANonAssigneeIsRefusedAndChangesNothing(t *testing.T) {
 				actx = interlude.WithAnswerer(ctx, *c.who)
 			}
 			before := dump(t, st, thread)
-			for _, cmd := range []graph.Command{graph.Resume(true), graph.Reject("", errors.New("no")), graph.Cancel("")} {
+			for _, cmd := range []graph.Command{graph.Resume(interlude.Resolve(true)), graph.Resume(interlude.Reject(errors.New("no"))), graph.Resume(interlude.Cancel())} {
 				_, err = app.Invoke(actx, thread, cmd)
 				if c.allowed {
 					break

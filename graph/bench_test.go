@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
@@ -72,12 +73,12 @@ func BenchmarkInterruptCycle(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			app := refundGraph(b, stores(b)[name]())
 			ctx := context.Background()
-			approve := graph.Resume(json.RawMessage(`{"approved":true}`))
+			approve := graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":true}`)))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
 				id := "t" + strconv.Itoa(i)
-				if res, err := app.Invoke(ctx, id, graph.Input(refundState{Amount: 150})); err != nil || res.Status != graph.Interrupted {
+				if res, err := app.Invoke(ctx, id, graph.Input(refundState{Amount: 150})); err != nil || res.Status != interlude.RunInterrupted {
 					b.Fatal(err, res)
 				}
 				if res, err := app.Invoke(ctx, id, approve); err != nil || res.Values.Outcome != "refunded" {

@@ -81,13 +81,13 @@ type delta struct {
 	Calls   map[string]string          `json:"calls,omitempty"`
 	Raised  []interlude.Interruption   `json:"raised,omitempty"`
 
-	Status store.Status `json:"status,omitempty"` // empty means idle
-	Next   []string     `json:"next,omitempty"`
-	Mid    bool         `json:"mid,omitempty"`
-	Base   int64        `json:"base,omitempty"`
-	Step   int          `json:"step"`
-	Break  *Breakpoint  `json:"break,omitempty"`
-	Error  string       `json:"error,omitempty"`
+	Status interlude.ThreadStatus `json:"status,omitempty"` // empty means idle
+	Next   []string               `json:"next,omitempty"`
+	Mid    bool                   `json:"mid,omitempty"`
+	Base   int64                  `json:"base,omitempty"`
+	Step   int                    `json:"step"`
+	Break  *Breakpoint            `json:"break,omitempty"`
+	Error  string                 `json:"error,omitempty"`
 }
 
 // Kinds of delta.
@@ -109,7 +109,7 @@ type checkpoint struct {
 	CreatedAt time.Time                  `json:"created_at"`
 	Values    json.RawMessage            `json:"values"`
 	Step      int                        `json:"step"`
-	Status    store.Status               `json:"status"`
+	Status    interlude.ThreadStatus     `json:"status"`
 	Next      []string                   `json:"next,omitempty"`
 	Mid       bool                       `json:"mid,omitempty"`
 	Base      int64                      `json:"base,omitempty"`
@@ -129,7 +129,7 @@ type state[S any] struct {
 	createdAt time.Time
 	values    S
 	step      int
-	status    store.Status
+	status    interlude.ThreadStatus
 	next      []string
 	mid       bool  // a step is in progress (paused or failed part-way)
 	base      int64 // the checkpoint the step in progress started from
@@ -321,7 +321,7 @@ func decodeDelta(r store.Record) (*delta, error) {
 	}
 	d.Kind, d.At = r.Kind, r.CreatedAt
 	if d.Status == "" {
-		d.Status = store.StatusIdle
+		d.Status = interlude.ThreadIdle
 	}
 	return &d, nil
 }

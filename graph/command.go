@@ -1,12 +1,10 @@
 package graph
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 
 	"github.com/interludehq/interlude"
-	"github.com/interludehq/interlude/store"
 )
 
 type commandKind int
@@ -32,17 +30,14 @@ type Command struct {
 // answers refuses input with ErrThreadInterrupted.
 func Input(v any) Command { return Command{kind: cmdInput, input: v} }
 
-// Resume answers the single pending interrupt with v. A nil v (or JSON null) cancels
-// it instead. With several interrupts pending it is refused with
-// interlude.ErrAmbiguousResume; use Respond.
-func Resume(v any) Command {
-	if v == nil {
-		return Cancel("")
-	}
-	if raw, ok := v.(json.RawMessage); ok && string(bytes.TrimSpace(raw)) == "null" {
-		return Cancel("")
-	}
-	return Respond(map[string]interlude.Resolution{"": interlude.Resolve(v)})
+// Resume answers one interrupt with r, built by interlude.Resolve, Reject,
+// Cancel or Expire: the one r names with For, or, without an id, the single
+// pending one (with several pending that is refused with
+// interlude.ErrAmbiguousResume). A rejected plain node runs again and its
+// Interrupt call returns a *RejectedError; a rejected tool is not run again and
+// the rejection becomes the call's failed result.
+func Resume(r interlude.Resolution) Command {
+	return Respond(map[string]interlude.Resolution{r.InterruptID: r})
 }
 
 // Respond answers any subset of the pending interrupts, by id. The thread stays
@@ -50,19 +45,6 @@ func Resume(v any) Command {
 // all answered run again at once.
 func Respond(rs map[string]interlude.Resolution) Command {
 	return Command{kind: cmdAnswer, resolutions: rs}
-}
-
-// Reject declines the interrupt id ("" for the single pending one). For a plain
-// node, the node runs again and its Interrupt call returns a *RejectedError; for a
-// tool, the tool is not run again and err becomes the call's failed result.
-func Reject(id string, err error) Command {
-	return Respond(map[string]interlude.Resolution{id: interlude.Reject(err)})
-}
-
-// Cancel withdraws the interrupt id ("" for the single pending one): the task runs
-// again and its Interrupt call reports a cancelled answer.
-func Cancel(id string) Command {
-	return Respond(map[string]interlude.Resolution{id: interlude.Cancel()})
 }
 
 // Continue runs a thread on without input: past a breakpoint, again after a
@@ -73,7 +55,7 @@ func Continue() Command { return Command{kind: cmdContinue} }
 // Recover finishes a run that stopped before its end (its process died, or its
 // context was cancelled) after committing work that left more to do: answers
 // that started a step, or a step after which nodes were due. Such a thread's
-// status is running (store.StatusRunning) while no run holds it. The run goes
+// status is running (interlude.ThreadRunning) while no run holds it. The run goes
 // on from the last checkpoint: the answered step's unfinished tasks run again
 // and receive the recorded answers, and committed steps are not run again. A
 // thread with no such run is refused with interlude.ErrConflict, and one that a
@@ -83,25 +65,12 @@ func Continue() Command { return Command{kind: cmdContinue} }
 // again, finish the run too.
 func Recover() Command { return Command{kind: cmdRecover} }
 
-// Status is how an invocation ended.
-type Status string
-
-// Invocation outcomes.
-const (
-	// Completed: the run reached the end; the thread is idle.
-	Completed Status = "completed"
-	// Interrupted: the thread waits for answers or sits at a breakpoint.
-	Interrupted Status = "interrupted"
-	// Failed: a step failed; Continue retries it.
-	Failed Status = "failed"
-)
-
 // Result is the outcome of an invocation.
 type Result[S any] struct {
 	// ThreadID is the thread.
 	ThreadID string
 	// Status is how the invocation ended.
-	Status Status
+	Status interlude.RunStatus
 	// Values is the thread's state. Treat it as read-only.
 	Values S
 	// Interrupts are the pending questions, when Status is Interrupted.
@@ -117,17 +86,9 @@ type Result[S any] struct {
 	// Replayed lists the answers of this invocation that had been given before
 	// (the identical answer sent again: a double click, a retried request, or
 	// a second person giving the same answer), each with the resolution
-	// recorded the first time, which says who gave it and when. They were not
-	// applied again.
-	Replayed []Replay
-}
-
-// Replay is an answer that had been given before, and was not applied again.
-type Replay struct {
-	// InterruptID is the interrupt answered.
-	InterruptID string
-	// Resolution is the answer as first recorded, with who gave it and when.
-	Resolution interlude.Resolution
+	// recorded the first time, which says who gave it and when, and names its
+	// interrupt. They were not applied again.
+	Replayed []interlude.Resolution
 }
 
 // EventType names a stream event.
@@ -181,7 +142,7 @@ type Event struct {
 	// SubTask is the sub-task that finished (EventSubTask).
 	SubTask *SubTaskResult
 	// Status is the outcome (EventEnd).
-	Status Status
+	Status interlude.RunStatus
 	// Values is the thread's state as JSON (EventEnd).
 	Values json.RawMessage
 	// Interrupts are the pending questions (EventEnd).
@@ -197,15 +158,4 @@ type Event struct {
 	// Namespace is set on an event of a subgraph (streamed with WithSubgraphs):
 	// the task path that leads to the subgraph, outermost first.
 	Namespace []string
-}
-
-// statusOf maps a thread's stored status to an invocation outcome.
-func statusOf(s store.Status) Status {
-	switch s {
-	case store.StatusInterrupted:
-		return Interrupted
-	case store.StatusFailed:
-		return Failed
-	}
-	return Completed
 }

@@ -56,7 +56,7 @@
 // until then).
 //
 // A commit that leaves the run more to do sets the thread's status to running
-// (store.StatusRunning): an answer that leaves no question pending (committed
+// (interlude.ThreadRunning): an answer that leaves no question pending (committed
 // before any code runs because of it), and a step after which nodes are due.
 // The run's last commit sets the status it ends with: idle when done,
 // interrupted at a question or a breakpoint, failed. A run that stops before its

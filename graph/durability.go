@@ -3,7 +3,7 @@ package graph
 import (
 	"fmt"
 
-	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude"
 )
 
 // Durability says which of a run's commits wait for the disk. Every commit is
@@ -80,5 +80,5 @@ func (g *Graph[S]) durable(d *delta) bool {
 	}
 	// Every other commit but a step after which the run goes on ends the run
 	// (or is an edit of the state, which returns at once).
-	return d.Status != store.StatusRunning
+	return d.Status != interlude.ThreadRunning
 }

@@ -74,7 +74,7 @@ func TestTheCommitsSomeoneIsToldAboutAreDurableAndOnlyThose(t *testing.T) {
 	}
 	runs := []run{
 		{"start, to the question", invoke(graph.Input(durabilityState{}))},
-		{"answer, to the breakpoint", invoke(graph.Resume("yes"))},
+		{"answer, to the breakpoint", invoke(graph.Resume(interlude.Resolve("yes")))},
 		{"continue, to the end", invoke(graph.Continue())},
 		{"edit", func(ctx context.Context, app *graph.Graph[durabilityState]) error {
 			_, err := app.UpdateState(ctx, "t", durabilityState{Steps: 1}, graph.Start)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/sqlite"
@@ -31,7 +32,7 @@ func pauseInChild(path string) int {
 	defer st.Close()
 	app := refundGraph(&testing.T{}, st)
 	res, err := app.Invoke(context.Background(), "order-42", graph.Input(refundState{Amount: 150}))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		return 3
 	}
 	return 0 // the process ends with the thread paused
@@ -51,7 +52,7 @@ func TestPauseSurvivesProcessAndResumesInNewOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	page, err := st.List(ctx, store.Query{Status: store.StatusInterrupted})
+	page, err := st.List(ctx, store.Query{Status: interlude.ThreadInterrupted})
 	if err != nil || len(page.Threads) != 1 || page.Threads[0].ThreadID != "order-42" || len(page.Threads[0].Interrupts) != 1 {
 		t.Fatalf("the new process should list the paused thread: %v %+v", err, page)
 	}
@@ -60,8 +61,8 @@ func TestPauseSurvivesProcessAndResumesInNewOne(t *testing.T) {
 	if err != nil || len(snap.Interrupts) != 1 || snap.Interrupts[0].ID != page.Threads[0].Interrupts[0].ID {
 		t.Fatalf("state: %v %+v", err, snap)
 	}
-	res, err := app.Invoke(ctx, "order-42", graph.Resume(map[string]any{"approved": true}))
-	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+	res, err := app.Invoke(ctx, "order-42", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 		t.Fatalf("%v %+v", err, res)
 	}
 }

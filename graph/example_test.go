@@ -34,7 +34,7 @@ func ExampleGraph_Invoke() {
 	ctx := context.Background()
 	res, _ := app.Invoke(ctx, "order-1", graph.Input(State{Amount: 20}))
 	fmt.Println(res.Status, res.Interrupts[0].Message)
-	res, _ = app.Invoke(ctx, "order-1", graph.Resume(true))
+	res, _ = app.Invoke(ctx, "order-1", graph.Resume(interlude.Resolve(true)))
 	fmt.Println(res.Status, res.Values.Outcome)
 	// Output:
 	// interrupted Refund $20?

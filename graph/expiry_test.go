@@ -34,7 +34,7 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := app.Invoke(ctx, "e", graph.Input(refundState{Amount: 1}))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	q := res.Interrupts[0]
@@ -49,7 +49,7 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 		t.Fatalf("an expiry before its time: err = %v, want invalid_request", err)
 	}
 	clock.Set(t0.Add(time.Hour))
-	for _, late := range []graph.Command{graph.Resume(map[string]any{"approved": true}), graph.Reject(q.ID, errors.New("no"))} {
+	for _, late := range []graph.Command{graph.Resume(interlude.Resolve(map[string]any{"approved": true})), graph.Resume(interlude.Reject(errors.New("no")).For(q.ID))} {
 		if _, err := app.Invoke(ctx, "e", late); !errors.Is(err, interlude.ErrUnknownInterrupt) {
 			t.Fatalf("an answer after the question expired: err = %v, want unknown_interrupt", err)
 		}
@@ -59,7 +59,7 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 	}
 
 	res, err = app.Invoke(interlude.WithActor(ctx, "interlude"), "e", expire)
-	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "withdrawn by interlude" {
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "withdrawn by interlude" {
 		t.Fatalf("expiring the question: %v %+v", err, res)
 	}
 	if _, err := app.Invoke(ctx, "e", expire); !errors.Is(err, interlude.ErrUnknownInterrupt) {
@@ -69,18 +69,18 @@ func TestAQuestionPastItsTTLTakesOnlyACancellationOrAnExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kinds []interlude.ResolutionKind
+	var kinds []interlude.ResolutionStatus
 	for _, c := range hist {
 		for _, a := range c.Resolved {
-			if a.InterruptID == q.ID {
-				kinds = append(kinds, a.Resolution.Kind)
+			if a.Interrupt.ID == q.ID {
+				kinds = append(kinds, a.Resolution.Status)
 				if a.Resolution.By != "interlude" {
 					t.Fatalf("the expiry is recorded as given by %q, want interlude", a.Resolution.By)
 				}
 			}
 		}
 	}
-	if len(kinds) != 1 || kinds[0] != interlude.KindExpired {
+	if len(kinds) != 1 || kinds[0] != interlude.Expired {
 		t.Fatalf("history holds %v for the question, want one expiry", kinds)
 	}
 }
@@ -96,7 +96,7 @@ func TestAQuestionWithoutTTLCannotExpireButCanBeCancelled(t *testing.T) {
 	if _, err := app.Invoke(ctx, "n", graph.Respond(map[string]interlude.Resolution{id: interlude.Expire()})); !errors.Is(err, interlude.ErrInvalidRequest) {
 		t.Fatalf("expiring a question without a TTL: err = %v, want invalid_request", err)
 	}
-	if _, err := app.Invoke(ctx, "n", graph.Cancel(id)); err != nil {
+	if _, err := app.Invoke(ctx, "n", graph.Resume(interlude.Cancel().For(id))); err != nil {
 		t.Fatal(err)
 	}
 }

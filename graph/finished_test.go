@@ -85,7 +85,7 @@ func TestAWaitingStepShowsItsFinishedSubTasksAndStreamsEachOnce(t *testing.T) {
 		t.Fatalf("snapshot Finished = %+v, want the packing", snap.Finished)
 	}
 
-	got = subTasks(t, app, graph.Resume("yes"))
+	got = subTasks(t, app, graph.Resume(interlude.Resolve("yes")))
 	if len(got) != 1 || got[0].ToolCallID != "" || !slices.Equal(got[0].Path, []string{"ship", "ask"}) {
 		t.Fatalf("the resumed run reported %+v, want only the question's sub-task (the packing came from the ledger)", got)
 	}

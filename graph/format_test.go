@@ -23,7 +23,7 @@ type fixture struct {
 	Format  int             `json:"format"`
 	Records []fixtureRecord `json:"records"`
 	Want    struct {
-		Status     store.Status             `json:"status"`
+		Status     interlude.ThreadStatus   `json:"status"`
 		Values     refundState              `json:"values"`
 		Interrupts []interlude.Interruption `json:"interrupts"`
 	} `json:"want"`
@@ -54,7 +54,7 @@ func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 		st := memory.New()
 		app := refundGraph(t, st, graph.WithClock(fixedClock()))
 		app.Invoke(ctx, "order-7", graph.Input(refundState{Amount: 70}))
-		app.Invoke(ctx, "order-7", graph.Resume(map[string]any{"approved": "not a boolean"})) // refused, not stored
+		app.Invoke(ctx, "order-7", graph.Resume(interlude.Resolve(map[string]any{"approved": "not a boolean"}))) // refused, not stored
 		recs, _ := st.Records(ctx, "order-7", 0, 0, 0)
 		snap, _ := app.State(ctx, "order-7")
 		fx := fixture{Format: store.FormatVersion}
@@ -100,7 +100,7 @@ func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 			if string(got) != string(want) {
 				t.Fatalf("format %d reads as\n%s\nwant\n%s", fx.Format, got, want)
 			}
-			res, err := app.Invoke(ctx, "order-7", graph.Resume(map[string]any{"approved": true}))
+			res, err := app.Invoke(ctx, "order-7", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
 			if err != nil || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 				t.Fatalf("resuming a format %d thread: %v %+v", fx.Format, err, res)
 			}

@@ -67,7 +67,7 @@ func TestInterruptPausesWithStatusInterruptedNotError(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pause returned an error: %v", err)
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("status %s with %d interrupts, want interrupted with 1", res.Status, len(res.Interrupts))
 	}
 	q := res.Interrupts[0]
@@ -77,11 +77,11 @@ func TestInterruptPausesWithStatusInterruptedNotError(t *testing.T) {
 	if res.Values.Attempts != 1 {
 		t.Fatalf("attempts = %d while paused, want 1 (written before the interrupt)", res.Values.Attempts)
 	}
-	res, err = app.Invoke(ctx, "order-42", graph.Resume(map[string]any{"approved": true}))
+	res, err = app.Invoke(ctx, "order-42", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Completed || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+	if res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 		t.Fatalf("after resume: %s %+v", res.Status, res.Values)
 	}
 }
@@ -123,15 +123,15 @@ func TestTwoInterruptsInOneNodeNeedTwoAnswersInOrder(t *testing.T) {
 	if string(res.Interrupts[0].Schema) != `{"type":"boolean"}` {
 		t.Fatalf("Ask[bool] schema = %s", res.Interrupts[0].Schema)
 	}
-	res, err = app.Invoke(ctx, "t", graph.Resume(true))
-	if err != nil || res.Status != graph.Interrupted || res.Interrupts[0].Message != "Approve step 2?" {
+	res, err = app.Invoke(ctx, "t", graph.Resume(interlude.Resolve(true)))
+	if err != nil || res.Status != interlude.RunInterrupted || res.Interrupts[0].Message != "Approve step 2?" {
 		t.Fatalf("second pause: %v %+v", err, res)
 	}
 	if res.Interrupts[0].ID == first {
 		t.Fatal("second question reused the first one's id")
 	}
-	res, err = app.Invoke(ctx, "t", graph.Resume(false))
-	if err != nil || res.Status != graph.Completed {
+	res, err = app.Invoke(ctx, "t", graph.Resume(interlude.Resolve(false)))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("end: %v %+v", err, res)
 	}
 	if !slices.Equal(res.Values.Answers, []bool{true, false}) {
@@ -177,7 +177,7 @@ func TestInterruptInLoopGetsFreshIDEachCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for i := 0; res.Status == graph.Interrupted; i++ {
+	for i := 0; res.Status == interlude.RunInterrupted; i++ {
 		id := res.Interrupts[0].ID
 		if seen[id] {
 			t.Fatalf("cycle %d reused interrupt id %s", i, id)
@@ -187,7 +187,7 @@ func TestInterruptInLoopGetsFreshIDEachCycle(t *testing.T) {
 		if res.Values.Round != i {
 			t.Fatalf("round = %d at cycle %d", res.Values.Round, i)
 		}
-		res, err = app.Invoke(ctx, "loop", graph.Resume(fmt.Sprintf("a%d", i)))
+		res, err = app.Invoke(ctx, "loop", graph.Resume(interlude.Resolve(fmt.Sprintf("a%d", i))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,17 +251,17 @@ func TestParallelBranchesFinishedBranchRunsOnce(t *testing.T) {
 		if err != nil || len(res.Interrupts) != 2 {
 			t.Fatalf("%v %+v", err, res)
 		}
-		if _, err := app.Invoke(ctx, "p1", graph.Resume(true)); !errors.Is(err, interlude.ErrAmbiguousResume) {
+		if _, err := app.Invoke(ctx, "p1", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrAmbiguousResume) {
 			t.Fatalf("bare resume with two pending: err = %v", err)
 		}
 		a := idFor(t, res.Interrupts, "Approve a?")
 		b := idFor(t, res.Interrupts, "Approve b?")
 		res, err = app.Invoke(ctx, "p1", graph.Respond(map[string]interlude.Resolution{a: interlude.Resolve(true)}))
-		if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != b {
+		if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != b {
 			t.Fatalf("after answering a: %v %+v", err, res)
 		}
 		res, err = app.Invoke(ctx, "p1", graph.Respond(map[string]interlude.Resolution{b: interlude.Resolve(true)}))
-		if err != nil || res.Status != graph.Completed {
+		if err != nil || res.Status != interlude.RunCompleted {
 			t.Fatalf("after answering b: %v %+v", err, res)
 		}
 		if res.Values.CRuns != 1 || !slices.Equal(res.Values.Outcome, []string{"a", "b"}) {
@@ -277,7 +277,7 @@ func TestParallelBranchesFinishedBranchRunsOnce(t *testing.T) {
 			idFor(t, res.Interrupts, "Approve a?"): interlude.Resolve(false),
 			idFor(t, res.Interrupts, "Approve b?"): interlude.Resolve(true),
 		}))
-		if err != nil || res.Status != graph.Completed || res.Values.CRuns != 1 || !slices.Equal(res.Values.Outcome, []string{"b"}) {
+		if err != nil || res.Status != interlude.RunCompleted || res.Values.CRuns != 1 || !slices.Equal(res.Values.Outcome, []string{"b"}) {
 			t.Fatalf("%v %+v", err, res)
 		}
 	})

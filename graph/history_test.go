@@ -125,8 +125,8 @@ func reviewThread(t *testing.T, app *graph.Graph[review], turns int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Status == graph.Interrupted {
-			if _, err := app.Invoke(ctx, "r", graph.Resume(fmt.Sprint("ok ", res.Values.Turn))); err != nil {
+		if res.Status == interlude.RunInterrupted {
+			if _, err := app.Invoke(ctx, "r", graph.Resume(interlude.Resolve(fmt.Sprint("ok ", res.Values.Turn)))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,7 +204,7 @@ func TestHistoryPagesReturnEveryCheckpointOnceNewestFirst(t *testing.T) {
 		raised += len(cp.Raised)
 		for _, a := range cp.Resolved {
 			resolved++
-			if a.Interruption == nil || a.Interruption.ID != a.InterruptID || a.Resolution.By != "alice" {
+			if a.Interrupt.Message == "" || a.Interrupt.ID != a.Resolution.InterruptID || a.Resolution.By != "alice" {
 				t.Errorf("checkpoint %d: answer %+v does not carry its question", cp.ID, a)
 			}
 		}

@@ -55,7 +55,7 @@ func TestOnInputRefusesOrAddsBeforeAnythingIsCommitted(t *testing.T) {
 	for _, s := range steps {
 		before, _ := app.State(ctx, s.thread)
 		res, err := app.Invoke(ctx, s.thread, graph.Input(s.input))
-		if s.refuse != errors.Is(err, interlude.ErrInvalidRequest) || (!s.refuse && (err != nil || res.Status != graph.Completed)) {
+		if s.refuse != errors.Is(err, interlude.ErrInvalidRequest) || (!s.refuse && (err != nil || res.Status != interlude.RunCompleted)) {
 			t.Fatalf("%s: err %v, result %+v", s.name, err, res)
 		}
 		after, err := build().State(ctx, s.thread)

@@ -23,7 +23,7 @@ type Snapshot[S any] struct {
 	// Graph is the graph's name as stored with the thread.
 	Graph string
 	// Status is the thread's status.
-	Status store.Status
+	Status interlude.ThreadStatus
 	// Values is the state. Treat it as read-only.
 	Values S
 	// Next lists the nodes that run next.
@@ -72,11 +72,11 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	}
 	status, errText := st.status, st.err
 	switch {
-	case l.Meta.Status == store.StatusRunning:
-		status = store.StatusRunning // a shared store knows a run holds the thread
-	case l.Meta.Status == store.StatusFailed && st.status != store.StatusFailed:
+	case l.Meta.Status == interlude.ThreadRunning:
+		status = interlude.ThreadRunning // a shared store knows a run holds the thread
+	case l.Meta.Status == interlude.ThreadFailed && st.status != interlude.ThreadFailed:
 		// A shared store reports a run whose process stopped mid-step.
-		status = store.StatusFailed
+		status = interlude.ThreadFailed
 		errText = "the process running this thread stopped before its run committed anything; send what started the run again"
 		if len(st.next) > 0 {
 			errText = "the process running this thread stopped before finishing its step; continue the thread (no input) to run the step again from the last checkpoint"
@@ -135,7 +135,7 @@ type Checkpoint[S any] struct {
 	// At is when it was committed.
 	At time.Time
 	// Status is the thread's status after it.
-	Status store.Status
+	Status interlude.ThreadStatus
 	// Values is the state after it.
 	Values S
 	// Next lists the nodes due after it.
@@ -144,8 +144,10 @@ type Checkpoint[S any] struct {
 	Step int
 	// Raised are the questions first raised by this record.
 	Raised []interlude.Interruption
-	// Resolved are the answers this record committed.
-	Resolved []Answered
+	// Resolved are the answers this record committed, each with the question it
+	// answers as raised when the thread still knew it (for an answer sent again
+	// after its step ended, the question carries only its ID).
+	Resolved []interlude.Exchange
 	// Interrupts are the questions pending after it.
 	Interrupts []interlude.Interruption
 	// Breakpoint is set when the record paused at a breakpoint.
@@ -155,17 +157,6 @@ type Checkpoint[S any] struct {
 	// Subgraphs are the subgraph checkpoints this record kept (a pause or a
 	// failure inside a subgraph), by namespace.
 	Subgraphs []SubgraphState
-}
-
-// Answered is a resolution as recorded in history.
-type Answered struct {
-	// InterruptID is the interrupt answered.
-	InterruptID string `json:"interrupt_id"`
-	// Resolution is the answer, with who gave it and when.
-	Resolution interlude.Resolution `json:"resolution"`
-	// Interruption is the question answered, as it was raised, when the thread still
-	// knew it (nil for an answer sent again after its step ended).
-	Interruption *interlude.Interruption `json:"question,omitempty"`
 }
 
 // HistoryOptions selects a page of a thread's history.
@@ -215,10 +206,10 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 			}
 		}
 		for _, r := range d.Resolve {
-			a := Answered{InterruptID: r.ID, Resolution: r.R}
+			res := r.R.For(r.ID)
+			a := interlude.Exchange{Interrupt: interlude.Interruption{ID: r.ID}, Resolution: &res}
 			if x := st.exchange(r.ID); x != nil {
-				q := x.Q
-				a.Interruption = &q
+				a.Interrupt = x.Q
 			}
 			cp.Resolved = append(cp.Resolved, a)
 		}
@@ -328,7 +319,7 @@ func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) 
 			return nil, err
 		}
 		old.mid, old.base, old.ledger, old.memo, old.calls, old.exchanges, old.brk, old.err = false, 0, nil, nil, nil, nil, nil, ""
-		old.status, old.recent = store.StatusIdle, r.c.st.recent
+		old.status, old.recent = interlude.ThreadIdle, r.c.st.recent
 		cp, err := g.codec.capture(old)
 		if err != nil {
 			return nil, err
@@ -366,7 +357,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 		}
 		r.dirty = true
 		if st == nil {
-			st = &state[S]{nonce: newNonce(), createdAt: g.cfg.now(), status: store.StatusIdle}
+			st = &state[S]{nonce: newNonce(), createdAt: g.cfg.now(), status: interlude.ThreadIdle}
 			r.c.st = st
 		}
 		if err := g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), ws); err != nil {
@@ -376,11 +367,11 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 		if err != nil {
 			return nil, err
 		}
-		d := &delta{Kind: kindUpdate, Writes: ws, Status: store.StatusIdle, Next: next, Step: st.step}
+		d := &delta{Kind: kindUpdate, Writes: ws, Status: interlude.ThreadIdle, Next: next, Step: st.step}
 		if b := st.brk; b != nil && b.When == "before" && slices.Contains(next, b.Node) {
 			// The node the thread paused before is still due: the thread stays
 			// at the breakpoint, and Continue passes it.
-			d.Status, d.Break = store.StatusInterrupted, b
+			d.Status, d.Break = interlude.ThreadInterrupted, b
 		}
 		if err := r.commit(d); err != nil {
 			return nil, err

@@ -72,14 +72,14 @@ func checkUnfinished(t *testing.T, mem *memory.Store, app *graph.Graph[chainStat
 	t.Helper()
 	ctx := context.Background()
 	snap, err := app.State(ctx, id)
-	if err != nil || snap.Status != store.StatusRunning || !slices.Equal(snap.Next, next) || len(snap.Interrupts) != 0 {
+	if err != nil || snap.Status != interlude.ThreadRunning || !slices.Equal(snap.Next, next) || len(snap.Interrupts) != 0 {
 		t.Fatalf("the thread reads %v %+v; want running with %v next and no question", err, snap, next)
 	}
 	unfinished, err := mem.Unfinished(ctx, nil, 0)
 	if err != nil || len(unfinished) != 1 || unfinished[0].ThreadID != id {
 		t.Fatalf("Unfinished lists %v %+v; want %s", err, unfinished, id)
 	}
-	for _, status := range []store.Status{store.StatusIdle, store.StatusInterrupted, store.StatusFailed} {
+	for _, status := range []interlude.ThreadStatus{interlude.ThreadIdle, interlude.ThreadInterrupted, interlude.ThreadFailed} {
 		if page, err := mem.List(ctx, store.Query{Status: status}); err != nil || len(page.Threads) != 0 {
 			t.Fatalf("listed as %s: %v %+v; want nothing", status, err, page)
 		}
@@ -98,14 +98,14 @@ func TestARunThatDiesBetweenStepsIsFinishedFromItsLastCheckpoint(t *testing.T) {
 	checkUnfinished(t, mem, restarted, "x", "b")
 
 	res, err := restarted.Invoke(ctx, "x", graph.Recover())
-	if err != nil || res.Status != graph.Completed || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
+	if err != nil || res.Status != interlude.RunCompleted || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
 		t.Fatalf("recover: %v %+v; want completed with a, b and c done once each", err, res)
 	}
 	// Step a committed and is not run again; b was in flight and runs again.
 	if got, want := counts.get(), map[string]int{"a": 1, "b": 2, "c": 1}; !maps.Equal(got, want) {
 		t.Fatalf("the nodes started %v times; want %v", got, want)
 	}
-	if m, err := mem.Meta(ctx, "x"); err != nil || m.Status != store.StatusIdle {
+	if m, err := mem.Meta(ctx, "x"); err != nil || m.Status != interlude.ThreadIdle {
 		t.Fatalf("the finished thread's stored status: %v %+v; want idle", err, m)
 	}
 	if left, _ := mem.Unfinished(ctx, nil, 0); len(left) != 0 {
@@ -134,7 +134,7 @@ func TestInputToARunThatDiedBetweenStepsIsRefusedAndAContinueFinishesIt(t *testi
 		t.Fatal("the refused input changed the thread")
 	}
 	res, err := app.Invoke(ctx, "x", graph.Continue())
-	if err != nil || res.Status != graph.Completed || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
+	if err != nil || res.Status != interlude.RunCompleted || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
 		t.Fatalf("continue: %v %+v", err, res)
 	}
 	if got, want := counts.get(), map[string]int{"a": 1, "b": 1, "c": 2}; !maps.Equal(got, want) {
@@ -179,7 +179,7 @@ func TestARunWhoseContextIsCancelledBetweenStepsIsLeftToBeFinishedOnce(t *testin
 	}
 	checkUnfinished(t, mem, app, "x", "b")
 	res, err := app.Invoke(ctx, "x", graph.Recover())
-	if err != nil || res.Status != graph.Completed || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
+	if err != nil || res.Status != interlude.RunCompleted || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
 		t.Fatalf("recover: %v %+v", err, res)
 	}
 	if got, want := counts.get(), map[string]int{"a": 1, "b": 2, "c": 1}; !maps.Equal(got, want) {
@@ -193,25 +193,25 @@ func TestARunsLastCommitSaysHowItEndedNotRunning(t *testing.T) {
 		name   string
 		opts   []graph.Option
 		hook   func(ctx context.Context, node string) error
-		status store.Status
+		status interlude.ThreadStatus
 	}{
-		{name: "completed", status: store.StatusIdle},
-		{name: "breakpoint after", opts: []graph.Option{graph.InterruptAfter("a")}, status: store.StatusInterrupted},
-		{name: "breakpoint before", opts: []graph.Option{graph.InterruptBefore("b")}, status: store.StatusInterrupted},
+		{name: "completed", status: interlude.ThreadIdle},
+		{name: "breakpoint after", opts: []graph.Option{graph.InterruptAfter("a")}, status: interlude.ThreadInterrupted},
+		{name: "breakpoint before", opts: []graph.Option{graph.InterruptBefore("b")}, status: interlude.ThreadInterrupted},
 		{name: "failed step", hook: func(ctx context.Context, node string) error {
 			if node == "b" {
 				return boom
 			}
 			return nil
-		}, status: store.StatusFailed},
+		}, status: interlude.ThreadFailed},
 		{name: "paused", hook: func(ctx context.Context, node string) error {
 			if node == "b" {
 				_, err := interlude.Interrupt(ctx, interlude.Request{Message: "go on?"})
 				return err
 			}
 			return nil
-		}, status: store.StatusInterrupted},
-		{name: "recursion limit", opts: []graph.Option{graph.WithRecursionLimit(2)}, status: store.StatusFailed},
+		}, status: interlude.ThreadInterrupted},
+		{name: "recursion limit", opts: []graph.Option{graph.WithRecursionLimit(2)}, status: interlude.ThreadFailed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -246,7 +246,7 @@ func TestTheSameAnswerSentAgainFinishesTheRunItStartedThatDiedBetweenSteps(t *te
 	}
 	dying := chainGraph(t, &failingStore{Store: mem, left: 3}, counts, ask) // the pause, the answer, step a
 	res, err := dying.Invoke(ctx, "x", graph.Input(chainState{}))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("start: %v %+v", err, res)
 	}
 	answer := graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: interlude.Resolve(true)})
@@ -256,7 +256,7 @@ func TestTheSameAnswerSentAgainFinishesTheRunItStartedThatDiedBetweenSteps(t *te
 	restarted := chainGraph(t, mem, counts, ask)
 	checkUnfinished(t, mem, restarted, "x", "b")
 	res, err = restarted.Invoke(ctx, "x", answer)
-	if err != nil || res.Status != graph.Completed || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
+	if err != nil || res.Status != interlude.RunCompleted || !slices.Equal(res.Values.Done, []string{"a", "b", "c"}) {
 		t.Fatalf("the answer again: %v %+v; want the run finished", err, res)
 	}
 	if got, want := counts.get(), map[string]int{"a": 2, "b": 2, "c": 1}; !maps.Equal(got, want) {

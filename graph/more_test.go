@@ -27,7 +27,7 @@ func TestUnencodableWriteIsRefusedWithItsPath(t *testing.T) {
 	if !errors.Is(err, interlude.ErrInvalidUpdate) || !strings.Contains(err.Error(), "items[1][ratio]") {
 		t.Fatalf("err = %v", err)
 	}
-	if res.Status != graph.Failed {
+	if res.Status != interlude.RunFailed {
 		t.Fatalf("status = %s", res.Status)
 	}
 	if _, err := app.Invoke(context.Background(), "u", graph.Input(payload{Items: []map[string]float64{{"x": math.Inf(1)}}})); !errors.Is(err, interlude.ErrInvalidUpdate) || !strings.Contains(err.Error(), "items[0][x]") {
@@ -58,7 +58,7 @@ func TestObserverSeesNodesButCannotPauseThem(t *testing.T) {
 	}
 	app := refundGraph(t, nil, graph.WithObserver(obs))
 	res, err := app.Invoke(context.Background(), "o", graph.Input(refundState{Amount: 3}))
-	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if !errors.Is(pauseErr, interlude.ErrNotInRun) {
@@ -68,7 +68,7 @@ func TestObserverSeesNodesButCannotPauseThem(t *testing.T) {
 		t.Fatalf("seen %v", seen)
 	}
 	res, err = app.Invoke(context.Background(), "neg", graph.Input(refundState{Amount: -1}))
-	if err == nil || res.Status != graph.Failed || !strings.Contains(res.Error, "must not be negative") {
+	if err == nil || res.Status != interlude.RunFailed || !strings.Contains(res.Error, "must not be negative") {
 		t.Fatalf("input check: %v %+v", err, res)
 	}
 }
@@ -86,7 +86,7 @@ func TestRecursionLimitStopsEndlessLoops(t *testing.T) {
 	g.AddEdge(graph.Start, "spin").AddEdge("spin", "spin")
 	app, _ := g.Compile(graph.WithRecursionLimit(5))
 	res, err := app.Invoke(context.Background(), "l", graph.Input(counter{}))
-	if !errors.Is(err, interlude.ErrRecursionLimit) || res.Values.N != 5 || res.Status != graph.Failed {
+	if !errors.Is(err, interlude.ErrRecursionLimit) || res.Values.N != 5 || res.Status != interlude.RunFailed {
 		t.Fatalf("%v %+v", err, res)
 	}
 	res, err = app.Invoke(context.Background(), "l", graph.Continue())
@@ -119,12 +119,12 @@ func TestFailedStepRetriesOnContinueWithoutRerunningFinishedTasks(t *testing.T) 
 	app, _ := g.Compile()
 	ctx := context.Background()
 	res, err := app.Invoke(ctx, "f", graph.Input(parState{}))
-	if err == nil || res.Status != graph.Failed {
+	if err == nil || res.Status != interlude.RunFailed {
 		t.Fatalf("%v %+v", err, res)
 	}
 	fail = false
 	res, err = app.Invoke(ctx, "f", graph.Continue())
-	if err != nil || res.Status != graph.Completed || aRuns != 1 || bRuns != 2 || res.Values.CRuns != 1 {
+	if err != nil || res.Status != interlude.RunCompleted || aRuns != 1 || bRuns != 2 || res.Values.CRuns != 1 {
 		t.Fatalf("%v %+v a=%d b=%d", err, res, aRuns, bRuns)
 	}
 }
@@ -208,7 +208,7 @@ func TestRouteErrorFailsTheStepAndContinueRunsOnlyTheRoute(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no route today") {
 		t.Fatalf("err = %v", err)
 	}
-	if res == nil || res.Status != graph.Failed || !strings.Contains(res.Error, "no route today") || res.Values.CRuns != 7 || len(res.Values.Approved) != 0 {
+	if res == nil || res.Status != interlude.RunFailed || !strings.Contains(res.Error, "no route today") || res.Values.CRuns != 7 || len(res.Values.Approved) != 0 {
 		t.Fatalf("result of the failed step: %+v", res)
 	}
 	snap, err := app.State(ctx, "r")
@@ -217,7 +217,7 @@ func TestRouteErrorFailsTheStepAndContinueRunsOnlyTheRoute(t *testing.T) {
 	}
 	routeFails = false
 	res, err = app.Invoke(ctx, "r", graph.Continue())
-	if err != nil || res.Status != graph.Completed || strings.Join(res.Values.Approved, ",") != "a,b,after" {
+	if err != nil || res.Status != interlude.RunCompleted || strings.Join(res.Values.Approved, ",") != "a,b,after" {
 		t.Fatalf("continue: %v %+v", err, res)
 	}
 	if runs["a"] != 1 || runs["b"] != 1 || runs["after"] != 1 {
@@ -235,14 +235,14 @@ func TestUpdateStateAtABreakpointBeforeANodeStaysThere(t *testing.T) {
 	}
 	// The person edits the draft at the pause, as if review had written it.
 	res, err = app.UpdateState(ctx, "e", gateState{Draft: "edited by hand"}, "review")
-	if err != nil || res.Status != graph.Interrupted || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "publish", When: "before"}) {
+	if err != nil || res.Status != interlude.RunInterrupted || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "publish", When: "before"}) {
 		t.Fatalf("the edit moved the thread off its breakpoint: %v %+v", err, res)
 	}
 	if _, err := app.Invoke(ctx, "e", graph.Input(gateState{Topic: "x"})); !errors.Is(err, interlude.ErrThreadInterrupted) {
 		t.Fatalf("input at the breakpoint after the edit: %v", err)
 	}
 	res, err = app.Invoke(ctx, "e", graph.Continue())
-	if err != nil || res.Status != graph.Completed || !res.Values.Published || res.Values.Draft != "edited by hand" {
+	if err != nil || res.Status != interlude.RunCompleted || !res.Values.Published || res.Values.Draft != "edited by hand" {
 		t.Fatalf("one Continue passes the breakpoint: %v %+v", err, res)
 	}
 }

@@ -38,11 +38,11 @@ type NoticeData struct {
 }
 
 // noticeTypes maps a resolution's kind to the notice that reports it.
-var noticeTypes = map[interlude.ResolutionKind]string{
-	interlude.KindResolved:  store.NoticeAnswered,
-	interlude.KindRejected:  store.NoticeRejected,
-	interlude.KindCancelled: store.NoticeCancelled,
-	interlude.KindExpired:   store.NoticeExpired,
+var noticeTypes = map[interlude.ResolutionStatus]string{
+	interlude.Resolved:  store.NoticeAnswered,
+	interlude.Rejected:  store.NoticeRejected,
+	interlude.Cancelled: store.NoticeCancelled,
+	interlude.Expired:   store.NoticeExpired,
 }
 
 // notices returns the outbox entries of a commit: pendingBefore are the ids of
@@ -67,7 +67,7 @@ func (r *runner[S]) notices(st *state[S], d *delta, pendingBefore []string, clos
 		}
 		q.State = nil
 		rr := res.R
-		if err := add(noticeTypes[res.R.Kind], NoticeData{Interrupt: &q, Resolution: &rr}, res.ID); err != nil {
+		if err := add(noticeTypes[res.R.Status], NoticeData{Interrupt: &q, Resolution: &rr}, res.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -80,7 +80,7 @@ func (r *runner[S]) notices(st *state[S], d *delta, pendingBefore []string, clos
 			return nil, err
 		}
 	}
-	if d.Status == store.StatusFailed {
+	if d.Status == interlude.ThreadFailed {
 		if err := add(store.NoticeFailed, NoticeData{Error: d.Error}, ""); err != nil {
 			return nil, err
 		}

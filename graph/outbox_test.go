@@ -50,7 +50,7 @@ func TestEveryQuestionRaisedAndClosedAndEveryFailureIsWrittenToTheOutbox(t *test
 		t.Fatal(err)
 	}
 	qid := res.Interrupts[0].ID
-	if _, err := app.Invoke(interlude.WithActor(ctx, "alice"), "r", graph.Resume(true)); err == nil {
+	if _, err := app.Invoke(interlude.WithActor(ctx, "alice"), "r", graph.Resume(interlude.Resolve(true))); err == nil {
 		t.Fatal("the node's failure was not reported")
 	}
 	var types []string
@@ -89,7 +89,7 @@ func TestEveryQuestionRaisedAndClosedAndEveryFailureIsWrittenToTheOutbox(t *test
 	if _, err := app.Invoke(ctx, "s", graph.Input(refundState{})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.Invoke(interlude.WithActor(ctx, "bob"), "s", graph.Cancel("")); err != nil {
+	if _, err := app.Invoke(interlude.WithActor(ctx, "bob"), "s", graph.Resume(interlude.Cancel())); err != nil {
 		t.Fatal(err)
 	}
 	types = types[:0]

@@ -66,7 +66,7 @@ func TestNodePanicFailsWithOneLineErrorAndKeepsStackInProcess(t *testing.T) {
 			if errors.As(err, &ie) {
 				t.Fatalf("a panic took interlude code %q", ie.Code)
 			}
-			if res.Status != graph.Failed || res.Error != c.want {
+			if res.Status != interlude.RunFailed || res.Error != c.want {
 				t.Fatalf("result: %s %q", res.Status, res.Error)
 			}
 			snap, err := build().State(ctx, "t") // a fresh graph reads the stored error

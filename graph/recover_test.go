@@ -20,7 +20,7 @@ func dieAfterAnswer(t *testing.T, id string) *memory.Store {
 	dying := &failingStore{Store: mem, left: 2} // the pause, then the answer
 	app := refundGraph(t, dying)
 	res, err := app.Invoke(ctx, id, graph.Input(refundState{Amount: 9}))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("start: %v %+v", err, res)
 	}
 	answer := graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: interlude.Resolve(map[string]any{"approved": true})})
@@ -34,10 +34,10 @@ func TestAnAnsweredThreadWhoseRunDiedReadsRunningNotInterruptedWithoutQuestion(t
 	ctx := context.Background()
 	mem := dieAfterAnswer(t, "d")
 	snap, err := refundGraph(t, mem).State(ctx, "d")
-	if err != nil || snap.Status != store.StatusRunning || len(snap.Interrupts) != 0 {
+	if err != nil || snap.Status != interlude.ThreadRunning || len(snap.Interrupts) != 0 {
 		t.Fatalf("the thread reads %v: %+v; want running with no question", err, snap)
 	}
-	inbox, err := mem.List(ctx, store.Query{Status: store.StatusInterrupted})
+	inbox, err := mem.List(ctx, store.Query{Status: interlude.ThreadInterrupted})
 	if err != nil || len(inbox.Threads) != 0 {
 		t.Fatalf("the inbox lists %v %+v; want nothing", err, inbox)
 	}
@@ -52,7 +52,7 @@ func TestRecoverFinishesTheAnsweredStepOnceWithTheRecordedAnswer(t *testing.T) {
 	mem := dieAfterAnswer(t, "d")
 	restarted := refundGraph(t, mem)
 	res, err := restarted.Invoke(ctx, "d", graph.Recover())
-	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 		t.Fatalf("recover: %v %+v; want completed, refunded, the node's body started twice", err, res)
 	}
 	h, err := restarted.History(ctx, "d", graph.HistoryOptions{})
@@ -91,7 +91,7 @@ func TestInputToAThreadWithAnUnfinishedAnsweredStepIsRefused(t *testing.T) {
 	}
 	// A plain continue finishes the step, as the refusal says.
 	res, err := app.Invoke(ctx, "d", graph.Continue())
-	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "refunded" {
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" {
 		t.Fatalf("continue: %v %+v", err, res)
 	}
 }
@@ -118,7 +118,7 @@ func TestRecoverLeavesAStepThisProcessRunsToItsRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := app.Invoke(ctx, "s", graph.Resume(true))
+		_, err := app.Invoke(ctx, "s", graph.Resume(interlude.Resolve(true)))
 		done <- err
 	}()
 	<-entered // the answer is committed; its run is in the node

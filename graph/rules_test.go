@@ -51,7 +51,7 @@ func TestRejectOnPlainNodeReturnsRejectedError(t *testing.T) {
 	if _, err := app.Invoke(ctx, "r", graph.Input(refundState{Amount: 1})); err != nil {
 		t.Fatal(err)
 	}
-	res, err := app.Invoke(interlude.WithActor(ctx, "alice"), "r", graph.Reject("", &interlude.RejectedError{Name: "Denied", Message: "too much"}))
+	res, err := app.Invoke(interlude.WithActor(ctx, "alice"), "r", graph.Resume(interlude.Reject(&interlude.RejectedError{Name: "Denied", Message: "too much"})))
 	if err != nil || res.Values.Outcome != "rejected: too much" {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -63,9 +63,7 @@ func TestRejectOnPlainNodeReturnsRejectedError(t *testing.T) {
 func TestCancelAndNullResumeAreTheSame(t *testing.T) {
 	ctx := context.Background()
 	for name, cmd := range map[string]graph.Command{
-		"cancel":      graph.Cancel(""),
-		"nil resume":  graph.Resume(nil),
-		"null resume": graph.Resume(json.RawMessage("null")),
+		"cancel": graph.Resume(interlude.Cancel()),
 	} {
 		t.Run(name, func(t *testing.T) {
 			app := refundGraph(t, memory.New())
@@ -73,20 +71,20 @@ func TestCancelAndNullResumeAreTheSame(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := app.Invoke(ctx, "c", cmd)
-			if err != nil || res.Status != graph.Completed || res.Values.Outcome != "cancelled" {
+			if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "cancelled" {
 				t.Fatalf("%v %+v", err, res)
 			}
 			h, err := app.History(ctx, "c", graph.HistoryOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var kinds []interlude.ResolutionKind
+			var kinds []interlude.ResolutionStatus
 			for _, cp := range h {
 				for _, a := range cp.Resolved {
-					kinds = append(kinds, a.Resolution.Kind)
+					kinds = append(kinds, a.Resolution.Status)
 				}
 			}
-			if len(kinds) != 1 || kinds[0] != interlude.KindCancelled {
+			if len(kinds) != 1 || kinds[0] != interlude.Cancelled {
 				t.Fatalf("recorded resolutions = %v", kinds)
 			}
 		})
@@ -108,14 +106,14 @@ func TestRefusedAnswersLeaveThreadUnchanged(t *testing.T) {
 		cmd  graph.Command
 		want error
 	}{
-		{"answer fails the schema", graph.Resume(map[string]any{"approved": "yes"}), interlude.ErrInvalidResponse},
-		{"answer misses a required field", graph.Resume(map[string]any{}), interlude.ErrInvalidResponse},
-		{"answer repeats a key in another case", graph.Resume(json.RawMessage(`{"approved":false,"APPROVED":true}`)), interlude.ErrInvalidResponse},
-		{"answer repeats a key", graph.Resume(json.RawMessage(`{"approved":"x","approved":true}`)), interlude.ErrInvalidResponse},
+		{"answer fails the schema", graph.Resume(interlude.Resolve(map[string]any{"approved": "yes"})), interlude.ErrInvalidResponse},
+		{"answer misses a required field", graph.Resume(interlude.Resolve(map[string]any{})), interlude.ErrInvalidResponse},
+		{"answer repeats a key in another case", graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":false,"APPROVED":true}`))), interlude.ErrInvalidResponse},
+		{"answer repeats a key", graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":"x","approved":true}`))), interlude.ErrInvalidResponse},
 		{"unknown interrupt id", graph.Respond(map[string]interlude.Resolution{"int_nope": interlude.Resolve(true)}), interlude.ErrUnknownInterrupt},
 		{"new input while interrupted", graph.Input(refundState{Amount: 1}), interlude.ErrThreadInterrupted},
 		{"continue while interrupted", graph.Continue(), interlude.ErrThreadInterrupted},
-		{"unencodable answer", graph.Resume(func() {}), interlude.ErrInvalidRequest},
+		{"unencodable answer", graph.Resume(interlude.Resolve(func() {})), interlude.ErrInvalidRequest},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,7 +127,7 @@ func TestRefusedAnswersLeaveThreadUnchanged(t *testing.T) {
 		})
 	}
 	var ie *interlude.Error
-	_, err = app.Invoke(ctx, "x", graph.Resume(map[string]any{"approved": "yes"}))
+	_, err = app.Invoke(ctx, "x", graph.Resume(interlude.Resolve(map[string]any{"approved": "yes"})))
 	if !errors.As(err, &ie) || len(ie.Violations) != 1 || ie.Violations[0].Path != "/approved" {
 		t.Fatalf("violations = %+v", ie)
 	}
@@ -173,7 +171,7 @@ func TestIdenticalAnswerReplayedReturnsSameOutcome(t *testing.T) {
 	if !errors.Is(err, interlude.ErrUnknownInterrupt) {
 		t.Fatalf("different answer to a resolved id: err = %v", err)
 	}
-	if _, err := app.Invoke(ctx, "r", graph.Resume(map[string]any{"approved": true})); !errors.Is(err, interlude.ErrNotInterrupted) {
+	if _, err := app.Invoke(ctx, "r", graph.Resume(interlude.Resolve(map[string]any{"approved": true}))); !errors.Is(err, interlude.ErrNotInterrupted) {
 		t.Fatalf("bare resume of a completed thread: err = %v", err)
 	}
 }
@@ -185,7 +183,7 @@ func TestAReplayedAnswerReturnsItsRunsOutcomeAfterTheThreadMovedOn(t *testing.T)
 	id, answer, first := refundApproved(t, app, "m")
 	// The thread moves on: new input pauses it on a new question.
 	later, err := app.Invoke(ctx, "m", graph.Input(refundState{Amount: 77}))
-	if err != nil || later.Status != graph.Interrupted || later.Interrupts[0].ID == id {
+	if err != nil || later.Status != interlude.RunInterrupted || later.Interrupts[0].ID == id {
 		t.Fatalf("new input: %v %+v", err, later)
 	}
 	before := dump(t, st, "m")
@@ -224,10 +222,10 @@ func TestBreakpointsPauseWithoutInterruptAndContinueOnPlainCall(t *testing.T) {
 	ctx := context.Background()
 	app := gatedGraph(t)
 	res, err := app.Invoke(ctx, "g", graph.Input(gateState{Topic: "go"}))
-	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 0 || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "draft", When: "after"}) {
+	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 0 || res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "draft", When: "after"}) {
 		t.Fatalf("after draft: %v %+v", err, res)
 	}
-	if _, err := app.Invoke(ctx, "g", graph.Resume(true)); !errors.Is(err, interlude.ErrNotInterrupted) {
+	if _, err := app.Invoke(ctx, "g", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrNotInterrupted) {
 		t.Fatalf("resume at a breakpoint: err = %v", err)
 	}
 	if _, err := app.Invoke(ctx, "g", graph.Input(gateState{Topic: "x"})); !errors.Is(err, interlude.ErrThreadInterrupted) {
@@ -238,7 +236,7 @@ func TestBreakpointsPauseWithoutInterruptAndContinueOnPlainCall(t *testing.T) {
 		t.Fatalf("before publish: %v %+v", err, res)
 	}
 	res, err = app.Invoke(ctx, "g", graph.Continue())
-	if err != nil || res.Status != graph.Completed || !res.Values.Published {
+	if err != nil || res.Status != interlude.RunCompleted || !res.Values.Published {
 		t.Fatalf("end: %v %+v", err, res)
 	}
 }
@@ -297,7 +295,7 @@ func TestSwallowedInterruptStillPauses(t *testing.T) {
 	g.AddEdge(graph.Start, "refund")
 	app, _ := g.Compile()
 	res, err := app.Invoke(ctx, "s", graph.Input(refundState{}))
-	if err != nil || res.Status != graph.Interrupted || res.Values.Outcome != "" || len(res.Interrupts) != 1 {
+	if err != nil || res.Status != interlude.RunInterrupted || res.Values.Outcome != "" || len(res.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
@@ -307,11 +305,11 @@ func TestForkFromPausedCheckpointRefiresWithNewID(t *testing.T) {
 	app := refundGraph(t, memory.New())
 	res, _ := app.Invoke(ctx, "f", graph.Input(refundState{Amount: 10}))
 	oldID, pausedAt := res.Interrupts[0].ID, res.Checkpoint
-	if _, err := app.Invoke(ctx, "f", graph.Resume(map[string]any{"approved": true})); err != nil {
+	if _, err := app.Invoke(ctx, "f", graph.Resume(interlude.Resolve(map[string]any{"approved": true}))); err != nil {
 		t.Fatal(err)
 	}
 	res, err := app.Fork(ctx, "f", pausedAt)
-	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if res.Interrupts[0].ID == oldID {
@@ -320,7 +318,7 @@ func TestForkFromPausedCheckpointRefiresWithNewID(t *testing.T) {
 	if _, err := app.Invoke(ctx, "f", graph.Respond(map[string]interlude.Resolution{oldID: interlude.Resolve(map[string]any{"approved": false})})); !errors.Is(err, interlude.ErrUnknownInterrupt) {
 		t.Fatalf("an answer to the old branch's question reached the fork: %v", err)
 	}
-	res, err = app.Invoke(ctx, "f", graph.Resume(map[string]any{"approved": false}))
+	res, err = app.Invoke(ctx, "f", graph.Resume(interlude.Resolve(map[string]any{"approved": false})))
 	if err != nil || res.Values.Outcome != "declined" {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -374,7 +372,7 @@ func TestRetriedAnswerFinishesAStepWhoseRunDied(t *testing.T) {
 	}
 	restarted := refundGraph(t, mem)
 	res, err := restarted.Invoke(ctx, "d", answer)
-	if err != nil || res.Status != graph.Completed || res.Values.Outcome != "refunded" {
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" {
 		t.Fatalf("%v %+v", err, res)
 	}
 	h, _ := restarted.History(ctx, "d", graph.HistoryOptions{})
@@ -394,7 +392,7 @@ type deadRunStore struct{ store.Store }
 func (d deadRunStore) Load(ctx context.Context, id string) (*store.Loaded, error) {
 	l, err := d.Store.Load(ctx, id)
 	if err == nil {
-		l.Meta.Status = store.StatusFailed
+		l.Meta.Status = interlude.ThreadFailed
 	}
 	return l, err
 }
@@ -404,7 +402,7 @@ func TestStateShowsAThreadWhoseRunDiedAsFailed(t *testing.T) {
 	mem := memory.New()
 	refundGraph(t, mem).Invoke(ctx, "d", graph.Input(refundState{Amount: 1}))
 	snap, err := refundGraph(t, deadRunStore{mem}).State(ctx, "d")
-	if err != nil || snap.Status != store.StatusFailed || !strings.Contains(snap.Error, "continue the thread") {
+	if err != nil || snap.Status != interlude.ThreadFailed || !strings.Contains(snap.Error, "continue the thread") {
 		t.Fatalf("%v %+v", err, snap)
 	}
 }
@@ -425,7 +423,7 @@ func TestATaskChangingTheExchangesItReadsLeavesTheAnswersAlone(t *testing.T) {
 		firstAnswers = append(firstAnswers, rej.Name)
 		for _, x := range interlude.Exchanges(ctx) {
 			if x.Resolution != nil {
-				x.Resolution.Kind = interlude.KindResolved
+				x.Resolution.Status = interlude.Resolved
 				x.Resolution.Response = json.RawMessage(`true`)
 				if x.Resolution.Error != nil {
 					x.Resolution.Error.Name = "Overwritten"
@@ -449,10 +447,10 @@ func TestATaskChangingTheExchangesItReadsLeavesTheAnswersAlone(t *testing.T) {
 	if err != nil || len(snap.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, snap)
 	}
-	if _, err := app.Invoke(ctx, "x", graph.Reject(snap.Interrupts[0].ID, &interlude.RejectedError{Name: "Denied"})); err != nil {
+	if _, err := app.Invoke(ctx, "x", graph.Resume(interlude.Reject(&interlude.RejectedError{Name: "Denied"}).For(snap.Interrupts[0].ID))); err != nil {
 		t.Fatal(err)
 	}
-	res, err := app.Invoke(ctx, "x", graph.Resume(true))
+	res, err := app.Invoke(ctx, "x", graph.Resume(interlude.Resolve(true)))
 	if err != nil || res.Values.Outcome != "done" {
 		t.Fatalf("%v %+v", err, res)
 	}

@@ -131,14 +131,14 @@ type runner[S any] struct {
 	threadID string
 	emit     func(Event)
 	c        *cached[S]
-	dirty    bool            // st was changed in memory by something not yet committed
-	input    []write         // input applied to the values, not yet committed
-	fresh    map[string]bool // interrupts answered by this invocation
-	passOnce bool            // continue past the before-breakpoint of the next step
-	combined S               // a step's writes combined into the state, before it commits
-	memory   sync.Map        // RunMemory: lives for this invocation only
-	replayed []Replay        // answers of this invocation given before
-	nest     *nesting        // set when the run is a subgraph's, inside a parent's task
+	dirty    bool                   // st was changed in memory by something not yet committed
+	input    []write                // input applied to the values, not yet committed
+	fresh    map[string]bool        // interrupts answered by this invocation
+	passOnce bool                   // continue past the before-breakpoint of the next step
+	combined S                      // a step's writes combined into the state, before it commits
+	memory   sync.Map               // RunMemory: lives for this invocation only
+	replayed []interlude.Resolution // answers of this invocation given before
+	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
 	// subgraphs: the stream takes the events of subgraphs too (WithSubgraphs)
 	subgraphs bool
 }
@@ -255,7 +255,7 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	}
 	r.dirty = true
 	if st == nil {
-		st = &state[S]{nonce: newNonce(), createdAt: r.g.cfg.now(), status: store.StatusIdle}
+		st = &state[S]{nonce: newNonce(), createdAt: r.g.cfg.now(), status: interlude.ThreadIdle}
 		r.c.st = st
 	}
 	if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), ws); err != nil {
@@ -313,7 +313,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 // a breakpoint, or has a run left to finish (the step its answers started, or
 // the steps due after its last checkpoint).
 func (st *state[S]) refuseIfWaiting() error {
-	if st.status == store.StatusRunning {
+	if st.status == interlude.ThreadRunning {
 		left := "the steps due after its last checkpoint"
 		if st.mid {
 			left = "the step its last answers started"
@@ -391,9 +391,9 @@ func (r *runner[S]) recover() (*Result[S], error) {
 	if st == nil {
 		return nil, storekit.NotFound(r.threadID)
 	}
-	if st.status != store.StatusRunning {
+	if st.status != interlude.ThreadRunning {
 		return nil, &interlude.Error{Code: interlude.CodeConflict,
-			Message: fmt.Sprintf("thread %q has no run left unfinished (it is %s): nothing needs recovering", r.threadID, statusOf(st.status))}
+			Message: fmt.Sprintf("thread %q has no run left unfinished (it is %s): nothing needs recovering", r.threadID, st.status.Outcome())}
 	}
 	// The run being finished was started by the answers of its step, if any:
 	// link the pauses they answered.
@@ -452,7 +452,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			if err := x.Q.Check(res); err != nil {
 				return nil, err
 			}
-			res.By, res.At = by, now
+			res.InterruptID, res.By, res.At = "", by, now // the id is the entry's
 			apply = append(apply, resolved{ID: id, R: res})
 			linkAnswer(r.ctx, x.Q, res, now)
 			continue
@@ -461,8 +461,8 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			// The same answer again is an idempotent replay, except an expiry: it
 			// is no person's answer to retry, and refusing it tells each process
 			// that closes expired questions whether it was the one that did.
-			if prev.Same(res) && res.Kind != interlude.KindExpired {
-				r.replayed = append(r.replayed, Replay{InterruptID: id, Resolution: *prev})
+			if prev.Same(res) && res.Status != interlude.Expired {
+				r.replayed = append(r.replayed, prev.For(id))
 				continue
 			}
 			who := ""
@@ -470,7 +470,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 				who = " by " + prev.By
 			}
 			return nil, &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{id},
-				Message: fmt.Sprintf("interrupt %s was already %s%s at %s; it cannot be answered differently", id, prev.Kind, who, prev.At.Format("2006-01-02T15:04:05Z07:00"))}
+				Message: fmt.Sprintf("interrupt %s was already %s%s at %s; it cannot be answered differently", id, prev.Status, who, prev.At.Format("2006-01-02T15:04:05Z07:00"))}
 		}
 		if len(pending) == 0 {
 			return nil, r.notInterrupted()
@@ -489,7 +489,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		if err != nil {
 			return nil, err
 		}
-		if ended == st && st.status == store.StatusRunning {
+		if ended == st && st.status == interlude.ThreadRunning {
 			// The run these answers started stopped after a later step
 			// committed, with steps left: the retried request finishes it.
 			return r.loop()
@@ -502,7 +502,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		// Nothing is left to ask: the thread runs until the step these answers
 		// start commits. If this run stops before, the status says so, and a
 		// server finishes the step (Recover).
-		d.Status = store.StatusRunning
+		d.Status = interlude.ThreadRunning
 	}
 	if err := r.commit(d); err != nil {
 		return nil, err
@@ -520,13 +520,13 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 func checkExpiry(q interlude.Interruption, res interlude.Resolution, now time.Time) error {
 	due := q.ExpiresAt != nil && !now.Before(*q.ExpiresAt)
 	switch {
-	case res.Kind == interlude.KindExpired && q.ExpiresAt == nil:
+	case res.Status == interlude.Expired && q.ExpiresAt == nil:
 		return &interlude.Error{Code: interlude.CodeInvalidRequest, Interrupts: []string{q.ID},
 			Message: fmt.Sprintf("interrupt %s has no time to live, so it cannot expire; cancel it instead", q.ID)}
-	case res.Kind == interlude.KindExpired && !due:
+	case res.Status == interlude.Expired && !due:
 		return &interlude.Error{Code: interlude.CodeInvalidRequest, Interrupts: []string{q.ID},
 			Message: fmt.Sprintf("interrupt %s does not expire until %s; cancel it to close it now", q.ID, q.ExpiresAt.Format(time.RFC3339))}
-	case due && (res.Kind == interlude.KindResolved || res.Kind == interlude.KindRejected):
+	case due && (res.Status == interlude.Resolved || res.Status == interlude.Rejected):
 		return &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{q.ID},
 			Message: fmt.Sprintf("interrupt %s expired at %s and takes no answer now, only a cancellation", q.ID, q.ExpiresAt.Format(time.RFC3339))}
 	}
@@ -571,7 +571,7 @@ func (r *runner[S]) commit(d *delta) error {
 	st, g := r.c.st, r.g
 	d.V, d.At, d.Input = store.FormatVersion, g.cfg.now(), r.input
 	status := d.Status
-	if status == store.StatusIdle {
+	if status == interlude.ThreadIdle {
 		d.Status = "" // stored as absent
 	}
 	if st.version == 0 {
@@ -666,7 +666,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 		if len(st.next) == 0 {
 			if r.dirty {
 				d := r.control(kindInput)
-				d.Status, d.Break, d.Error = store.StatusIdle, nil, ""
+				d.Status, d.Break, d.Error = interlude.ThreadIdle, nil, ""
 				if err := r.commit(d); err != nil {
 					return nil, err
 				}
@@ -699,7 +699,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 
 func (r *runner[S]) pauseAt(b *Breakpoint) (*Result[S], error) {
 	d := r.control(kindBreak)
-	d.Status, d.Break = store.StatusInterrupted, b
+	d.Status, d.Break = interlude.ThreadInterrupted, b
 	if err := r.commit(d); err != nil {
 		return nil, err
 	}
@@ -709,7 +709,7 @@ func (r *runner[S]) pauseAt(b *Breakpoint) (*Result[S], error) {
 
 func (r *runner[S]) fail(kind string, cause error) (*Result[S], error) {
 	d := r.control(kind)
-	d.Status, d.Error = store.StatusFailed, cause.Error()
+	d.Status, d.Error = interlude.ThreadFailed, cause.Error()
 	if err := r.commit(d); err != nil {
 		return nil, errors.Join(cause, err)
 	}
@@ -864,18 +864,18 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	st.values = r.combined
 	r.dirty = true
 	d := r.control(kindStep)
-	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, store.StatusIdle, nil, ""
+	d.Writes, d.Next, d.Mid, d.Base, d.Step, d.Status, d.Break, d.Error = all, next, false, 0, st.step+1, interlude.ThreadIdle, nil, ""
 	var brk *Breakpoint
 	if len(next) > 0 {
 		// Nodes are due: the run goes on, and the thread reads running until
 		// a later commit ends the run. If this run stops before (its process
 		// dies, its context is cancelled), the status says so, and a server
 		// finishes the run from this checkpoint (Recover).
-		d.Status = store.StatusRunning
+		d.Status = interlude.ThreadRunning
 		for _, n := range ran {
 			if g.breakpoint(g.cfg.after, n) {
 				brk = &Breakpoint{Node: n, When: "after"}
-				d.Status, d.Break = store.StatusInterrupted, brk
+				d.Status, d.Break = interlude.ThreadInterrupted, brk
 				break
 			}
 		}
@@ -918,9 +918,9 @@ func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 	c := r.control(kindPause)
 	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = d.Writes, d.Ledger, d.Memo, d.Raised, true, d.Base
 	c.Calls = d.Calls
-	c.Status, c.Break, c.Error = store.StatusInterrupted, d.Break, ""
+	c.Status, c.Break, c.Error = interlude.ThreadInterrupted, d.Break, ""
 	if cause != nil {
-		c.Kind, c.Status, c.Error = kindFail, store.StatusFailed, cause.Error()
+		c.Kind, c.Status, c.Error = kindFail, interlude.ThreadFailed, cause.Error()
 	}
 	if err := r.commit(c); err != nil {
 		return false, nil, errors.Join(cause, err)
@@ -1080,9 +1080,9 @@ func (r *runner[S]) replayedRun(ids []string) (*state[S], error) {
 // answers or at a breakpoint.
 func runEnded[S any](st *state[S]) bool {
 	switch st.status {
-	case store.StatusIdle, store.StatusFailed:
+	case interlude.ThreadIdle, interlude.ThreadFailed:
 		return true
-	case store.StatusInterrupted:
+	case interlude.ThreadInterrupted:
 		return len(st.pending()) > 0 || st.brk != nil
 	}
 	return false
@@ -1094,7 +1094,7 @@ func (r *runner[S]) result() *Result[S] { return r.resultOf(r.c.st) }
 func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	return &Result[S]{
 		ThreadID:   r.threadID,
-		Status:     statusOf(st.status),
+		Status:     st.status.Outcome(),
 		Values:     r.g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S),
 		Interrupts: st.pending(),
 		Breakpoint: st.brk,

@@ -11,7 +11,6 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/task"
-	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
 )
 
@@ -141,18 +140,18 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			// The parent was continued past the subgraph's breakpoint.
 			r.passOnce = st.brk.When == "before"
 			st.brk = nil
-			if st.status == store.StatusInterrupted && len(st.pending()) == 0 {
-				st.status = store.StatusRunning
+			if st.status == interlude.ThreadInterrupted && len(st.pending()) == 0 {
+				st.status = interlude.ThreadRunning
 			}
 		}
 		res, err = r.loop()
 	} else {
-		st := &state[T]{status: store.StatusIdle}
+		st := &state[T]{status: interlude.ThreadIdle}
 		r.c = &cached[T]{st: st}
 		res, err = r.begin(input)
 	}
 	st := r.c.st
-	if res != nil && res.Status == Completed && err == nil {
+	if res != nil && res.Status == interlude.RunCompleted && err == nil {
 		return res.Values, nil
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
@@ -178,7 +177,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		b := *res.Breakpoint
 		b.Namespace = strings.Join(append(slices.Clone(prefix), b.namespace()...), "/")
 		return zero, &breakInside{b}
-	case res.Status == Failed:
+	case res.Status == interlude.RunFailed:
 		return zero, fmt.Errorf("subgraph %s failed: %s", strings.Join(prefix, "/"), res.Error)
 	}
 	return zero, fmt.Errorf("subgraph %s stopped unfinished", strings.Join(prefix, "/"))

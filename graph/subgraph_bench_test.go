@@ -67,10 +67,10 @@ func BenchmarkNestedInterruptCycle(b *testing.B) {
 				for i := range b.N {
 					id := "t" + strconv.Itoa(i)
 					res, err := app.Invoke(ctx, id, graph.Input(counter{}))
-					if err != nil || res.Status != graph.Interrupted || len(res.Interrupts[0].Path) != levels+1 {
+					if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts[0].Path) != levels+1 {
 						b.Fatal(err, res)
 					}
-					if res, err := app.Invoke(ctx, id, graph.Resume(true)); err != nil || res.Values.N != 1 {
+					if res, err := app.Invoke(ctx, id, graph.Resume(interlude.Resolve(true))); err != nil || res.Values.N != 1 {
 						b.Fatal(err, res)
 					}
 				}

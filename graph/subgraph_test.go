@@ -117,7 +117,7 @@ func TestAnInterruptTwoSubgraphsDownPausesThereAndResumesThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("got %s with %d interrupts, want one pause", res.Status, len(res.Interrupts))
 	}
 	q := res.Interrupts[0]
@@ -144,11 +144,11 @@ func TestAnInterruptTwoSubgraphsDownPausesThereAndResumesThere(t *testing.T) {
 	// A second graph over the same store: nothing survives in memory.
 	var c2 counts
 	again := outerGraph(t, st, &c2, middleGraph(t, &c2, askingGraph(t, &c2, "inner")))
-	res, err = again.Invoke(ctx, "t1", graph.Resume("yes"))
+	res, err = again.Invoke(ctx, "t1", graph.Resume(interlude.Resolve("yes")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Completed {
+	if res.Status != interlude.RunCompleted {
 		t.Fatalf("status %s, want completed", res.Status)
 	}
 	want := []string{"start", "before", "prep", "ask:yes"}
@@ -266,7 +266,7 @@ func TestFiveParallelSubgraphsThreePausingAreAnsweredInTwoBatches(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 2 {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 2 {
 		t.Fatalf("after one answer: %s with %d pending, want 2 pending", res.Status, len(res.Interrupts))
 	}
 	for _, q := range res.Interrupts {
@@ -280,7 +280,7 @@ func TestFiveParallelSubgraphsThreePausingAreAnsweredInTwoBatches(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != graph.Completed {
+	if res.Status != interlude.RunCompleted {
 		t.Fatalf("status %s, want completed", res.Status)
 	}
 	want := []string{"1:a", "2:auto", "3:b", "4:auto", "5:c"}
@@ -327,7 +327,7 @@ func TestASubgraphCalledFromNodeCodeResumesWhereItStopped(t *testing.T) {
 	if len(res.Interrupts) != 1 || !slices.Equal(res.Interrupts[0].Path, []string{"work", "checks", "ask"}) {
 		t.Fatalf("pending %v, want one interrupt at [work checks ask]", res.Interrupts)
 	}
-	res, err = app.Invoke(ctx, "c", graph.Resume("ok"))
+	res, err = app.Invoke(ctx, "c", graph.Resume(interlude.Resolve("ok")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,13 +372,13 @@ func TestASubgraphCalledInALoopGetsFreshIDsEachCycle(t *testing.T) {
 	}
 	res, err := app.Invoke(ctx, "l", graph.Input(roundsState{}))
 	seen := map[string]bool{}
-	for i := 0; err == nil && res.Status == graph.Interrupted; i++ {
+	for i := 0; err == nil && res.Status == interlude.RunInterrupted; i++ {
 		id := res.Interrupts[0].ID
 		if seen[id] {
 			t.Fatalf("cycle %d reused interrupt id %s", i, id)
 		}
 		seen[id] = true
-		res, err = app.Invoke(ctx, "l", graph.Resume(fmt.Sprint(i)))
+		res, err = app.Invoke(ctx, "l", graph.Resume(interlude.Resolve(fmt.Sprint(i))))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -397,7 +397,7 @@ func TestABreakpointInsideASubgraphPausesTheParentAndContinuePassesIt(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := res.Breakpoint; res.Status != graph.Interrupted || b == nil || b.Node != "ask" || b.When != "before" || b.Namespace != "approval/review" || len(res.Interrupts) != 0 {
+	if b := res.Breakpoint; res.Status != interlude.RunInterrupted || b == nil || b.Node != "ask" || b.When != "before" || b.Namespace != "approval/review" || len(res.Interrupts) != 0 {
 		t.Fatalf("got %s at %+v with %d interrupts, want a breakpoint before ask in approval/review", res.Status, res.Breakpoint, len(res.Interrupts))
 	}
 	if c.get("inner.ask") != 0 {
@@ -416,8 +416,8 @@ func TestABreakpointInsideASubgraphPausesTheParentAndContinuePassesIt(t *testing
 	if len(res.Interrupts) != 1 || c.get("inner.ask") != 1 || c.get("inner.prep") != 1 {
 		t.Fatalf("after continue: %d interrupts, ask ran %d, prep ran %d; want the question asked and prep not run again", len(res.Interrupts), c.get("inner.ask"), c.get("inner.prep"))
 	}
-	res, err = app.Invoke(ctx, "b", graph.Resume("go"))
-	if err != nil || res.Status != graph.Completed {
+	res, err = app.Invoke(ctx, "b", graph.Resume(interlude.Resolve("go")))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("resume: %v, %v", res, err)
 	}
 	if want := []string{"start", "before", "prep", "edited", "ask:go"}; !slices.Equal(res.Values.Log, want) {

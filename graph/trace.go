@@ -75,7 +75,7 @@ func linkAnswer(ctx context.Context, q interlude.Interruption, res interlude.Res
 	}
 	attrs := []attribute.KeyValue{
 		tracing.InterruptID.String(q.ID),
-		tracing.Decision.String(string(res.Kind)),
+		tracing.Decision.String(string(res.Status)),
 		tracing.AnsweredBy.String(res.By),
 		tracing.WaitSeconds.Float64(now.Sub(q.CreatedAt).Seconds()),
 	}

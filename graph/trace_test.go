@@ -148,9 +148,9 @@ func TestAnAnswerAfterARestartStartsATraceLinkedToThePauseAndTheAnsweringRequest
 	defer st.Close()
 	app = refundGraph(t, st, graph.WithTracerProvider(after.tp), graph.WithClock(func() time.Time { return answered }))
 	ctx, click := after.tp.Tracer("test").Start(context.Background(), "POST /v1/threads/{id}/resume")
-	res, err := app.Invoke(interlude.WithActor(ctx, "alice"), "order-42", graph.Resume(map[string]any{"approved": true}))
+	res, err := app.Invoke(interlude.WithActor(ctx, "alice"), "order-42", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
 	click.End()
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatal(err, res)
 	}
 

@@ -54,7 +54,7 @@ func TestAProgramWithoutHTTPGetsTheEventsOfItsThreads(t *testing.T) {
 		names = append(names, ev.Name)
 		if ev.Name == string(graph.EventEnd) {
 			var end graph.Event
-			if err := json.Unmarshal(ev.Data, &end); err != nil || end.Status != graph.Interrupted {
+			if err := json.Unmarshal(ev.Data, &end); err != nil || end.Status != interlude.RunInterrupted {
 				t.Fatalf("end event %s (%v), want the run interrupted", ev.Data, err)
 			}
 			break

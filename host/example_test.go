@@ -42,7 +42,7 @@ func Example() {
 	now.Store(&start)
 	clock := func() time.Time { return *now.Load() }
 
-	ended := make(chan graph.Status, 8)
+	ended := make(chan interlude.RunStatus, 8)
 	app, err := shipping("ship", graph.WithStore(memory.New()), graph.WithClock(clock),
 		graph.WithEvents(func(e graph.Event) {
 			if e.Type == graph.EventEnd {

@@ -65,7 +65,7 @@ func (h *Host) expire(ctx context.Context, g graph.Erased, m store.Meta, answers
 	ctx, span := h.startWatch(ctx, "interlude.expire", m)
 	res, err := h.run(interlude.WithActor(ctx, ExpiryActor), m.ThreadID, true, graph.Respond(answers))
 	defer endWatch(span, res, err)
-	failed := err != nil && res != nil && res.Status == graph.Failed // closed, then the thread failed
+	failed := err != nil && res != nil && res.Status == interlude.RunFailed // closed, then the thread failed
 	if failed {
 		h.log.Warn("a thread failed after its expired questions were closed", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
 	}

@@ -60,7 +60,7 @@ func TestExpireQuestionsClosesOnlyQuestionsWhoseTimeHasCome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"outcome":"closed by ` + host.ExpiryActor + `"}`; string(snap.Values) != want || snap.Status != store.StatusIdle {
+	if want := `{"outcome":"closed by ` + host.ExpiryActor + `"}`; string(snap.Values) != want || snap.Status != interlude.ThreadIdle {
 		t.Fatalf("thread = %s %s, want idle %s", snap.Status, snap.Values, want)
 	}
 	if counted["ship"] != 1 {
@@ -103,14 +103,14 @@ func TestRecoverThreadsFinishesARunStoppedBetweenSteps(t *testing.T) {
 	if _, err := h.Invoke(ctx, "order-1", "", graph.Input(shipment{})); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the stopped run's error = %v, want context.Canceled", err)
 	}
-	if snap, err := h.State(context.Background(), "order-1"); err != nil || snap.Status != store.StatusRunning {
+	if snap, err := h.State(context.Background(), "order-1"); err != nil || snap.Status != interlude.ThreadRunning {
 		t.Fatalf("the stopped thread reads %v (%v), want running", snap.Status, err)
 	}
 	if n, err := h.RecoverThreads(context.Background()); err != nil || n != 1 {
 		t.Fatalf("RecoverThreads = %d, %v; want 1", n, err)
 	}
 	snap, err := h.State(context.Background(), "order-1")
-	if err != nil || snap.Status != store.StatusIdle || string(snap.Values) != `{"outcome":"packed, shipped"}` {
+	if err != nil || snap.Status != interlude.ThreadIdle || string(snap.Values) != `{"outcome":"packed, shipped"}` {
 		t.Fatalf("the finished thread reads %v %s (%v), want idle, packed and shipped once", snap.Status, snap.Values, err)
 	}
 	if n, err := h.RecoverThreads(context.Background()); err != nil || n != 0 {
@@ -122,7 +122,7 @@ func TestTheRecoveryWatchFinishesAStoppedRunWhenTheHostStarts(t *testing.T) {
 	st := memory.New()
 	stopped, done := make(chan struct{}), make(chan struct{})
 	ended := graph.WithEvents(func(e graph.Event) {
-		if e.Type == graph.EventEnd && e.Status == graph.Completed {
+		if e.Type == graph.EventEnd && e.Status == interlude.RunCompleted {
 			close(done)
 		}
 	})

@@ -42,13 +42,13 @@ func (h *Host) announceDeadRun(e store.ExpiredLease) {
 		return
 	}
 	switch m.Status {
-	case store.StatusFailed:
+	case interlude.ThreadFailed:
 		h.log.Warn("a run died with its process; its thread reads as failed until it is continued", "thread_id", e.ThreadID, "checkpoint", m.Version)
-		h.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Failed, Checkpoint: m.Version})
-	case store.StatusInterrupted:
+		h.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: interlude.RunFailed, Checkpoint: m.Version})
+	case interlude.ThreadInterrupted:
 		h.log.Warn("a run died with its process after pausing; its thread waits for its answers", "thread_id", e.ThreadID, "checkpoint", m.Version)
-		h.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: graph.Interrupted, Checkpoint: m.Version})
-	case store.StatusRunning:
+		h.hub.Publish(graph.Event{Type: graph.EventEnd, ThreadID: e.ThreadID, Status: interlude.RunInterrupted, Checkpoint: m.Version})
+	case interlude.ThreadRunning:
 		h.log.Warn("a run died with its process after committing work that left more to do; it will be finished from its last checkpoint", "thread_id", e.ThreadID, "checkpoint", m.Version)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 )
@@ -46,7 +47,7 @@ func (h *Host) recover(ctx context.Context, g graph.Erased, m store.Meta) bool {
 	res, err := h.run(ctx, m.ThreadID, false, graph.Recover())
 	defer endWatch(span, res, err)
 	switch {
-	case err == nil, res != nil && res.Status == graph.Failed:
+	case err == nil, res != nil && res.Status == interlude.RunFailed:
 		if err != nil {
 			h.log.Warn("a thread failed in the run it was finishing after its last run stopped", "thread_id", m.ThreadID, "graph", m.Graph, "err", err)
 		}

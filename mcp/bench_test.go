@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/mcp"
@@ -27,7 +28,7 @@ func benchAgent(b *testing.B, refund tool.Tool) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		res, err := a.Invoke(ctx, "t"+string(rune('a'+i%26))+itoa(i), agent.Ask("refund"))
-		if err != nil || res.Status != graph.Completed {
+		if err != nil || res.Status != interlude.RunCompleted {
 			b.Fatal(err, res)
 		}
 	}

@@ -213,17 +213,17 @@ func TestApprovalsAndEditsWorkOnMCPToolsAsOnGoTools(t *testing.T) {
 	s := newShop("shop")
 	a := newAgent(t, s.connect(t, "shop", ""), memory.New(), "refund", refundIn{OrderID: "42", Amount: 150}, agent.RequireApproval("refund"))
 	res, err := a.Invoke(ctx, "t", agent.Ask("refund 42"))
-	if err != nil || res.Status != graph.Interrupted || res.Interrupts[0].Reason != interlude.ReasonToolApproval {
+	if err != nil || res.Status != interlude.RunInterrupted || res.Interrupts[0].Reason != interlude.ReasonToolApproval {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if s.refunds.Load() != 0 {
 		t.Fatal("the refund ran before approval")
 	}
-	if _, err := a.Invoke(ctx, "t", graph.Resume(agent.Edit(map[string]any{"order_id": 42}).Response)); !errors.Is(err, interlude.ErrInvalidResponse) {
+	if _, err := a.Invoke(ctx, "t", graph.Resume(agent.Edit(map[string]any{"order_id": 42}))); !errors.Is(err, interlude.ErrInvalidResponse) {
 		t.Fatalf("an edit breaking the MCP schema was accepted: %v", err)
 	}
-	res, err = a.Invoke(ctx, "t", graph.Resume(agent.Edit(refundIn{OrderID: "42", Amount: 100}).Response))
-	if err != nil || res.Status != graph.Completed {
+	res, err = a.Invoke(ctx, "t", graph.Resume(agent.Edit(refundIn{OrderID: "42", Amount: 100})))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if got := s.lastArgs.Load().(refundIn); got.Amount != 100 || s.refunds.Load() != 1 {
@@ -236,8 +236,8 @@ func TestARejectedMCPToolCallDoesNotReachTheServer(t *testing.T) {
 	s := newShop("shop")
 	a := newAgent(t, s.connect(t, "shop", ""), memory.New(), "refund", refundIn{OrderID: "42", Amount: 150}, agent.RequireApproval("refund"))
 	a.Invoke(ctx, "t", agent.Ask("refund 42"))
-	res, err := a.Invoke(ctx, "t", graph.Resume(agent.Deny("too much").Response))
-	if err != nil || res.Status != graph.Completed {
+	res, err := a.Invoke(ctx, "t", graph.Resume(agent.Deny("too much")))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if b := toolResult(t, res.Values.Messages); !b.IsError || b.Content[0].Text != "too much" || s.refunds.Load() != 0 {
@@ -266,7 +266,7 @@ func TestAnElicitationWaitsAsAnInterruptAndItsAnswerReachesTheServer(t *testing.
 				st := memory.New()
 				a := newAgent(t, s.connect(t, "shop", version), st, "pick_size", map[string]any{})
 				res, err := a.Invoke(ctx, "t", agent.Ask("pick"))
-				if err != nil || res.Status != graph.Interrupted {
+				if err != nil || res.Status != interlude.RunInterrupted {
 					t.Fatalf("%v %+v", err, res)
 				}
 				q := res.Interrupts[0]
@@ -280,7 +280,7 @@ func TestAnElicitationWaitsAsAnInterruptAndItsAnswerReachesTheServer(t *testing.
 				// restart, re-issues the call and answers from the record.
 				a = newAgent(t, s.connect(t, "shop", version), st, "pick_size", map[string]any{})
 				res, err = a.Invoke(ctx, "t", graph.Respond(map[string]interlude.Resolution{q.ID: ans.resolve}))
-				if err != nil || res.Status != graph.Completed {
+				if err != nil || res.Status != interlude.RunCompleted {
 					t.Fatalf("%v %+v", err, res)
 				}
 				if b := toolResult(t, res.Values.Messages); b.Content[0].Text != ans.want || b.IsError != ans.isError {
@@ -297,8 +297,8 @@ func TestADeclinedElicitationIsARejectedCall(t *testing.T) {
 	a := newAgent(t, s.connect(t, "shop", ""), memory.New(), "pick_size", map[string]any{})
 	res, _ := a.Invoke(ctx, "t", agent.Ask("pick"))
 	runs := s.sizeRuns.Load()
-	res, err := a.Invoke(ctx, "t", graph.Reject(res.Interrupts[0].ID, errors.New("no thanks")))
-	if err != nil || res.Status != graph.Completed {
+	res, err := a.Invoke(ctx, "t", graph.Resume(interlude.Reject(errors.New("no thanks")).For(res.Interrupts[0].ID)))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if b := toolResult(t, res.Values.Messages); !b.IsError || b.Content[0].Text != "no thanks" || s.sizeRuns.Load() != runs {
@@ -328,10 +328,10 @@ func TestADeclinedElicitationOutsideAnAgentIsSentAsDecline(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := app.Invoke(ctx, "t", graph.Input(state{}))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
-	res, err = app.Invoke(ctx, "t", graph.Reject(res.Interrupts[0].ID, errors.New("no")))
+	res, err = app.Invoke(ctx, "t", graph.Resume(interlude.Reject(errors.New("no")).For(res.Interrupts[0].ID)))
 	if err != nil || res.Values.Result != "decline" {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -342,7 +342,7 @@ func TestAURLElicitationIsShownAsALink(t *testing.T) {
 	s := newShop("shop")
 	a := newAgent(t, s.connect(t, "shop", ""), memory.New(), "verify", map[string]any{})
 	res, err := a.Invoke(ctx, "t", agent.Ask("verify"))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	q := res.Interrupts[0]
@@ -350,8 +350,8 @@ func TestAURLElicitationIsShownAsALink(t *testing.T) {
 		!strings.Contains(string(q.Value), `"url":"https://shop.example.com/verify"`) {
 		t.Fatalf("%+v", q)
 	}
-	res, err = a.Invoke(ctx, "t", graph.Resume("done"))
-	if err != nil || res.Status != graph.Completed {
+	res, err = a.Invoke(ctx, "t", graph.Resume(interlude.Resolve("done")))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if b := toolResult(t, res.Values.Messages); b.Content[0].Text != "verified: accept" {

@@ -47,7 +47,7 @@ func TestATypeScriptServersElicitationIsAskedOnceAcrossARestart(t *testing.T) {
 	}
 	a, stop := start()
 	res, err := a.Invoke(ctx, "ship", agent.Ask("ship A-7"))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	q := res.Interrupts[0]
@@ -62,7 +62,7 @@ func TestATypeScriptServersElicitationIsAskedOnceAcrossARestart(t *testing.T) {
 		t.Fatal("an address shorter than the server's schema allows was accepted")
 	}
 	res, err = a.Invoke(ctx, "ship", graph.Respond(map[string]interlude.Resolution{q.ID: interlude.Resolve(map[string]any{"address": "1 Main St"})}))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if b := toolResult(t, res.Values.Messages); b.Content[0].Text != "Shipped A-7 to 1 Main St" || b.IsError {

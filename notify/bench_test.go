@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
@@ -77,7 +78,7 @@ func BenchmarkOutboxCycle(b *testing.B) {
 						b.Error(err)
 						return
 					}
-					if _, err := app.Invoke(ctx, id, graph.Resume(true)); err != nil {
+					if _, err := app.Invoke(ctx, id, graph.Resume(interlude.Resolve(true))); err != nil {
 						b.Error(err)
 						return
 					}

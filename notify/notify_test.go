@@ -164,7 +164,7 @@ func TestAQuestionAndItsAnswerReachTheWebhookSignedAsTheStandardWebhooksVerifica
 	if want := "https://interlude.example.com/inbox/#/q/order-1/" + q.ID; got.Data.InboxURL != want {
 		t.Fatalf("inbox link %q, want %q", got.Data.InboxURL, want)
 	}
-	if _, err := h.Invoke(interlude.WithActor(ctx, "alice"), "order-1", "", graph.Resume("yes")); err != nil {
+	if _, err := h.Invoke(interlude.WithActor(ctx, "alice"), "order-1", "", graph.Resume(interlude.Resolve("yes"))); err != nil {
 		t.Fatal(err)
 	}
 	got = rcv.wait(t, 1)[1]
@@ -317,7 +317,7 @@ func TestRoutesSelectNotificationsByGraphReasonAndType(t *testing.T) {
 		if _, err := g.Invoke(ctx, g.Name()+"-1", graph.Input(approval{})); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := g.Invoke(ctx, g.Name()+"-1", graph.Resume(true)); err != nil {
+		if _, err := g.Invoke(ctx, g.Name()+"-1", graph.Resume(interlude.Resolve(true))); err != nil {
 			t.Fatal(err)
 		}
 	}

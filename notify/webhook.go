@@ -104,7 +104,7 @@ type PayloadData struct {
 func PayloadOf(n *Notification) Payload {
 	p := Payload{Type: n.Notice.Type, Timestamp: n.Notice.CreatedAt,
 		Data: PayloadData{ID: n.Notice.ID, NoticeData: n.Data, InboxURL: n.InboxURL}}
-	if r := n.Data.Resolution; r != nil && r.Kind != interlude.KindExpired {
+	if r := n.Data.Resolution; r != nil && r.Status != interlude.Expired {
 		p.Data.AnsweredBy = r.By
 	}
 	return p

@@ -46,7 +46,7 @@ func TestFiftyConcurrentAnswersOneDecisionWinsIdenticalOnesReplayOthersAre409(t 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var resolutions []client.Answered
+	var resolutions []interlude.Resolution
 	for _, cp := range h.Checkpoints {
 		resolutions = append(resolutions, cp.Resolved...)
 	}

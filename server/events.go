@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 )
@@ -27,10 +28,10 @@ type metadataData struct {
 
 // pauseData is the updates event of a pause.
 type pauseData struct {
-	Status     string            `json:"status"`
-	Node       string            `json:"node"`
-	Interrupt  *wireInterrupt    `json:"interrupt,omitempty"`
-	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
+	Status     string                  `json:"status"`
+	Node       string                  `json:"node"`
+	Interrupt  *interlude.Interruption `json:"interrupt,omitempty"`
+	Breakpoint *graph.Breakpoint       `json:"breakpoint,omitempty"`
 }
 
 // subTaskData reports a sub-task (an agent's tool call) that finished while its
@@ -42,9 +43,9 @@ type subTaskData struct {
 
 // liveEndData closes a run in the live thread events, which carry no values.
 type liveEndData struct {
-	ThreadID   string       `json:"thread_id"`
-	Status     graph.Status `json:"status"`
-	Checkpoint int64        `json:"checkpoint"`
+	ThreadID   string              `json:"thread_id"`
+	Status     interlude.RunStatus `json:"status"`
+	Checkpoint int64               `json:"checkpoint"`
 }
 
 // payload encodes the events that read the same in a run stream and in the live
@@ -66,7 +67,7 @@ func payload(e graph.Event) (string, []byte, bool) {
 		if e.Interrupt == nil {
 			return "", nil, false
 		}
-		q := toWire(*e.Interrupt, false)
+		q := shown(*e.Interrupt)
 		data, err := json.Marshal(pauseData{Status: "interrupted", Node: e.Interrupt.Node, Interrupt: &q})
 		return "updates", data, err == nil
 	case graph.EventBreakpoint:

@@ -15,7 +15,6 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
-	"github.com/interludehq/interlude/store"
 )
 
 // run is one run the server drives for a request.
@@ -220,7 +219,7 @@ func inputFieldPath(inputPath, pointer string) string {
 }
 
 // runOutcome classifies a run's end for the metrics.
-func runOutcome(status graph.Status, err error) string {
+func runOutcome(status interlude.RunStatus, err error) string {
 	if err != nil {
 		if ae, _ := toAPIError(err); ae.status < 500 {
 			return "refused"
@@ -234,7 +233,7 @@ func (s *Server) counted(ru *run, outcome string, d time.Duration) {
 	s.metrics.run(ru.g.Name(), outcome, d)
 	if outcome != "refused" && outcome != "error" {
 		for _, res := range ru.answers {
-			s.metrics.resolution(ru.g.Name(), string(res.Kind))
+			s.metrics.resolution(ru.g.Name(), string(res.Status))
 		}
 	}
 }
@@ -251,7 +250,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 	res, err := ru.held.Invoke(ctx, ru.cmd)
 	ru.held.Release()
 	s.writeDeadline(w) // the run may have outlasted the one set for the request
-	if res == nil || (err != nil && res.Status != graph.Failed) {
+	if res == nil || (err != nil && res.Status != interlude.RunFailed) {
 		if err == nil {
 			err = errors.New("the graph returned no result")
 		}
@@ -263,7 +262,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		s.logRunFailed(r.Context(), &ru, err)
 	}
 	s.counted(&ru, string(res.Status), time.Since(start))
-	ans := outcomeOf(res).answer(ru.granularity)
+	ans := outcomeOf(res).response(ru.granularity)
 	ans.Replayed = len(res.Replayed) > 0 && len(res.Replayed) == len(ru.answers)
 	writeJSON(w, http.StatusOK, ans)
 }
@@ -346,7 +345,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	outcome := string(oc.status)
 	if runErr != nil {
 		var ev errorObject
-		if end != nil && end.Status == graph.Failed {
+		if end != nil && end.Status == interlude.RunFailed {
 			ev = errorObject{Code: "run_failed", Message: oc.err}
 			s.logRunFailed(r.Context(), ru, runErr)
 		} else {
@@ -366,7 +365,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		s.log.ErrorContext(r.Context(), "read the thread after a stream", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", ocErr)
 	}
 	s.counted(ru, outcome, time.Since(start))
-	data, err := json.Marshal(oc.answer(ru.granularity))
+	data, err := json.Marshal(oc.response(ru.granularity))
 	if err != nil {
 		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.status})
 	}
@@ -379,7 +378,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 // checkpoint; another run may have moved the thread on since, and the checkpoint is
 // then read from history.)
 func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (outcome, error) {
-	oc := outcome{threadID: threadID, status: graph.Failed}
+	oc := outcome{threadID: threadID, status: interlude.RunFailed}
 	if end != nil {
 		oc.status, oc.checkpoint = end.Status, end.Checkpoint
 		if end.Values != nil { // the end event carries the run's result
@@ -395,7 +394,7 @@ func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string,
 		oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err, oc.checkpoint =
 			snap.Values, snap.Next, snap.Interrupts, snap.Breakpoint, snap.Error, snap.Checkpoint
 		if end == nil {
-			oc.status = threadStatus(snap.Status)
+			oc.status = snap.Status.Outcome()
 		}
 		return oc, nil
 	}
@@ -409,15 +408,4 @@ func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string,
 	c := cps[0]
 	oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err = c.Values, c.Next, c.Interrupts, c.Breakpoint, c.Error
 	return oc, nil
-}
-
-// threadStatus is the run status matching a thread's stored status.
-func threadStatus(s store.Status) graph.Status {
-	switch s {
-	case store.StatusInterrupted:
-		return graph.Interrupted
-	case store.StatusFailed:
-		return graph.Failed
-	}
-	return graph.Completed
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/clienttest"
@@ -49,7 +50,7 @@ func TestTheServerFinishesAStepWhoseRunDiedAfterTheAnswer(t *testing.T) {
 	if err != nil || th.Status != "running" || len(th.Interrupts) != 0 {
 		t.Fatalf("before recovery the thread reads %+v (%v); want running, no question", th, err)
 	}
-	for status, want := range map[string]int{"interrupted": 0, "running": 1} {
+	for status, want := range map[interlude.ThreadStatus]int{"interrupted": 0, "running": 1} {
 		page, err := e.client(admin).Threads(ctx, client.ListOptions{Status: status})
 		if err != nil || len(page.Threads) != want {
 			t.Fatalf("listed as %s: %+v (%v); want %d", status, page, err, want)
@@ -72,9 +73,9 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	ctx := context.Background()
 	// The parallel graph: a and b ask, c counts its runs, then join.
 	started := e.start("parallel", "p", `{}`)
-	var responses []client.Response
+	var responses []interlude.Resolution
 	for _, q := range started["interrupts"].([]any) {
-		responses = append(responses, client.Response{InterruptID: q.(map[string]any)["id"].(string), Status: "resolved", Response: true})
+		responses = append(responses, interlude.Resolve(true).For(q.(map[string]any)["id"].(string)))
 	}
 	st.left.Store(2) // the answers and their step commit; the join's does not
 	if _, err := e.client(approver).Respond(ctx, "p", responses); err == nil {
@@ -85,7 +86,7 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	if err != nil || th.Status != "running" || len(th.Interrupts) != 0 || len(th.Next) != 1 || th.Next[0] != "join" {
 		t.Fatalf("before recovery the thread reads %+v (%v); want running, join next, no question", th, err)
 	}
-	for status, want := range map[string]int{"idle": 0, "interrupted": 0, "running": 1} {
+	for status, want := range map[interlude.ThreadStatus]int{"idle": 0, "interrupted": 0, "running": 1} {
 		page, err := e.client(admin).Threads(ctx, client.ListOptions{Status: status})
 		if err != nil || len(page.Threads) != want {
 			t.Fatalf("listed as %s: %+v (%v); want %d", status, page, err, want)
@@ -160,7 +161,7 @@ func TestAServerClosedMidRunLeavesTheRunToTheNextServerToStart(t *testing.T) {
 		t.Fatalf("the request of a run the server's Close stopped: %v; want unavailable", err)
 	}
 	m, err := shared.Meta(ctx, "c")
-	if err != nil || m.Status != store.StatusRunning {
+	if err != nil || m.Status != interlude.ThreadRunning {
 		t.Fatalf("after Close the thread is %+v (%v); want running", m, err)
 	}
 

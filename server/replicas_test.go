@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
@@ -305,7 +306,7 @@ func TestAListenerWhoseLogLostEventsReconnectsAndCatchesUp(t *testing.T) {
 type expiringStore struct {
 	store.Store
 	expired chan store.ExpiredLease
-	reads   store.Status // what Meta reports, as a shared store does once a lease expired; "" for what is stored
+	reads   interlude.ThreadStatus // what Meta reports, as a shared store does once a lease expired; "" for what is stored
 }
 
 func (s *expiringStore) ExpiredLeases(ctx context.Context) ([]store.ExpiredLease, error) {
@@ -332,10 +333,10 @@ func (s *expiringStore) Meta(ctx context.Context, threadID string) (*store.Meta,
 func TestListenersHearHowAThreadReadsOnceItsRunDiedWithItsProcess(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		reads store.Status
+		reads interlude.ThreadStatus
 		want  string
 	}{
-		{"between steps", store.StatusFailed, "failed"},
+		{"between steps", interlude.ThreadFailed, "failed"},
 		{"after its pause", "", "interrupted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

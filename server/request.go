@@ -396,8 +396,8 @@ func parseResponses(raw jsontext.Value) (map[string]interlude.Resolution, error)
 			return nil, badRequest(join(p, "interrupt_id"), "interrupt %s is answered twice", x.InterruptID)
 		}
 		var res interlude.Resolution
-		switch interlude.ResolutionKind(x.Status) {
-		case interlude.KindResolved:
+		switch interlude.ResolutionStatus(x.Status) {
+		case interlude.Resolved:
 			if len(x.Response) == 0 {
 				return nil, badRequest(join(p, "response"), "%s is required for status resolved", join(p, "response"))
 			}
@@ -405,7 +405,7 @@ func parseResponses(raw jsontext.Value) (map[string]interlude.Resolution, error)
 				return nil, badRequest(join(p, "error"), "%s is only for status rejected", join(p, "error"))
 			}
 			res = interlude.Resolve(json.RawMessage(x.Response))
-		case interlude.KindRejected:
+		case interlude.Rejected:
 			if len(x.Response) > 0 {
 				return nil, badRequest(join(p, "response"), "%s is only for status resolved", join(p, "response"))
 			}
@@ -413,7 +413,7 @@ func parseResponses(raw jsontext.Value) (map[string]interlude.Resolution, error)
 			if res, err = parseRejection(join(p, "error"), x.Error); err != nil {
 				return nil, err
 			}
-		case interlude.KindCancelled:
+		case interlude.Cancelled:
 			for k, raw := range map[string]jsontext.Value{"response": x.Response, "error": x.Error} {
 				if len(raw) > 0 {
 					return nil, badRequest(join(p, k), "%s is not allowed for status cancelled", join(p, k))

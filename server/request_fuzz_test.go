@@ -65,7 +65,7 @@ func FuzzParseRequestBody(f *testing.F) {
 			t.Fatalf("the same body parsed twice differs: %+v then %+v", got, again)
 		}
 		for id, res := range answers {
-			if res.Kind == interlude.KindResolved && !json.Valid(res.Response) {
+			if res.Status == interlude.Resolved && !json.Valid(res.Response) {
 				t.Fatalf("accepted answer to %q is not JSON: %q", id, res.Response)
 			}
 			if err := (interlude.Interruption{ID: "int_q"}).Check(res); err != nil {

@@ -282,7 +282,7 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 		host.WithExpiryWatch(cfg.expiry), host.WithRecoveryWatch(cfg.recovery), host.WithLeaseWatch(cfg.watch),
 		host.WithExpiredHook(func(graphName string, questions int) {
 			for range questions {
-				s.metrics.resolution(graphName, string(interlude.KindExpired))
+				s.metrics.resolution(graphName, string(interlude.Expired))
 			}
 		})}
 	opts = append(opts, hostTracing(cfg)...)

@@ -53,12 +53,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 		s.writeError(w, r, err)
 		return
 	}
-	sq := store.Query{Status: store.Status(q.Get("status")), Graph: q.Get("graph"), Cursor: q.Get("cursor")}
-	switch sq.Status {
-	case "", store.StatusIdle, store.StatusRunning, store.StatusInterrupted, store.StatusFailed:
-	default:
-		s.writeError(w, r, badRequest("status", "status %q is not one of idle, running, interrupted, failed", sq.Status))
-		return
+	sq := store.Query{Graph: q.Get("graph"), Cursor: q.Get("cursor")}
+	if text := q.Get("status"); text != "" {
+		if sq.Status, err = interlude.ParseThreadStatus(text); err != nil {
+			s.writeError(w, r, badRequest("status", "%s", err.(*interlude.Error).Message))
+			return
+		}
 	}
 	// An empty parameter is as good as none: a form's empty field sends one.
 	if sq.Graph != "" && !validName(sq.Graph) {
@@ -84,7 +84,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 	}
 	out := threadPage{Threads: make([]threadSummary, len(page.Threads))}
 	for i, m := range page.Threads {
-		out.Threads[i] = threadSummary{ThreadID: m.ThreadID, Graph: m.Graph, Status: m.Status, Interrupts: toWireAll(m.Interrupts),
+		out.Threads[i] = threadSummary{ThreadID: m.ThreadID, Graph: m.Graph, Status: m.Status, Interrupts: shownAll(m.Interrupts),
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 	}
 	if page.NextCursor != "" {
@@ -120,8 +120,8 @@ func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		return
 	}
 	msgs := messagesOf(snap.Values)
-	writeJSON(w, http.StatusOK, threadAnswer{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
-		Messages: msgs, FinishedToolResults: finishedToolResults(snap, msgs), Interrupts: toWireAll(snap.Interrupts),
+	writeJSON(w, http.StatusOK, threadResponse{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
+		Messages: msgs, FinishedToolResults: finishedToolResults(snap, msgs), Interrupts: shownAll(snap.Interrupts),
 		Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint, Error: snap.Error, Checkpoint: snap.Checkpoint,
 		CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
 }
@@ -166,11 +166,11 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx
 	writeJSON(w, http.StatusOK, historyOf(id, g.Name(), cps))
 }
 
-// historyOf builds a history answer from a page of checkpoints (newest first).
+// historyOf builds a history response from a page of checkpoints (newest first).
 // Its tool calls are those whose questions the page raises or answers, each
 // with those questions in the order asked and the answers the page gives.
-func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) historyAnswer {
-	out := historyAnswer{ThreadID: id, Graph: graphName, Checkpoints: []wireCheckpoint{}, ToolCalls: map[string][]wireExchange{}}
+func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) historyResponse {
+	out := historyResponse{ThreadID: id, Graph: graphName, Checkpoints: []wireCheckpoint{}, ToolCalls: map[string][]interlude.Exchange{}}
 	if n := len(cps); n > 0 && cps[n-1].ID > 1 {
 		out.NextBefore = &cps[n-1].ID
 	}
@@ -184,16 +184,16 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) hi
 			return
 		}
 		where[q.ID] = place{q.ToolCallID, len(out.ToolCalls[q.ToolCallID])}
-		out.ToolCalls[q.ToolCallID] = append(out.ToolCalls[q.ToolCallID], wireExchange{Interrupt: toWire(q, true)})
+		out.ToolCalls[q.ToolCallID] = append(out.ToolCalls[q.ToolCallID], interlude.Exchange{Interrupt: q})
 	}
 	for i := len(cps) - 1; i >= 0; i-- {
 		c := cps[i]
 		for _, a := range c.Resolved {
-			if a.Interruption != nil { // raised before the page, perhaps
-				asked(*a.Interruption)
+			if a.Interrupt.Node != "" { // raised before the page, perhaps
+				asked(a.Interrupt)
 			}
-			if p, ok := where[a.InterruptID]; ok {
-				out.ToolCalls[p.call][p.i].Resolution = toWireResolution(a.InterruptID, a.Resolution)
+			if p, ok := where[a.Interrupt.ID]; ok {
+				out.ToolCalls[p.call][p.i].Resolution = a.Resolution
 			}
 		}
 		for _, q := range c.Raised {
@@ -201,17 +201,14 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) hi
 		}
 	}
 	for _, xs := range out.ToolCalls {
-		slices.SortStableFunc(xs, func(a, b wireExchange) int { return a.Interrupt.CreatedAt.Compare(b.Interrupt.CreatedAt) })
+		slices.SortStableFunc(xs, func(a, b interlude.Exchange) int { return a.Interrupt.CreatedAt.Compare(b.Interrupt.CreatedAt) })
 	}
 	for _, c := range cps {
 		wc := wireCheckpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,
-			Raised: make([]wireInterrupt, len(c.Raised)), Resolved: make([]*wireResolution, len(c.Resolved)),
-			Interrupts: toWireAll(c.Interrupts), Breakpoint: c.Breakpoint, Error: c.Error}
-		for i, q := range c.Raised {
-			wc.Raised[i] = toWire(q, true)
-		}
+			Raised: orEmpty(c.Raised), Resolved: make([]interlude.Resolution, len(c.Resolved)),
+			Interrupts: shownAll(c.Interrupts), Breakpoint: c.Breakpoint, Error: c.Error}
 		for i, a := range c.Resolved {
-			wc.Resolved[i] = toWireResolution(a.InterruptID, a.Resolution)
+			wc.Resolved[i] = *a.Resolution
 		}
 		out.Checkpoints = append(out.Checkpoints, wc)
 	}

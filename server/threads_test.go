@@ -72,6 +72,9 @@ func TestThreadListingFiltersPagesAndValidatesItsParameters(t *testing.T) {
 	if m["next_cursor"] != nil || len(m["threads"].([]any)) != 1 {
 		t.Fatalf("%s", a.body)
 	}
+	if c := e.do(http.MethodGet, "/v1/threads?status=completed", "", ""); c.status != 200 || string(c.body) != string(a.body) {
+		t.Fatalf("status=completed lists %d %s; want the idle threads %s", c.status, c.body, a.body)
+	}
 	th := m["threads"].([]any)[0].(map[string]any)
 	for _, k := range []string{"thread_id", "graph", "status", "interrupts", "created_at", "updated_at"} {
 		if _, ok := th[k]; !ok {
@@ -131,9 +134,9 @@ func TestHistoryListsCheckpointsNewestFirstAndEachToolCallsInterrupts(t *testing
 			t.Fatalf("an invoke answer shows private state: %+v", q)
 		}
 	}
-	res, err = e.client(approver).Respond(ctx, "t", []client.Response{
-		client.Resolved(ids["call_1"], "yes"),
-		client.Rejected(ids["call_2"], &interlude.Rejection{Name: "Denied", Message: "not now"}),
+	res, err = e.client(approver).Respond(ctx, "t", []interlude.Resolution{
+		interlude.Resolve("yes").For(ids["call_1"]),
+		interlude.Reject(&interlude.RejectedError{Name: "Denied", Message: "not now"}).For(ids["call_2"]),
 	})
 	if err != nil || res.Status != "completed" {
 		t.Fatalf("%v %+v", err, res)
@@ -164,11 +167,11 @@ func TestHistoryListsCheckpointsNewestFirstAndEachToolCallsInterrupts(t *testing
 		t.Fatalf("tool calls %+v", h.ToolCalls)
 	}
 	sameJSON(t, "call_1 state", x1[0].Interrupt.State, `{"planned":"call_1"}`)
-	if x1[0].Interrupt.Message != "Run call_1?" || x1[0].Resolution == nil || x1[0].Resolution.Kind != "resolved" ||
+	if x1[0].Interrupt.Message != "Run call_1?" || x1[0].Resolution == nil || x1[0].Resolution.Status != "resolved" ||
 		string(x1[0].Resolution.Response) != `"yes"` || x1[0].Resolution.By != "alice" || x1[0].Resolution.At.IsZero() {
 		t.Fatalf("call_1 %+v %+v", x1[0].Interrupt, x1[0].Resolution)
 	}
-	if r := x2[0].Resolution; r == nil || r.Kind != "rejected" || r.Error == nil || *r.Error != (interlude.Rejection{Name: "Denied", Message: "not now"}) || r.By != "alice" {
+	if r := x2[0].Resolution; r == nil || r.Status != "rejected" || r.Error == nil || *r.Error != (interlude.Rejection{Name: "Denied", Message: "not now"}) || r.By != "alice" {
 		t.Fatalf("call_2 %+v", x2[0].Resolution)
 	}
 	page, err := e.client(admin).History(ctx, "t", client.HistoryOptions{Limit: 1, Before: h.Checkpoints[0].ID})

@@ -10,79 +10,43 @@ import (
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model"
-	"github.com/interludehq/interlude/store"
 )
 
-// wireInterrupt is an interrupt as the API shows it. State, the interrupting code's
-// private state, appears only in a thread's history.
-type wireInterrupt struct {
-	ID         string          `json:"id"`
-	Name       *string         `json:"name"`
-	Node       string          `json:"node"`
-	Path       []string        `json:"path,omitempty"`
-	ToolCallID *string         `json:"tool_call_id"`
-	Message    string          `json:"message"`
-	Reason     string          `json:"reason"`
-	Value      json.RawMessage `json:"value"`
-	Schema     json.RawMessage `json:"response_schema"`
-	State      json.RawMessage `json:"state,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
-	ExpiresAt  *time.Time      `json:"expires_at"`
-	Assignees  []string        `json:"assignees,omitempty"`
+// shown is an interrupt as the API shows it outside a thread's history: without
+// State, the interrupting code's private state, or Trace, the span context the
+// runtime keeps for the run that answers it.
+func shown(q interlude.Interruption) interlude.Interruption {
+	q.State, q.Trace = nil, ""
+	return q
 }
 
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func toWire(q interlude.Interruption, withState bool) wireInterrupt {
-	w := wireInterrupt{ID: q.ID, Name: optional(q.Name), Node: q.Node, Path: q.Path, ToolCallID: optional(q.ToolCallID), Message: q.Message,
-		Reason: q.Reason, Value: q.Value, Schema: q.Schema, CreatedAt: q.CreatedAt, ExpiresAt: q.ExpiresAt,
-		Assignees: q.Assignees}
-	if withState {
-		w.State = q.State
-		if w.State == nil {
-			w.State = json.RawMessage("null")
-		}
-	}
-	return w
-}
-
-func toWireAll(qs []interlude.Interruption) []wireInterrupt {
-	out := make([]wireInterrupt, len(qs))
+// shownAll is shown for each interrupt; it is never nil, so the API answers [].
+func shownAll(qs []interlude.Interruption) []interlude.Interruption {
+	out := make([]interlude.Interruption, len(qs))
 	for i, q := range qs {
-		out[i] = toWire(q, false)
+		out[i] = shown(q)
 	}
 	return out
 }
 
-// runAnswer answers invoke, the thread answer routes and a stream's end event.
-type runAnswer struct {
-	ThreadID   string            `json:"thread_id"`
-	Status     graph.Status      `json:"status"`
-	Interrupts []wireInterrupt   `json:"interrupts"`
-	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
-	Error      string            `json:"error,omitempty"`
-	Values     json.RawMessage   `json:"values,omitempty"`
-	Messages   json.RawMessage   `json:"messages,omitempty"`
-	State      *fullState        `json:"state,omitempty"`
+// runResponse is the response of invoke and the thread answer routes, and the
+// data of a stream's end event.
+type runResponse struct {
+	ThreadID   string                   `json:"thread_id"`
+	Status     interlude.RunStatus      `json:"status"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
+	Breakpoint *graph.Breakpoint        `json:"breakpoint,omitempty"`
+	Error      string                   `json:"error,omitempty"`
+	Values     json.RawMessage          `json:"values,omitempty"`
+	Messages   json.RawMessage          `json:"messages,omitempty"`
+	State      *fullState               `json:"state,omitempty"`
 	// Replayed is true when every answer the request gave had been given
 	// before: none was applied again, and Replays says who gave them and when.
-	Replayed bool         `json:"replayed,omitempty"`
-	Replays  []wireReplay `json:"replays,omitempty"`
+	Replayed bool                   `json:"replayed,omitempty"`
+	Replays  []interlude.Resolution `json:"replays,omitempty"`
 }
 
-// wireReplay is an answer given before, with its resolution as first recorded
-// (status, response or error, by and at).
-type wireReplay struct {
-	InterruptID string `json:"interrupt_id"`
-	interlude.Resolution
-}
-
-// fullState is the "state" of a run answer at response_granularity full.
+// fullState is the "state" of a run response at response_granularity full.
 type fullState struct {
 	Values        json.RawMessage `json:"values"`
 	Next          []string        `json:"next"`
@@ -90,7 +54,7 @@ type fullState struct {
 	ExecutionMeta executionMeta   `json:"execution_meta"`
 }
 
-// executionMeta says where and why a thread paused, in the full answer's state.
+// executionMeta says where and why a thread paused, in the full response's state.
 type executionMeta struct {
 	// Status is completed, failed, interrupted_before (the paused node runs again
 	// when answered, or the thread waits before a node) or interrupted_after.
@@ -101,21 +65,21 @@ type executionMeta struct {
 }
 
 type interruptData struct {
-	Interrupt  *wireInterrupt    `json:"interrupt"`
-	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
+	Interrupt  *interlude.Interruption `json:"interrupt"`
+	Breakpoint *graph.Breakpoint       `json:"breakpoint,omitempty"`
 }
 
-// outcome is what a run answer is built from.
+// outcome is what a run response is built from.
 type outcome struct {
 	threadID   string
-	status     graph.Status
+	status     interlude.RunStatus
 	values     json.RawMessage
 	next       []string
 	interrupts []interlude.Interruption
 	breakpoint *graph.Breakpoint
 	err        string
 	checkpoint int64
-	replayed   []graph.Replay
+	replayed   []interlude.Resolution
 }
 
 func outcomeOf(r *graph.Result[json.RawMessage]) outcome {
@@ -123,12 +87,9 @@ func outcomeOf(r *graph.Result[json.RawMessage]) outcome {
 		breakpoint: r.Breakpoint, err: r.Error, checkpoint: r.Checkpoint, replayed: r.Replayed}
 }
 
-func (o outcome) answer(g granularity) *runAnswer {
-	a := &runAnswer{ThreadID: o.threadID, Status: o.status, Interrupts: toWireAll(o.interrupts), Breakpoint: o.breakpoint}
-	for _, rp := range o.replayed {
-		a.Replays = append(a.Replays, wireReplay{InterruptID: rp.InterruptID, Resolution: rp.Resolution})
-	}
-	if o.status == graph.Failed {
+func (o outcome) response(g granularity) *runResponse {
+	a := &runResponse{ThreadID: o.threadID, Status: o.status, Interrupts: shownAll(o.interrupts), Breakpoint: o.breakpoint, Replays: o.replayed}
+	if o.status == interlude.RunFailed {
 		a.Error = o.err
 	}
 	if g == low {
@@ -149,7 +110,7 @@ func (o outcome) answer(g granularity) *runAnswer {
 func (o outcome) meta() executionMeta {
 	switch {
 	case len(o.interrupts) > 0:
-		q := toWire(o.interrupts[0], false)
+		q := shown(o.interrupts[0])
 		reason := q.Reason
 		if reason == "" {
 			reason = "interrupt"
@@ -159,7 +120,7 @@ func (o outcome) meta() executionMeta {
 	case o.breakpoint != nil:
 		return executionMeta{Status: "interrupted_" + o.breakpoint.When, InterruptReason: "interrupt", InterruptedNode: o.breakpoint.Node,
 			InterruptData: &interruptData{Breakpoint: o.breakpoint}}
-	case o.status == graph.Failed:
+	case o.status == interlude.RunFailed:
 		return executionMeta{Status: "failed"}
 	}
 	return executionMeta{Status: "completed"}
@@ -194,34 +155,34 @@ func messagesOf(values json.RawMessage) json.RawMessage {
 	return m["messages"]
 }
 
-// threadAnswer answers GET /v1/threads/{id}.
-type threadAnswer struct {
-	ThreadID string          `json:"thread_id"`
-	Graph    string          `json:"graph"`
-	Status   store.Status    `json:"status"`
-	Values   json.RawMessage `json:"values"`
-	Messages json.RawMessage `json:"messages,omitempty"`
+// threadResponse is the response of GET /v1/threads/{id}.
+type threadResponse struct {
+	ThreadID string                 `json:"thread_id"`
+	Graph    string                 `json:"graph"`
+	Status   interlude.ThreadStatus `json:"status"`
+	Values   json.RawMessage        `json:"values"`
+	Messages json.RawMessage        `json:"messages,omitempty"`
 	// FinishedToolResults are, while an agent's turn waits, the tool-result
 	// blocks of its calls that have finished, in call order: they join
 	// Messages, in the turn's tool-result message, once every call has one.
-	FinishedToolResults []model.Block     `json:"finished_tool_results,omitempty"`
-	Interrupts          []wireInterrupt   `json:"interrupts"`
-	Next                []string          `json:"next"`
-	Breakpoint          *graph.Breakpoint `json:"breakpoint,omitempty"`
-	Error               string            `json:"error,omitempty"`
-	Checkpoint          int64             `json:"checkpoint"`
-	CreatedAt           time.Time         `json:"created_at"`
-	UpdatedAt           time.Time         `json:"updated_at"`
+	FinishedToolResults []model.Block            `json:"finished_tool_results,omitempty"`
+	Interrupts          []interlude.Interruption `json:"interrupts"`
+	Next                []string                 `json:"next"`
+	Breakpoint          *graph.Breakpoint        `json:"breakpoint,omitempty"`
+	Error               string                   `json:"error,omitempty"`
+	Checkpoint          int64                    `json:"checkpoint"`
+	CreatedAt           time.Time                `json:"created_at"`
+	UpdatedAt           time.Time                `json:"updated_at"`
 }
 
 // threadSummary is a thread in a listing.
 type threadSummary struct {
-	ThreadID   string          `json:"thread_id"`
-	Graph      string          `json:"graph"`
-	Status     store.Status    `json:"status"`
-	Interrupts []wireInterrupt `json:"interrupts"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	ThreadID   string                   `json:"thread_id"`
+	Graph      string                   `json:"graph"`
+	Status     interlude.ThreadStatus   `json:"status"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
+	CreatedAt  time.Time                `json:"created_at"`
+	UpdatedAt  time.Time                `json:"updated_at"`
 }
 
 type threadPage struct {
@@ -229,46 +190,30 @@ type threadPage struct {
 	NextCursor *string         `json:"next_cursor"`
 }
 
-// wireResolution is a resolution as history shows it.
-type wireResolution struct {
-	InterruptID string               `json:"interrupt_id"`
-	Kind        string               `json:"status"`
-	Response    json.RawMessage      `json:"response,omitempty"`
-	Error       *interlude.Rejection `json:"error,omitempty"`
-	By          string               `json:"by"`
-	At          time.Time            `json:"at"`
-}
-
-func toWireResolution(id string, r interlude.Resolution) *wireResolution {
-	return &wireResolution{InterruptID: id, Kind: string(r.Kind), Response: r.Response, Error: r.Error, By: r.By, At: r.At}
-}
-
+// wireCheckpoint is a checkpoint as history shows it: Raised with the private
+// state of each question, Resolved with the interrupt id of each answer.
 type wireCheckpoint struct {
-	ID         int64             `json:"id"`
-	Kind       string            `json:"kind"`
-	At         time.Time         `json:"at"`
-	Status     store.Status      `json:"status"`
-	Step       int               `json:"step"`
-	Next       []string          `json:"next"`
-	Values     json.RawMessage   `json:"values"`
-	Raised     []wireInterrupt   `json:"raised"`
-	Resolved   []*wireResolution `json:"resolved"`
-	Interrupts []wireInterrupt   `json:"interrupts"`
-	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
-	Error      string            `json:"error,omitempty"`
+	ID         int64                    `json:"id"`
+	Kind       string                   `json:"kind"`
+	At         time.Time                `json:"at"`
+	Status     interlude.ThreadStatus   `json:"status"`
+	Step       int                      `json:"step"`
+	Next       []string                 `json:"next"`
+	Values     json.RawMessage          `json:"values"`
+	Raised     []interlude.Interruption `json:"raised"`
+	Resolved   []interlude.Resolution   `json:"resolved"`
+	Interrupts []interlude.Interruption `json:"interrupts"`
+	Breakpoint *graph.Breakpoint        `json:"breakpoint,omitempty"`
+	Error      string                   `json:"error,omitempty"`
 }
 
-type wireExchange struct {
-	Interrupt  wireInterrupt   `json:"interrupt"`
-	Resolution *wireResolution `json:"resolution"`
-}
-
-type historyAnswer struct {
-	ThreadID    string                    `json:"thread_id"`
-	Graph       string                    `json:"graph"`
-	Checkpoints []wireCheckpoint          `json:"checkpoints"`
-	ToolCalls   map[string][]wireExchange `json:"tool_calls"`
-	NextBefore  *int64                    `json:"next_before"` // the next page's before, null at the first checkpoint
+// historyResponse is the response of GET /v1/threads/{id}/history.
+type historyResponse struct {
+	ThreadID    string                          `json:"thread_id"`
+	Graph       string                          `json:"graph"`
+	Checkpoints []wireCheckpoint                `json:"checkpoints"`
+	ToolCalls   map[string][]interlude.Exchange `json:"tool_calls"`
+	NextBefore  *int64                          `json:"next_before"` // the next page's before, null at the first checkpoint
 }
 
 type graphInfo struct {
@@ -288,12 +233,12 @@ func orEmpty[T any](xs []T) []T {
 	return xs
 }
 
-// writeJSON answers v as JSON.
+// writeJSON writes v as the JSON response body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		data, _ = json.Marshal(errorBody{Error: errorObject{Code: codeInternal, Message: "the answer could not be encoded as JSON: " + err.Error()}})
+		data, _ = json.Marshal(errorBody{Error: errorObject{Code: codeInternal, Message: "the response could not be encoded as JSON: " + err.Error()}})
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

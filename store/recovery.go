@@ -5,7 +5,7 @@ import "context"
 // RecoveryIndex is implemented by stores that list the threads whose run
 // stopped before its end after committing work that left more to do, so that a
 // server can finish each one by itself. The runtime writes a thread's status as
-// running (StatusRunning) in the append of such work (answers that leave no
+// running (interlude.ThreadRunning) in the append of such work (answers that leave no
 // question pending, a step after which nodes are due), and the run's last
 // commit replaces it with how the run ended: a thread whose stored status is
 // still running, and that no live run holds, was left by a run that stopped in

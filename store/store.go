@@ -40,22 +40,6 @@ import (
 // return records or snapshots whose format is newer (or zero).
 const FormatVersion = 1
 
-// Status is a thread's state as the store indexes it.
-type Status string
-
-// Thread statuses.
-const (
-	// StatusIdle: nothing is running or waiting; new input may be sent.
-	StatusIdle Status = "idle"
-	// StatusRunning: a run holds the thread, or one that stopped before its
-	// end left it with more to do (see RecoveryIndex).
-	StatusRunning Status = "running"
-	// StatusInterrupted: the thread waits for answers or sits at a breakpoint.
-	StatusInterrupted Status = "interrupted"
-	// StatusFailed: the last step failed; continuing retries it.
-	StatusFailed Status = "failed"
-)
-
 // Record is one entry of a thread's log.
 type Record struct {
 	// Version is the thread version this record creates: 1 for the first record,
@@ -88,7 +72,7 @@ type Meta struct {
 	// Graph names the graph that runs it.
 	Graph string `json:"graph"`
 	// Status is its status.
-	Status Status `json:"status"`
+	Status interlude.ThreadStatus `json:"status"`
 	// Interrupts are its pending questions, for the inbox listing.
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Version is the thread's current version.
@@ -162,7 +146,7 @@ type HistoryPage struct {
 // Query selects threads for a listing.
 type Query struct {
 	// Status keeps only threads with this status, if set.
-	Status Status
+	Status interlude.ThreadStatus
 	// Graph keeps only threads of this graph, if set.
 	Graph string
 	// Limit caps the page size; 0 means 50. Stores cap it at 1000.

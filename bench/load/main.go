@@ -45,9 +45,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/interludehq/interlude/client"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/client"
 )
 
 func main() {
@@ -252,13 +254,13 @@ func run(ctx context.Context, c *roundRobin, n int, d time.Duration, seq *atomic
 				t0 := time.Now()
 				res, err := c.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: id, Input: map[string]any{"amount": 150}, Granularity: "low"})
 				t1 := time.Now()
-				if err != nil || res.Status != client.Interrupted {
+				if err != nil || res.Status != interlude.RunInterrupted {
 					r.errors++
 					continue
 				}
 				res, err = c.Resume(ctx, id, res.Interrupts[0].ID, map[string]any{"approved": true})
 				t2 := time.Now()
-				if err != nil || res.Status != client.Completed {
+				if err != nil || res.Status != interlude.RunCompleted {
 					r.errors++
 					continue
 				}

@@ -53,7 +53,7 @@ func RunChain10(ctx context.Context, g *graph.Graph[CounterState], threadID stri
 	if err != nil {
 		return err
 	}
-	if res.Status != graph.Completed || res.Values.Counter != 10 {
+	if res.Status != interlude.RunCompleted || res.Values.Counter != 10 {
 		return fmt.Errorf("chain10: status %s, counter %d; want completed, 10", res.Status, res.Values.Counter)
 	}
 	return nil
@@ -99,7 +99,7 @@ func Pause(ctx context.Context, g *graph.Graph[ReviewState], threadID string) er
 	if err != nil {
 		return err
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		return fmt.Errorf("hitl_cycle pause: status %s with %d interrupts; want interrupted with 1", res.Status, len(res.Interrupts))
 	}
 	if v := string(res.Interrupts[0].Value); v != `{"amount":150}` {
@@ -111,11 +111,11 @@ func Pause(ctx context.Context, g *graph.Graph[ReviewState], threadID string) er
 // Approve resumes a paused hitl_cycle thread with {"approved": true} and checks
 // that it completes with outcome "refunded".
 func Approve(ctx context.Context, g *graph.Graph[ReviewState], threadID string) error {
-	res, err := g.Invoke(ctx, threadID, graph.Resume(map[string]any{"approved": true}))
+	res, err := g.Invoke(ctx, threadID, graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
 	if err != nil {
 		return err
 	}
-	if res.Status != graph.Completed || res.Values.Outcome != "refunded" || len(res.Interrupts) != 0 {
+	if res.Status != interlude.RunCompleted || res.Values.Outcome != "refunded" || len(res.Interrupts) != 0 {
 		return fmt.Errorf("hitl_cycle resume: status %s, outcome %q; want completed, refunded", res.Status, res.Values.Outcome)
 	}
 	return nil
@@ -157,7 +157,7 @@ func Turn(ctx context.Context, g *graph.Graph[TranscriptState], threadID string,
 	if err != nil {
 		return nil, err
 	}
-	if res.Status != graph.Completed {
+	if res.Status != interlude.RunCompleted {
 		return nil, fmt.Errorf("growth turn %d: status %s", t, res.Status)
 	}
 	return res.Values.Messages, nil
@@ -224,7 +224,7 @@ func PauseAll(ctx context.Context, g *graph.Graph[AnswersState], threadID string
 	if err != nil {
 		return nil, err
 	}
-	if res.Status != graph.Interrupted || len(res.Interrupts) != 5 {
+	if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 5 {
 		return nil, fmt.Errorf("parallel_resume pause: status %s with %d interrupts; want interrupted with 5", res.Status, len(res.Interrupts))
 	}
 	answers := make(map[string]interlude.Resolution, 5)
@@ -241,7 +241,7 @@ func FinishAll(ctx context.Context, g *graph.Graph[AnswersState], threadID strin
 	if err != nil {
 		return err
 	}
-	if res.Status != graph.Completed || len(res.Values.Answers) != 5 {
+	if res.Status != interlude.RunCompleted || len(res.Values.Answers) != 5 {
 		return fmt.Errorf("parallel_resume finish: status %s with answers %q; want completed with 5", res.Status, res.Values.Answers)
 	}
 	seen := map[string]bool{}

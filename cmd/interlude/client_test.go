@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/proctest"
 )
@@ -147,6 +148,8 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			t.Fatalf("%v %+v\n%s", err, page, out)
 		}
 		s.expectCLI(t, nil, exitOK, []string{"threads", "--graph", "two-step"}, "No threads.")
+		s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "completed", "--graph", "refund"}, "No threads.")
+		s.expectCLI(t, nil, exitUsage, []string{"threads", "--status", "done"}, "idle (or completed)")
 	})
 	t.Run("show a pending thread", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"show", "order-1"},
@@ -196,7 +199,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			"Thread chat-1: interrupted", "Approve a refund of $150 for order A-1001?", `tool: issue_refund {"order_id":"A-1001"`)
 		out := s.expectCLI(t, nil, exitOK, []string{"reject", "chat-1", "--message", "Needs a manager.", "--json"})
 		var res client.RunResult
-		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != client.Completed {
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != interlude.RunCompleted {
 			t.Fatalf("%v %+v\n%s", err, res, out)
 		}
 		s.expectCLI(t, nil, exitOK, []string{"show", "chat-1"},
@@ -353,7 +356,7 @@ func TestAFailedRunExitsOne(t *testing.T) {
 	t.Parallel()
 	// The built-in graphs do not fail on request, so a server answers as one
 	// whose run failed does.
-	failed, err := json.Marshal(client.RunResult{ThreadID: "f-1", Status: client.Failed, Error: `node "work": the disk is full`})
+	failed, err := json.Marshal(client.RunResult{ThreadID: "f-1", Status: interlude.RunFailed, Error: `node "work": the disk is full`})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/crashpoint"
@@ -39,7 +40,7 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 	// What the dead process left: the answer committed, the step not, and the
 	// thread running, not interrupted without a question.
 	m, err := storedMeta(dir, "order-1")
-	if err != nil || m.Status != store.StatusRunning || len(m.Interrupts) != 0 {
+	if err != nil || m.Status != interlude.ThreadRunning || len(m.Interrupts) != 0 {
 		t.Fatalf("after the crash the thread is %+v (%v); want running with no question", m, err)
 	}
 
@@ -81,7 +82,7 @@ func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
 	crashed(t, dying)
 
 	m, err := storedMeta(dir, "chat-1")
-	if err != nil || m.Status != store.StatusRunning || m.Version != 1 {
+	if err != nil || m.Status != interlude.ThreadRunning || m.Version != 1 {
 		t.Fatalf("after the crash the thread is %+v (%v); want running at its first checkpoint", m, err)
 	}
 

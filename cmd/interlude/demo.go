@@ -24,7 +24,6 @@ import (
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/model/anthropic"
 	"github.com/interludehq/interlude/model/openai"
-	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/sqlite"
 )
 
@@ -187,12 +186,12 @@ func (d *demo) run(m model.Model) error {
 				return stopped(err)
 			}
 			cmd = graph.Respond(answers)
-		case snap.Status == store.StatusFailed:
+		case snap.Status == interlude.ThreadFailed:
 			fmt.Fprintf(d.out, "The last step failed (%s); trying it again.\n", oneLine(snap.Error))
 			cmd = graph.Continue()
-		case snap.Status == store.StatusInterrupted:
+		case snap.Status == interlude.ThreadInterrupted:
 			cmd = graph.Continue()
-		case snap.Status == store.StatusRunning:
+		case snap.Status == interlude.ThreadRunning:
 			// The last run stopped before it ended (the demo was stopped, say):
 			// it goes on from its last committed step.
 			if d.messageSet {
@@ -224,7 +223,7 @@ func stopped(err error) error {
 func (d *demo) converse(cmd graph.Command) error {
 	for {
 		var pending []interlude.Interruption
-		var status graph.Status
+		var status interlude.RunStatus
 		for ev, err := range d.host.Stream(d.e.ctx, d.thread, "", cmd) {
 			if err != nil {
 				d.endText()
@@ -254,7 +253,7 @@ func (d *demo) converse(cmd graph.Command) error {
 			}
 		}
 		switch {
-		case status == graph.Failed:
+		case status == interlude.RunFailed:
 			return d.failed(nil)
 		case len(pending) == 0:
 			fmt.Fprintf(d.out, "\nDone. Thread %s is kept in %s; continue it with:\n  %s --message TEXT\n", d.thread, d.db, d.again())
@@ -273,7 +272,7 @@ func (d *demo) converse(cmd graph.Command) error {
 // that left the thread as it was (a refused command, say) is returned as is.
 func (d *demo) failed(err error) error {
 	snap, stateErr := d.agent.State(d.e.ctx, d.thread)
-	if err != nil && (stateErr != nil || snap.Status != store.StatusFailed) {
+	if err != nil && (stateErr != nil || snap.Status != interlude.ThreadFailed) {
 		return err
 	}
 	msg := "the run failed"

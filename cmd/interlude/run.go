@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/model"
 )
@@ -84,7 +85,7 @@ func (r *remote) result(res *client.RunResult) error {
 	} else {
 		printRun(r.e.stdout, res, r.graphOf(res))
 	}
-	if res.Status == client.Failed {
+	if res.Status == interlude.RunFailed {
 		return &printed{&runFailed{"the run failed: " + res.Error}}
 	}
 	return nil

@@ -142,8 +142,7 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 			notes = append(notes, fmt.Sprintf("asked %s: \"%s\"", line(q.ID), oneLine(q.Message)))
 		}
 		for _, a := range cp.Resolved {
-			r := a.Resolution
-			notes = append(notes, fmt.Sprintf("%s %s", line(a.InterruptID), answered(&r)))
+			notes = append(notes, fmt.Sprintf("%s %s", line(a.InterruptID), answered(&a)))
 		}
 		if cp.Breakpoint != nil {
 			notes = append(notes, fmt.Sprintf("paused %s %s", line(string(cp.Breakpoint.When)), line(cp.Breakpoint.Node)))

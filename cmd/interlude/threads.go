@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 )
 
@@ -16,7 +17,7 @@ var threadsCommand = &command{
 	maxArgs: 0,
 	setup: func(fs *flag.FlagSet, e *env) func([]string) error {
 		r := remoteFlags(fs, e)
-		status := fs.String("status", "", "keep threads with this `status` (idle, running, interrupted, failed)")
+		status := fs.String("status", "", "keep threads with this `status` (idle, running, interrupted, failed; completed lists the idle ones)")
 		graphName := fs.String("graph", "", "keep threads of this `graph`")
 		limit := fs.Int("limit", 0, "show at most `N` threads (the server's default is 50)")
 		cursor := fs.String("cursor", "", "continue a listing from this `cursor`")
@@ -25,7 +26,13 @@ var threadsCommand = &command{
 			if err != nil {
 				return err
 			}
-			page, err := c.Threads(e.ctx, client.ListOptions{Status: *status, Graph: *graphName, Limit: *limit, Cursor: *cursor})
+			var want interlude.ThreadStatus
+			if *status != "" {
+				if want, err = interlude.ParseThreadStatus(*status); err != nil {
+					return usagef("--status: %s", err.(*interlude.Error).Message)
+				}
+			}
+			page, err := c.Threads(e.ctx, client.ListOptions{Status: want, Graph: *graphName, Limit: *limit, Cursor: *cursor})
 			if err != nil {
 				return r.fail(err)
 			}

@@ -26,7 +26,7 @@ func TestRefundApprovedEndsRefundedAfterTwoAttempts(t *testing.T) {
 	if err != nil || res.Interrupts[0].Message != "Approve a refund of $150?" || string(res.Interrupts[0].Schema) != graphs.ApprovalSchema {
 		t.Fatalf("%v %+v", err, res)
 	}
-	res, err = g.Invoke(ctx, "r", graph.Resume(json.RawMessage(`{"approved":true}`)))
+	res, err = g.Invoke(ctx, "r", graph.Resume(interlude.Resolve(json.RawMessage(`{"approved":true}`))))
 	if err != nil || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -42,11 +42,11 @@ func TestTwoStepAsksTwiceUnlessFirstAnswerIsNo(t *testing.T) {
 		res, _ := g.Invoke(ctx, id, graph.Input(json.RawMessage(`{}`)))
 		for _, a := range c.answers {
 			var err error
-			if res, err = g.Invoke(ctx, id, graph.Resume(a)); err != nil {
+			if res, err = g.Invoke(ctx, id, graph.Resume(interlude.Resolve(a))); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if res.Status != graph.Completed || res.Values.Outcome != c.outcome || !slices.Equal(res.Values.Answers, c.answers) {
+		if res.Status != interlude.RunCompleted || res.Values.Outcome != c.outcome || !slices.Equal(res.Values.Answers, c.answers) {
 			t.Fatalf("answers %v: %+v", c.answers, res)
 		}
 	}
@@ -55,7 +55,7 @@ func TestTwoStepAsksTwiceUnlessFirstAnswerIsNo(t *testing.T) {
 func TestParallelJoinListsApprovedBranches(t *testing.T) {
 	g, _ := graphs.Parallel()
 	res, _ := g.Invoke(ctx, "p", graph.Input(json.RawMessage(`{}`)))
-	if _, err := g.Invoke(ctx, "p", graph.Resume(true)); !errors.Is(err, interlude.ErrAmbiguousResume) {
+	if _, err := g.Invoke(ctx, "p", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrAmbiguousResume) {
 		t.Fatalf("bare resume: %v", err)
 	}
 	byMsg := map[string]string{}
@@ -72,7 +72,7 @@ func TestParallelJoinListsApprovedBranches(t *testing.T) {
 func TestGatedPublishesOnlyAfterBothBreakpoints(t *testing.T) {
 	g, _ := graphs.Gated()
 	res, _ := g.Invoke(ctx, "g", graph.Input(json.RawMessage(`{"topic":"tea"}`)))
-	if _, err := g.Invoke(ctx, "g", graph.Resume(true)); !errors.Is(err, interlude.ErrNotInterrupted) {
+	if _, err := g.Invoke(ctx, "g", graph.Resume(interlude.Resolve(true))); !errors.Is(err, interlude.ErrNotInterrupted) {
 		t.Fatalf("resume at a breakpoint: %v", err)
 	}
 	res, _ = g.Invoke(ctx, "g", graph.Continue())
@@ -80,7 +80,7 @@ func TestGatedPublishesOnlyAfterBothBreakpoints(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	res, _ = g.Invoke(ctx, "g", graph.Continue())
-	if !res.Values.Published || res.Status != graph.Completed {
+	if !res.Values.Published || res.Status != interlude.RunCompleted {
 		t.Fatalf("%+v", res)
 	}
 }
@@ -107,7 +107,7 @@ func TestSupportAgentDecisions(t *testing.T) {
 				t.Fatalf("%v %+v", err, res)
 			}
 			res, err = a.Invoke(ctx, "s", graph.Respond(map[string]interlude.Resolution{res.Interrupts[0].ID: c.ans}))
-			if err != nil || res.Status != graph.Completed {
+			if err != nil || res.Status != interlude.RunCompleted {
 				t.Fatalf("%v %+v", err, res)
 			}
 			if got := res.Values.Messages[len(res.Values.Messages)-1].Text(); got != c.want {
@@ -147,13 +147,13 @@ func TestSupportAgentAnswersEveryMessageOfALongConversation(t *testing.T) {
 			ask, answer = fmt.Sprintf("Please refund $%d on order A-%d", i, 1000+i), fmt.Sprintf("Done: Refunded $%d on order A-%d.", i, 1000+i)
 		}
 		res, err := a.Invoke(ctx, "long", agent.Ask(ask))
-		for err == nil && res.Status == graph.Interrupted {
-			res, err = a.Invoke(ctx, "long", graph.Resume(agent.Approve().Response))
+		for err == nil && res.Status == interlude.RunInterrupted {
+			res, err = a.Invoke(ctx, "long", graph.Resume(agent.Approve()))
 			want += 2 // the tool call and its results
 		}
 		want += 2 // the message and its answer
 		msgs := res.Values.Messages
-		if err != nil || res.Status != graph.Completed || len(msgs) != want || msgs[len(msgs)-1].Text() != answer {
+		if err != nil || res.Status != interlude.RunCompleted || len(msgs) != want || msgs[len(msgs)-1].Text() != answer {
 			t.Fatalf("message %d (%q): %v, status %s, %d messages (want %d), answer %q", i+1, ask, err, res.Status, len(msgs), want, msgs[len(msgs)-1].Text())
 		}
 	}
@@ -181,13 +181,13 @@ func TestSupportScriptRefundsTheOrderThePersonNamed(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.order == "" {
-				if res.Status != graph.Completed || !strings.Contains(res.Values.Messages[len(res.Values.Messages)-1].Text(), "Give me its number") {
+				if res.Status != interlude.RunCompleted || !strings.Contains(res.Values.Messages[len(res.Values.Messages)-1].Text(), "Give me its number") {
 					t.Fatalf("a message naming no order got status %s and %q; want a question for the order number", res.Status, res.Values.Messages[len(res.Values.Messages)-1].Text())
 				}
 				return
 			}
 			want := "Approve a refund of $150 for order " + c.order + "?"
-			if res.Status != graph.Interrupted || len(res.Interrupts) != 1 || res.Interrupts[0].Message != want {
+			if res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].Message != want {
 				t.Fatalf("status %s, questions %+v; want %q", res.Status, res.Interrupts, want)
 			}
 		})

@@ -43,16 +43,16 @@ func TestNestedAsksManagerThenFinanceWithTheirPathsAndCountsManagerStarts(t *tes
 		paths := [][]string{{"approval", "manager"}, {"approval", "finance"}}
 		who := []string{"Manager", "Finance"}
 		for i, yes := range c.answers {
-			if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+			if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 				t.Fatalf("%v: question %d: %v %+v", c, i, err, res)
 			}
 			q := res.Interrupts[0]
 			if !slices.Equal(q.Path, paths[i]) || q.Message != who[i]+": approve "+graphs.Dollars(c.amount)+"?" || q.Reason != "approval" || string(q.Schema) != graphs.YesNoSchema {
 				t.Fatalf("%v: question %d is %+v", c, i, q)
 			}
-			res, err = g.Invoke(ctx, "n", graph.Resume(yes))
+			res, err = g.Invoke(ctx, "n", graph.Resume(interlude.Resolve(yes)))
 		}
-		if err != nil || res.Status != graph.Completed || res.Values.Outcome != c.outcome || res.Values.ManagerRuns != c.managers {
+		if err != nil || res.Status != interlude.RunCompleted || res.Values.Outcome != c.outcome || res.Values.ManagerRuns != c.managers {
 			t.Fatalf("%v: %v %+v", c, err, res)
 		}
 	}
@@ -109,7 +109,7 @@ func TestARestartBetweenEveryStepOfANestedThreadChangesNothing(t *testing.T) {
 				thread := "n-" + map[bool]string{false: "kept", true: "restarted"}[restart]
 				var ids []string
 				res, err := g.Invoke(ctx, thread, graph.Input(map[string]any{"amount": 150}))
-				for step := 0; err == nil && res.Status == graph.Interrupted; step++ {
+				for step := 0; err == nil && res.Status == interlude.RunInterrupted; step++ {
 					ids = append(ids, res.Interrupts[0].ID)
 					if restart {
 						closeStore()
@@ -122,7 +122,7 @@ func TestARestartBetweenEveryStepOfANestedThreadChangesNothing(t *testing.T) {
 							t.Fatalf("after a restart the thread reads %v %+v", err, snap)
 						}
 					}
-					res, err = g.Invoke(ctx, thread, graph.Resume(true))
+					res, err = g.Invoke(ctx, thread, graph.Resume(interlude.Resolve(true)))
 				}
 				closeStore()
 				if err != nil || res.Values.Outcome != "approved" || res.Values.ManagerRuns != 2 || len(ids) != 2 {
@@ -162,7 +162,7 @@ func teamAgent(t *testing.T, opts ...graph.Option) (*agent.Agent, *recorded, *re
 func TestTeamAgentAsksForTheInnerRefundWithThePathThroughBothAgents(t *testing.T) {
 	a, sup, bill := teamAgent(t)
 	res, err := a.Invoke(ctx, "team", agent.Ask("Please refund order A-1001 ($150), it arrived broken."))
-	if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 1 {
+	if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
 	q := res.Interrupts[0]
@@ -173,8 +173,8 @@ func TestTeamAgentAsksForTheInnerRefundWithThePathThroughBothAgents(t *testing.T
 	if json.Unmarshal(q.Value, &v); v.Tool != "issue_refund" {
 		t.Fatalf("the approval is about %q, want issue_refund", v.Tool)
 	}
-	res, err = a.Invoke(ctx, "team", graph.Resume(agent.Approve().Response))
-	if err != nil || res.Status != graph.Completed {
+	res, err = a.Invoke(ctx, "team", graph.Resume(agent.Approve()))
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	if got := res.Values.Messages[len(res.Values.Messages)-1].Text(); got != "Billing says: Done: Refunded $150 on order A-1001." {
@@ -204,7 +204,7 @@ func TestAnInnerApprovalRejectedShowsEachModelTheRightThing(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := a.Invoke(ctx, "team", graph.Respond(map[string]interlude.Resolution{"": agent.Deny("over the limit")}))
-	if err != nil || res.Status != graph.Completed {
+	if err != nil || res.Status != interlude.RunCompleted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	// The billing model sees the rejection as issue_refund's failed result.
@@ -234,7 +234,7 @@ func TestAnInnerApprovalEditedOrAnsweredActsOnTheInnerCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := a.Invoke(ctx, "team", graph.Respond(map[string]interlude.Resolution{"": c.answer}))
-		if err != nil || res.Status != graph.Completed {
+		if err != nil || res.Status != interlude.RunCompleted {
 			t.Fatalf("%v %+v", err, res)
 		}
 		if got := res.Values.Messages[len(res.Values.Messages)-1].Text(); got != c.want {
@@ -264,8 +264,8 @@ func TestARestartBetweenEveryStepOfATeamAgentChangesNothing(t *testing.T) {
 			if s, ok := graph.SubgraphAt(snap, agent.ToolsNode, snap.Interrupts[0].Path[1], "billing"); !ok || len(s.Interrupts) != 1 {
 				t.Fatalf("the billing agent's state is not readable by namespace: %+v", snap.Subgraphs)
 			}
-			res, err = a.Invoke(ctx, "team-r", graph.Resume(agent.Approve().Response))
-			if err != nil || res.Status != graph.Completed || res.Values.Messages[len(res.Values.Messages)-1].Text() != "Billing says: Done: Refunded $150 on order A-1001." {
+			res, err = a.Invoke(ctx, "team-r", graph.Resume(agent.Approve()))
+			if err != nil || res.Status != interlude.RunCompleted || res.Values.Messages[len(res.Values.Messages)-1].Text() != "Billing says: Done: Refunded $150 on order A-1001." {
 				t.Fatalf("%v %+v", err, res)
 			}
 			if len(sup.reqs) != 1 || len(bill.reqs) != 1 {
@@ -310,10 +310,10 @@ func TestTheStorageOfANestedThreadStaysLinearInItsTranscript(t *testing.T) {
 	ratio := map[int]float64{}
 	for turn := 1; turn <= 40; turn++ {
 		res, err := a.Invoke(ctx, "grow", agent.Ask("Please refund order A-1001 ($150), it arrived broken."))
-		if err != nil || res.Status != graph.Interrupted {
+		if err != nil || res.Status != interlude.RunInterrupted {
 			t.Fatalf("turn %d: %v %+v", turn, err, res)
 		}
-		if res, err = a.Invoke(ctx, "grow", graph.Resume(agent.Approve().Response)); err != nil || res.Status != graph.Completed {
+		if res, err = a.Invoke(ctx, "grow", graph.Resume(agent.Approve())); err != nil || res.Status != interlude.RunCompleted {
 			t.Fatalf("turn %d: %v %+v", turn, err, res)
 		}
 		if turn == 20 || turn == 40 {

@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 	fmt.Fprintf(out, "\nyou> %s\n", *message)
 	lines := bufio.NewScanner(in)
 	res, err := a.Invoke(ctx, "mcp-chat", agent.Ask(*message))
-	for err == nil && res.Status == graph.Interrupted {
+	for err == nil && res.Status == interlude.RunInterrupted {
 		answers := map[string]interlude.Resolution{}
 		for _, q := range res.Interrupts {
 			fmt.Fprintf(out, "? %s [y/N] ", q.Message)
@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if res.Status != graph.Completed {
+	if res.Status != interlude.RunCompleted {
 		return fmt.Errorf("the conversation ended %s: %s", res.Status, res.Error)
 	}
 	for _, m := range res.Values.Messages {

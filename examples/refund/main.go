@@ -23,7 +23,6 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/termform"
-	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/sqlite"
 )
 
@@ -70,7 +69,7 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 	}
 
 	ask := termform.New(in, out)
-	for res.Status == graph.Interrupted && len(res.Interrupts) > 0 {
+	for res.Status == interlude.RunInterrupted && len(res.Interrupts) > 0 {
 		answers := map[string]interlude.Resolution{}
 		for _, q := range res.Interrupts {
 			r, err := ask.Ask(q)
@@ -101,9 +100,9 @@ func startOrPickUp(ctx context.Context, g *graph.Graph[graphs.RefundState], id s
 		return g.Invoke(ctx, id, graph.Input(graphs.RefundState{Amount: amount}))
 	case err != nil:
 		return nil, err
-	case snap.Status == store.StatusInterrupted:
+	case snap.Status == interlude.ThreadInterrupted:
 		fmt.Fprintf(out, "Thread %s is waiting for an answer (asked %s).\n", id, snap.UpdatedAt.Local().Format("2006-01-02 15:04:05"))
-		return &graph.Result[graphs.RefundState]{ThreadID: id, Status: graph.Interrupted, Values: snap.Values, Interrupts: snap.Interrupts}, nil
+		return &graph.Result[graphs.RefundState]{ThreadID: id, Status: interlude.RunInterrupted, Values: snap.Values, Interrupts: snap.Interrupts}, nil
 	}
 	fmt.Fprintf(out, "Thread %s has already finished.\n", id)
 	report(out, id, string(snap.Status), snap.Values, snap.Error)

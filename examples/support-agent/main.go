@@ -131,7 +131,7 @@ func converse(ctx context.Context, a *agent.Agent, thread string, cmd graph.Comm
 				pending = append(pending, *ev.Interrupt)
 			case graph.EventEnd:
 				p.endText()
-				if ev.Status == graph.Failed {
+				if ev.Status == interlude.RunFailed {
 					snap, err := a.State(ctx, thread)
 					if err == nil {
 						return fmt.Errorf("the run failed: %s", snap.Error)

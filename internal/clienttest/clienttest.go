@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 )
 
@@ -42,14 +43,14 @@ func AnsweredBy(t testing.TB, c *client.Client, thread string) []string {
 	var by []string
 	for i := len(h.Checkpoints) - 1; i >= 0; i-- {
 		for _, r := range h.Checkpoints[i].Resolved {
-			by = append(by, r.Resolution.By)
+			by = append(by, r.By)
 		}
 	}
 	return by
 }
 
 // NoneListed checks that no thread is listed with any of the statuses.
-func NoneListed(t testing.TB, c *client.Client, statuses ...string) {
+func NoneListed(t testing.TB, c *client.Client, statuses ...interlude.ThreadStatus) {
 	t.Helper()
 	for _, status := range statuses {
 		page, err := c.Threads(context.Background(), client.ListOptions{Status: status})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/crashpoint"
@@ -171,9 +172,9 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 	if err != nil || res.Status != "interrupted" || len(res.Interrupts) != 2 {
 		t.Fatalf("start: %+v, %v", res, err)
 	}
-	var answers []client.Response
+	var answers []interlude.Resolution
 	for _, q := range res.Interrupts {
-		answers = append(answers, client.Response{InterruptID: q.ID, Status: "resolved", Response: true})
+		answers = append(answers, interlude.Resolve(true).For(q.ID))
 	}
 	if _, err := asAlice(dying).Respond(ctx, "p", answers); err == nil {
 		t.Fatal("the answers were acknowledged: the replica did not die after the step")
@@ -189,7 +190,7 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 	if err := json.Unmarshal(th.Values, &v); err != nil || th.Status != "idle" || v.CRuns != 1 || len(v.Outcome) != 2 || v.Outcome[0] != "a" || v.Outcome[1] != "b" {
 		t.Fatalf("the finished thread: status %s, values %s; want idle, a and b approved, c run once", th.Status, th.Values)
 	}
-	for _, status := range []string{"running", "interrupted", "failed"} {
+	for _, status := range []interlude.ThreadStatus{"running", "interrupted", "failed"} {
 		page, err := alice.Threads(ctx, client.ListOptions{Status: status})
 		if err != nil || len(page.Threads) != 0 {
 			t.Errorf("listed as %s: %+v, %v; want none", status, page, err)

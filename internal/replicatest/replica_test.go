@@ -20,10 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/proctest"
 	"github.com/interludehq/interlude/store/postgres"
-	"github.com/jackc/pgx/v5"
 )
 
 // envDSN names the environment variable with the test database's connection
@@ -457,7 +459,7 @@ func (c *cluster) verify(t *testing.T, ids []string) {
 			t.Errorf("thread %s: %d answers in history, want 1", id, answers)
 		}
 	}
-	for _, status := range []string{"running", "failed", "interrupted"} {
+	for _, status := range []interlude.ThreadStatus{"running", "failed", "interrupted"} {
 		page, err := c.pickLive().client.Threads(ctx, client.ListOptions{Status: status, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)

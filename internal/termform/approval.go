@@ -94,7 +94,7 @@ func (a *Asker) approval(q interlude.Interruption, ap *approvalQuestion) (interl
 		if err != nil {
 			return interlude.Resolution{}, err
 		}
-		if res.Kind == "" {
+		if res.Status == "" {
 			continue // back to the menu
 		}
 		if err := q.Check(res); err != nil {

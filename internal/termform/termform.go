@@ -64,11 +64,11 @@ func New(in io.Reader, out io.Writer) *Asker {
 // question from a prompt.
 type errAbort struct{ res interlude.Resolution }
 
-func (e *errAbort) Error() string { return "termform: the question was " + string(e.res.Kind) }
+func (e *errAbort) Error() string { return "termform: the question was " + string(e.res.Status) }
 
 // Ask asks q and returns the answer: a resolved answer that matches q's response
-// schema, a rejection (interlude.KindRejected) or a cancellation
-// (interlude.KindCancelled); for a tool approval, the agent's decision. When the
+// schema, a rejection (interlude.Rejected) or a cancellation
+// (interlude.Cancelled); for a tool approval, the agent's decision. When the
 // input ends first it returns an error matching io.EOF, and the question should be
 // left pending.
 func (a *Asker) Ask(q interlude.Interruption) (interlude.Resolution, error) {
@@ -100,7 +100,7 @@ func (a *Asker) ask(q interlude.Interruption) (interlude.Resolution, error) {
 	if err != nil {
 		return interlude.Resolution{}, err
 	}
-	return interlude.Resolution{Kind: interlude.KindResolved, Response: v}, nil
+	return interlude.Resolution{Status: interlude.Resolved, Response: v}, nil
 }
 
 // Line prints prompt and reads one line of free text, for programs that chat with
@@ -114,8 +114,8 @@ func (a *Asker) Line(prompt string) (string, error) {
 // Describe renders a resolution in a few words, such as `answered {"approved":true}`,
 // "rejected: Needs a manager" or "cancelled".
 func Describe(r interlude.Resolution) string {
-	switch r.Kind {
-	case interlude.KindResolved:
+	switch r.Status {
+	case interlude.Resolved:
 		var d struct {
 			Action    string          `json:"action"`
 			Arguments json.RawMessage `json:"arguments"`
@@ -133,13 +133,13 @@ func Describe(r interlude.Resolution) string {
 			return d.Action
 		}
 		return "answered " + compact(r.Response)
-	case interlude.KindRejected:
+	case interlude.Rejected:
 		if r.Error != nil && r.Error.Message != "" {
 			return "rejected: " + r.Error.Message
 		}
 		return "rejected"
 	}
-	return string(r.Kind)
+	return string(r.Status)
 }
 
 func (a *Asker) header(q interlude.Interruption) {

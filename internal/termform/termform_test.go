@@ -39,8 +39,8 @@ func question(schema string) interlude.Interruption {
 
 func wantAnswer(t *testing.T, res interlude.Resolution, out string, want string) {
 	t.Helper()
-	if res.Kind != interlude.KindResolved {
-		t.Fatalf("kind %q, want resolved\n%s", res.Kind, out)
+	if res.Status != interlude.Resolved {
+		t.Fatalf("kind %q, want resolved\n%s", res.Status, out)
 	}
 	var got, exp any
 	if err := json.Unmarshal(res.Response, &got); err != nil {
@@ -237,18 +237,18 @@ func TestNoSchemaIsAFreeJSONLine(t *testing.T) {
 
 func TestCommandsCancelAndRejectFromAnyPrompt(t *testing.T) {
 	res, out, err := ask(t, question(shipping), "Ada\n!cancel\n")
-	if err != nil || res.Kind != interlude.KindCancelled {
+	if err != nil || res.Status != interlude.Cancelled {
 		t.Fatalf("%v %+v\n%s", err, res, out)
 	}
 	res, out, err = ask(t, question(shipping), "!reject  Not our customer \n")
-	if err != nil || res.Kind != interlude.KindRejected || res.Error == nil || res.Error.Message != "Not our customer" {
+	if err != nil || res.Status != interlude.Rejected || res.Error == nil || res.Error.Message != "Not our customer" {
 		t.Fatalf("%v %+v\n%s", err, res, out)
 	}
 	if !strings.Contains(out, "-> rejected: Not our customer") {
 		t.Fatalf("output:\n%s", out)
 	}
 	res, _, err = ask(t, question(`{"type":"boolean"}`), "!reject\n")
-	if err != nil || res.Kind != interlude.KindRejected || res.Error != nil {
+	if err != nil || res.Status != interlude.Rejected || res.Error != nil {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
@@ -331,7 +331,7 @@ func TestToolApprovalIsAMenuOfDecisions(t *testing.T) {
 				t.Fatalf("resolution %+v (%s), want %+v (%s)\n%s", res, res.Response, c.want, c.want.Response, out)
 			}
 			final, err := a.Invoke(context.Background(), "s", graph.Respond(map[string]interlude.Resolution{q.ID: res}))
-			if err != nil || final.Status != graph.Completed {
+			if err != nil || final.Status != interlude.RunCompleted {
 				t.Fatalf("%v %+v", err, final)
 			}
 			if got := final.Values.Messages[len(final.Values.Messages)-1].Text(); got != c.final {

@@ -70,12 +70,60 @@ type Answerer struct {
 	Admin bool
 }
 
-// Exchange is one question and, once answered, its resolution.
+// MarshalJSON encodes an interrupt with every field a reader looks for: an empty
+// name, tool call id, value or response schema is written as null. The private
+// state is left out when there is none.
+func (q Interruption) MarshalJSON() ([]byte, error) {
+	type plain Interruption
+	return json.Marshal(struct {
+		plain
+		Name       *string         `json:"name"`
+		ToolCallID *string         `json:"tool_call_id"`
+		Value      json.RawMessage `json:"value"`
+		Schema     json.RawMessage `json:"response_schema"`
+	}{plain(q), orNull(q.Name), orNull(q.ToolCallID), q.Value, q.Schema})
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// UnmarshalJSON decodes an interrupt, reading a JSON null in an optional field
+// (name, tool_call_id, value, response_schema, state, expires_at) as the field
+// left out, so that a decoded interrupt equals the one encoded.
+func (q *Interruption) UnmarshalJSON(data []byte) error {
+	type plain Interruption
+	if err := json.Unmarshal(data, (*plain)(q)); err != nil {
+		return err
+	}
+	for _, p := range []*json.RawMessage{&q.Value, &q.Schema, &q.State} {
+		if string(*p) == "null" {
+			*p = nil
+		}
+	}
+	return nil
+}
+
+// Exchange is one question and, once answered, its resolution: in a task's
+// interrupt history, in a thread's history, and as the interrupt a task is
+// resumed from.
 type Exchange struct {
-	// Interrupt is the question.
+	// Interrupt is the question, with the private State attached.
 	Interrupt Interruption `json:"interrupt"`
 	// Resolution is its answer, or nil while it is pending.
 	Resolution *Resolution `json:"resolution,omitempty"`
+}
+
+// DecodeState decodes the private state attached to the interrupt into v; it
+// leaves v alone when none was attached.
+func (x Exchange) DecodeState(v any) error {
+	if len(x.Interrupt.State) == 0 {
+		return nil
+	}
+	return json.Unmarshal(x.Interrupt.State, v)
 }
 
 // Check validates a resolution for q: its data against q's response schema for a
@@ -86,12 +134,12 @@ func (q Interruption) Check(r Resolution) error {
 	if r.err != nil {
 		return &Error{Code: CodeInvalidRequest, Message: r.err.Error(), Interrupts: []string{q.ID}, Err: r.err}
 	}
-	switch r.Kind {
-	case KindResolved:
-	case KindRejected, KindCancelled, KindExpired:
+	switch r.Status {
+	case Resolved:
+	case Rejected, Cancelled, Expired:
 		return nil
 	default:
-		return &Error{Code: CodeInvalidRequest, Message: "unknown resolution status " + string(r.Kind) + `; use "resolved", "rejected" or "cancelled"`, Interrupts: []string{q.ID}}
+		return &Error{Code: CodeInvalidRequest, Message: "unknown resolution status " + string(r.Status) + `; use "resolved", "rejected" or "cancelled"`, Interrupts: []string{q.ID}}
 	}
 	data := r.Response
 	if len(data) == 0 {

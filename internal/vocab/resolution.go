@@ -7,33 +7,37 @@ import (
 	"time"
 )
 
-// ResolutionKind says how an interrupt was resolved.
-type ResolutionKind string
+// ResolutionStatus says how an interrupt was resolved.
+type ResolutionStatus string
 
 // The ways an interrupt can be resolved.
 const (
-	// KindResolved answers with data.
-	KindResolved ResolutionKind = "resolved"
-	// KindRejected declines with an error.
-	KindRejected ResolutionKind = "rejected"
-	// KindCancelled withdraws the question; Interrupt reports a cancelled answer.
-	KindCancelled ResolutionKind = "cancelled"
-	// KindExpired is a cancellation made because the question's TTL passed (Expire).
-	KindExpired ResolutionKind = "expired"
+	// Resolved answers with data.
+	Resolved ResolutionStatus = "resolved"
+	// Rejected declines with an error.
+	Rejected ResolutionStatus = "rejected"
+	// Cancelled withdraws the question; Interrupt reports a cancelled answer.
+	Cancelled ResolutionStatus = "cancelled"
+	// Expired is a cancellation made because the question's TTL passed (Expire).
+	Expired ResolutionStatus = "expired"
 )
 
-// Resolution is the answer to one interrupt, with who gave it and when.
+// Resolution is the answer to one interrupt, with who gave it and when. The same
+// value is an answer sent to the API, a recorded answer in a thread's history,
+// and an answer given again (a replay).
 type Resolution struct {
-	// Kind is how the interrupt was resolved.
-	Kind ResolutionKind `json:"status"`
-	// Response is the answer's data for KindResolved.
+	// InterruptID is the interrupt answered; "" names the single pending one.
+	InterruptID string `json:"interrupt_id,omitempty"`
+	// Status is how the interrupt was resolved.
+	Status ResolutionStatus `json:"status"`
+	// Response is the answer's data for Resolved.
 	Response json.RawMessage `json:"response,omitempty"`
-	// Error is the rejection for KindRejected; nil means no reason was given.
+	// Error is the rejection for Rejected; nil means no reason was given.
 	Error *Rejection `json:"error,omitempty"`
 	// By names who answered (for example the API token's name).
 	By string `json:"by,omitempty"`
-	// At is when the resolution was committed.
-	At time.Time `json:"at"`
+	// At is when the resolution was committed; zero until it is.
+	At time.Time `json:"at,omitzero"`
 
 	err error // an encoding failure in Resolve, reported when the resolution is used
 }
@@ -56,20 +60,27 @@ func Resolve(v any) Resolution {
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		return Resolution{Kind: KindResolved, err: fmt.Errorf("encode the answer as JSON: %w", err)}
+		return Resolution{Status: Resolved, err: fmt.Errorf("encode the answer as JSON: %w", err)}
 	}
-	return Resolution{Kind: KindResolved, Response: data}
+	return Resolution{Status: Resolved, Response: data}
+}
+
+// For returns the resolution answering the interrupt id.
+func (r Resolution) For(id string) Resolution {
+	r.InterruptID = id
+	return r
 }
 
 // Err reports a problem with the resolution itself, such as an answer that could not
 // be encoded as JSON.
 func (r Resolution) Err() error { return r.err }
 
-// Same reports whether r and o give the same answer, ignoring who gave it and when.
+// Same reports whether r and o give the same answer, ignoring the interrupt
+// they name, who gave it and when.
 // Sending the same answer again for an already resolved interrupt is an idempotent
 // replay, not a conflict.
 func (r Resolution) Same(o Resolution) bool {
-	if r.Kind != o.Kind {
+	if r.Status != o.Status {
 		return false
 	}
 	if (r.Error == nil) != (o.Error == nil) || (r.Error != nil && *r.Error != *o.Error) {

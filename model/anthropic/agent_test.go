@@ -57,7 +57,7 @@ func TestAgentPausesForApprovalAcrossAThinkingTurn(t *testing.T) {
 			}
 			a, closeStore := build()
 			res, err := a.Invoke(ctx, "t", agent.Ask("Where are orders A-42 and B-7?"))
-			if err != nil || res.Status != graph.Interrupted || len(res.Interrupts) != 2 {
+			if err != nil || res.Status != interlude.RunInterrupted || len(res.Interrupts) != 2 {
 				t.Fatalf("%v %+v", err, res)
 			}
 			closeStore()
@@ -68,7 +68,7 @@ func TestAgentPausesForApprovalAcrossAThinkingTurn(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := []graph.Status{graph.Interrupted, graph.Completed}[i]; res.Status != want {
+				if want := []interlude.RunStatus{interlude.RunInterrupted, interlude.RunCompleted}[i]; res.Status != want {
 					t.Fatalf("after answer %d: status %s, want %s", i, res.Status, want)
 				}
 				if want := []int{1, 2}[i]; srv.Hits() != want {

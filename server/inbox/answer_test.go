@@ -102,7 +102,7 @@ func TestRejectingWithAReasonShowsInTheHistoryWithTheApproversName(t *testing.T)
 	var found bool
 	for _, xs := range h.ToolCalls {
 		for _, x := range xs {
-			if r := x.Resolution; r != nil && r.Kind == "rejected" && r.By == "alice" && r.Error != nil && r.Error.Message == "Refunds above $500 need a manager" {
+			if r := x.Resolution; r != nil && r.Status == "rejected" && r.By == "alice" && r.Error != nil && r.Error.Message == "Refunds above $500 need a manager" {
 				found = true
 			}
 		}
@@ -242,7 +242,7 @@ func TestTheConversationFoldsTheModelsThinkingAndHidesRedactedThinking(t *testin
 				{"type": "text", "text": "Hello! How can I help?"}}},
 			{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund $40 on order A-2002"}}},
 		}})
-	if err != nil || res.Status != client.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("start: %v %+v", err, res)
 	}
 	openInbox(t, ctx, e)

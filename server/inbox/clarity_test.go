@@ -321,7 +321,7 @@ func TestAQuestionFromAnInnerAgentShowsItsBreadcrumb(t *testing.T) {
 	})
 	res, err := e.client().Invoke(context.Background(), client.InvokeRequest{Graph: "team-agent", ThreadID: "team-1",
 		Messages: []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund order A-1001"}}}}})
-	if err != nil || res.Status != client.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	openInbox(t, ctx, e)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
@@ -225,7 +226,7 @@ func (e *env) start(c *client.Client, graphName, thread string, input any) *clie
 	if err != nil {
 		e.t.Fatalf("start %s: %v", thread, err)
 	}
-	if res.Status != client.Interrupted {
+	if res.Status != interlude.RunInterrupted {
 		e.t.Fatalf("thread %s is %s, want interrupted: %+v", thread, res.Status, res)
 	}
 	return res
@@ -239,7 +240,7 @@ func (e *env) ask(c *client.Client, thread, text string) *client.RunResult {
 	if err != nil {
 		e.t.Fatalf("start %s: %v", thread, err)
 	}
-	if res.Status != client.Interrupted {
+	if res.Status != interlude.RunInterrupted {
 		e.t.Fatalf("thread %s is %s, want interrupted", thread, res.Status)
 	}
 	return res

@@ -643,7 +643,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 func invokeEvents(ctx context.Context, held *host.Held, threadID string, cmd graph.Command) func(func(graph.Event, error) bool) {
 	return func(yield func(graph.Event, error) bool) {
 		res, err := held.Invoke(ctx, cmd)
-		if res == nil || (err != nil && res.Status != graph.Failed) {
+		if res == nil || (err != nil && res.Status != interlude.RunFailed) {
 			if err == nil {
 				err = errors.New("the graph returned no result")
 			}
@@ -730,7 +730,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 	var values json.RawMessage
 	var pending []interlude.Interruption
 	var checkpoint int64
-	status, failure := graph.Failed, ""
+	status, failure := interlude.RunFailed, ""
 	if end != nil {
 		values, pending, checkpoint, status, failure = end.Values, end.Interrupts, end.Checkpoint, end.Status, end.Error
 	}
@@ -738,7 +738,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		if snap, err := g.State(context.WithoutCancel(ctx), ru.ThreadID); err == nil {
 			values, pending, checkpoint = snap.Values, snap.Interrupts, snap.Checkpoint
 			if end == nil && runErr == nil {
-				status = map[string]graph.Status{"idle": graph.Completed, "interrupted": graph.Interrupted}[threadStatus(snap.Status)]
+				status = map[string]interlude.RunStatus{"idle": interlude.RunCompleted, "interrupted": interlude.RunInterrupted}[threadStatus(snap.Status)]
 			}
 		}
 	}
@@ -750,7 +750,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.output, _ = json.Marshal(map[string]any{"__error__": map[string]string{"error": "UserInterrupt", "message": "the run was cancelled"}})
 		ru.setStatus("interrupted")
 		return
-	case status == graph.Failed || (runErr != nil && end == nil):
+	case status == interlude.RunFailed || (runErr != nil && end == nil):
 		msg := failure
 		if msg == "" && runErr != nil {
 			msg = runErr.Error()
@@ -764,7 +764,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.setStatus("error")
 		return
 	}
-	if status == graph.Interrupted {
+	if status == interlude.RunInterrupted {
 		groups := flat(h.group(ru.graphName, pending))
 		raw, _ := json.Marshal(groups)
 		if ru.modes["updates"] {

@@ -93,29 +93,29 @@ type thread struct {
 }
 
 // threadStatus is a stored status as LangGraph names it.
-func threadStatus(s store.Status) string {
+func threadStatus(s interlude.ThreadStatus) string {
 	switch s {
-	case store.StatusRunning:
+	case interlude.ThreadRunning:
 		return "busy"
-	case store.StatusInterrupted:
+	case interlude.ThreadInterrupted:
 		return "interrupted"
-	case store.StatusFailed:
+	case interlude.ThreadFailed:
 		return "error"
 	}
 	return "idle"
 }
 
 // storeStatus is the stored status a LangGraph status filter names.
-func storeStatus(s string) (store.Status, error) {
+func storeStatus(s string) (interlude.ThreadStatus, error) {
 	switch s {
 	case "idle":
-		return store.StatusIdle, nil
+		return interlude.ThreadIdle, nil
 	case "busy":
-		return store.StatusRunning, nil
+		return interlude.ThreadRunning, nil
 	case "interrupted":
-		return store.StatusInterrupted, nil
+		return interlude.ThreadInterrupted, nil
 	case "error":
-		return store.StatusFailed, nil
+		return interlude.ThreadFailed, nil
 	}
 	return "", badRequest("status %q is not one of idle, busy, interrupted, error", s)
 }
@@ -368,7 +368,7 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		if err != nil {
 			return nil, 0, err
 		}
-		if st != store.StatusRunning { // busy also covers threads a run of this process holds
+		if st != interlude.ThreadRunning { // busy also covers threads a run of this process holds
 			q.Status = st
 		}
 	}
@@ -648,7 +648,7 @@ func (h *Handler) stateOf(graphName, threadID string, c graph.Checkpoint[json.Ra
 		}
 		st.Tasks = append(st.Tasks, stateTask{ID: taskID(threadID, c.ID, n), Name: n, Interrupts: ints, Path: []string{"__pregel_pull", n}})
 	}
-	if c.Error != "" && c.Status == store.StatusFailed {
+	if c.Error != "" && c.Status == interlude.ThreadFailed {
 		e := c.Error
 		if len(st.Tasks) == 0 {
 			st.Tasks = append(st.Tasks, stateTask{ID: taskID(threadID, c.ID, ""), Name: "", Interrupts: []lgInterrupt{}, Path: []string{}})

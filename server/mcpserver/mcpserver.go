@@ -255,9 +255,9 @@ func (s *Server) settle(ctx context.Context, req *sdk.CallToolRequest, c server.
 			return errorResult("%v", err), nil
 		}
 		switch res.Status {
-		case graph.Completed:
+		case interlude.RunCompleted:
 			return completed(res), nil
-		case graph.Failed:
+		case interlude.RunFailed:
 			return errorResult("thread %s failed: %s", res.ThreadID, res.Error), nil
 		}
 		forms, ok := elicitable(res.Interrupts)
@@ -546,7 +546,7 @@ func (s *Server) pendingQuestions(ctx context.Context, req *sdk.CallToolRequest)
 			qs = append(qs, s.questionOf(in.ThreadID, q))
 		}
 	} else {
-		page, err := s.host.List(ctx, store.Query{Status: store.StatusInterrupted, Graph: in.Graph, Limit: 100})
+		page, err := s.host.List(ctx, store.Query{Status: interlude.ThreadInterrupted, Graph: in.Graph, Limit: 100})
 		if err != nil {
 			return errorResult("%v", err), nil
 		}
@@ -611,9 +611,9 @@ func (s *Server) answerQuestion(ctx context.Context, req *sdk.CallToolRequest) (
 		return errorResult("%v", err), nil
 	}
 	switch res.Status {
-	case graph.Completed:
+	case interlude.RunCompleted:
 		return completed(res), nil
-	case graph.Failed:
+	case interlude.RunFailed:
 		return errorResult("thread %s failed: %s", res.ThreadID, res.Error), nil
 	}
 	return s.waiting(res), nil

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
 )
@@ -298,7 +299,7 @@ func (s *Store) Unfinished(ctx context.Context, graphs []string, limit int) ([]s
 	var metas []store.Meta
 	s.mu.RLock()
 	for _, t := range s.threads {
-		if t.meta.Status == store.StatusRunning && (len(graphs) == 0 || slices.Contains(graphs, t.meta.Graph)) {
+		if t.meta.Status == interlude.ThreadRunning && (len(graphs) == 0 || slices.Contains(graphs, t.meta.Graph)) {
 			metas = append(metas, cloneMeta(t.meta))
 		}
 	}

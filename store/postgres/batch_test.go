@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // testLock is an advisory lock a test holds, on a connection of its own, so
@@ -233,7 +234,7 @@ func TestAFailingAppendInABatchFailsAlone(t *testing.T) {
 	unblock := blockBatches(t, s, s.appends)
 
 	appendOf := func(thread, kind string) store.Append {
-		return store.Append{ThreadID: thread, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		return store.Append{ThreadID: thread, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 			Records: []store.Record{{Version: 1, Format: 1, Kind: kind, Data: []byte("x")}}}
 	}
 	cases := []struct {
@@ -269,7 +270,7 @@ func TestAFailingAppendInABatchFailsAlone(t *testing.T) {
 func TestAConflictInABatchFailsOnlyItsAppend(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
-	first := store.Append{ThreadID: "taken", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	first := store.Append{ThreadID: "taken", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: []byte("first")}}}
 	if err := s.Append(ctx, first); err != nil {
 		t.Fatal(err)
@@ -301,7 +302,7 @@ func TestACallWhoseContextEndsWhileQueuedIsNeverSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		done <- s.Append(ctx, store.Append{ThreadID: "abandoned", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		done <- s.Append(ctx, store.Append{ThreadID: "abandoned", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 			Records: []store.Record{{Version: 1, Format: 1, Kind: "step"}}})
 	}()
 	waitQueued(t, s.appends, 1)
@@ -324,7 +325,7 @@ func TestConcurrentAppendsAllLand(t *testing.T) {
 		wg.Go(func() {
 			th := fmt.Sprintf("w%d", w)
 			for v := range int64(rounds) {
-				a := store.Append{ThreadID: th, Expect: v, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+				a := store.Append{ThreadID: th, Expect: v, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 					Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: []byte(th)}}}
 				if err := s.Append(ctx, a); err != nil {
 					t.Error(err)

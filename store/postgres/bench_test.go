@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storetest"
-	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkAppend measures one durable append of one 512-byte record to a
@@ -24,7 +26,7 @@ func BenchmarkAppend(b *testing.B) {
 			s := openTest(b)
 			ctx := context.Background()
 			data, snapData := make([]byte, 512), make([]byte, 4096)
-			meta := store.Meta{Graph: "bench", Status: store.StatusIdle}
+			meta := store.Meta{Graph: "bench", Status: interlude.ThreadIdle}
 			var v int64
 			b.ReportAllocs()
 			for b.Loop() {
@@ -84,7 +86,7 @@ func BenchmarkListInterrupted(b *testing.B) {
 	SeedSynthetic(b, s, n)
 	b.Logf("seeded %d threads in %v", n, time.Since(start).Round(time.Millisecond))
 	seedLeases(b, s, n)
-	for _, q := range []store.Query{{Status: store.StatusInterrupted}, {Status: store.StatusInterrupted, Graph: "graph-3"}, {}} {
+	for _, q := range []store.Query{{Status: interlude.ThreadInterrupted}, {Status: interlude.ThreadInterrupted, Graph: "graph-3"}, {}} {
 		query, args, err := s.listQuery(q, 50)
 		if err != nil {
 			b.Fatal(err)
@@ -97,7 +99,7 @@ func BenchmarkListInterrupted(b *testing.B) {
 	}
 	// Running and failed add the leased threads: found from the leases table,
 	// never by walking every thread.
-	for _, q := range []store.Query{{Status: store.StatusFailed}, {Status: store.StatusRunning, Graph: "graph-3"}} {
+	for _, q := range []store.Query{{Status: interlude.ThreadFailed}, {Status: interlude.ThreadRunning, Graph: "graph-3"}} {
 		query, args, err := s.listQuery(q, 50)
 		if err != nil {
 			b.Fatal(err)

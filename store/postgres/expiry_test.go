@@ -44,7 +44,7 @@ func TestProcessesClosingTheSameExpiredQuestionCloseItOnce(t *testing.T) {
 	}
 	procs := []*graph.Graph[refundState]{on("a"), on("b"), on("c")}
 	res, err := procs[0].Invoke(ctx, "x", graph.Input(refundState{Amount: 40}))
-	if err != nil || res.Status != graph.Interrupted {
+	if err != nil || res.Status != interlude.RunInterrupted {
 		t.Fatalf("%v %+v", err, res)
 	}
 	id := res.Interrupts[0].ID
@@ -64,7 +64,7 @@ func TestProcessesClosingTheSameExpiredQuestionCloseItOnce(t *testing.T) {
 	var expiries int
 	for _, c := range hist {
 		for _, a := range c.Resolved {
-			if a.Resolution.Kind == interlude.KindExpired {
+			if a.Resolution.Status == interlude.Expired {
 				expiries++
 			}
 		}

@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
-	"github.com/jackc/pgx/v5"
 )
 
 // expire makes the thread's lease, if any, expire now, as it does when the
@@ -178,13 +179,13 @@ func TestLeaseArguments(t *testing.T) {
 }
 
 // listed returns the ids of the threads List returns for q.
-func listed(t *testing.T, s *Store, q store.Query) map[string]store.Status {
+func listed(t *testing.T, s *Store, q store.Query) map[string]interlude.ThreadStatus {
 	t.Helper()
 	page, err := s.List(context.Background(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]store.Status{}
+	out := map[string]interlude.ThreadStatus{}
 	for _, m := range page.Threads {
 		out[m.ThreadID] = m.Status
 	}
@@ -196,18 +197,18 @@ func listed(t *testing.T, s *Store, q store.Query) map[string]store.Status {
 // committed answers, in Meta, Load and every listing.
 func TestLeaseDecidesTheReportedStatus(t *testing.T) {
 	for _, c := range []struct {
-		stored, expired store.Status
+		stored, expired interlude.ThreadStatus
 	}{
-		{store.StatusInterrupted, store.StatusInterrupted}, // a committed pause keeps its questions
-		{store.StatusFailed, store.StatusFailed},
-		{store.StatusRunning, store.StatusRunning}, // committed answers: a server finishes the step
-		{store.StatusIdle, store.StatusFailed},     // died between steps
+		{interlude.ThreadInterrupted, interlude.ThreadInterrupted}, // a committed pause keeps its questions
+		{interlude.ThreadFailed, interlude.ThreadFailed},
+		{interlude.ThreadRunning, interlude.ThreadRunning}, // committed answers: a server finishes the step
+		{interlude.ThreadIdle, interlude.ThreadFailed},     // died between steps
 	} {
 		t.Run(string(c.stored), func(t *testing.T) { leaseDecidesTheReportedStatus(t, c.stored, c.expired) })
 	}
 }
 
-func leaseDecidesTheReportedStatus(t *testing.T, stored, expired store.Status) {
+func leaseDecidesTheReportedStatus(t *testing.T, stored, expired interlude.ThreadStatus) {
 	s := openTest(t)
 	ctx := context.Background()
 	q := interlude.Interruption{ID: "int_1", Node: "n", Message: "ok?"}
@@ -217,7 +218,7 @@ func leaseDecidesTheReportedStatus(t *testing.T, stored, expired store.Status) {
 			t.Fatal(err)
 		}
 	}
-	check := func(when string, want store.Status) {
+	check := func(when string, want interlude.ThreadStatus) {
 		t.Helper()
 		m, err := s.Meta(ctx, "t")
 		if err != nil {
@@ -233,7 +234,7 @@ func leaseDecidesTheReportedStatus(t *testing.T, stored, expired store.Status) {
 		if len(m.Interrupts) != 1 || m.Version != 1 {
 			t.Errorf("%s: the other facts changed: %+v", when, m)
 		}
-		for _, st := range []store.Status{"", store.StatusIdle, store.StatusRunning, store.StatusInterrupted, store.StatusFailed} {
+		for _, st := range []interlude.ThreadStatus{"", interlude.ThreadIdle, interlude.ThreadRunning, interlude.ThreadInterrupted, interlude.ThreadFailed} {
 			for _, graph := range []string{"", "g"} {
 				got, in := listed(t, s, store.Query{Status: st, Graph: graph})["t"]
 				if wantIn := st == "" || st == want; in != wantIn || (in && got != want) {
@@ -247,15 +248,15 @@ func leaseDecidesTheReportedStatus(t *testing.T, stored, expired store.Status) {
 	}
 	check("without a lease", stored)
 	a := mustLease(t, s, "t", "replica-a")
-	check("while its run holds the lease", store.StatusRunning)
+	check("while its run holds the lease", interlude.ThreadRunning)
 	expire(t, s, "t")
 	check("once the lease expired", expired)
 	b := mustLease(t, s, "t", "replica-b")
-	check("once another replica took it over", store.StatusRunning)
+	check("once another replica took it over", interlude.ThreadRunning)
 	if err := a.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	check("after the dead run's release", store.StatusRunning)
+	check("after the dead run's release", interlude.ThreadRunning)
 	if err := b.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +272,8 @@ func TestListFailedMergesStoredAndExpired(t *testing.T) {
 	// leaves interrupted.
 	for i, c := range []struct {
 		id     string
-		status store.Status
-	}{{"f1", store.StatusFailed}, {"e2", store.StatusIdle}, {"f3", store.StatusFailed}, {"e4", store.StatusIdle}, {"n5", store.StatusIdle}, {"p6", store.StatusInterrupted}} {
+		status interlude.ThreadStatus
+	}{{"f1", interlude.ThreadFailed}, {"e2", interlude.ThreadIdle}, {"f3", interlude.ThreadFailed}, {"e4", interlude.ThreadIdle}, {"n5", interlude.ThreadIdle}, {"p6", interlude.ThreadInterrupted}} {
 		if err := s.Append(ctx, store.Append{ThreadID: c.id, Meta: store.Meta{Graph: "g", Status: c.status, UpdatedAt: base.Add(time.Duration(i) * time.Second)},
 			Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
 			t.Fatal(err)
@@ -285,7 +286,7 @@ func TestListFailedMergesStoredAndExpired(t *testing.T) {
 	var got []string
 	cursor := ""
 	for range 10 {
-		page, err := s.List(ctx, store.Query{Status: store.StatusFailed, Limit: 1, Cursor: cursor})
+		page, err := s.List(ctx, store.Query{Status: interlude.ThreadFailed, Limit: 1, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +305,7 @@ func TestListFailedMergesStoredAndExpired(t *testing.T) {
 func TestDeleteDropsExpiredLeaseAndEvents(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
-	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	created := time.Date(2026, 1, 2, 3, 4, 5, 6789, time.UTC)
-	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle, CreatedAt: created},
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle, CreatedAt: created},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}, {Version: 2, Format: 1, Kind: "k", Data: []byte("y")}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +369,7 @@ func TestLeaseTellsTheThreadsGraphAndVersion(t *testing.T) {
 			switch {
 			case c.loadedRecords < 0 && loaded != nil:
 				t.Errorf("Loaded() = %+v, want nil", loaded)
-			case c.loadedRecords >= 0 && (loaded == nil || len(loaded.Records) != c.loadedRecords || loaded.Meta.Version != c.version || loaded.Meta.Status != store.StatusRunning):
+			case c.loadedRecords >= 0 && (loaded == nil || len(loaded.Records) != c.loadedRecords || loaded.Meta.Version != c.version || loaded.Meta.Status != interlude.ThreadRunning):
 				t.Errorf("Loaded() = %+v, want the thread at version %d with %d records, running under the lease", loaded, c.version, c.loadedRecords)
 			}
 		})
@@ -595,7 +596,7 @@ func TestAnExpiredLeaseIsReportedOnceUntilTakenOrRenewedAgain(t *testing.T) {
 	ctx := context.Background()
 	step := func(id string) {
 		t.Helper()
-		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+		if err := s.Append(ctx, store.Append{ThreadID: id, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 			Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -681,7 +682,7 @@ func TestAnExpiredLeaseIsReportedOnceUntilTakenOrRenewedAgain(t *testing.T) {
 func TestUnfinishedLeavesOutThreadsALiveRunHolds(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
-	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusRunning},
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadRunning},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "resolve", Data: []byte("x")}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -51,11 +51,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DefaultSchema is the Postgres schema a store uses unless WithSchema names
@@ -443,7 +444,7 @@ func (r *loadRow) loaded(threadID string) (*store.Loaded, error) {
 	if r.graph == nil || r.status == nil || r.version == nil || r.created == nil || r.updated == nil {
 		return nil, nil
 	}
-	out := &store.Loaded{Meta: store.Meta{ThreadID: threadID, Graph: *r.graph, Status: store.Status(*r.status), Version: *r.version,
+	out := &store.Loaded{Meta: store.Meta{ThreadID: threadID, Graph: *r.graph, Status: interlude.ThreadStatus(*r.status), Version: *r.version,
 		CreatedAt: fromNanos(*r.created), UpdatedAt: fromNanos(*r.updated)}}
 	var err error
 	if out.Meta.Interrupts, err = storekit.DecodeInterrupts("postgres", threadID, r.interrupts); err != nil {
@@ -638,16 +639,16 @@ func (s *Store) listQuery(q store.Query, limit int) (string, []any, error) {
 	// not override it (statusSQL): a held lease overrides every status, an
 	// expired one only idle.
 	overriding := " AND l.expires_at > now()"
-	if q.Status == store.StatusIdle {
+	if q.Status == interlude.ThreadIdle {
 		overriding = ""
 	}
 	stored := cols("t.status") + where("t.status = "+status,
 		"NOT EXISTS (SELECT 1 FROM "+schema+".leases l WHERE l.thread_id = t.id"+overriding+")") + order + lim
 	var leased string
 	switch q.Status {
-	case store.StatusRunning:
+	case interlude.ThreadRunning:
 		leased = "l.expires_at > now()"
-	case store.StatusFailed:
+	case interlude.ThreadFailed:
 		leased = "l.expires_at <= now() AND t.status = 'idle'"
 	default:
 		return stored, args, nil
@@ -773,7 +774,7 @@ func scanMeta(row pgx.Row, threadID string) (*store.Meta, error) {
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.Status = store.Status(status)
+	m.Status = interlude.ThreadStatus(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	var err error
 	m.Interrupts, err = storekit.DecodeInterrupts("postgres", m.ThreadID, interrupts)

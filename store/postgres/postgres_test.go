@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
 	"github.com/interludehq/interlude/store/storetest"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // EnvDSN names the environment variable that holds the connection string of the
@@ -136,7 +137,7 @@ func TestConcurrentOpenOnEmptySchema(t *testing.T) {
 	}
 	// Both work, on the same data.
 	ctx := context.Background()
-	if err := stores[0].Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	if err := stores[0].Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: []byte("x")}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestSchemaNames(t *testing.T) {
 	}
 	defer a.Close()
 	b := openTest(t)
-	if err := a.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	if err := a.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -246,10 +247,10 @@ func TestListUsesIndex(t *testing.T) {
 		q     store.Query
 		index string
 	}{
-		{store.Query{Status: store.StatusInterrupted}, "threads_inbox"},
-		{store.Query{Status: store.StatusInterrupted, Cursor: cursor}, "threads_inbox"},
-		{store.Query{Status: store.StatusInterrupted, Graph: "g"}, "threads_graph_inbox"},
-		{store.Query{Status: store.StatusInterrupted, Graph: "g", Cursor: cursor}, "threads_graph_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted}, "threads_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted, Cursor: cursor}, "threads_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted, Graph: "g"}, "threads_graph_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted, Graph: "g", Cursor: cursor}, "threads_graph_inbox"},
 		{store.Query{}, "threads_recent"},
 		{store.Query{Cursor: cursor}, "threads_recent"},
 	} {
@@ -272,8 +273,8 @@ func TestListUsesIndex(t *testing.T) {
 		q     store.Query
 		index string
 	}{
-		{store.Query{Status: store.StatusFailed}, "threads_inbox"},
-		{store.Query{Status: store.StatusRunning, Graph: "g", Cursor: cursor}, "threads_graph_inbox"},
+		{store.Query{Status: interlude.ThreadFailed}, "threads_inbox"},
+		{store.Query{Status: interlude.ThreadRunning, Graph: "g", Cursor: cursor}, "threads_graph_inbox"},
 	} {
 		query, args, err := s.listQuery(c.q, 50)
 		if err != nil {
@@ -369,7 +370,7 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	ident := pgx.Identifier{s.schema}.Sanitize()
-	if err := s.Append(ctx, store.Append{ThreadID: "old", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	if err := s.Append(ctx, store.Append{ThreadID: "old", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "k", Data: []byte("x")}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err := up.Meta(ctx, "old"); err != nil || m.Status != store.StatusRunning {
+	if m, err := up.Meta(ctx, "old"); err != nil || m.Status != interlude.ThreadRunning {
 		t.Fatalf("after the upgrade: %+v, %v", m, err)
 	}
 	l.Release(ctx)
@@ -401,7 +402,7 @@ func TestUpgradeIndexesExpiries(t *testing.T) {
 	ident := pgx.Identifier{s.schema}.Sanitize()
 	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
 	ask := func(expires ...*time.Time) store.Meta {
-		m := store.Meta{Graph: "g", Status: store.StatusInterrupted}
+		m := store.Meta{Graph: "g", Status: interlude.ThreadInterrupted}
 		for i, e := range expires {
 			m.Interrupts = append(m.Interrupts, interlude.Interruption{ID: fmt.Sprint("q", i), Node: "n", Message: "?", ExpiresAt: e})
 		}
@@ -412,7 +413,7 @@ func TestUpgradeIndexesExpiries(t *testing.T) {
 		"two":       ask(ptr(at.Add(time.Hour)), ptr(at.In(time.FixedZone("UTC+3", 3*3600))), nil),
 		"earlier":   ask(ptr(at.Add(-1001 * time.Nanosecond))),
 		"never":     ask(nil),
-		"idle":      {Graph: "g", Status: store.StatusIdle},
+		"idle":      {Graph: "g", Status: interlude.ThreadIdle},
 		"centuries": ask(ptr(at.Add(math.MaxInt64))),
 	}
 	for id, m := range threads {

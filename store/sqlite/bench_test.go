@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storetest"
 )
@@ -41,7 +42,7 @@ func BenchmarkAppend(b *testing.B) {
 			ctx := context.Background()
 			data := make([]byte, 512)
 			snap := make([]byte, 4096)
-			meta := store.Meta{Graph: "bench", Status: store.StatusIdle}
+			meta := store.Meta{Graph: "bench", Status: interlude.ThreadIdle}
 			ids := make([]string, c.threads)
 			vers := make([]int64, c.threads)
 			for i := range ids {
@@ -81,7 +82,7 @@ func BenchmarkLoad(b *testing.B) { storetest.BenchmarkLoad(b, openTemp(b)) }
 func BenchmarkVersion(b *testing.B) {
 	s := openTemp(b)
 	ctx := context.Background()
-	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: []byte("x")}}}); err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func BenchmarkListInterrupted(b *testing.B) {
 	SeedSynthetic(b, s, n)
 	size, _ := s.Size()
 	b.Logf("seeded %d threads in %v (%d MB on disk)", n, time.Since(start).Round(time.Millisecond), size>>20)
-	for _, q := range []store.Query{{Status: store.StatusInterrupted}, {Status: store.StatusInterrupted, Graph: "graph-3"}} {
+	for _, q := range []store.Query{{Status: interlude.ThreadInterrupted}, {Status: interlude.ThreadInterrupted, Graph: "graph-3"}} {
 		query, args, err := listQuery(q, 50)
 		if err != nil {
 			b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -38,7 +39,7 @@ func TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync(t *
 				}
 				return m
 			}
-			meta := store.Meta{Graph: "g", Status: store.StatusRunning}
+			meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
 			for v, noSync := range []bool{true, true, false, true, false, false, true} {
 				a := store.Append{ThreadID: "t", Expect: int64(v), Meta: meta, NoSync: noSync,
 					Records: []store.Record{{Version: int64(v) + 1, Format: 1, Kind: "step", Data: []byte("x")}}}

@@ -50,7 +50,7 @@ func Example() {
 
 	app, st = compile(path) // a new process over the same file
 	defer st.Close()
-	res, _ = app.Invoke(interlude.WithActor(ctx, "alice"), "order-7", graph.Resume(true))
+	res, _ = app.Invoke(interlude.WithActor(ctx, "alice"), "order-7", graph.Resume(interlude.Resolve(true)))
 	fmt.Println(res.Status, res.Values.Outcome)
 	h, _ := app.History(ctx, "order-7", graph.HistoryOptions{})
 	for _, cp := range h {

@@ -54,15 +54,15 @@ func goldenAppends(version int) []store.Append {
 	var out []store.Append
 	if version >= 1 {
 		out = append(out,
-			store.Append{ThreadID: "order-42", Meta: store.Meta{Graph: "refund", Status: store.StatusIdle, UpdatedAt: goldenAt},
+			store.Append{ThreadID: "order-42", Meta: store.Meta{Graph: "refund", Status: interlude.ThreadIdle, UpdatedAt: goldenAt},
 				Records:  []store.Record{rec(1, "input", `{"v":1,"input":{"amount":150}}`), rec(2, "step", `{"v":1,"writes":{"refund":1}}`)},
 				Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"amount":150}}`)}},
-			store.Append{ThreadID: "order-42", Expect: 2, Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+			store.Append{ThreadID: "order-42", Expect: 2, Meta: store.Meta{Graph: "refund", Status: interlude.ThreadInterrupted,
 				Interrupts: []interlude.Interruption{goldenQuestion()}, UpdatedAt: goldenAt.Add(3 * time.Second)},
 				Records: []store.Record{rec(3, "pause", `{"v":1,"interrupts":["int_9f2c"]}`)}},
-			store.Append{ThreadID: "chat-7", Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(time.Minute)},
+			store.Append{ThreadID: "chat-7", Meta: store.Meta{Graph: "agent", Status: interlude.ThreadIdle, UpdatedAt: goldenAt.Add(time.Minute)},
 				Records: []store.Record{rec(1, "input", `{"v":1}`), rec(2, "step", `{"v":1}`)}},
-			store.Append{ThreadID: "job-9", Meta: store.Meta{Graph: "batch", Status: store.StatusFailed, UpdatedAt: goldenAt.Add(time.Hour)},
+			store.Append{ThreadID: "job-9", Meta: store.Meta{Graph: "batch", Status: interlude.ThreadFailed, UpdatedAt: goldenAt.Add(time.Hour)},
 				Records: []store.Record{{Version: 1, Format: 1, Kind: "fail", Data: []byte{0, 1, 2, 0xfe, 0xff}, CreatedAt: goldenAt}}},
 		)
 	}
@@ -71,40 +71,40 @@ func goldenAppends(version int) []store.Append {
 		// questions, to the nanosecond.
 		out = append(out,
 			// Two pending questions, one without an expiry: the other is indexed.
-			store.Append{ThreadID: "review-3", Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+			store.Append{ThreadID: "review-3", Meta: store.Meta{Graph: "refund", Status: interlude.ThreadInterrupted,
 				Interrupts: []interlude.Interruption{ask("int_a1", nil), ask("int_a2", ptr(goldenAt.Add(2*time.Hour+7)))},
 				UpdatedAt:  goldenAt.Add(2 * time.Minute)},
 				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_a1","int_a2"]}`)}},
 			// Expires first, in a zone other than UTC.
-			store.Append{ThreadID: "approve-8", Meta: store.Meta{Graph: "agent", Status: store.StatusInterrupted,
+			store.Append{ThreadID: "approve-8", Meta: store.Meta{Graph: "agent", Status: interlude.ThreadInterrupted,
 				Interrupts: []interlude.Interruption{ask("int_b1", ptr(goldenAt.Add(30*time.Minute).In(time.FixedZone("UTC+2", 2*3600))))},
 				UpdatedAt:  goldenAt.Add(3 * time.Minute)},
 				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_b1"]}`)}},
 			// Its expiring question was answered: the thread leaves the index.
-			store.Append{ThreadID: "lapsed-5", Meta: store.Meta{Graph: "agent", Status: store.StatusInterrupted,
+			store.Append{ThreadID: "lapsed-5", Meta: store.Meta{Graph: "agent", Status: interlude.ThreadInterrupted,
 				Interrupts: []interlude.Interruption{ask("int_c1", ptr(goldenAt.Add(time.Minute)))}, UpdatedAt: goldenAt.Add(4 * time.Minute)},
 				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_c1"]}`)}},
-			store.Append{ThreadID: "lapsed-5", Expect: 1, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(5 * time.Minute)},
+			store.Append{ThreadID: "lapsed-5", Expect: 1, Meta: store.Meta{Graph: "agent", Status: interlude.ThreadIdle, UpdatedAt: goldenAt.Add(5 * time.Minute)},
 				Records: []store.Record{rec(2, "resume", `{"v":1}`)}},
 		)
 	}
 	if version >= 3 {
 		// Schema version 3 keeps every snapshot of a thread, not only the newest.
 		out = append(out,
-			store.Append{ThreadID: "notes-4", Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(6 * time.Minute)},
+			store.Append{ThreadID: "notes-4", Meta: store.Meta{Graph: "agent", Status: interlude.ThreadIdle, UpdatedAt: goldenAt.Add(6 * time.Minute)},
 				Records:  []store.Record{rec(1, "input", `{"v":1}`), rec(2, "step", `{"v":1}`)},
 				Snapshot: &store.Snapshot{Version: 2, Format: 1, Data: []byte(`{"v":1,"values":{"notes":["a"]}}`)}},
-			store.Append{ThreadID: "notes-4", Expect: 2, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(7 * time.Minute)},
+			store.Append{ThreadID: "notes-4", Expect: 2, Meta: store.Meta{Graph: "agent", Status: interlude.ThreadIdle, UpdatedAt: goldenAt.Add(7 * time.Minute)},
 				Records:  []store.Record{rec(3, "input", `{"v":1}`), rec(4, "step", `{"v":1}`)},
 				Snapshot: &store.Snapshot{Version: 4, Format: 1, Data: []byte(`{"v":1,"values":{"notes":["a","b"]}}`)}},
-			store.Append{ThreadID: "notes-4", Expect: 4, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle, UpdatedAt: goldenAt.Add(8 * time.Minute)},
+			store.Append{ThreadID: "notes-4", Expect: 4, Meta: store.Meta{Graph: "agent", Status: interlude.ThreadIdle, UpdatedAt: goldenAt.Add(8 * time.Minute)},
 				Records: []store.Record{rec(5, "input", `{"v":1}`)}},
 		)
 	}
 	if version >= 4 {
 		// Schema version 4 keeps the outbox: notices written with their append.
 		out = append(out,
-			store.Append{ThreadID: "notify-6", Meta: store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+			store.Append{ThreadID: "notify-6", Meta: store.Meta{Graph: "refund", Status: interlude.ThreadInterrupted,
 				Interrupts: []interlude.Interruption{ask("int_d1", nil)}, UpdatedAt: goldenAt.Add(9 * time.Minute)},
 				Records: []store.Record{rec(1, "pause", `{"v":1,"interrupts":["int_d1"]}`)},
 				Outbox: []store.Notice{{ID: "evt_d1", Graph: "refund", Type: store.NoticeRaised, InterruptID: "int_d1",
@@ -281,7 +281,7 @@ func testGolden(t *testing.T, version int) {
 	// The interrupted threads, newest updated first.
 	var interrupted []store.Meta
 	for _, w := range wants {
-		if w.meta.Status == store.StatusInterrupted {
+		if w.meta.Status == interlude.ThreadInterrupted {
 			interrupted = append(interrupted, w.meta)
 		}
 	}
@@ -291,7 +291,7 @@ func testGolden(t *testing.T, version int) {
 		}
 		return cmp.Compare(b.ThreadID, a.ThreadID)
 	})
-	p, err := s.List(ctx, store.Query{Status: store.StatusInterrupted})
+	p, err := s.List(ctx, store.Query{Status: interlude.ThreadInterrupted})
 	if err != nil || !slices.Equal(threadIDs(p.Threads), threadIDs(interrupted)) {
 		t.Errorf("List(interrupted) = %+v, %v; want %v", p, err, threadIDs(interrupted))
 	}
@@ -338,7 +338,7 @@ func testGolden(t *testing.T, version int) {
 	expired(goldenAt.AddDate(100, 0, 0), expiries)
 
 	// The migrated file takes new appends.
-	if err := s.Append(ctx, store.Append{ThreadID: "chat-7", Expect: 2, Meta: store.Meta{Graph: "agent", Status: store.StatusIdle},
+	if err := s.Append(ctx, store.Append{ThreadID: "chat-7", Expect: 2, Meta: store.Meta{Graph: "agent", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 3, Format: 1, Kind: "step", Data: []byte("{}")}}}); err != nil {
 		t.Errorf("append to a migrated thread: %v", err)
 	}
@@ -367,7 +367,7 @@ func TestUpgradeIndexesExpiries(t *testing.T) {
 	at := time.Date(2026, 5, 6, 7, 8, 9, 123456789, time.UTC)
 	ptr := func(t time.Time) *time.Time { return &t }
 	ask := func(expires ...*time.Time) store.Meta {
-		m := store.Meta{Graph: "g", Status: store.StatusInterrupted}
+		m := store.Meta{Graph: "g", Status: interlude.ThreadInterrupted}
 		for i, e := range expires {
 			q := goldenQuestion()
 			q.ID, q.ExpiresAt = fmt.Sprint("q", i), e

@@ -41,10 +41,11 @@ import (
 	"sync"
 	"time"
 
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 // Store is a store.Store kept in one SQLite file. It is safe for concurrent use.
@@ -305,7 +306,7 @@ func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error
 	if err != nil {
 		return nil, s.wrap("load", threadID, err)
 	}
-	m.ThreadID, m.Status = threadID, store.Status(status)
+	m.ThreadID, m.Status = threadID, interlude.ThreadStatus(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	if m.Interrupts, err = storekit.DecodeInterrupts("sqlite", threadID, interrupts); err != nil {
 		return nil, err
@@ -695,7 +696,7 @@ func scanMeta(row scanner, threadID string) (*store.Meta, error) {
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	m.Status = store.Status(status)
+	m.Status = interlude.ThreadStatus(status)
 	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
 	var err error
 	m.Interrupts, err = storekit.DecodeInterrupts("sqlite", m.ThreadID, interrupts)

@@ -169,7 +169,7 @@ func TestSizeAndCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := make([]byte, 1<<20)
-	if err := s.Append(context.Background(), store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	if err := s.Append(context.Background(), store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: big}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +201,10 @@ func TestListUsesIndex(t *testing.T) {
 		q     store.Query
 		index string
 	}{
-		{store.Query{Status: store.StatusInterrupted}, "threads_inbox"},
-		{store.Query{Status: store.StatusInterrupted, Cursor: cursor}, "threads_inbox"},
-		{store.Query{Status: store.StatusInterrupted, Graph: "g"}, "threads_graph_inbox"},
-		{store.Query{Status: store.StatusInterrupted, Graph: "g", Cursor: cursor}, "threads_graph_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted}, "threads_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted, Cursor: cursor}, "threads_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted, Graph: "g"}, "threads_graph_inbox"},
+		{store.Query{Status: interlude.ThreadInterrupted, Graph: "g", Cursor: cursor}, "threads_graph_inbox"},
 		{store.Query{}, "threads_recent"},
 		{store.Query{Cursor: cursor}, "threads_recent"},
 	} {
@@ -269,7 +269,7 @@ func appendN(t *testing.T, s *Store, prefix string, threads, steps int) {
 	ctx := context.Background()
 	for v := range int64(steps) {
 		for i := range threads {
-			if err := s.Append(ctx, store.Append{ThreadID: fmt.Sprintf("%s-%03d", prefix, i), Expect: v, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+			if err := s.Append(ctx, store.Append{ThreadID: fmt.Sprintf("%s-%03d", prefix, i), Expect: v, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 				Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: make([]byte, 300)}}}); err != nil {
 				t.Fatal(err)
 			}

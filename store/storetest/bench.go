@@ -46,14 +46,14 @@ func SyntheticThread(i int) store.Meta {
 	m := store.Meta{
 		ThreadID:  fmt.Sprintf("thread-%08d", i),
 		Graph:     fmt.Sprintf("graph-%d", i%syntheticGraphs),
-		Status:    store.StatusIdle,
+		Status:    interlude.ThreadIdle,
 		Version:   int64(1 + i%5),
 		CreatedAt: at.Add(-time.Hour),
 		UpdatedAt: at,
 	}
 	switch i % 10 {
 	case 0:
-		m.Status = store.StatusInterrupted
+		m.Status = interlude.ThreadInterrupted
 		m.Interrupts = []interlude.Interruption{{
 			ID: fmt.Sprintf("int_%08x", i), Node: "approve", Path: []string{"approve", "call_1"}, ToolCallID: "call_1",
 			Message: "Approve a refund of $150 for order " + strconv.Itoa(i) + "?", Reason: interlude.ReasonToolApproval,
@@ -62,7 +62,7 @@ func SyntheticThread(i int) store.Meta {
 			CreatedAt: at,
 		}}
 	case 1:
-		m.Status = store.StatusFailed
+		m.Status = interlude.ThreadFailed
 	}
 	return m
 }
@@ -123,10 +123,10 @@ func BenchmarkList(b *testing.B, s store.Store, n int) {
 			}
 		})
 	}
-	run("interrupted", store.Query{Status: store.StatusInterrupted, Limit: 50})
-	run("interrupted+graph", store.Query{Status: store.StatusInterrupted, Graph: "graph-3", Limit: 50})
+	run("interrupted", store.Query{Status: interlude.ThreadInterrupted, Limit: 50})
+	run("interrupted+graph", store.Query{Status: interlude.ThreadInterrupted, Graph: "graph-3", Limit: 50})
 	if n/10 > 10_050 {
-		q := store.Query{Status: store.StatusInterrupted, Limit: 1000}
+		q := store.Query{Status: interlude.ThreadInterrupted, Limit: 1000}
 		for range 10 {
 			p, err := s.List(ctx, q)
 			if err != nil {
@@ -144,7 +144,7 @@ func BenchmarkList(b *testing.B, s store.Store, n int) {
 // the 5 records after it.
 func BenchmarkLoad(b *testing.B, s store.Store) {
 	ctx := context.Background()
-	meta := store.Meta{Graph: "bench", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "bench", Status: interlude.ThreadIdle}
 	for v := range int64(10) {
 		a := store.Append{ThreadID: "t", Expect: v, Meta: meta, Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: make([]byte, 512)}}}
 		if v == 4 {

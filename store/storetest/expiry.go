@@ -61,7 +61,7 @@ func expiring(id string, at ...time.Time) []interlude.Interruption {
 
 // pending returns the meta of an interrupted thread asking qs.
 func pending(qs []interlude.Interruption) store.Meta {
-	return store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: qs, UpdatedAt: base}
+	return store.Meta{Graph: "g", Status: interlude.ThreadInterrupted, Interrupts: qs, UpdatedAt: base}
 }
 
 // expired calls Expired and returns the ids listed, in order.
@@ -148,7 +148,7 @@ func (h *harness) expiredWithoutExpiry(t *testing.T) {
 	q := question("forever")
 	q.ExpiresAt = nil
 	step(t, s, "forever", 0, 1, false, pending([]interlude.Interruption{q}))
-	step(t, s, "idle", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
+	step(t, s, "idle", 0, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle})
 	// A question without expiry beside one with: the thread lists by the other.
 	step(t, s, "mixed", 0, 1, false, pending(append([]interlude.Interruption{q}, expiring("m", base)...)))
 	far := time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -173,7 +173,7 @@ func (h *harness) expiredAnswered(t *testing.T) {
 	}
 	checkExpired(t, x, base, 0, "answered", "asked-again", "still")
 	// Answered: the next append has no pending question.
-	step(t, s, "answered", 1, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
+	step(t, s, "answered", 1, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle})
 	// Asked again: the next append's question expires later.
 	step(t, s, "asked-again", 1, 1, false, pending(expiring("q2", base.Add(time.Hour))))
 	// An append keeping the expired question keeps the thread listed.
@@ -208,7 +208,7 @@ func (h *harness) expiredLimit(t *testing.T) {
 	s, x := h.openExpiry(t)
 	var threads []listThread
 	for i := range 105 {
-		threads = append(threads, listThread{fmt.Sprintf("x%03d", i), "g", store.StatusInterrupted, base.Add(time.Duration(i) * time.Second)})
+		threads = append(threads, listThread{fmt.Sprintf("x%03d", i), "g", interlude.ThreadInterrupted, base.Add(time.Duration(i) * time.Second)})
 	}
 	seedList(t, s, threads)
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) // when question() expires
@@ -223,7 +223,7 @@ func (h *harness) expiredMeta(t *testing.T) {
 	s, x := h.openExpiry(t)
 	created := base.Add(-time.Hour)
 	qs := append(expiring("q", base.Add(-time.Minute)), question("other"))
-	meta := store.Meta{Graph: "refund", Status: store.StatusInterrupted, Interrupts: qs, UpdatedAt: base.Add(-time.Second), CreatedAt: created}
+	meta := store.Meta{Graph: "refund", Status: interlude.ThreadInterrupted, Interrupts: qs, UpdatedAt: base.Add(-time.Second), CreatedAt: created}
 	step(t, s, "full", 0, 2, true, meta)
 	step(t, s, "full", 2, 1, false, meta)
 	ms, err := x.Expired(context.Background(), base, nil, 0)
@@ -252,6 +252,6 @@ func (h *harness) expiredDeleted(t *testing.T) {
 	}
 	checkExpired(t, x, base, 0, "kept")
 	// The id used again starts without the old thread's expiry.
-	step(t, s, "gone", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
+	step(t, s, "gone", 0, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle})
 	checkExpired(t, x, base, 0, "kept")
 }

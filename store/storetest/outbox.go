@@ -55,7 +55,7 @@ func notice(id, typ string) store.Notice {
 // carrying the notices.
 func appendNotices(t *testing.T, s store.Store, id string, expect int64, ns ...store.Notice) {
 	t.Helper()
-	appendOK(t, s, store.Append{ThreadID: id, Expect: expect, Meta: store.Meta{Graph: "g", Status: store.StatusInterrupted},
+	appendOK(t, s, store.Append{ThreadID: id, Expect: expect, Meta: store.Meta{Graph: "g", Status: interlude.ThreadInterrupted},
 		Records: []store.Record{rec(expect+1, id)}, Outbox: ns})
 }
 
@@ -109,7 +109,7 @@ func (h *harness) outboxWritten(t *testing.T) {
 func (h *harness) outboxRefused(t *testing.T) {
 	s, o := h.openOutbox(t)
 	appendNotices(t, s, "t", 0)
-	err := s.Append(context.Background(), store.Append{ThreadID: "t", Expect: 5, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+	err := s.Append(context.Background(), store.Append{ThreadID: "t", Expect: 5, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 		Records: []store.Record{rec(6, "x")}, Outbox: []store.Notice{notice("lost", store.NoticeAnswered)}})
 	if !errors.Is(err, interlude.ErrConflict) {
 		t.Fatalf("stale append = %v, want a conflict", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -42,7 +43,7 @@ func (h *harness) openRecovery(t *testing.T) (store.Store, store.RecoveryIndex) 
 
 // running returns the meta of a thread whose answers were committed at base+at.
 func running(graph string, at time.Duration) store.Meta {
-	return store.Meta{Graph: graph, Status: store.StatusRunning, UpdatedAt: base.Add(at)}
+	return store.Meta{Graph: graph, Status: interlude.ThreadRunning, UpdatedAt: base.Add(at)}
 }
 
 func checkUnfinished(t *testing.T, x store.RecoveryIndex, graphs []string, limit int, want ...string) {
@@ -54,7 +55,7 @@ func checkUnfinished(t *testing.T, x store.RecoveryIndex, graphs []string, limit
 	got := []string{}
 	for _, m := range ms {
 		got = append(got, m.ThreadID)
-		if m.Status != store.StatusRunning || m.Version == 0 || m.Graph == "" || m.UpdatedAt.IsZero() || m.CreatedAt.IsZero() {
+		if m.Status != interlude.ThreadRunning || m.Version == 0 || m.Graph == "" || m.UpdatedAt.IsZero() || m.CreatedAt.IsZero() {
 			t.Errorf("Unfinished lists %s with incomplete facts: %+v", m.ThreadID, m)
 		}
 	}
@@ -73,7 +74,7 @@ func (h *harness) unfinishedRunning(t *testing.T) {
 	step(t, s, "early", 0, 1, false, running("g", time.Second))
 	step(t, s, "tie-b", 0, 1, false, running("g", 2*time.Second))
 	step(t, s, "tie-a", 0, 1, false, running("g", 2*time.Second))
-	for i, st := range []store.Status{store.StatusIdle, store.StatusInterrupted, store.StatusFailed} {
+	for i, st := range []interlude.ThreadStatus{interlude.ThreadIdle, interlude.ThreadInterrupted, interlude.ThreadFailed} {
 		step(t, s, string(st), 0, 1, false, store.Meta{Graph: "g", Status: st, UpdatedAt: base.Add(time.Duration(i) * time.Millisecond)})
 	}
 	checkUnfinished(t, x, nil, 0, "early", "tie-a", "tie-b", "late")
@@ -81,11 +82,11 @@ func (h *harness) unfinishedRunning(t *testing.T) {
 
 func (h *harness) unfinishedLeaves(t *testing.T) {
 	s, x := h.openRecovery(t)
-	step(t, s, "t", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: expiring("q"), UpdatedAt: base})
+	step(t, s, "t", 0, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadInterrupted, Interrupts: expiring("q"), UpdatedAt: base})
 	checkUnfinished(t, x, nil, 0)
 	step(t, s, "t", 1, 1, false, running("g", time.Second)) // the answers
 	checkUnfinished(t, x, nil, 0, "t")
-	step(t, s, "t", 2, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle, UpdatedAt: base.Add(2 * time.Second)}) // the step
+	step(t, s, "t", 2, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle, UpdatedAt: base.Add(2 * time.Second)}) // the step
 	checkUnfinished(t, x, nil, 0)
 }
 

@@ -287,7 +287,7 @@ func isCode(err error, target error) bool { return errors.Is(err, target) }
 func (h *harness) roundTrip(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "refund", Status: store.StatusInterrupted,
+	meta := store.Meta{Graph: "refund", Status: interlude.ThreadInterrupted,
 		Interrupts: []interlude.Interruption{question("int_1"), question("int_2")}, UpdatedAt: base}
 	created := base.Add(-time.Hour)
 	r1, r2 := rec(1, "one"), rec(2, "two")
@@ -352,7 +352,7 @@ func (h *harness) roundTrip(t *testing.T) {
 func (h *harness) recordsRange(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "r", 0, 4, false, meta)
 	step(t, s, "r", 4, 3, true, meta)
 	step(t, s, "r", 7, 3, false, meta) // versions 1..10, snapshot at 7
@@ -389,15 +389,15 @@ func (h *harness) recordsRange(t *testing.T) {
 
 func (h *harness) metaReplaced(t *testing.T) {
 	s := h.open(t)
-	m1 := store.Meta{Graph: "g1", Status: store.StatusInterrupted, Interrupts: []interlude.Interruption{question("a")}, UpdatedAt: base}
+	m1 := store.Meta{Graph: "g1", Status: interlude.ThreadInterrupted, Interrupts: []interlude.Interruption{question("a")}, UpdatedAt: base}
 	step(t, s, "m", 0, 1, false, m1)
 	first := load(t, s, "m").Meta
-	m2 := store.Meta{Graph: "g2", Status: store.StatusIdle, UpdatedAt: base.Add(time.Minute),
+	m2 := store.Meta{Graph: "g2", Status: interlude.ThreadIdle, UpdatedAt: base.Add(time.Minute),
 		// The store sets these three itself; whatever the caller says is ignored.
 		ThreadID: "other", Version: 99, CreatedAt: base.Add(-24 * time.Hour)}
 	step(t, s, "m", 1, 1, false, m2)
 	got := load(t, s, "m").Meta
-	want := store.Meta{ThreadID: "m", Graph: "g2", Status: store.StatusIdle, Version: 2, UpdatedAt: m2.UpdatedAt, CreatedAt: first.CreatedAt}
+	want := store.Meta{ThreadID: "m", Graph: "g2", Status: interlude.ThreadIdle, Version: 2, UpdatedAt: m2.UpdatedAt, CreatedAt: first.CreatedAt}
 	checkMeta(t, "after the second append", got, want)
 	if len(got.Interrupts) != 0 {
 		t.Errorf("interrupts were not replaced: %+v", got.Interrupts)
@@ -410,7 +410,7 @@ func (h *harness) metaReplaced(t *testing.T) {
 func (h *harness) timesDefaultToNow(t *testing.T) {
 	s := h.open(t)
 	before := time.Now()
-	step(t, s, "n", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
+	step(t, s, "n", 0, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle})
 	after := time.Now()
 	l := load(t, s, "n")
 	in := func(what string, x time.Time) {
@@ -428,7 +428,7 @@ func (h *harness) timesDefaultToNow(t *testing.T) {
 func (h *harness) creationTimeGiven(t *testing.T) {
 	s := h.open(t)
 	created := base.Add(-time.Hour + 123456789*time.Nanosecond)
-	step(t, s, "c", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle, CreatedAt: created})
+	step(t, s, "c", 0, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle, CreatedAt: created})
 	if got := load(t, s, "c").Meta.CreatedAt; !got.Equal(created) {
 		t.Errorf("CreatedAt = %v, want the %v the first append gave", got, created)
 	}
@@ -438,7 +438,7 @@ func (h *harness) dataIsCopied(t *testing.T) {
 	s := h.open(t)
 	data, snap := []byte("original"), []byte("snapshot")
 	qs := []interlude.Interruption{question("q")}
-	appendOK(t, s, store.Append{ThreadID: "c", Meta: store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: qs},
+	appendOK(t, s, store.Append{ThreadID: "c", Meta: store.Meta{Graph: "g", Status: interlude.ThreadInterrupted, Interrupts: qs},
 		Records:  []store.Record{{Version: 1, Format: 1, Kind: "step", Data: data}},
 		Snapshot: &store.Snapshot{Version: 1, Format: 1, Data: snap}})
 	copy(data, "XXXXXXXX")
@@ -468,7 +468,7 @@ func (h *harness) binaryAndLargeData(t *testing.T) {
 		{Version: 2, Format: 1, Kind: "large", Data: large},
 		{Version: 3, Format: 1, Kind: "empty", Data: nil},
 	}
-	appendOK(t, s, store.Append{ThreadID: "b", Meta: store.Meta{Graph: "g", Status: store.StatusIdle}, Records: recs,
+	appendOK(t, s, store.Append{ThreadID: "b", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle}, Records: recs,
 		Snapshot: &store.Snapshot{Version: 3, Format: 1, Data: large}})
 	got := records(t, s, "b", 0, 0, 0)
 	if len(got) != 3 {
@@ -486,7 +486,7 @@ func (h *harness) binaryAndLargeData(t *testing.T) {
 
 func (h *harness) manyRecords(t *testing.T) {
 	s := h.open(t)
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "many", 0, 100, false, meta)
 	step(t, s, "many", 100, 100, true, meta)
 	rs := records(t, s, "many", 0, 0, 0)
@@ -500,10 +500,10 @@ func (h *harness) manyRecords(t *testing.T) {
 func (h *harness) casConflict(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle, UpdatedAt: base}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle, UpdatedAt: base}
 	step(t, s, "cas", 0, 2, true, meta)
 	before := load(t, s, "cas")
-	other := store.Meta{Graph: "other", Status: store.StatusFailed, UpdatedAt: base.Add(time.Hour)}
+	other := store.Meta{Graph: "other", Status: interlude.ThreadFailed, UpdatedAt: base.Add(time.Hour)}
 	for _, expect := range []int64{0, 1, 3, 10} {
 		a := store.Append{ThreadID: "cas", Expect: expect, Meta: other,
 			Records:  []store.Record{rec(expect+1, "stale")},
@@ -541,7 +541,7 @@ func (h *harness) casConflict(t *testing.T) {
 func (h *harness) noSyncAppends(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusRunning, UpdatedAt: base}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning, UpdatedAt: base}
 	for v := int64(0); v < 6; v++ {
 		a := store.Append{ThreadID: "lazy", Expect: v, Meta: meta, Records: []store.Record{rec(v+1, fmt.Sprintf("lazy@%d", v+1))}, NoSync: v%3 != 2}
 		if v == 4 {
@@ -613,7 +613,7 @@ func (h *harness) concurrentOneThread(t *testing.T) {
 					return
 				}
 				a := store.Append{ThreadID: "hot", Expect: v,
-					Meta:    store.Meta{Graph: "g", Status: store.StatusRunning},
+					Meta:    store.Meta{Graph: "g", Status: interlude.ThreadRunning},
 					Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: []byte(payload)}}}
 				if i%5 == 0 {
 					a.Snapshot = &store.Snapshot{Version: v + 1, Format: 1, Data: []byte("snap " + payload)}
@@ -671,7 +671,7 @@ func (h *harness) concurrentManyThreads(t *testing.T) {
 		writers.Go(func() {
 			id := fmt.Sprintf("th-%02d", i)
 			for v := range int64(steps) {
-				a := store.Append{ThreadID: id, Expect: v, Meta: store.Meta{Graph: "g", Status: store.StatusIdle},
+				a := store.Append{ThreadID: id, Expect: v, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
 					Records: []store.Record{rec(v+1, fmt.Sprintf("%s@%d", id, v+1))}}
 				if v%4 == 3 {
 					a.Snapshot = &store.Snapshot{Version: v + 1, Format: 1, Data: []byte("s")}
@@ -709,7 +709,7 @@ func (h *harness) concurrentManyThreads(t *testing.T) {
 					errs <- fmt.Errorf("Load(%s) inconsistent: version %d, snapshot %d, records %v", id, l.Meta.Version, after, got)
 					return
 				}
-				if _, err := s.List(ctx, store.Query{Status: store.StatusIdle, Limit: 5}); err != nil {
+				if _, err := s.List(ctx, store.Query{Status: interlude.ThreadIdle, Limit: 5}); err != nil {
 					errs <- fmt.Errorf("List: %w", err)
 					return
 				}
@@ -740,7 +740,7 @@ func (h *harness) concurrentManyThreads(t *testing.T) {
 
 func (h *harness) historyOrder(t *testing.T) {
 	s := h.open(t)
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	kinds := []string{"input", "step", "pause", "resolve", "step"}
 	var v int64
 	var want []string
@@ -788,7 +788,7 @@ func (h *harness) historyOrder(t *testing.T) {
 
 func (h *harness) snapshotReplaces(t *testing.T) {
 	s := h.open(t)
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "s", 0, 1, true, meta)
 	step(t, s, "s", 1, 2, true, meta)
 	l := load(t, s, "s")
@@ -865,7 +865,7 @@ func spanDown(from, to int64) []int64 {
 // the given versions (each must end an append), and returns them.
 func historyThread(t *testing.T, s store.Store, id string) []int64 {
 	t.Helper()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	var snaps []int64
 	var v int64
 	for i := 0; v < 30; i++ {
@@ -916,7 +916,7 @@ func (h *harness) historyPages(t *testing.T) {
 
 func (h *harness) historyGrowing(t *testing.T) {
 	s := h.open(t)
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "g", 0, 6, true, meta)
 	step(t, s, "g", 6, 4, false, meta)
 	first := history(t, s, "g", 0, 4)
@@ -940,7 +940,7 @@ func (h *harness) historyGrowing(t *testing.T) {
 func (h *harness) historyEdges(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "e", 0, 3, true, meta)
 	// The snapshot at the newest record is no base for a page that holds it.
 	if p := history(t, s, "e", 0, 1); p.Base != nil || len(p.Lead) != 2 {
@@ -972,7 +972,7 @@ func (h *harness) historyEdges(t *testing.T) {
 type listThread struct {
 	id     string
 	graph  string
-	status store.Status
+	status interlude.ThreadStatus
 	at     time.Time
 }
 
@@ -986,7 +986,7 @@ func seedList(t *testing.T, s store.Store, threads []listThread) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			m := store.Meta{Graph: th.graph, Status: th.status, UpdatedAt: th.at}
-			if th.status == store.StatusInterrupted {
+			if th.status == interlude.ThreadInterrupted {
 				m.Interrupts = []interlude.Interruption{question("int_" + th.id)}
 			}
 			if err := s.Append(context.Background(), store.Append{ThreadID: th.id, Meta: m, Records: []store.Record{rec(1, th.id)}}); err != nil {
@@ -1059,7 +1059,7 @@ func expected(threads []listThread, keep func(listThread) bool) []string {
 }
 
 func listFixture() []listThread {
-	statuses := []store.Status{store.StatusInterrupted, store.StatusIdle, store.StatusInterrupted, store.StatusFailed, store.StatusRunning}
+	statuses := []interlude.ThreadStatus{interlude.ThreadInterrupted, interlude.ThreadIdle, interlude.ThreadInterrupted, interlude.ThreadFailed, interlude.ThreadRunning}
 	var out []listThread
 	for i := range 40 {
 		out = append(out, listThread{
@@ -1079,12 +1079,12 @@ func (h *harness) listFilters(t *testing.T) {
 	seedList(t, s, threads)
 	for _, q := range []store.Query{
 		{},
-		{Status: store.StatusInterrupted},
-		{Status: store.StatusIdle},
+		{Status: interlude.ThreadInterrupted},
+		{Status: interlude.ThreadIdle},
 		{Graph: "beta"},
-		{Graph: "beta", Status: store.StatusInterrupted},
+		{Graph: "beta", Status: interlude.ThreadInterrupted},
 		{Graph: "nope"},
-		{Status: store.StatusInterrupted, Graph: "gamma", Limit: 2},
+		{Status: interlude.ThreadInterrupted, Graph: "gamma", Limit: 2},
 	} {
 		got, metas := listAll(t, s, q)
 		want := expected(threads, func(th listThread) bool {
@@ -1104,7 +1104,7 @@ func (h *harness) listFilters(t *testing.T) {
 				}
 			}
 			w := store.Meta{ThreadID: th.id, Graph: th.graph, Status: th.status, Version: 1, UpdatedAt: th.at}
-			if th.status == store.StatusInterrupted {
+			if th.status == interlude.ThreadInterrupted {
 				w.Interrupts = []interlude.Interruption{question("int_" + th.id)}
 			}
 			checkMeta(t, "listed "+th.id, m, w)
@@ -1116,16 +1116,16 @@ func (h *harness) listOrder(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
 	threads := []listThread{
-		{"a", "g", store.StatusInterrupted, base},
-		{"b", "g", store.StatusInterrupted, base.Add(time.Nanosecond)},
-		{"c", "g", store.StatusInterrupted, base},
-		{"B", "g", store.StatusInterrupted, base},
-		{"a-1", "g", store.StatusInterrupted, base},
-		{"d", "g", store.StatusInterrupted, base.Add(-time.Nanosecond)},
-		{"e", "g", store.StatusInterrupted, base.Add(48 * time.Hour)},
+		{"a", "g", interlude.ThreadInterrupted, base},
+		{"b", "g", interlude.ThreadInterrupted, base.Add(time.Nanosecond)},
+		{"c", "g", interlude.ThreadInterrupted, base},
+		{"B", "g", interlude.ThreadInterrupted, base},
+		{"a-1", "g", interlude.ThreadInterrupted, base},
+		{"d", "g", interlude.ThreadInterrupted, base.Add(-time.Nanosecond)},
+		{"e", "g", interlude.ThreadInterrupted, base.Add(48 * time.Hour)},
 	}
 	seedList(t, s, threads)
-	p, err := s.List(ctx, store.Query{Status: store.StatusInterrupted})
+	p, err := s.List(ctx, store.Query{Status: interlude.ThreadInterrupted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1141,9 +1141,9 @@ func (h *harness) listOrder(t *testing.T) {
 		t.Errorf("a complete listing has next cursor %q", p.NextCursor)
 	}
 	// Moving a thread forward in time moves it to the front.
-	appendOK(t, s, store.Append{ThreadID: "d", Expect: 1, Meta: store.Meta{Graph: "g", Status: store.StatusInterrupted, UpdatedAt: base.Add(72 * time.Hour)},
+	appendOK(t, s, store.Append{ThreadID: "d", Expect: 1, Meta: store.Meta{Graph: "g", Status: interlude.ThreadInterrupted, UpdatedAt: base.Add(72 * time.Hour)},
 		Records: []store.Record{rec(2, "d")}})
-	p, err = s.List(ctx, store.Query{Status: store.StatusInterrupted, Limit: 1})
+	p, err = s.List(ctx, store.Query{Status: interlude.ThreadInterrupted, Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1162,16 +1162,16 @@ func (h *harness) listPaging(t *testing.T) {
 		if i >= 30 {
 			at = base.Add(time.Duration(i%3+1) * time.Millisecond)
 		}
-		threads = append(threads, listThread{fmt.Sprintf("p%03d", (i*37)%60), []string{"x", "y"}[i%2], store.StatusInterrupted, at})
+		threads = append(threads, listThread{fmt.Sprintf("p%03d", (i*37)%60), []string{"x", "y"}[i%2], interlude.ThreadInterrupted, at})
 	}
-	threads = append(threads, listThread{"idle-1", "x", store.StatusIdle, base}, listThread{"idle-2", "x", store.StatusIdle, base.Add(time.Hour)})
+	threads = append(threads, listThread{"idle-1", "x", interlude.ThreadIdle, base}, listThread{"idle-2", "x", interlude.ThreadIdle, base.Add(time.Hour)})
 	seedList(t, s, threads)
 	for _, limit := range []int{1, 3, 7, 29, 30, 31, 60, 61} {
 		for _, graph := range []string{"", "x"} {
-			q := store.Query{Status: store.StatusInterrupted, Graph: graph, Limit: limit}
+			q := store.Query{Status: interlude.ThreadInterrupted, Graph: graph, Limit: limit}
 			got, _ := listAll(t, s, q)
 			want := expected(threads, func(th listThread) bool {
-				return th.status == store.StatusInterrupted && (graph == "" || th.graph == graph)
+				return th.status == interlude.ThreadInterrupted && (graph == "" || th.graph == graph)
 			})
 			if !slices.Equal(got, want) {
 				t.Errorf("paging with limit %d, graph %q\n got %v\nwant %v", limit, graph, got, want)
@@ -1179,7 +1179,7 @@ func (h *harness) listPaging(t *testing.T) {
 		}
 	}
 	// A page that ends exactly at the end of the listing has no next cursor.
-	p, err := s.List(context.Background(), store.Query{Status: store.StatusIdle, Limit: 2})
+	p, err := s.List(context.Background(), store.Query{Status: interlude.ThreadIdle, Limit: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1203,11 +1203,11 @@ func (h *harness) listLimit(t *testing.T) {
 	s := h.open(t)
 	var threads []listThread
 	for i := range 1005 {
-		threads = append(threads, listThread{fmt.Sprintf("l%04d", i), "g", store.StatusInterrupted, base.Add(time.Duration(i) * time.Microsecond)})
+		threads = append(threads, listThread{fmt.Sprintf("l%04d", i), "g", interlude.ThreadInterrupted, base.Add(time.Duration(i) * time.Microsecond)})
 	}
 	seedList(t, s, threads)
 	for _, c := range []struct{ limit, want int }{{0, 50}, {-5, 50}, {1, 1}, {1000, 1000}, {1001, 1000}, {5000, 1000}} {
-		p, err := s.List(context.Background(), store.Query{Status: store.StatusInterrupted, Limit: c.limit})
+		p, err := s.List(context.Background(), store.Query{Status: interlude.ThreadInterrupted, Limit: c.limit})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1215,7 +1215,7 @@ func (h *harness) listLimit(t *testing.T) {
 			t.Errorf("List(limit %d): %d threads, cursor %q; want %d and a cursor", c.limit, len(p.Threads), p.NextCursor, c.want)
 		}
 	}
-	got, _ := listAll(t, s, store.Query{Status: store.StatusInterrupted, Limit: 1000})
+	got, _ := listAll(t, s, store.Query{Status: interlude.ThreadInterrupted, Limit: 1000})
 	if len(got) != len(threads) {
 		t.Errorf("paging by 1000 found %d threads, want %d", len(got), len(threads))
 	}
@@ -1224,7 +1224,7 @@ func (h *harness) listLimit(t *testing.T) {
 func (h *harness) delete(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusInterrupted, Interrupts: []interlude.Interruption{question("q")}}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadInterrupted, Interrupts: []interlude.Interruption{question("q")}}
 	step(t, s, "gone", 0, 3, true, meta)
 	step(t, s, "gone", 3, 2, false, meta)
 	step(t, s, "kept", 0, 2, true, meta)
@@ -1243,7 +1243,7 @@ func (h *harness) delete(t *testing.T) {
 	if v, err := s.Version(ctx, "gone"); v != 0 || err != nil {
 		t.Errorf("Version after Delete = %d, %v; want 0", v, err)
 	}
-	for _, q := range []store.Query{{}, {Status: store.StatusInterrupted}, {Graph: "g", Status: store.StatusInterrupted}} {
+	for _, q := range []store.Query{{}, {Status: interlude.ThreadInterrupted}, {Graph: "g", Status: interlude.ThreadInterrupted}} {
 		ids, _ := listAll(t, s, q)
 		if !slices.Equal(ids, []string{"kept"}) {
 			t.Errorf("List(%+v) after Delete = %v, want [kept]", q, ids)
@@ -1266,7 +1266,7 @@ func (h *harness) delete(t *testing.T) {
 func (h *harness) recreateAfterDelete(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "re", 0, 4, true, meta)
 	step(t, s, "re", 4, 1, false, meta)
 	old := load(t, s, "re").Meta
@@ -1278,7 +1278,7 @@ func (h *harness) recreateAfterDelete(t *testing.T) {
 	if !isCode(err, interlude.ErrConflict) {
 		t.Errorf("Append at the deleted version: err = %v, want ErrConflict", err)
 	}
-	appendOK(t, s, store.Append{ThreadID: "re", Meta: store.Meta{Graph: "g2", Status: store.StatusIdle},
+	appendOK(t, s, store.Append{ThreadID: "re", Meta: store.Meta{Graph: "g2", Status: interlude.ThreadIdle},
 		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: []byte("new life")}}})
 	l := load(t, s, "re")
 	if l.Meta.Version != 1 || l.Meta.Graph != "g2" || l.Snapshot != nil {
@@ -1297,7 +1297,7 @@ func (h *harness) recreateAfterDelete(t *testing.T) {
 func (h *harness) unknownFormatOnAppend(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	for _, c := range []struct {
 		name string
 		a    store.Append
@@ -1322,7 +1322,7 @@ func (h *harness) unknownRecordFormat(t *testing.T) {
 	}
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "uf", 0, 2, true, meta)
 	step(t, s, "uf", 2, 2, false, meta) // snapshot at 2, records 3 and 4 after it
 	for _, format := range []int{store.FormatVersion + 1, 0} {
@@ -1368,7 +1368,7 @@ func (h *harness) unknownSnapshotFormat(t *testing.T) {
 	}
 	s := h.open(t)
 	ctx := context.Background()
-	step(t, s, "us", 0, 2, true, store.Meta{Graph: "g", Status: store.StatusIdle})
+	step(t, s, "us", 0, 2, true, store.Meta{Graph: "g", Status: interlude.ThreadIdle})
 	for _, format := range []int{store.FormatVersion + 1, 0} {
 		if err := h.opts.SetSnapshotFormat(s, "us", format); err != nil {
 			t.Fatalf("SetSnapshotFormat: %v", err)
@@ -1377,7 +1377,7 @@ func (h *harness) unknownSnapshotFormat(t *testing.T) {
 			t.Errorf("Load of a snapshot of format %d: err = %v, want ErrUnknownFormat", format, err)
 		}
 	}
-	step(t, s, "us", 2, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
+	step(t, s, "us", 2, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle})
 	if _, err := s.History(ctx, "us", 0, 1); !isCode(err, interlude.ErrUnknownFormat) {
 		t.Errorf("History from a snapshot of a newer format: err = %v, want ErrUnknownFormat", err)
 	}
@@ -1388,7 +1388,7 @@ func (h *harness) unknownSnapshotFormat(t *testing.T) {
 func (h *harness) invalidAppend(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "ok", 0, 2, false, meta)
 	snap := func(v int64) *store.Snapshot { return &store.Snapshot{Version: v, Format: 1, Data: []byte("s")} }
 	for _, c := range []struct {
@@ -1425,7 +1425,7 @@ func (h *harness) invalidAppend(t *testing.T) {
 func (h *harness) unknownThread(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
-	step(t, s, "known", 0, 1, false, store.Meta{Graph: "g", Status: store.StatusIdle})
+	step(t, s, "known", 0, 1, false, store.Meta{Graph: "g", Status: interlude.ThreadIdle})
 	for _, id := range []string{"unknown", "", "KNOWN", "known "} {
 		if v, err := s.Version(ctx, id); v != 0 || err != nil {
 			t.Errorf("Version(%q) = %d, %v; want 0, nil", id, v, err)
@@ -1444,7 +1444,7 @@ func (h *harness) unknownThread(t *testing.T) {
 	if rs, err := s.Records(ctx, "known", 5, 0, 0); err != nil || len(rs) != 0 {
 		t.Errorf("Records past the end = %v, %v; want none, nil", versions(rs), err)
 	}
-	p, err := s.List(ctx, store.Query{Status: store.StatusFailed})
+	p, err := s.List(ctx, store.Query{Status: interlude.ThreadFailed})
 	if err != nil || len(p.Threads) != 0 || p.NextCursor != "" {
 		t.Errorf("empty listing = %+v, %v", p, err)
 	}
@@ -1452,7 +1452,7 @@ func (h *harness) unknownThread(t *testing.T) {
 
 func (h *harness) contextCancelled(t *testing.T) {
 	s := h.open(t)
-	meta := store.Meta{Graph: "g", Status: store.StatusIdle}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadIdle}
 	step(t, s, "ctx", 0, 1, false, meta)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

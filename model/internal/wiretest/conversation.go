@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
-	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/tool"
 )
@@ -161,7 +161,7 @@ func (c Conversation) RunAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := a.Invoke(context.Background(), "t", agent.Ask("Where are orders A-42 and B-7?"))
-			if err != nil || res.Status != graph.Completed {
+			if err != nil || res.Status != interlude.RunCompleted {
 				t.Fatalf("%v %+v", err, res)
 			}
 			msgs := res.Values.Messages

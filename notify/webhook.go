@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 )
 
 // Webhook posts notifications to an HTTP endpoint as the Standard Webhooks
@@ -46,7 +47,8 @@ type WebhookConfig struct {
 }
 
 // NewWebhook returns the webhook destination cfg describes. client may be
-// nil for a client with no redirects followed.
+// nil for a client that follows no redirects and carries the trace context of
+// the delivery (OpenTelemetry's global tracer provider and propagator).
 func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -63,7 +65,8 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 		return nil, fmt.Errorf("notify: webhook %s: %w", cfg.URL, err)
 	}
 	if client == nil {
-		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		client = &http.Client{Transport: otelhttp.NewTransport(http.DefaultTransport),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	name := cfg.Name
 	if name == "" {

@@ -61,6 +61,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
@@ -115,6 +116,7 @@ type config struct {
 	imports   bool
 	tracer    trace.Tracer
 	tp        trace.TracerProvider
+	source    ToolSource
 }
 
 // Option configures New.
@@ -223,23 +225,23 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 	}
-	byName := make(map[string]tool.Tool, len(tools))
-	for _, t := range tools {
-		if _, dup := byName[t.Name()]; dup {
-			return nil, fmt.Errorf("agent: two tools are named %q", t.Name())
+	if cfg.source != nil {
+		if len(tools) > 0 {
+			return nil, errors.New("agent: tools given both to New and with WithToolSource; give them one way")
 		}
-		byName[t.Name()] = t
+		tools = cfg.source.Tools()
+	}
+	set, err := newToolSet(tools)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
 	}
 	for name := range cfg.approvals {
-		if byName[name] == nil {
+		if set.byName[name] == nil {
 			return nil, fmt.Errorf("agent: approval required for unknown tool %q", name)
 		}
 	}
-	specs := make([]model.ToolSpec, len(tools))
-	for i, t := range tools {
-		specs[i] = model.ToolSpec{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()}
-	}
-	l := &loop{model: m, tools: byName, specs: specs, cfg: &cfg}
+	l := &loop{model: m, cfg: &cfg}
+	l.set.Store(set)
 	g := graph.New[State]()
 	g.OnInput(l.checkInput)
 	g.AddNode(ModelNode, l.callModel)
@@ -269,8 +271,7 @@ func Ask(text string) graph.Command {
 // loop holds what the agent's nodes need.
 type loop struct {
 	model model.Model
-	tools map[string]tool.Tool
-	specs []model.ToolSpec
+	set   atomic.Pointer[toolSet] // the tools as last read
 	cfg   *config
 }
 
@@ -345,7 +346,11 @@ func (l *loop) callModel(ctx context.Context, s State) (State, error) {
 	if l.cfg.maxTurns > 0 && s.Turns >= l.cfg.maxTurns {
 		return State{}, &interlude.Error{Code: ErrMaxTurns.Code, Message: fmt.Sprintf("the agent reached its limit of %d model turns for one run; raise WithMaxTurns, or send a new message to start another run", l.cfg.maxTurns)}
 	}
-	req := &model.Request{System: l.cfg.system, Messages: s.Messages, Tools: l.specs}
+	set, err := l.tools()
+	if err != nil {
+		return State{}, err
+	}
+	req := &model.Request{System: l.cfg.system, Messages: s.Messages, Tools: set.specs}
 	resp, err := l.ask(ctx, req)
 	if err != nil {
 		return State{}, err
@@ -492,7 +497,7 @@ func (l *loop) decide(ctx context.Context, c *Call) (tool.Result, error) {
 	if r := rejection(ctx, c.Tool); r != nil {
 		return *r, nil
 	}
-	t := l.tools[c.Tool]
+	t := l.set.Load().byName[c.Tool]
 	if t == nil {
 		return tool.Errorf("there is no tool named %q", c.Tool), nil
 	}

@@ -12,7 +12,9 @@
 // blocks; a result marked isError reaches it as a failed call. When a server
 // says its tool list changed, the client lists the tools again: Tools then
 // returns the new list, and a tool the server no longer offers answers each call
-// with an error result saying so.
+// with an error result saying so. An agent built with agent.WithToolSource(client)
+// reads the list before each model call, so the model is offered the tools as
+// the servers offer them then.
 //
 // # Elicitation
 //
@@ -195,7 +197,8 @@ func (c *Client) Tools() []tool.Tool {
 }
 
 // Changed receives a value after a server's tool list changed and Tools
-// returns the new list, so that a program can build its agent again with them.
+// returns the new list. An agent built with agent.WithToolSource(c) needs no
+// action; a program that gave the agent a fixed list can build it again.
 func (c *Client) Changed() <-chan struct{} { return c.changed }
 
 // Close closes every connection, stopping the servers it started.

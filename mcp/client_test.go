@@ -183,6 +183,29 @@ func TestTheToolListIsListedAgainWhenTheServerSaysItChanged(t *testing.T) {
 	}
 }
 
+func TestAnAgentOverTheClientOffersAToolAServerAddedAfterItWasBuilt(t *testing.T) {
+	ctx := context.Background()
+	s := newShop("shop")
+	c := s.connect(t, "shop", "2025-11-25")
+	m := scripted.New(scripted.Calls(scripted.Call("track", map[string]any{})), scripted.Text("done"))
+	a, err := agent.New(m, nil, agent.WithToolSource(c), agent.WithGraphOptions(graph.WithStore(memory.New())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.server.AddTool(&sdk.Tool{Name: "track", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "in transit"}}}, nil
+		})
+	<-c.Changed()
+	res, err := a.Invoke(ctx, "t", agent.Ask("where is my order?"))
+	if err != nil || res.Status != interlude.RunCompleted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if b := toolResult(t, res.Values.Messages); b.IsError || len(b.Content) != 1 || b.Content[0].Text != "in transit" {
+		t.Fatalf("the model's call of the new tool got %+v", b)
+	}
+}
+
 // newAgent builds an agent over the MCP tools that first calls tool with args,
 // then says "done".
 func newAgent(t *testing.T, c *mcp.Client, st *memory.Store, call string, args any, opts ...agent.Option) *agent.Agent {

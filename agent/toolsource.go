@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/tool"
+)
+
+// ToolSource gives an agent tools that may change while it runs, such as the
+// tools of MCP servers (mcp.Client), which a server may add or drop at any
+// time. The agent reads Tools before each model call, so the model is offered
+// the tools as they are then, and a call runs the tool of that name as it is
+// when the call runs.
+type ToolSource interface {
+	// Tools returns the tools as they are now. Their names must be distinct.
+	Tools() []tool.Tool
+}
+
+// WithToolSource makes the agent take its tools from src instead of New's
+// tools argument, which must then be empty. Approval policies name tools that
+// src offers when New is called.
+func WithToolSource(src ToolSource) Option {
+	return func(c *config) error {
+		if src == nil {
+			return fmt.Errorf("WithToolSource needs a source")
+		}
+		c.source = src
+		return nil
+	}
+}
+
+// toolSet is a list of tools by name, with the specs the model is offered.
+type toolSet struct {
+	list   []tool.Tool
+	byName map[string]tool.Tool
+	specs  []model.ToolSpec
+}
+
+func newToolSet(tools []tool.Tool) (*toolSet, error) {
+	set := &toolSet{list: tools, byName: make(map[string]tool.Tool, len(tools)), specs: make([]model.ToolSpec, len(tools))}
+	for i, t := range tools {
+		if _, dup := set.byName[t.Name()]; dup {
+			return nil, fmt.Errorf("two tools are named %q", t.Name())
+		}
+		set.byName[t.Name()] = t
+		set.specs[i] = model.ToolSpec{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()}
+	}
+	return set, nil
+}
+
+// same reports whether tools holds the very tools the set was built from,
+// under the same names. A tool whose type cannot be compared counts as changed.
+func (s *toolSet) same(tools []tool.Tool) bool {
+	if len(tools) != len(s.list) {
+		return false
+	}
+	for i, t := range tools {
+		if t == nil || !reflect.TypeOf(t).Comparable() || t != s.list[i] || t.Name() != s.specs[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// tools returns the agent's tools for a model call: read again from its
+// source, if it has one, and rebuilt only when they changed.
+func (l *loop) tools() (*toolSet, error) {
+	set := l.set.Load()
+	if l.cfg.source == nil {
+		return set, nil
+	}
+	now := l.cfg.source.Tools()
+	if set.same(now) {
+		return set, nil
+	}
+	fresh, err := newToolSet(now)
+	if err != nil {
+		return nil, fmt.Errorf("agent: the tool source's tools: %w", err)
+	}
+	l.set.Store(fresh)
+	return fresh, nil
+}

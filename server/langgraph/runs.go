@@ -392,7 +392,12 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
 			return nil, badRequest("if_not_exists must be reject or create, not %q", b.IfNotExists)
 		}
-		if err := h.exists(ctx, threadID); err != nil {
+		// A resume or an end needs a stored thread, which holding it for the
+		// run checks in the same read (execute answers an unknown thread with
+		// 404, one created here without a run with 409): only a run that
+		// may create the thread, or names a checkpoint, looks it up first.
+		answering := (p.kind == "resume" || p.kind == "end") && b.IfNotExists != "create" && isNull(b.Checkpoint) && b.CheckpointID == ""
+		if err := h.existsUnless(ctx, threadID, answering); err != nil {
 			var ae *apiError
 			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
@@ -1065,6 +1070,14 @@ func messageChunk(ru *run, e graph.Event) ([2]any, bool) {
 	}
 	meta := map[string]any{"langgraph_node": e.Node, "langgraph_step": e.Step, "thread_id": ru.ThreadID, "run_id": ru.ID, "tags": []string{}}
 	return [2]any{msg, meta}, true
+}
+
+// existsUnless is exists, or nothing when skip is set.
+func (h *Handler) existsUnless(ctx context.Context, id string, skip bool) error {
+	if skip {
+		return nil
+	}
+	return h.exists(ctx, id)
 }
 
 // exists reports, as an error, whether the thread is unknown: neither stored

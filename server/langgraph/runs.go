@@ -557,30 +557,30 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	case "continue":
 		cmd = graph.Continue()
 	case "resume", "end":
-		snap, err := g.State(ctx, ru.ThreadID)
+		pending, brk, err := held.Pending(ctx)
 		if err != nil {
 			refuse(err)
 			ru.setStatus("error")
 			return
 		}
 		if p.kind == "end" {
-			if len(snap.Interrupts) == 0 {
+			if len(pending) == 0 {
 				refuse(&apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: `the thread has no pending question, so there is nothing for command.goto "__end__" to end`})
 				ru.setStatus("error")
 				return
 			}
 			answers := map[string]interlude.Resolution{}
-			for _, q := range snap.Interrupts {
+			for _, q := range pending {
 				answers[q.ID] = interlude.Cancel()
 			}
 			cmd = graph.Respond(answers)
 			break
 		}
-		if len(snap.Interrupts) == 0 && snap.Breakpoint != nil && isNull(p.resume) {
+		if len(pending) == 0 && brk != nil && isNull(p.resume) {
 			cmd = graph.Continue()
 			break
 		}
-		answers, err := h.answers(g.Name(), snap.Interrupts, p.resume)
+		answers, err := h.answers(g.Name(), pending, p.resume)
 		if err != nil {
 			refuse(err)
 			ru.setStatus("error")

@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"sync"
 	"time"
+
+	"github.com/interludehq/interlude"
 )
 
 // Defaults of the state cache (WithCacheBytes, WithCacheSize).
@@ -125,4 +127,26 @@ func (c *cache[S]) usage() (int64, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.size, c.ll.Len()
+}
+
+// pending returns the pending interrupts and the breakpoint of the thread's
+// cached state, if it is at version and has the creation time created (zero:
+// not compared), and whether it is.
+func (c *cache[S]) pending(id string, version int64, created time.Time) ([]interlude.Interruption, *Breakpoint, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok {
+		return nil, nil, false
+	}
+	v := e.Value.(*cached[S])
+	if v.st == nil || v.st.version != version || (!created.IsZero() && !created.Equal(v.created)) {
+		return nil, nil, false
+	}
+	var brk *Breakpoint
+	if v.st.brk != nil {
+		b := *v.st.brk
+		brk = &b
+	}
+	return v.st.pending(), brk, true
 }

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"reflect"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/schema"
 	"github.com/interludehq/interlude/store"
 )
@@ -39,6 +40,8 @@ type Erased interface {
 	InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error)
 	// StreamOn is Graph.StreamOn.
 	StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error]
+	// PendingOn is Graph.PendingOn.
+	PendingOn(ctx context.Context, t *Thread) ([]interlude.Interruption, *Breakpoint, error)
 }
 
 // Erase returns the graph as an Erased.
@@ -74,6 +77,10 @@ func (e erased[S]) Invoke(ctx context.Context, id string, cmd Command) (*Result[
 
 func (e erased[S]) InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error) {
 	return eraseResult(e.g.InvokeOn(ctx, t, cmd))
+}
+
+func (e erased[S]) PendingOn(ctx context.Context, t *Thread) ([]interlude.Interruption, *Breakpoint, error) {
+	return e.g.PendingOn(ctx, t)
 }
 
 func (e erased[S]) StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error] {

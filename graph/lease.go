@@ -213,3 +213,39 @@ func (k *keeper) release(ctx context.Context) {
 		k.lease.Release(context.WithoutCancel(ctx))
 	})
 }
+
+// PendingOn returns the interrupts the opened thread waits on and the
+// breakpoint it stopped at, if any, as State reports them, before a run on t.
+// It takes them from the graph's cached copy or from what opening t read when
+// either is current, and reads the store only otherwise, so that a server
+// matching answers to the pending questions does not read the thread twice.
+func (g *Graph[S]) PendingOn(ctx context.Context, t *Thread) ([]interlude.Interruption, *Breakpoint, error) {
+	if t != nil && !t.used && t.Graph != "" {
+		if err := g.owns(t.ID, t.Graph); err != nil {
+			return nil, nil, err
+		}
+		created := t.created
+		if t.loaded != nil {
+			created = t.loaded.Meta.CreatedAt
+		}
+		if q, brk, ok := g.cache.pending(t.ID, t.version, created); ok {
+			return q, brk, nil
+		}
+		if t.loaded != nil && t.loaded.Meta.Version == t.version {
+			st, _, _, err := g.codec.load(t.loaded)
+			if err != nil {
+				return nil, nil, err
+			}
+			return st.pending(), st.brk, nil
+		}
+	}
+	id := ""
+	if t != nil {
+		id = t.ID
+	}
+	snap, err := g.State(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap.Interrupts, snap.Breakpoint, nil
+}

@@ -342,6 +342,13 @@ func (hd *Held) Stream(ctx context.Context, cmd graph.Command) iter.Seq2[graph.E
 	return hd.Graph.StreamOn(ctx, hd.thread, cmd)
 }
 
+// Pending returns the interrupts the held thread waits on and its breakpoint,
+// if any, before a run on it (graph.Graph.PendingOn): what a command that
+// answers them needs, without reading the thread again.
+func (hd *Held) Pending(ctx context.Context) ([]interlude.Interruption, *graph.Breakpoint, error) {
+	return hd.Graph.PendingOn(ctx, hd.thread)
+}
+
 // Release lets the thread go. Call it once the run has ended (and before its
 // answer is sent, so that a caller acting on the answer finds the thread
 // free); later calls do nothing.

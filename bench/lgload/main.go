@@ -1,7 +1,7 @@
 // Command lgload drives the LangGraph Platform API with C clients, each doing
 // create → wait (the refund graph pauses) → wait (resumed, it ends) cycles, and
-// reports cycles per second and the p50 and p99 of a cycle for each client
-// count. The same tool measures Interlude (`interlude serve`, SQLite) and
+// reports cycles per second and the p50 and p99 of a cycle, and of each of its
+// requests (as bench/load reports its requests), for each client count. The same tool measures Interlude (`interlude serve`, SQLite) and
 // LangGraph's own dev server (@langchain/langgraph-api in
 // bench/peers/langgraph-api, hosting the same refund graph) in one run:
 //
@@ -61,7 +61,7 @@ func main() {
 			targets = append(targets, target{"langgraph-api dev server", func() (string, func(), error) { return startLangGraph(*peerDir) }})
 		}
 	}
-	fmt.Printf("%-26s %8s %12s %10s %10s %8s\n", "server", "clients", "cycles/s", "p50", "p99", "errors")
+	fmt.Printf("%-26s %8s %12s %10s %10s %10s %10s %8s\n", "server", "clients", "cycles/s", "p50", "p99", "req p50", "req p99", "errors")
 	for _, tg := range targets {
 		base, stop, err := tg.start()
 		if err != nil {
@@ -69,7 +69,7 @@ func main() {
 		}
 		for _, n := range counts {
 			r := run(base, n, *duration)
-			fmt.Printf("%-26s %8d %12.1f %10s %10s %8d\n", tg.name, n, r.rate, pct(r.lat, 50), pct(r.lat, 99), r.errors)
+			fmt.Printf("%-26s %8d %12.1f %10s %10s %10s %10s %8d\n", tg.name, n, r.rate, pct(r.lat, 50), pct(r.lat, 99), pct(r.reqLat, 50), pct(r.reqLat, 99), r.errors)
 			if r.firstErr != nil {
 				fmt.Printf("  first error: %v\n", r.firstErr)
 			}
@@ -80,14 +80,18 @@ func main() {
 
 type result struct {
 	rate     float64
-	lat      []time.Duration
+	lat      []time.Duration // of whole cycles
+	reqLat   []time.Duration // of each request of the cycles, as bench/load reports them
 	errors   int
 	firstErr error
 }
 
 var httpc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}, Timeout: time.Minute}
 
-func post(base, path string, body any, out any) error {
+// post sends a request and decodes its answer, adding its duration to lat.
+func post(lat *[]time.Duration, base, path string, body any, out any) error {
+	t := time.Now()
+	defer func() { *lat = append(*lat, time.Since(t)) }()
 	data, _ := json.Marshal(body)
 	resp, err := httpc.Post(base+path, "application/json", bytes.NewReader(data))
 	if err != nil {
@@ -105,17 +109,17 @@ func post(base, path string, body any, out any) error {
 }
 
 // cycle creates a thread, pauses the refund graph on it and resumes it.
-func cycle(base string) error {
+func cycle(lat *[]time.Duration, base string) error {
 	var th struct {
 		ThreadID string `json:"thread_id"`
 	}
-	if err := post(base, "/threads", map[string]any{"metadata": map[string]any{}}, &th); err != nil {
+	if err := post(lat, base, "/threads", map[string]any{"metadata": map[string]any{}}, &th); err != nil {
 		return err
 	}
 	var paused struct {
 		Interrupt []json.RawMessage `json:"__interrupt__"`
 	}
-	if err := post(base, "/threads/"+th.ThreadID+"/runs/wait", map[string]any{"input": map[string]any{"amount": 150}, "assistant_id": "refund"}, &paused); err != nil {
+	if err := post(lat, base, "/threads/"+th.ThreadID+"/runs/wait", map[string]any{"input": map[string]any{"amount": 150}, "assistant_id": "refund"}, &paused); err != nil {
 		return err
 	}
 	if len(paused.Interrupt) != 1 {
@@ -124,7 +128,7 @@ func cycle(base string) error {
 	var done struct {
 		Outcome string `json:"outcome"`
 	}
-	if err := post(base, "/threads/"+th.ThreadID+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"approved": true}}, "assistant_id": "refund"}, &done); err != nil {
+	if err := post(lat, base, "/threads/"+th.ThreadID+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"approved": true}}, "assistant_id": "refund"}, &done); err != nil {
 		return err
 	}
 	if done.Outcome != "refunded" {
@@ -141,12 +145,12 @@ func run(base string, clients int, d time.Duration) result {
 	start := time.Now()
 	for range clients {
 		wg.Go(func() {
-			var lat []time.Duration
+			var lat, reqLat []time.Duration
 			errs := 0
 			var first error
 			for time.Now().Before(deadline) {
 				t := time.Now()
-				if err := cycle(base); err != nil {
+				if err := cycle(&reqLat, base); err != nil {
 					errs++
 					if first == nil {
 						first = err
@@ -157,6 +161,7 @@ func run(base string, clients int, d time.Duration) result {
 			}
 			mu.Lock()
 			r.lat = append(r.lat, lat...)
+			r.reqLat = append(r.reqLat, reqLat...)
 			r.errors += errs
 			if r.firstErr == nil {
 				r.firstErr = first

@@ -482,3 +482,21 @@ func TestARunFromAnEarlierCheckpointForksTheThread(t *testing.T) {
 		t.Fatalf("the fork answered %s, want the question asked again with a new id", again["__interrupt__"])
 	}
 }
+
+func TestResumingAThreadThatHasNotRunIsRefused(t *testing.T) {
+	s := newLGServer(t)
+	resume := map[string]any{"command": map[string]any{"resume": map[string]any{"approved": true}}, "assistant_id": "refund"}
+	end := map[string]any{"command": map[string]any{"goto": "__end__"}, "assistant_id": "refund"}
+	for _, body := range []map[string]any{resume, end} {
+		r := s.must(404, "POST", "/threads/nope/runs/wait", body, nil)
+		if !strings.Contains(string(r.body), "Thread with ID nope not found") {
+			t.Fatalf("an unknown thread was refused with %s", r.body)
+		}
+		var th struct {
+			ThreadID string `json:"thread_id"`
+		}
+		s.must(200, "POST", "/threads", map[string]any{}, &th)
+		s.must(409, "POST", "/threads/"+th.ThreadID+"/runs/wait", body, nil)
+		s.must(200, "GET", "/threads/"+th.ThreadID, nil, nil)
+	}
+}

@@ -392,7 +392,12 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
 			return nil, badRequest("if_not_exists must be reject or create, not %q", b.IfNotExists)
 		}
-		if err := h.exists(ctx, threadID); err != nil {
+		// A resume or an end needs a stored thread, which holding it for the
+		// run checks in the same read (execute answers an unknown thread with
+		// 404, one created here without a run with 409): only a run that
+		// may create the thread, or names a checkpoint, looks it up first.
+		answering := (p.kind == "resume" || p.kind == "end") && b.IfNotExists != "create" && isNull(b.Checkpoint) && b.CheckpointID == ""
+		if err := h.existsUnless(ctx, threadID, answering); err != nil {
 			var ae *apiError
 			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
@@ -552,30 +557,30 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	case "continue":
 		cmd = graph.Continue()
 	case "resume", "end":
-		snap, err := g.State(ctx, ru.ThreadID)
+		pending, brk, err := held.Pending(ctx)
 		if err != nil {
 			refuse(err)
 			ru.setStatus("error")
 			return
 		}
 		if p.kind == "end" {
-			if len(snap.Interrupts) == 0 {
+			if len(pending) == 0 {
 				refuse(&apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: `the thread has no pending question, so there is nothing for command.goto "__end__" to end`})
 				ru.setStatus("error")
 				return
 			}
 			answers := map[string]interlude.Resolution{}
-			for _, q := range snap.Interrupts {
+			for _, q := range pending {
 				answers[q.ID] = interlude.Cancel()
 			}
 			cmd = graph.Respond(answers)
 			break
 		}
-		if len(snap.Interrupts) == 0 && snap.Breakpoint != nil && isNull(p.resume) {
+		if len(pending) == 0 && brk != nil && isNull(p.resume) {
 			cmd = graph.Continue()
 			break
 		}
-		answers, err := h.answers(g.Name(), snap.Interrupts, p.resume)
+		answers, err := h.answers(g.Name(), pending, p.resume)
 		if err != nil {
 			refuse(err)
 			ru.setStatus("error")
@@ -1065,6 +1070,14 @@ func messageChunk(ru *run, e graph.Event) ([2]any, bool) {
 	}
 	meta := map[string]any{"langgraph_node": e.Node, "langgraph_step": e.Step, "thread_id": ru.ThreadID, "run_id": ru.ID, "tags": []string{}}
 	return [2]any{msg, meta}, true
+}
+
+// existsUnless is exists, or nothing when skip is set.
+func (h *Handler) existsUnless(ctx context.Context, id string, skip bool) error {
+	if skip {
+		return nil
+	}
+	return h.exists(ctx, id)
 }
 
 // exists reports, as an error, whether the thread is unknown: neither stored

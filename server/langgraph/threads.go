@@ -66,6 +66,16 @@ func (b *threadBook) merge(id string, md map[string]any, now time.Time) error {
 	return nil
 }
 
+// create records a new thread with its metadata and returns its record, as
+// get would.
+func (b *threadBook) create(id string, md map[string]any, now time.Time) (threadRecord, error) {
+	if err := b.merge(id, md, now); err != nil {
+		return threadRecord{}, err
+	}
+	rec, _ := b.get(id)
+	return rec, nil
+}
+
 func (b *threadBook) forget(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -140,16 +150,7 @@ func (h *Handler) load(ctx context.Context, id string) (*threadView, error) {
 		if !inBook {
 			return nil, errThreadNotFound(id)
 		}
-		md := rec.metadata
-		if md == nil {
-			md = map[string]any{}
-		}
-		status := "idle"
-		if h.runs.active(id) {
-			status = "busy"
-		}
-		return &threadView{thread: thread{ThreadID: id, CreatedAt: rec.createdAt, UpdatedAt: rec.updatedAt, StateUpdatedAt: rec.updatedAt,
-			Metadata: md, Status: status, Config: map[string]any{}, Interrupts: map[string][]lgInterrupt{}}}, nil
+		return h.bookView(id, rec), nil
 	}
 	if err != nil {
 		return nil, err
@@ -181,6 +182,21 @@ func (h *Handler) load(ctx context.Context, id string) (*threadView, error) {
 	return &threadView{thread: t, snap: snap, graph: g}, nil
 }
 
+// bookView is a thread created here that has not run yet, as its record in
+// the book tells it.
+func (h *Handler) bookView(id string, rec threadRecord) *threadView {
+	md := rec.metadata
+	if md == nil {
+		md = map[string]any{}
+	}
+	status := "idle"
+	if h.runs.active(id) {
+		status = "busy"
+	}
+	return &threadView{thread: thread{ThreadID: id, CreatedAt: rec.createdAt, UpdatedAt: rec.updatedAt, StateUpdatedAt: rec.updatedAt,
+		Metadata: md, Status: status, Config: map[string]any{}, Interrupts: map[string][]lgInterrupt{}}}
+}
+
 // taskInterrupts keys a thread's LangGraph interrupts by the id of the task
 // (node) that raised them, as Thread.interrupts does.
 func (h *Handler) taskInterrupts(graphName, threadID string, version int64, pending []interlude.Interruption) map[string][]lgInterrupt {
@@ -207,8 +223,18 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.ThreadID == "" {
-		body.ThreadID = newUUID()
-	} else if !validID(body.ThreadID) {
+		// A new id names no thread yet: the book alone answers, with no
+		// store read.
+		id := newUUID()
+		rec, err := h.threads.create(id, body.Metadata, h.now())
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, h.bookView(id, rec).thread)
+		return
+	}
+	if !validID(body.ThreadID) {
 		writeError(w, badRequest("thread_id %q is not valid: use 1 to 256 letters, digits or -_.:@~+=", body.ThreadID))
 		return
 	}

@@ -1,0 +1,73 @@
+package langgraph_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store/sqlite"
+)
+
+// BenchmarkCreateWaitResume measures one create → wait (pause) → wait
+// (resume) cycle of the refund graph through the LangGraph routes, over a
+// SQLite store, as bench/lgload drives it.
+func BenchmarkCreateWaitResume(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "threads.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	refund, err := graphs.Refund(graph.WithStore(st))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(server.WithGraph(refund.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithLangGraphAPI())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	post := func(path string, body any, out any) {
+		data, _ := json.Marshal(body)
+		req := httptest.NewRequest("POST", path, bytes.NewReader(data))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("%s answered %d: %s", path, w.Code, w.Body)
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), out); err != nil {
+			b.Fatalf("%s: %v: %s", path, err, w.Body)
+		}
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			var th struct {
+				ThreadID string `json:"thread_id"`
+			}
+			post("/threads", map[string]any{"metadata": map[string]any{}}, &th)
+			var paused struct {
+				Interrupt []json.RawMessage `json:"__interrupt__"`
+			}
+			post("/threads/"+th.ThreadID+"/runs/wait", map[string]any{"input": map[string]any{"amount": 150}, "assistant_id": "refund"}, &paused)
+			if len(paused.Interrupt) != 1 {
+				b.Fatal("the first wait did not pause")
+			}
+			var done struct {
+				Outcome string `json:"outcome"`
+			}
+			post("/threads/"+th.ThreadID+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"approved": true}}, "assistant_id": "refund"}, &done)
+			if done.Outcome != "refunded" {
+				b.Fatalf("outcome %q", done.Outcome)
+			}
+		}
+	})
+}

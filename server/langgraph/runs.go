@@ -896,9 +896,8 @@ func (h *Handler) pathRun(r *http.Request) (*run, error) {
 }
 
 func (h *Handler) handleRunList(w http.ResponseWriter, r *http.Request) {
-	tid, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	tid, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	if _, err := h.load(r.Context(), tid); err != nil {

@@ -271,6 +271,16 @@ func validID(s string) bool {
 	return true
 }
 
+// threadIn returns the request's thread id, or answers that it is not valid
+// and returns false.
+func threadIn(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id, err := pathThread(r)
+	if err != nil {
+		writeError(w, err)
+	}
+	return id, err == nil
+}
+
 func pathThread(r *http.Request) (string, error) {
 	id := r.PathValue("tid")
 	if !validID(id) {
@@ -280,9 +290,8 @@ func pathThread(r *http.Request) (string, error) {
 }
 
 func (h *Handler) handleThreadGet(w http.ResponseWriter, r *http.Request) {
-	id, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	id, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	tv, err := h.load(r.Context(), id)
@@ -298,9 +307,8 @@ func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	id, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	id, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	var body struct {
@@ -331,14 +339,13 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	id, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	id, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	_, inBook := h.threads.get(id)
 	ctx := context.WithoutCancel(r.Context())
-	err = h.host.Delete(ctx, id)
+	err := h.host.Delete(ctx, id)
 	switch {
 	case errors.Is(err, interlude.ErrNotFound):
 		if !inBook {
@@ -763,9 +770,8 @@ func (h *Handler) stateAt(ctx context.Context, threadID, checkpoint string) (thr
 }
 
 func (h *Handler) handleStateGet(w http.ResponseWriter, r *http.Request) {
-	id, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	id, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	st, err := h.stateAt(r.Context(), id, r.PathValue("cid"))
@@ -777,9 +783,8 @@ func (h *Handler) handleStateGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handleStateCheckpoint(w http.ResponseWriter, r *http.Request) {
-	id, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	id, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	var body struct {
@@ -800,12 +805,12 @@ func (h *Handler) handleStateCheckpoint(w http.ResponseWriter, r *http.Request) 
 }
 
 func (h *Handler) handleHistory(w http.ResponseWriter, r *http.Request) {
-	id, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	id, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	limit, before := 10, ""
+	var err error
 	if r.Method == http.MethodGet {
 		if s := r.URL.Query().Get("limit"); s != "" {
 			if limit, err = strconv.Atoi(s); err != nil {
@@ -869,9 +874,8 @@ func checkpointArg(raw json.RawMessage) (string, error) {
 // it takes is agent-inbox's "mark as resolved" ({"values": null, "as_node":
 // "__end__"}): every pending question is cancelled.
 func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
-	id, err := pathThread(r)
-	if err != nil {
-		writeError(w, err)
+	id, ok := threadIn(w, r)
+	if !ok {
 		return
 	}
 	var body struct {

@@ -610,7 +610,6 @@ func (r *runner[S]) commit(d *delta) error {
 		Expect:   st.version - 1,
 		Meta:     store.Meta{Graph: g.name, Status: st.status, Interrupts: public(st.pending()), UpdatedAt: d.At},
 		Records:  []store.Record{{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}},
-		NoSync:   !g.durable(d),
 	}
 	if app.Expect == 0 {
 		app.Meta.CreatedAt = st.createdAt // kept by the store, so the cached copy knows it
@@ -619,10 +618,9 @@ func (r *runner[S]) commit(d *delta) error {
 		if app.Outbox, err = r.notices(st, d, pendingBefore, closed); err != nil {
 			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the step's notices cannot be stored: " + err.Error(), Err: err}
 		}
-		if len(app.Outbox) > 0 {
-			app.NoSync = false // a notice tells someone: what it reports is durable first
-		}
 	}
+	// A notice tells someone, so what it reports is durable first.
+	app.NoSync = !g.durable(d) && len(app.Outbox) == 0
 	since := r.c.since + len(data)
 	var snapSize int
 	// A snapshot once the records since the last one weigh as much as it: the

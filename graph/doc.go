@@ -144,41 +144,22 @@
 //
 // # Subgraphs
 //
-// A compiled graph runs inside another's task as a node ([SubgraphNode], with
-// mappings between the two state types) or from a node's or tool's code
-// ([Subgraph]). It runs in the parent's thread under a namespace, the task path
-// that leads to it. When it pauses, its own checkpoint (state, step in progress,
-// ledger of finished tasks) is kept in the parent's step and committed with the
-// parent's pause; loading the parent reads it as data and runs nothing. Its
-// questions are pending on the parent thread with their full path
-// (["approval", "manager"]) and ids derived from the parent step, the namespace
-// and the subgraph's own checkpoint. An answer re-runs the parent's task from its
-// top and the subgraph goes on from its checkpoint: its finished steps and tasks
-// are not run again. Parallel calls (distinct keys) pause and resume
-// independently. Breakpoints compiled into a subgraph pause the parent thread
-// ([Breakpoint.Namespace] says where) and Continue passes them. [Snapshot.Subgraphs]
-// lists the waiting subgraphs' states by namespace, and [WithSubgraphs] makes a
-// stream carry their events, each with its Namespace.
+// A compiled graph runs inside another's task as a node ([SubgraphNode]) or
+// from a node's or tool's code ([Subgraph]), in the parent's thread under a
+// namespace. Its questions are pending on the parent thread with their full
+// path (["approval", "manager"]); on an answer it goes on from its own
+// checkpoint, and its finished steps are not run again. [Snapshot.Subgraphs]
+// lists waiting subgraphs by namespace, and [WithSubgraphs] makes a stream carry
+// their events. docs/ARCHITECTURE.md says where their checkpoints are kept.
 //
 // # Tracing
 //
-// Runs emit OpenTelemetry spans through the tracer provider given with
-// [WithTracerProvider], or the global one: "interlude.run <graph>" per
-// invocation (a child of the span on the caller's context), "interlude.step"
-// per step, "interlude.node <node>" per node, and "interlude.append" per
-// append to the store. An interlude.Interrupt call records
-// "interlude.pause" under the span that called it and stores that span's
-// context with the question, as a W3C traceparent (interlude.Interruption's
-// Trace). A run that answers questions starts a new trace: it may come hours
-// or days later, in another process, and belongs to neither the pause's
-// trace nor the answer's request. Its span links to each answered pause,
-// with who answered (interlude.answer.by), the decision
-// (interlude.answer.decision: resolved, rejected, cancelled or expired) and
-// how long the question waited (interlude.answer.wait_seconds), and to the
-// span of the answering request (interlude.link=answer); an
-// "interlude.answer" event per answer repeats them. A run that finishes
-// another's step after a restart (Recover) links the pauses that step's
-// answers closed. Until a provider is given or the program sets the global one
-// (otel.SetTracerProvider), no span is started, which costs next to nothing,
-// and no question carries a trace.
+// Runs emit OpenTelemetry spans through [WithTracerProvider]'s provider, or the
+// global one: "interlude.run <graph>", "interlude.step", "interlude.node
+// <node>", "interlude.append", and "interlude.pause" for each question, whose
+// span context is stored with it (interlude.Interruption's Trace). The run that
+// acts on answers starts a new trace linked to each answered pause and to the
+// answering request, with the attributes interlude.answer.by,
+// interlude.answer.decision and interlude.answer.wait_seconds. Without a
+// provider no span is started and no question carries a trace.
 package graph

@@ -29,6 +29,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -37,6 +38,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -189,10 +191,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
 		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
 		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},
-		{r, &s.selLoad, `SELECT t.graph, t.status, t.version, t.interrupts, t.created_at, t.updated_at, s.version, s.format, s.data
-			FROM threads t LEFT JOIN snapshots s ON s.thread_id = t.id
-				AND s.version = (SELECT max(version) FROM snapshots WHERE thread_id = t.id)
-			WHERE t.id = ?`},
+		{r, &s.selLoad, loadSQL},
 		{r, &s.selRecords, `SELECT version, format, kind, data, created_at FROM records
 			WHERE thread_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?`},
 		{r, &s.selPage, historyPageSQL},
@@ -281,51 +280,95 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 	return s.insertNotices(ctx, tx, a, now)
 }
 
-// Load implements store.Store. It reads in one read transaction, so the facts,
-// the snapshot and the records agree even while appends go on.
+// loadSQL reads a thread in one statement, so in one read transaction of
+// SQLite's: a first row (kind 0) with the thread's facts and its newest
+// snapshot, if any, then a row (kind 1) for each record after that snapshot up
+// to the thread's version. Each part walks a primary key.
+const loadSQL = `SELECT 0, t.graph, t.status, t.version, t.interrupts, t.created_at, t.updated_at, s.version, s.format, s.data
+		FROM threads t LEFT JOIN snapshots s ON s.thread_id = t.id
+			AND s.version = (SELECT max(version) FROM snapshots WHERE thread_id = t.id)
+		WHERE t.id = ?1
+	UNION ALL
+	SELECT 1, r.kind, NULL, r.version, NULL, r.created_at, NULL, NULL, r.format, r.data
+		FROM records r
+		WHERE r.thread_id = ?1
+			AND r.version > coalesce((SELECT max(version) FROM snapshots WHERE thread_id = ?1), 0)
+			AND r.version <= (SELECT version FROM threads WHERE id = ?1)`
+
+// Load implements store.Store. It reads the facts, the snapshot and the
+// records in one statement, so they agree even while appends go on, in one
+// round trip to the database.
 func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rows, err := s.selLoad.QueryContext(ctx, threadID)
 	if err != nil {
 		return nil, s.wrap("load", threadID, err)
 	}
-	defer tx.Rollback()
-	var (
-		out                 = &store.Loaded{}
-		m                   = &out.Meta
-		status              string
-		interrupts          []byte
-		created, updated    int64
-		snapVer, snapFormat sql.NullInt64
-		snapData            []byte
-	)
-	err = tx.StmtContext(ctx, s.selLoad).QueryRowContext(ctx, threadID).
-		Scan(&m.Graph, &status, &m.Version, &interrupts, &created, &updated, &snapVer, &snapFormat, &snapData)
-	if errors.Is(err, sql.ErrNoRows) {
+	out, err := scanLoad(threadID, rows)
+	if err != nil {
+		return nil, s.wrap("load", threadID, err)
+	}
+	if out == nil {
 		return nil, storekit.NotFound(threadID)
 	}
-	if err != nil {
-		return nil, s.wrap("load", threadID, err)
-	}
-	m.ThreadID, m.Status = threadID, interlude.ThreadStatus(status)
-	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
-	if m.Interrupts, err = storekit.DecodeInterrupts("sqlite", threadID, interrupts); err != nil {
-		return nil, err
-	}
-	var after int64
-	if snapVer.Valid {
-		if err := storekit.CheckFormat(threadID, snapVer.Int64, int(snapFormat.Int64)); err != nil {
+	return out, nil
+}
+
+// scanLoad reads the rows of loadSQL; it returns nil when they hold no thread.
+func scanLoad(threadID string, rows *sql.Rows) (*store.Loaded, error) {
+	defer rows.Close()
+	var (
+		out    *store.Loaded
+		recs   []store.Record
+		sorted = true
+	)
+	for rows.Next() {
+		var (
+			kind                int
+			text, status        sql.NullString
+			version, created    int64
+			interrupts, data    []byte
+			updated             sql.NullInt64
+			snapVer, snapFormat sql.NullInt64
+		)
+		if err := rows.Scan(&kind, &text, &status, &version, &interrupts, &created, &updated, &snapVer, &snapFormat, &data); err != nil {
 			return nil, err
 		}
-		out.Snapshot = &store.Snapshot{Version: snapVer.Int64, Format: int(snapFormat.Int64), Data: snapData}
-		after = snapVer.Int64
+		if kind == 1 {
+			r := store.Record{Version: version, Format: int(snapFormat.Int64), Kind: text.String, Data: data, CreatedAt: fromNanos(created)}
+			if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
+				return nil, err
+			}
+			if n := len(recs); n > 0 && recs[n-1].Version > r.Version {
+				sorted = false
+			}
+			recs = append(recs, r)
+			continue
+		}
+		out = &store.Loaded{}
+		m := &out.Meta
+		m.ThreadID, m.Graph, m.Status, m.Version = threadID, text.String, interlude.ThreadStatus(status.String), version
+		m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated.Int64)
+		var err error
+		if m.Interrupts, err = storekit.DecodeInterrupts("sqlite", threadID, interrupts); err != nil {
+			return nil, err
+		}
+		if snapVer.Valid {
+			if err := storekit.CheckFormat(threadID, snapVer.Int64, int(snapFormat.Int64)); err != nil {
+				return nil, err
+			}
+			out.Snapshot = &store.Snapshot{Version: snapVer.Int64, Format: int(snapFormat.Int64), Data: data}
+		}
 	}
-	rows, err := tx.StmtContext(ctx, s.selRecords).QueryContext(ctx, threadID, after, m.Version, -1)
-	if err != nil {
-		return nil, s.wrap("load", threadID, err)
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
-	if out.Records, err = scanRecords(threadID, rows); err != nil {
-		return nil, s.wrap("load", threadID, err)
+	if out == nil {
+		return nil, nil
 	}
+	if !sorted {
+		slices.SortFunc(recs, func(a, b store.Record) int { return cmp.Compare(a.Version, b.Version) })
+	}
+	out.Records = recs
 	return out, nil
 }
 

@@ -164,16 +164,16 @@ func (c *committer) commit(group []*appendReq) {
 // applySaved applies one append of a group inside a savepoint, so its failure
 // leaves the others' changes in place.
 func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT one_append"); err != nil {
+	if _, err := tx.StmtContext(ctx, s.savepoint).ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
 	err := s.apply(ctx, tx, r)
 	if err != nil {
-		if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO one_append"); rerr != nil {
+		if _, rerr := tx.StmtContext(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 	}
-	if _, rerr := tx.ExecContext(ctx, "RELEASE one_append"); rerr != nil {
+	if _, rerr := tx.StmtContext(ctx, s.release).ExecContext(ctx); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err

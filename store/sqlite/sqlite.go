@@ -60,6 +60,7 @@ type Store struct {
 
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
+	savepoint, release, rollbackTo                           *sql.Stmt // on w: an append of a group
 	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
 	selPage, selBase, selUnfinished                          *sql.Stmt // on r
 
@@ -191,6 +192,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
 		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
 		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},
+		{w, &s.savepoint, `SAVEPOINT one_append`},
+		{w, &s.release, `RELEASE one_append`},
+		{w, &s.rollbackTo, `ROLLBACK TO one_append`},
 		{r, &s.selLoad, loadSQL},
 		{r, &s.selRecords, `SELECT version, format, kind, data, created_at FROM records
 			WHERE thread_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?`},
@@ -299,6 +303,10 @@ const loadSQL = `SELECT 0, t.graph, t.status, t.version, t.interrupts, t.created
 // records in one statement, so they agree even while appends go on, in one
 // round trip to the database.
 func (s *Store) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	ctx, err := byKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.selLoad.QueryContext(ctx, threadID)
 	if err != nil {
 		return nil, s.wrap("load", threadID, err)
@@ -372,10 +380,26 @@ func scanLoad(threadID string, rows *sql.Rows) (*store.Loaded, error) {
 	return out, nil
 }
 
+// byKey returns the context for a read of one thread by its key (Load, Meta,
+// Version): ctx, checked to be live, without its cancellation. Such a read
+// takes microseconds, while a cancellable context costs two goroutines per
+// statement (database/sql's and the driver's, each watching it), more than
+// the read itself.
+func byKey(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
 // Version implements store.Store.
 func (s *Store) Version(ctx context.Context, threadID string) (int64, error) {
+	ctx, err := byKey(ctx)
+	if err != nil {
+		return 0, err
+	}
 	var v int64
-	err := s.selVersion.QueryRowContext(ctx, threadID).Scan(&v)
+	err = s.selVersion.QueryRowContext(ctx, threadID).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -484,6 +508,10 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 
 // Meta implements store.Store.
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	ctx, err := byKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	m, err := scanMeta(s.selMeta.QueryRowContext(ctx, threadID), threadID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storekit.NotFound(threadID)

@@ -156,8 +156,9 @@
 //
 // Runs emit OpenTelemetry spans through [WithTracerProvider]'s provider, or the
 // global one: "interlude.run <graph>", "interlude.step", "interlude.node
-// <node>", "interlude.append", and "interlude.pause" for each question, whose
-// span context is stored with it (interlude.Interruption's Trace). The run that
+// <node>", and "interlude.pause" for each question, whose span context is
+// stored with it (interlude.Interruption's Trace); each commit to the store is
+// an "interlude.append" event of the step's span (or the run's). The run that
 // acts on answers starts a new trace linked to each answered pause and to the
 // answering request, with the attributes interlude.answer.by,
 // interlude.answer.decision and interlude.answer.wait_seconds. Without a

@@ -192,8 +192,13 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		cache:   newCache[S](cfg.cacheBytes, cfg.cacheEntries),
 		onInput: b.onInput,
 	}
+	g.runSpan, g.nodeSpans = "interlude.run", make(map[string]string, len(b.order))
+	if g.name != "" {
+		g.runSpan += " " + g.name
+	}
 	for i, n := range b.order {
 		g.order[n] = i
+		g.nodeSpans[n] = "interlude.node " + n
 	}
 	g.nodeNames = slices.Clone(b.order)
 	if cfg.observer != nil {
@@ -341,6 +346,10 @@ type Graph[S any] struct {
 	cache     *cache[S]
 	observer  *Observer[S]
 	onInput   InputFunc[S]
+	// runSpan and nodeSpans name the spans of a run and of each node's task,
+	// made once rather than on every run.
+	runSpan   string
+	nodeSpans map[string]string
 }
 
 // Name returns the graph's name (WithName).

@@ -638,12 +638,10 @@ func (r *runner[S]) commit(d *delta) error {
 			}
 		}
 	}
-	actx, span := r.startAppend(st.version, d.Kind, len(data))
-	err = g.cfg.store.Append(actx, app)
-	endSpan(span, err)
-	if err != nil {
+	if err = g.cfg.store.Append(r.ctx, app); err != nil {
 		return err
 	}
+	r.tracedAppend(st.version, d.Kind, len(data))
 	crashpoint.Committed(d.Kind)
 	if app.Expect == 0 {
 		r.c.created = st.createdAt

@@ -30,10 +30,7 @@ func commandName(k commandKind) string {
 // pauses (linked as answer adds them) and the request that answered (linked
 // here) each belong to traces of their own.
 func (g *Graph[S]) startRun(ctx context.Context, threadID string, cmd Command) (context.Context, trace.Span) {
-	name := "interlude.run"
-	if g.name != "" {
-		name += " " + g.name
-	}
+	name := g.runSpan
 	var opts []trace.SpanStartOption
 	if cmd.kind == cmdAnswer {
 		opts = append(opts, trace.WithNewRoot())
@@ -99,7 +96,11 @@ func (r *runner[S]) startStep(nodes []string) (context.Context, trace.Span) {
 
 // startNode starts the span of one node's task.
 func (r *runner[S]) startNode(ctx context.Context, node string) (context.Context, trace.Span) {
-	ctx, span := r.g.cfg.tracer.Start(ctx, "interlude.node "+node)
+	name, ok := r.g.nodeSpans[node]
+	if !ok {
+		name = "interlude.node " + node
+	}
+	ctx, span := r.g.cfg.tracer.Start(ctx, name)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Node.String(node), tracing.Step.Int(r.c.st.step))
 	}
@@ -123,14 +124,17 @@ func endNode(span trace.Span, o *outcome) {
 	span.End()
 }
 
-// startAppend starts the span of one append to the store.
-func (r *runner[S]) startAppend(version int64, kind string, size int) (context.Context, trace.Span) {
-	ctx, span := r.g.cfg.tracer.Start(r.ctx, "interlude.append", trace.WithSpanKind(trace.SpanKindClient))
-	if span.IsRecording() {
-		span.SetAttributes(tracing.ThreadID.String(r.threadID), tracing.Checkpoint.Int64(version),
-			tracing.RecordKind.String(kind), tracing.RecordBytes.Int(size))
+// tracedAppend records a commit to the store as an "interlude.append" event
+// of the span it happens in (the step's, or the run's), not as a span of its
+// own: the enclosing span already times it, and an event costs a fraction of
+// a span to record and export.
+func (r *runner[S]) tracedAppend(version int64, kind string, size int) {
+	span := trace.SpanFromContext(r.ctx)
+	if !span.IsRecording() {
+		return
 	}
-	return ctx, span
+	span.AddEvent("interlude.append", trace.WithAttributes(tracing.Checkpoint.Int64(version),
+		tracing.RecordKind.String(kind), tracing.RecordBytes.Int(size)))
 }
 
 // endSpan ends span, recording err as its failure unless it is a refusal

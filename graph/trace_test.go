@@ -80,7 +80,7 @@ func childOf(child, parent tracetest.SpanStub) bool {
 	return child.Parent.SpanID() == parent.SpanContext.SpanID() && child.SpanContext.TraceID() == parent.SpanContext.TraceID()
 }
 
-func TestATracedRunHasASpanPerRunStepNodeAndAppend(t *testing.T) {
+func TestATracedRunHasASpanPerRunStepAndNodeAndAnEventPerAppend(t *testing.T) {
 	rec := newRecorder(t)
 	app := refundGraph(t, sqliteStore(t), graph.WithTracerProvider(rec.tp))
 	ctx, parent := rec.tp.Tracer("test").Start(context.Background(), "caller")
@@ -103,11 +103,20 @@ func TestATracedRunHasASpanPerRunStepNodeAndAppend(t *testing.T) {
 		t.Fatalf("want run > step > node > pause, got parents step=%v node=%v pause=%v", step.Parent.SpanID(), node.Parent.SpanID(), pause.Parent.SpanID())
 	}
 	wantAttr(t, "node", node.Attributes, "interlude.status", "paused")
-	appends := rec.named("interlude.append")
-	if len(appends) == 0 {
-		t.Fatal("the pause's commit should have an append span")
+	if len(rec.named("interlude.append")) != 0 {
+		t.Fatal("a commit should be an event of its step, not a span of its own")
 	}
-	wantAttr(t, "append", appends[len(appends)-1].Attributes, "interlude.record.kind", "pause")
+	var appends []sdktrace.Event
+	for _, e := range step.Events {
+		if e.Name == "interlude.append" {
+			appends = append(appends, e)
+		}
+	}
+	if len(appends) != 1 {
+		t.Fatalf("the pause's commit should be one append event of its step, got %+v", step.Events)
+	}
+	wantAttr(t, "append", appends[0].Attributes, "interlude.record.kind", "pause")
+	wantAttr(t, "append", appends[0].Attributes, "interlude.checkpoint", int64(1))
 
 	snap, err := app.State(context.Background(), "order-1")
 	if err != nil || len(snap.Interrupts) != 1 {
@@ -180,10 +189,23 @@ func TestAnAnswerAfterARestartStartsATraceLinkedToThePauseAndTheAnsweringRequest
 	wantAttr(t, "link to the pause", toPause.Attributes, "interlude.answer.decision", "resolved")
 	wantAttr(t, "link to the pause", toPause.Attributes, "interlude.answer.wait_seconds", float64(26*3600))
 	wantAttr(t, "link to the request", toRequest.Attributes, "interlude.link", "answer")
-	if len(run.Events) != 1 || run.Events[0].Name != "interlude.answer" {
+	var answers, appends []sdktrace.Event
+	for _, e := range run.Events {
+		switch e.Name {
+		case "interlude.answer":
+			answers = append(answers, e)
+		case "interlude.append":
+			appends = append(appends, e)
+		}
+	}
+	if len(answers) != 1 {
 		t.Fatalf("the run should record the answer as an event: %+v", run.Events)
 	}
-	wantAttr(t, "answer event", run.Events[0].Attributes, "interlude.answer.by", "alice")
+	wantAttr(t, "answer event", answers[0].Attributes, "interlude.answer.by", "alice")
+	if len(appends) != 1 {
+		t.Fatalf("the run should record the answer's commit as an append event: %+v", run.Events)
+	}
+	wantAttr(t, "answer's append", appends[0].Attributes, "interlude.record.kind", "resolve")
 
 	node := after.one(t, "interlude.node refund")
 	wantAttr(t, "node", node.Attributes, "interlude.status", "finished")

@@ -92,15 +92,14 @@ func Traceparent(sc trace.SpanContext) string {
 		return ""
 	}
 	tid, sid := sc.TraceID(), sc.SpanID()
-	var b strings.Builder
-	b.Grow(55)
-	b.WriteString("00-")
-	b.WriteString(hex.EncodeToString(tid[:]))
-	b.WriteByte('-')
-	b.WriteString(hex.EncodeToString(sid[:]))
-	b.WriteByte('-')
-	b.WriteString(hex.EncodeToString([]byte{byte(sc.TraceFlags())}))
-	return b.String()
+	var b [55]byte
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:], []byte{byte(sc.TraceFlags())})
+	return string(b[:])
 }
 
 // Parse reads a traceparent written by Traceparent as a remote span context;

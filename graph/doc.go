@@ -85,7 +85,8 @@
 // or synchronously committed on Postgres) before it is acknowledged, which is
 // before Invoke returns the run's result, a stream or a listener hears of a
 // pause, an answer or the run's end, and before any answer a server builds
-// from them. With the default, [DurabilityAsync], the steps of a run between
+// from them. An answer heard of by nobody until its run returns
+// ([WithListeners]) becomes durable with the run's next durable commit. With the default, [DurabilityAsync], the steps of a run between
 // those points are committed in order without waiting for the disk: a crash of
 // the process loses none of them, and a power loss or an operating system crash
 // loses at most those steps, which then run again from the last durable

@@ -17,8 +17,9 @@ type Durability int
 const (
 	// DurabilityAsync, the default, makes durable every commit that is
 	// acknowledged to someone before it is: the commit that ends a run
-	// (completed, paused at a question or a breakpoint, failed), the one that
-	// records accepted answers (or a fork), and any edit of the state. The
+	// (completed, paused at a question or a breakpoint, failed), a fork, any
+	// edit of the state, and the one that records accepted answers when a
+	// stream or a listener hears of them at once (see WithListeners). The
 	// steps between, which nobody has been told about, are committed without
 	// waiting for the disk; a power loss may take them back, and they run
 	// again.
@@ -64,15 +65,19 @@ func WithDurability(d Durability) Option { return func(c *config) { c.durability
 
 // durable reports whether the commit of d must be durable before anyone
 // learns of it: the run's caller, a stream, a listener or another process.
-func (g *Graph[S]) durable(d *delta) bool {
-	switch g.cfg.durability {
+func (r *runner[S]) durable(d *delta) bool {
+	switch r.g.cfg.durability {
 	case DurabilitySync:
 		return true
 	case DurabilityAsync:
-		if d.Kind == kindAnswer || d.Kind == kindFork {
-			// Accepted at once: the run's stream and listeners hear of it
-			// before the run goes on.
-			return true
+		if d.Kind == kindFork {
+			return true // returned to its caller at once
+		}
+		if d.Kind == kindAnswer {
+			// Accepted at once for a stream or a listener, which hear of it
+			// before the run goes on; otherwise its caller first hears of it
+			// with the run's next durable commit, which makes it durable too.
+			return r.emit != nil || r.g.heard(r.threadID)
 		}
 	}
 	if d.Kind == kindAnswer {
@@ -81,4 +86,12 @@ func (g *Graph[S]) durable(d *delta) bool {
 	// Every other commit but a step after which the run goes on ends the run
 	// (or is an edit of the state, which returns at once).
 	return d.Status != interlude.ThreadRunning
+}
+
+// heard reports whether the thread's events reach someone as they happen.
+func (g *Graph[S]) heard(threadID string) bool {
+	if g.cfg.listening != nil {
+		return g.cfg.listening(threadID)
+	}
+	return g.cfg.events != nil
 }

@@ -92,11 +92,15 @@ func TestTheCommitsSomeoneIsToldAboutAreDurableAndOnlyThose(t *testing.T) {
 			return err
 		}},
 	}
+	heard := []graph.Option{graph.WithEvents(func(graph.Event) {}), graph.WithListeners(func(string) bool { return true })}
+	unheard := []graph.Option{graph.WithEvents(func(graph.Event) {}), graph.WithListeners(func(string) bool { return false })}
 	for _, c := range []struct {
+		name string
 		mode graph.Durability
+		opts []graph.Option
 		want []string // per run
 	}{
-		{graph.DurabilityAsync, []string{
+		{"async, an answer heard at once", graph.DurabilityAsync, heard, []string{
 			"step pause!",
 			"resolve! step step breakpoint!",
 			"step!",
@@ -104,7 +108,7 @@ func TestTheCommitsSomeoneIsToldAboutAreDurableAndOnlyThose(t *testing.T) {
 			"step fail!",
 			"fork! pause!",
 		}},
-		{graph.DurabilityExit, []string{
+		{"async, an answer first told with its run's end", graph.DurabilityAsync, unheard, []string{
 			"step pause!",
 			"resolve step step breakpoint!",
 			"step!",
@@ -112,7 +116,15 @@ func TestTheCommitsSomeoneIsToldAboutAreDurableAndOnlyThose(t *testing.T) {
 			"step fail!",
 			"fork! pause!",
 		}},
-		{graph.DurabilitySync, []string{
+		{"exit", graph.DurabilityExit, nil, []string{
+			"step pause!",
+			"resolve step step breakpoint!",
+			"step!",
+			"update!",
+			"step fail!",
+			"fork! pause!",
+		}},
+		{"sync", graph.DurabilitySync, nil, []string{
 			"step! pause!",
 			"resolve! step! step! breakpoint!",
 			"step!",
@@ -121,9 +133,9 @@ func TestTheCommitsSomeoneIsToldAboutAreDurableAndOnlyThose(t *testing.T) {
 			"fork! pause!",
 		}},
 	} {
-		t.Run(c.mode.String(), func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			st := &recordingStore{Store: memory.New()}
-			app := durabilityGraph(t, st, graph.WithDurability(c.mode))
+			app := durabilityGraph(t, st, append([]graph.Option{graph.WithDurability(c.mode)}, c.opts...)...)
 			ctx := context.Background()
 			for i, r := range runs {
 				if err := r.do(ctx, app); err != nil {
@@ -198,5 +210,23 @@ func TestAnUnknownDurabilityIsRefused(t *testing.T) {
 	}
 	if _, err := graph.ParseDurability("fast"); err == nil {
 		t.Fatal(`ParseDurability("fast") succeeded`)
+	}
+}
+
+func TestAStreamedAnswerIsDurableBeforeTheStreamHearsOfIt(t *testing.T) {
+	st := &recordingStore{Store: memory.New()}
+	app := durabilityGraph(t, st, graph.WithListeners(func(string) bool { return false }))
+	ctx := context.Background()
+	if _, err := app.Invoke(ctx, "t", graph.Input(durabilityState{})); err != nil {
+		t.Fatal(err)
+	}
+	st.take()
+	for _, err := range app.Stream(ctx, "t", graph.Resume(interlude.Resolve("yes"))) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := st.take(), "resolve! step step breakpoint!"; got != want {
+		t.Errorf("a streamed answer committed %q, want %q", got, want)
 	}
 }

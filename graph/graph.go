@@ -220,9 +220,11 @@ type config struct {
 	now      func() time.Time
 	observer any
 	events   func(Event)
-	leaseTTL time.Duration
-	owner    string
-	outbox   bool // write notices (WithOutbox)
+	// listening reports whether events of a thread reach anyone (WithListeners).
+	listening func(threadID string) bool
+	leaseTTL  time.Duration
+	owner     string
+	outbox    bool // write notices (WithOutbox)
 
 	durability Durability // which commits wait for the disk
 
@@ -298,6 +300,15 @@ func WithLease(ttl time.Duration, owner string) Option {
 // example to fan them out to live listeners. sink is called from the run's
 // goroutines and must not block for long.
 func WithEvents(sink func(Event)) Option { return func(c *config) { c.events = sink } }
+
+// WithListeners tells the graph whether anyone hears a thread's events as they
+// happen (host.Hub.Listening does). Under DurabilityAsync, an answer that
+// nobody hears of until its run's next durable commit does not wait for the
+// disk on its own. Without it, a graph with WithEvents assumes someone always
+// listens.
+func WithListeners(listening func(threadID string) bool) Option {
+	return func(c *config) { c.listening = listening }
+}
 
 // WithTracerProvider makes the graph's runs emit OpenTelemetry spans through tp
 // (by default the global provider, otel.GetTracerProvider): a span per run, per

@@ -620,7 +620,7 @@ func (r *runner[S]) commit(d *delta) error {
 		}
 	}
 	// A notice tells someone, so what it reports is durable first.
-	app.NoSync = !g.durable(d) && len(app.Outbox) == 0
+	app.NoSync = !r.durable(d) && len(app.Outbox) == 0
 	since := r.c.since + len(data)
 	var snapSize int
 	// A snapshot once the records since the last one weigh as much as it: the

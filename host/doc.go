@@ -19,7 +19,7 @@
 // one itself:
 //
 //	hub := host.NewHub()
-//	refund, _ := b.Compile(graph.WithName("refund"), graph.WithEvents(hub.Publish))
+//	refund, _ := b.Compile(graph.WithName("refund"), graph.WithEvents(hub.Publish), graph.WithListeners(hub.Listening))
 //	h, err := host.New(host.WithGraph(refund.Erase()), host.WithHub(hub))
 //	h.Start(ctx)
 //	defer h.Close()

@@ -317,6 +317,14 @@ func NewHub(opts ...HubOption) *Hub {
 // Listeners returns how many listeners are subscribed.
 func (h *Hub) Listeners() int64 { return h.subscribers.Load() }
 
+// Listening reports whether an event of the thread may reach someone as it
+// happens: a listener of this process, or, with an event log, of another.
+// Give it to the graphs (graph.WithListeners) so that an answer nobody hears
+// of at once need not wait for the disk on its own.
+func (h *Hub) Listening(threadID string) bool {
+	return h.elog != nil || h.subscribers.Load() > 0
+}
+
 // Dropped returns how many listeners were disconnected for falling behind.
 func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
 

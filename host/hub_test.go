@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"strings"
@@ -97,4 +98,23 @@ func heapAlloc() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+func TestAHubIsListeningOnlyWhileSomeoneSubscribes(t *testing.T) {
+	hub := NewHub()
+	defer hub.Close()
+	if hub.Listening("t") {
+		t.Fatal("a hub without subscribers says someone listens")
+	}
+	sub, err := hub.SubscribeAll(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hub.Listening("t") {
+		t.Fatal("a hub with a subscriber says nobody listens")
+	}
+	sub.Close()
+	if hub.Listening("t") {
+		t.Fatal("a hub whose subscriber left still says someone listens")
+	}
 }

@@ -295,7 +295,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	if tp != nil {
 		log.Info("tracing", "exporter", "otlp/http")
 	}
-	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
+	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithListeners(hub.Listening), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
 	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}
 	if sc.notify != nil {
 		d, err := dispatcher(st, sc.notify, log)

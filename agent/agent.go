@@ -65,6 +65,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/tool"
@@ -106,6 +107,8 @@ type Agent struct {
 }
 
 type config struct {
+	options.Problems
+
 	system    string
 	maxTurns  int
 	parallel  int
@@ -120,10 +123,10 @@ type config struct {
 }
 
 // Option configures New.
-type Option func(*config) error
+type Option func(*config)
 
 // WithSystemPrompt sets the system prompt.
-func WithSystemPrompt(s string) Option { return func(c *config) error { c.system = s; return nil } }
+func WithSystemPrompt(s string) Option { return func(c *config) { c.system = s } }
 
 // WithMaxTurns caps the model calls of one run (0, the default, means no cap). A
 // run starts with each input, such as a user message, and lasts until the agent
@@ -133,16 +136,24 @@ func WithSystemPrompt(s string) Option { return func(c *config) error { c.system
 // after a pause or a restart goes on counting where it was, so answering interrupts
 // never resets it. Reaching the cap fails the run with an error matching
 // ErrMaxTurns; Continue then fails the same way, and new input starts a new run.
-func WithMaxTurns(n int) Option { return func(c *config) error { c.maxTurns = n; return nil } }
+func WithMaxTurns(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.Refuse("agent.WithMaxTurns", "%d turns is negative; give 0 for no cap", n)
+			return
+		}
+		c.maxTurns = n
+	}
+}
 
 // WithParallelTools runs up to n tool calls of a turn at once (the default is 4).
 func WithParallelTools(n int) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if n < 1 {
-			return fmt.Errorf("WithParallelTools(%d): need at least 1", n)
+			c.Refuse("agent.WithParallelTools", "%d calls at once: give at least 1", n)
+			return
 		}
 		c.parallel = n
-		return nil
 	}
 }
 
@@ -157,17 +168,17 @@ func Sequential() Option { return WithParallelTools(1) }
 // results) are stored with model.Message.Imported set. Only
 // give it to an agent whose callers may write the agent's side of the
 // conversation: served over HTTP, it lets any client with the run role do so.
-func WithImportedHistory() Option { return func(c *config) error { c.imports = true; return nil } }
+func WithImportedHistory() Option { return func(c *config) { c.imports = true } }
 
 // WithoutStreaming calls the model's Generate instead of Stream, for providers or
 // proxies that do not stream. Streams of the run then carry no model text until
 // each turn ends.
-func WithoutStreaming() Option { return func(c *config) error { c.generate = true; return nil } }
+func WithoutStreaming() Option { return func(c *config) { c.generate = true } }
 
 // WithGraphOptions passes options to the underlying graph (store, name,
 // breakpoints, observer, ...).
 func WithGraphOptions(opts ...graph.Option) Option {
-	return func(c *config) error { c.graphOpts = append(c.graphOpts, opts...); return nil }
+	return func(c *config) { c.graphOpts = append(c.graphOpts, opts...) }
 }
 
 // WithTracerProvider makes the agent emit OpenTelemetry spans through tp (by
@@ -176,7 +187,7 @@ func WithGraphOptions(opts ...graph.Option) Option {
 // the tool's name as OpenTelemetry's GenAI conventions have it. Model calls are
 // traced by the model provider (see package model/openai and model/anthropic).
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(c *config) error { c.tp = tp; return nil }
+	return func(c *config) { c.tp = tp }
 }
 
 // Hook runs before a tool call, after the call's approval (if any). It may change
@@ -193,17 +204,18 @@ type namedHook struct {
 
 // BeforeToolCall adds a hook that runs before every tool call, in the order added.
 func BeforeToolCall(name string, h Hook) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if h == nil || name == "" {
-			return errors.New("BeforeToolCall needs a name and a hook")
+			c.Refuse("agent.BeforeToolCall", "give a name and a hook")
+			return
 		}
 		for _, x := range c.hooks {
 			if x.name == name {
-				return fmt.Errorf("two hooks are named %q", name)
+				c.Refuse("agent.BeforeToolCall", "two hooks are named %q; give each its own name", name)
+				return
 			}
 		}
 		c.hooks = append(c.hooks, namedHook{name, h})
-		return nil
 	}
 }
 
@@ -221,9 +233,10 @@ type Call struct {
 func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	cfg := config{parallel: 4, approvals: map[string]*approval{}}
 	for _, o := range opts {
-		if err := o(&cfg); err != nil {
-			return nil, fmt.Errorf("agent: %w", err)
-		}
+		o(&cfg)
+	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
 	}
 	if cfg.source != nil {
 		if len(tools) > 0 {

@@ -118,16 +118,20 @@ func RequireApprovalIf(toolName string, when func(args json.RawMessage) bool, op
 }
 
 func requireApproval(toolName string, when func(json.RawMessage) bool, opts []ApprovalOption) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if _, dup := c.approvals[toolName]; dup {
-			return fmt.Errorf("approval for %q is required twice", toolName)
+			c.Refuse("agent.RequireApproval", "approval for %q is required twice; give it once", toolName)
+			return
 		}
 		a := &approval{when: when}
 		for _, o := range opts {
 			o(a)
 		}
+		if a.ttl < 0 {
+			c.Refuse("agent.WithApprovalTTL", "%v is negative; give a positive time to live, or leave the option out", a.ttl)
+			return
+		}
 		c.approvals[toolName] = a
-		return nil
 	}
 }
 

@@ -22,12 +22,12 @@ type ToolSource interface {
 // tools argument, which must then be empty. Approval policies name tools that
 // src offers when New is called.
 func WithToolSource(src ToolSource) Option {
-	return func(c *config) error {
+	return func(c *config) {
 		if src == nil {
-			return fmt.Errorf("WithToolSource needs a source")
+			c.Refuse("agent.WithToolSource", "the source is nil; give one, or pass the tools to New")
+			return
 		}
 		c.source = src
-		return nil
 	}
 }
 

@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/wire"
 )
 
 // Client calls an Interlude server. It is safe for concurrent use.
@@ -240,11 +242,11 @@ func threadPath(id string, rest string) string { return "/v1/threads/" + url.Pat
 
 // Invoke runs, answers or continues a thread (POST /v1/graph/invoke) and waits for
 // the run to end. A pause is not an error: Status is "interrupted".
-func (c *Client) Invoke(ctx context.Context, req InvokeRequest) (*RunResult, error) {
+func (c *Client) Invoke(ctx context.Context, req InvokeRequest) (*graph.Result[json.RawMessage], error) {
 	if err := usable(req.Responses); err != nil {
 		return nil, err
 	}
-	var r RunResult
+	var r graph.Result[json.RawMessage]
 	if err := c.call(ctx, http.MethodPost, "/v1/graph/invoke", nil, req.wire(), &r); err != nil {
 		return nil, err
 	}
@@ -378,10 +380,8 @@ func readSSEFrom(ctx context.Context, r io.Reader, lastID *string, yield func(Ev
 }
 
 // Graphs lists the hosted graphs (GET /v1/graphs).
-func (c *Client) Graphs(ctx context.Context) ([]GraphInfo, error) {
-	var out struct {
-		Graphs []GraphInfo `json:"graphs"`
-	}
+func (c *Client) Graphs(ctx context.Context) ([]wire.GraphInfo, error) {
+	var out wire.GraphList
 	if err := c.call(ctx, http.MethodGet, "/v1/graphs", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -390,7 +390,7 @@ func (c *Client) Graphs(ctx context.Context) ([]GraphInfo, error) {
 
 // Threads lists threads, newest updated first (GET /v1/threads); with Status
 // "interrupted" it is the inbox.
-func (c *Client) Threads(ctx context.Context, opt ListOptions) (*ThreadPage, error) {
+func (c *Client) Threads(ctx context.Context, opt ListOptions) (*wire.ThreadPage, error) {
 	q := url.Values{}
 	if opt.Status != "" {
 		q.Set("status", string(opt.Status))
@@ -404,7 +404,7 @@ func (c *Client) Threads(ctx context.Context, opt ListOptions) (*ThreadPage, err
 	if opt.Cursor != "" {
 		q.Set("cursor", opt.Cursor)
 	}
-	var p ThreadPage
+	var p wire.ThreadPage
 	if err := c.call(ctx, http.MethodGet, "/v1/threads", q, nil, &p); err != nil {
 		return nil, err
 	}
@@ -412,8 +412,8 @@ func (c *Client) Threads(ctx context.Context, opt ListOptions) (*ThreadPage, err
 }
 
 // Thread returns a thread's current state (GET /v1/threads/{id}).
-func (c *Client) Thread(ctx context.Context, threadID string) (*Thread, error) {
-	var t Thread
+func (c *Client) Thread(ctx context.Context, threadID string) (*wire.Thread, error) {
+	var t wire.Thread
 	if err := c.call(ctx, http.MethodGet, threadPath(threadID, ""), nil, nil, &t); err != nil {
 		return nil, err
 	}
@@ -423,7 +423,7 @@ func (c *Client) Thread(ctx context.Context, threadID string) (*Thread, error) {
 // History returns a page of a thread's checkpoints, newest first, and the
 // interrupt histories of the tool calls on it (GET /v1/threads/{id}/history).
 // Pass the page's NextBefore as the next call's Before to read older ones.
-func (c *Client) History(ctx context.Context, threadID string, opt HistoryOptions) (*History, error) {
+func (c *Client) History(ctx context.Context, threadID string, opt HistoryOptions) (*wire.History, error) {
 	q := url.Values{}
 	if opt.Limit != 0 {
 		q.Set("limit", strconv.Itoa(opt.Limit))
@@ -431,7 +431,7 @@ func (c *Client) History(ctx context.Context, threadID string, opt HistoryOption
 	if opt.Before != 0 {
 		q.Set("before", strconv.FormatInt(opt.Before, 10))
 	}
-	var h History
+	var h wire.History
 	if err := c.call(ctx, http.MethodGet, threadPath(threadID, "/history"), q, nil, &h); err != nil {
 		return nil, err
 	}
@@ -449,8 +449,8 @@ func usable(rs []interlude.Resolution) error {
 	return nil
 }
 
-func (c *Client) answer(ctx context.Context, threadID, action string, body any) (*RunResult, error) {
-	var r RunResult
+func (c *Client) answer(ctx context.Context, threadID, action string, body any) (*graph.Result[json.RawMessage], error) {
+	var r graph.Result[json.RawMessage]
 	if err := c.call(ctx, http.MethodPost, threadPath(threadID, "/"+action), nil, body, &r); err != nil {
 		return nil, err
 	}
@@ -460,7 +460,7 @@ func (c *Client) answer(ctx context.Context, threadID, action string, body any) 
 // Resume answers an interrupt with response (POST /v1/threads/{id}/resume) and
 // waits for the run it starts. interruptID may be "" when exactly one interrupt is
 // pending. A nil response (or Null) cancels the interrupt.
-func (c *Client) Resume(ctx context.Context, threadID, interruptID string, response any) (*RunResult, error) {
+func (c *Client) Resume(ctx context.Context, threadID, interruptID string, response any) (*graph.Result[json.RawMessage], error) {
 	if response == nil {
 		response = Null
 	}
@@ -472,7 +472,7 @@ func (c *Client) Resume(ctx context.Context, threadID, interruptID string, respo
 
 // Respond answers several interrupts at once (POST /v1/threads/{id}/resume with
 // responses).
-func (c *Client) Respond(ctx context.Context, threadID string, responses []interlude.Resolution) (*RunResult, error) {
+func (c *Client) Respond(ctx context.Context, threadID string, responses []interlude.Resolution) (*graph.Result[json.RawMessage], error) {
 	if err := usable(responses); err != nil {
 		return nil, err
 	}
@@ -483,7 +483,7 @@ func (c *Client) Respond(ctx context.Context, threadID string, responses []inter
 
 // Reject declines an interrupt (POST /v1/threads/{id}/reject); rej may be nil for
 // no reason given. interruptID may be "" when exactly one interrupt is pending.
-func (c *Client) Reject(ctx context.Context, threadID, interruptID string, rej *interlude.Rejection) (*RunResult, error) {
+func (c *Client) Reject(ctx context.Context, threadID, interruptID string, rej *interlude.Rejection) (*graph.Result[json.RawMessage], error) {
 	return c.answer(ctx, threadID, "reject", struct {
 		InterruptID string               `json:"interrupt_id,omitempty"`
 		Error       *interlude.Rejection `json:"error,omitempty"`
@@ -492,7 +492,7 @@ func (c *Client) Reject(ctx context.Context, threadID, interruptID string, rej *
 
 // Cancel withdraws an interrupt (POST /v1/threads/{id}/cancel). interruptID may be
 // "" when exactly one interrupt is pending.
-func (c *Client) Cancel(ctx context.Context, threadID, interruptID string) (*RunResult, error) {
+func (c *Client) Cancel(ctx context.Context, threadID, interruptID string) (*graph.Result[json.RawMessage], error) {
 	return c.answer(ctx, threadID, "cancel", struct {
 		InterruptID string `json:"interrupt_id,omitempty"`
 	}{interruptID})

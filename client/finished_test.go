@@ -51,10 +51,7 @@ func TestTheClientSeesAWaitingTurnsFinishedToolResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var finished []model.Block
-	if err := json.Unmarshal(th.FinishedToolResults, &finished); err != nil {
-		t.Fatalf("finished_tool_results %s: %v", th.FinishedToolResults, err)
-	}
+	finished := th.FinishedToolResults
 	if th.Status != "interrupted" || len(finished) != 1 || finished[0].ToolUseID != streamed.ToolUseID || finished[0].ContentText() != streamed.ContentText() {
 		t.Fatalf("thread %s: finished %+v, streamed %+v", th.Status, finished, streamed)
 	}

@@ -2,9 +2,9 @@ package client
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
 )
 
 // Granularity is how much of the state a run answer carries.
@@ -70,156 +70,6 @@ func (r InvokeRequest) wire() wireInvoke {
 	return w
 }
 
-// Breakpoint is a pause at a node boundary.
-type Breakpoint struct {
-	// Node is the node the thread paused before or after.
-	Node string `json:"node"`
-	// When is "before" or "after".
-	When string `json:"when"`
-}
-
-// RunResult is the answer of Invoke, Resume, Respond, Reject and Cancel, and the
-// data of a stream's end event.
-type RunResult struct {
-	// ThreadID is the thread.
-	ThreadID string `json:"thread_id"`
-	// Status is completed, interrupted or failed.
-	Status interlude.RunStatus `json:"status"`
-	// Interrupts are the pending questions.
-	Interrupts []interlude.Interruption `json:"interrupts"`
-	// Breakpoint is set when the thread paused at a breakpoint.
-	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
-	// Error describes the failure when Status is failed.
-	Error string `json:"error,omitempty"`
-	// Values is the thread's state (not at granularity low).
-	Values json.RawMessage `json:"values,omitempty"`
-	// Messages is the values' messages field, for agent graphs.
-	Messages json.RawMessage `json:"messages,omitempty"`
-	// State is set at granularity full.
-	State *State `json:"state,omitempty"`
-	// Replayed is true when every answer the request gave had been given
-	// before, by this client or another: none was applied again. Replays says
-	// who gave them and when.
-	Replayed bool `json:"replayed,omitempty"`
-	// Replays lists the answers of the request that had been given before,
-	// with their resolutions as first recorded: the interrupt answered, its
-	// status, response or error, who gave it (By) and when (At).
-	Replays []interlude.Resolution `json:"replays,omitempty"`
-}
-
-// State is the full state of a run answer.
-type State struct {
-	// Values is the thread's state.
-	Values json.RawMessage `json:"values"`
-	// Next lists the nodes that run next.
-	Next []string `json:"next"`
-	// Checkpoint is the thread's version.
-	Checkpoint int64 `json:"checkpoint"`
-	// ExecutionMeta says where and why the thread paused.
-	ExecutionMeta ExecutionMeta `json:"execution_meta"`
-}
-
-// ExecutionMeta says where and why a thread paused.
-type ExecutionMeta struct {
-	// Status is completed, failed, interrupted_before or interrupted_after.
-	Status string `json:"status"`
-	// InterruptReason is the first pending interrupt's reason, or "interrupt".
-	InterruptReason string `json:"interrupt_reason,omitempty"`
-	// InterruptedNode is the node that paused.
-	InterruptedNode string `json:"interrupted_node,omitempty"`
-	// InterruptData holds the first pending interrupt, or the breakpoint.
-	InterruptData *InterruptData `json:"interrupt_data,omitempty"`
-}
-
-// InterruptData is the pause of ExecutionMeta.
-type InterruptData struct {
-	// Interrupt is the first pending interrupt, or nil at a breakpoint.
-	Interrupt *interlude.Interruption `json:"interrupt"`
-	// Breakpoint is the breakpoint, if the thread sits at one.
-	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
-}
-
-// GraphInfo describes a hosted graph.
-type GraphInfo struct {
-	// Name is the graph's name.
-	Name string `json:"name"`
-	// Nodes are its nodes.
-	Nodes []string `json:"nodes"`
-	// InputSchema is the JSON Schema of its state.
-	InputSchema json.RawMessage `json:"input_schema"`
-}
-
-// Thread is a thread's current state.
-type Thread struct {
-	// ThreadID is the thread.
-	ThreadID string `json:"thread_id"`
-	// Graph is the graph that runs it.
-	Graph string `json:"graph"`
-	// Status is idle, running, interrupted or failed.
-	Status interlude.ThreadStatus `json:"status"`
-	// Values is its state.
-	Values json.RawMessage `json:"values"`
-	// Messages is the values' messages field, for agent graphs.
-	Messages json.RawMessage `json:"messages,omitempty"`
-	// FinishedToolResults is, while an agent's turn waits, a JSON array of the
-	// tool_result content blocks of the turn's calls that have finished, in
-	// call order (empty otherwise). They are not in Messages until every call
-	// of the turn has a result.
-	FinishedToolResults json.RawMessage `json:"finished_tool_results,omitempty"`
-	// Interrupts are its pending questions.
-	Interrupts []interlude.Interruption `json:"interrupts"`
-	// Next lists the nodes that run next.
-	Next []string `json:"next"`
-	// Breakpoint is set while it sits at a breakpoint.
-	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
-	// Error describes the last failure while it is failed.
-	Error string `json:"error,omitempty"`
-	// Checkpoint is its version.
-	Checkpoint int64 `json:"checkpoint"`
-	// CreatedAt is when it started.
-	CreatedAt time.Time `json:"created_at"`
-	// UpdatedAt is when it last changed.
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// ThreadSummary is a thread in a listing.
-type ThreadSummary struct {
-	// ThreadID is the thread.
-	ThreadID string `json:"thread_id"`
-	// Graph is the graph that runs it.
-	Graph string `json:"graph"`
-	// Status is idle, running, interrupted or failed.
-	Status interlude.ThreadStatus `json:"status"`
-	// Interrupts are its pending questions.
-	Interrupts []interlude.Interruption `json:"interrupts"`
-	// CreatedAt is when it started.
-	CreatedAt time.Time `json:"created_at"`
-	// UpdatedAt is when it last changed.
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// ThreadPage is a page of a listing, newest updated first.
-type ThreadPage struct {
-	// Threads are the threads on this page.
-	Threads []ThreadSummary `json:"threads"`
-	// NextCursor continues the listing, or "" at its end.
-	NextCursor string `json:"next_cursor"`
-}
-
-// MarshalJSON encodes the page as the server sends it: next_cursor is null at
-// the end of the listing, so that a script paging until it is null stops.
-func (p ThreadPage) MarshalJSON() ([]byte, error) {
-	type plain ThreadPage
-	var next *string
-	if p.NextCursor != "" {
-		next = &p.NextCursor
-	}
-	return json.Marshal(struct {
-		plain
-		NextCursor *string `json:"next_cursor"`
-	}{plain(p), next})
-}
-
 // ListOptions selects threads for Threads.
 type ListOptions struct {
 	// Status keeps threads with this status (for the inbox: "interrupted");
@@ -241,54 +91,6 @@ type HistoryOptions struct {
 	// Before keeps checkpoints older than this id (0 means from the newest);
 	// pass History.NextBefore for the page after one.
 	Before int64
-}
-
-// History is a thread's history.
-type History struct {
-	// ThreadID is the thread.
-	ThreadID string `json:"thread_id"`
-	// Graph is the graph that runs it.
-	Graph string `json:"graph"`
-	// Checkpoints are a page of its checkpoints, newest first.
-	Checkpoints []Checkpoint `json:"checkpoints"`
-	// ToolCalls holds, per tool call id, the interrupts of the call that the
-	// page's checkpoints raise or answer, in the order asked, each with its
-	// private state and its resolution as the page has it (nil while pending, or
-	// when answered after the page's newest checkpoint).
-	ToolCalls map[string][]interlude.Exchange `json:"tool_calls"`
-	// NextBefore is the Before of the next, older page, or 0 when this page
-	// reaches the thread's first checkpoint.
-	NextBefore int64 `json:"next_before"`
-}
-
-// Checkpoint is one entry of a thread's history.
-type Checkpoint struct {
-	// ID is the thread version this record created.
-	ID int64 `json:"id"`
-	// Kind says what happened: input, step, pause, resolve, breakpoint, fail,
-	// update or fork.
-	Kind string `json:"kind"`
-	// At is when it was committed.
-	At time.Time `json:"at"`
-	// Status is the thread's status after it.
-	Status interlude.ThreadStatus `json:"status"`
-	// Step counts the completed steps after it.
-	Step int `json:"step"`
-	// Next lists the nodes due after it.
-	Next []string `json:"next"`
-	// Values is the state after it.
-	Values json.RawMessage `json:"values"`
-	// Raised are the questions it raised, with their private state.
-	Raised []interlude.Interruption `json:"raised"`
-	// Resolved are the answers it committed, each with its interrupt id, who
-	// gave it and when.
-	Resolved []interlude.Resolution `json:"resolved"`
-	// Interrupts are the questions pending after it.
-	Interrupts []interlude.Interruption `json:"interrupts"`
-	// Breakpoint is set when it paused at a breakpoint.
-	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
-	// Error is the failure a fail checkpoint reports.
-	Error string `json:"error,omitempty"`
 }
 
 // Event is one event of a stream (Stream, StreamSSE) or of a thread's live events
@@ -316,7 +118,7 @@ type Pause struct {
 	// Interrupt is the pending question, for an interrupt.
 	Interrupt *interlude.Interruption `json:"interrupt,omitempty"`
 	// Breakpoint is the breakpoint, for a breakpoint.
-	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
 }
 
 // Pause reports the pause an updates event carries, if it is one.
@@ -360,8 +162,8 @@ func (e Event) SubTask() (*SubTask, bool) {
 }
 
 // Result decodes the run answer an end event of a run stream carries.
-func (e Event) Result() (*RunResult, error) {
-	var r RunResult
+func (e Event) Result() (*graph.Result[json.RawMessage], error) {
+	var r graph.Result[json.RawMessage]
 	if err := json.Unmarshal(e.Data, &r); err != nil {
 		return nil, err
 	}

@@ -43,10 +43,40 @@ type Breakpoint struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// exchange is a raised interrupt with its resolution once given.
-type exchange struct {
+// exchangeV1 is how format 1 stored an exchange; later formats store
+// interlude.Exchange as it is.
+type exchangeV1 struct {
 	Q interlude.Interruption `json:"q"`
 	R *interlude.Resolution  `json:"r,omitempty"`
+}
+
+// UnmarshalJSON reads a checkpoint of any format this build reads: format 1
+// kept each exchange as {"q": question, "r": resolution}.
+func (cp *checkpoint) UnmarshalJSON(data []byte) error {
+	type plain checkpoint
+	var p struct {
+		plain
+		Exchanges json.RawMessage `json:"exchanges,omitempty"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*cp = checkpoint(p.plain)
+	if len(p.Exchanges) == 0 || string(p.Exchanges) == "null" {
+		return nil
+	}
+	if cp.V >= 2 {
+		return json.Unmarshal(p.Exchanges, &cp.Exchanges)
+	}
+	var old []exchangeV1
+	if err := json.Unmarshal(p.Exchanges, &old); err != nil {
+		return err
+	}
+	cp.Exchanges = make([]interlude.Exchange, len(old))
+	for i, x := range old {
+		cp.Exchanges[i] = interlude.Exchange{Interrupt: x.Q, Resolution: x.R}
+	}
+	return nil
 }
 
 // resolved is a resolution with the id of the interrupt it answers: one answer in
@@ -116,7 +146,7 @@ type checkpoint struct {
 	Ledger    []ledgerEntry              `json:"ledger,omitempty"`
 	Memo      map[string]json.RawMessage `json:"memo,omitempty"`
 	Calls     map[string]string          `json:"calls,omitempty"`
-	Exchanges []exchange                 `json:"exchanges,omitempty"`
+	Exchanges []interlude.Exchange       `json:"exchanges,omitempty"`
 	Recent    []resolved                 `json:"recent,omitempty"`
 	Break     *Breakpoint                `json:"break,omitempty"`
 	Error     string                     `json:"error,omitempty"`
@@ -136,7 +166,7 @@ type state[S any] struct {
 	ledger    []ledgerEntry
 	memo      map[string]json.RawMessage // finished sub-tasks of the step in progress
 	calls     map[string]string          // their tool call ids, by memo key
-	exchanges []exchange
+	exchanges []interlude.Exchange
 	recent    []resolved
 	brk       *Breakpoint
 	err       string
@@ -145,16 +175,16 @@ type state[S any] struct {
 func (st *state[S]) pending() []interlude.Interruption {
 	var out []interlude.Interruption
 	for _, x := range st.exchanges {
-		if x.R == nil {
-			out = append(out, x.Q)
+		if x.Resolution == nil {
+			out = append(out, x.Interrupt)
 		}
 	}
 	return out
 }
 
-func (st *state[S]) exchange(id string) *exchange {
+func (st *state[S]) exchange(id string) *interlude.Exchange {
 	for i := range st.exchanges {
-		if st.exchanges[i].Q.ID == id {
+		if st.exchanges[i].Interrupt.ID == id {
 			return &st.exchanges[i]
 		}
 	}
@@ -189,7 +219,7 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 	for _, r := range d.Resolve {
 		if x := st.exchange(r.ID); x != nil {
 			res := r.R
-			x.R = &res
+			x.Resolution = &res
 		}
 		st.recent = append(st.recent, r)
 		if n := len(st.recent) - recentLimit; n > 0 {
@@ -223,7 +253,7 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 	}
 	for _, q := range d.Raised {
 		if st.exchange(q.ID) == nil {
-			st.exchanges = append(st.exchanges, exchange{Q: q})
+			st.exchanges = append(st.exchanges, interlude.Exchange{Interrupt: q})
 		}
 	}
 	st.status, st.next, st.mid, st.base, st.step, st.brk, st.err = d.Status, d.Next, d.Mid, d.Base, d.Step, d.Break, d.Error

@@ -65,30 +65,107 @@ func Continue() Command { return Command{kind: cmdContinue} }
 // again, finish the run too.
 func Recover() Command { return Command{kind: cmdRecover} }
 
-// Result is the outcome of an invocation.
+// Result is the outcome of an invocation. It is also the body of the HTTP
+// API's run answers (invoke, the thread answer routes and a stream's end
+// event): the server encodes it as it is, at the request's granularity, and
+// the Go client decodes into it.
 type Result[S any] struct {
 	// ThreadID is the thread.
-	ThreadID string
+	ThreadID string `json:"thread_id"`
 	// Status is how the invocation ended.
-	Status interlude.RunStatus
-	// Values is the thread's state. Treat it as read-only.
-	Values S
+	Status interlude.RunStatus `json:"status"`
 	// Interrupts are the pending questions, when Status is Interrupted.
-	Interrupts []interlude.Interruption
+	Interrupts []interlude.Interruption `json:"interrupts"`
 	// Breakpoint is set when the thread paused at a breakpoint.
-	Breakpoint *Breakpoint
-	// Next lists the nodes that run next.
-	Next []string
-	// Checkpoint is the thread's version after the invocation.
-	Checkpoint int64
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 	// Error describes the failure when Status is Failed.
-	Error string
-	// Replayed lists the answers of this invocation that had been given before
+	Error string `json:"error,omitempty"`
+	// Values is the thread's state. Treat it as read-only. The HTTP API leaves
+	// it out at granularity low.
+	Values S `json:"values,omitempty"`
+	// Messages is the values' messages field, for agent graphs: the HTTP API
+	// sets it (not at granularity low); an invocation in Go leaves it nil.
+	Messages json.RawMessage `json:"messages,omitempty"`
+	// Next lists the nodes that run next.
+	Next []string `json:"next,omitempty"`
+	// Checkpoint is the thread's version after the invocation.
+	Checkpoint int64 `json:"checkpoint,omitempty"`
+	// State is the full state and where the thread paused, which the HTTP API
+	// sets at granularity full; an invocation in Go leaves it nil (see Full).
+	State *RunState[S] `json:"state,omitempty"`
+	// Replayed is true when every answer the invocation gave had been given
+	// before: none was applied again, and Replays says who gave them and when.
+	Replayed bool `json:"replayed,omitempty"`
+	// Replays lists the answers of this invocation that had been given before
 	// (the identical answer sent again: a double click, a retried request, or
 	// a second person giving the same answer), each with the resolution
 	// recorded the first time, which says who gave it and when, and names its
 	// interrupt. They were not applied again.
-	Replayed []interlude.Resolution
+	Replays []interlude.Resolution `json:"replays,omitempty"`
+}
+
+// RunState is the full state of a run's result, as the HTTP API's
+// granularity full shows it.
+type RunState[S any] struct {
+	// Values is the thread's state.
+	Values S `json:"values"`
+	// Next lists the nodes that run next.
+	Next []string `json:"next"`
+	// Checkpoint is the thread's version.
+	Checkpoint int64 `json:"checkpoint"`
+	// ExecutionMeta says where and why the thread paused.
+	ExecutionMeta ExecutionMeta `json:"execution_meta"`
+}
+
+// ExecutionMeta says where and why a thread paused.
+type ExecutionMeta struct {
+	// Status is completed, failed, interrupted_before (the paused node runs
+	// again when answered, or the thread waits before a node) or
+	// interrupted_after.
+	Status string `json:"status"`
+	// InterruptReason is the first pending interrupt's reason, or "interrupt".
+	InterruptReason string `json:"interrupt_reason,omitempty"`
+	// InterruptedNode is the node that paused.
+	InterruptedNode string `json:"interrupted_node,omitempty"`
+	// InterruptData holds the first pending interrupt, or the breakpoint.
+	InterruptData *InterruptData `json:"interrupt_data,omitempty"`
+}
+
+// InterruptData is the pause of ExecutionMeta.
+type InterruptData struct {
+	// Interrupt is the first pending interrupt, or nil at a breakpoint.
+	Interrupt *interlude.Interruption `json:"interrupt"`
+	// Breakpoint is the breakpoint, if the thread sits at one.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+}
+
+// Full returns the result's RunState: its values, next nodes and checkpoint,
+// with where and why the thread paused.
+func (r *Result[S]) Full() *RunState[S] {
+	next := r.Next
+	if next == nil {
+		next = []string{}
+	}
+	return &RunState[S]{Values: r.Values, Next: next, Checkpoint: r.Checkpoint, ExecutionMeta: r.meta()}
+}
+
+func (r *Result[S]) meta() ExecutionMeta {
+	switch {
+	case len(r.Interrupts) > 0:
+		q := r.Interrupts[0]
+		reason := q.Reason
+		if reason == "" {
+			reason = "interrupt"
+		}
+		return ExecutionMeta{Status: "interrupted_before", InterruptReason: reason, InterruptedNode: q.Node,
+			InterruptData: &InterruptData{Interrupt: &q}}
+	case r.Breakpoint != nil:
+		return ExecutionMeta{Status: "interrupted_" + r.Breakpoint.When, InterruptReason: "interrupt", InterruptedNode: r.Breakpoint.Node,
+			InterruptData: &InterruptData{Breakpoint: r.Breakpoint}}
+	case r.Status == interlude.RunFailed:
+		return ExecutionMeta{Status: "failed"}
+	}
+	return ExecutionMeta{Status: "completed"}
 }
 
 // EventType names a stream event.

@@ -61,7 +61,15 @@ func ParseDurability(name string) (Durability, error) {
 
 // WithDurability sets which commits wait for the disk (DurabilityAsync by
 // default). Compile refuses a mode it does not know.
-func WithDurability(d Durability) Option { return func(c *config) { c.durability = d } }
+func WithDurability(d Durability) Option {
+	return func(c *config) {
+		if d < DurabilityAsync || d > DurabilityExit {
+			c.Refuse("graph.WithDurability", "mode %d is not known; use DurabilityAsync, DurabilitySync or DurabilityExit", int(d))
+			return
+		}
+		c.durability = d
+	}
+}
 
 // durable reports whether the commit of d must be durable before anyone
 // learns of it: the run's caller, a stream, a listener or another process.

@@ -194,7 +194,7 @@ func TestAnUnknownDurabilityIsRefused(t *testing.T) {
 	g := graph.New[durabilityState]()
 	g.AddNode("a", func(ctx context.Context, s durabilityState) (durabilityState, error) { return s, nil })
 	g.AddEdge(graph.Start, "a")
-	if _, err := g.Compile(graph.WithDurability(graph.Durability(7))); err == nil || !strings.Contains(err.Error(), "WithDurability(7)") {
+	if _, err := g.Compile(graph.WithDurability(graph.Durability(7))); err == nil || !strings.Contains(err.Error(), "graph.WithDurability: mode 7 ") {
 		t.Fatalf("Compile with durability 7: %v, want a refusal naming it", err)
 	}
 	var names []string

@@ -100,7 +100,7 @@ func eraseResult[S any](r *Result[S], err error) (*Result[json.RawMessage], erro
 		err = merr
 	}
 	return &Result[json.RawMessage]{ThreadID: r.ThreadID, Status: r.Status, Values: vals, Interrupts: r.Interrupts,
-		Breakpoint: r.Breakpoint, Next: r.Next, Checkpoint: r.Checkpoint, Error: r.Error, Replayed: r.Replayed}, err
+		Breakpoint: r.Breakpoint, Next: r.Next, Checkpoint: r.Checkpoint, Error: r.Error, Replayed: r.Replayed, Replays: r.Replays}, err
 }
 
 func (e erased[S]) State(ctx context.Context, id string) (*Snapshot[json.RawMessage], error) {

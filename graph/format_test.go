@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,7 +50,7 @@ func fixedClock() func() time.Time {
 // end. Run with -update to add the current version's fixture.
 func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join("testdata", "format-v1-refund-paused.json")
+	path := filepath.Join("testdata", fmt.Sprintf("format-v%d-refund-paused.json", store.FormatVersion))
 	if *update {
 		st := memory.New()
 		app := refundGraph(t, st, graph.WithClock(fixedClock()))

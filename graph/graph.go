@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/internal/keylock"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
@@ -125,6 +126,9 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
+	}
 	errs := slices.Clone(b.errs)
 	fs, err := describe(reflect.TypeFor[S]())
 	if err != nil {
@@ -155,12 +159,6 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 				errs = append(errs, fmt.Errorf("breakpoint on unknown node %q", n))
 			}
 		}
-	}
-	if cfg.limit < 1 {
-		errs = append(errs, fmt.Errorf("WithRecursionLimit(%d): a run needs at least 1 step", cfg.limit))
-	}
-	if cfg.durability < DurabilityAsync || cfg.durability > DurabilityExit {
-		errs = append(errs, fmt.Errorf("WithDurability(%d): use DurabilityAsync, DurabilitySync or DurabilityExit", int(cfg.durability)))
 	}
 	if cfg.observer != nil {
 		if _, ok := cfg.observer.(Observer[S]); !ok {
@@ -212,6 +210,8 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 type Option func(*config)
 
 type config struct {
+	options.Problems
+
 	name     string
 	store    store.Store
 	before   []string
@@ -256,10 +256,26 @@ func InterruptAfter(nodes ...string) Option {
 
 // WithRecursionLimit caps the number of steps one invocation may run (default 100).
 // Compile refuses a limit below 1.
-func WithRecursionLimit(n int) Option { return func(c *config) { c.limit = n } }
+func WithRecursionLimit(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.Refuse("graph.WithRecursionLimit", "%d steps: a run needs at least 1", n)
+			return
+		}
+		c.limit = n
+	}
+}
 
 // WithClock sets the clock used for timestamps (for deterministic tests).
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now == nil {
+			c.Refuse("graph.WithClock", "the clock is nil; leave the option out for the system clock")
+			return
+		}
+		c.now = now
+	}
+}
 
 // WithCacheBytes sets how many bytes of threads' states a compiled graph keeps
 // in memory between invocations (default DefaultCacheBytes, 64 MiB; 0 disables
@@ -269,9 +285,11 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.now = n
 // store that it is current.
 func WithCacheBytes(n int64) Option {
 	return func(c *config) {
-		if n >= 0 {
-			c.cacheBytes = n
+		if n < 0 {
+			c.Refuse("graph.WithCacheBytes", "%d bytes is negative; give 0 to turn the cache off", n)
+			return
 		}
+		c.cacheBytes = n
 	}
 }
 
@@ -280,10 +298,14 @@ func WithCacheBytes(n int64) Option {
 // the budget bounds them). 0 disables the cache.
 func WithCacheSize(n int) Option {
 	return func(c *config) {
+		if n < 0 {
+			c.Refuse("graph.WithCacheSize", "%d states is negative; give 0 to turn the cache off", n)
+			return
+		}
 		if n == 0 {
 			c.cacheBytes = 0
 		}
-		c.cacheEntries = max(n, 0)
+		c.cacheEntries = n
 	}
 }
 
@@ -293,7 +315,13 @@ func WithCacheSize(n int) Option {
 // the process dies, the thread can be taken over once the lease expires. owner
 // names this process in leases ("" picks host, pid and a random suffix).
 func WithLease(ttl time.Duration, owner string) Option {
-	return func(c *config) { c.leaseTTL, c.owner = ttl, owner }
+	return func(c *config) {
+		if ttl <= 0 {
+			c.Refuse("graph.WithLease", "a lease of %v never holds; give a positive duration (the default is 30s)", ttl)
+			return
+		}
+		c.leaseTTL, c.owner = ttl, owner
+	}
 }
 
 // WithEvents sends every event of every run (Invoke and Stream alike) to sink, for

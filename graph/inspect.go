@@ -89,7 +89,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 		Values:     st.values,
 		Next:       st.next,
 		Interrupts: st.pending(),
-		Exchanges:  exchangesOf(st.exchanges),
+		Exchanges:  slices.Clone(st.exchanges),
 		Finished:   st.finished(),
 		Subgraphs:  subgraphsOf(st.memo),
 		Breakpoint: st.brk,
@@ -112,14 +112,6 @@ func (st *state[S]) finished() []SubTaskResult {
 			continue
 		}
 		out = append(out, SubTaskResult{Path: task.PathOf(k), ToolCallID: st.calls[k], Result: st.memo[k]})
-	}
-	return out
-}
-
-func exchangesOf(xs []exchange) []interlude.Exchange {
-	out := make([]interlude.Exchange, len(xs))
-	for i, x := range xs {
-		out[i] = interlude.Exchange{Interrupt: x.Q, Resolution: x.R}
 	}
 	return out
 }
@@ -209,7 +201,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 			res := r.R.For(r.ID)
 			a := interlude.Exchange{Interrupt: interlude.Interruption{ID: r.ID}, Resolution: &res}
 			if x := st.exchange(r.ID); x != nil {
-				a.Interrupt = x.Q
+				a.Interrupt = x.Interrupt
 			}
 			cp.Resolved = append(cp.Resolved, a)
 		}

@@ -138,6 +138,7 @@ type runner[S any] struct {
 	combined S                      // a step's writes combined into the state, before it commits
 	memory   sync.Map               // RunMemory: lives for this invocation only
 	replayed []interlude.Resolution // answers of this invocation given before
+	replay   bool                   // every answer of this invocation was given before
 	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
 	// subgraphs: the stream takes the events of subgraphs too (WithSubgraphs)
 	subgraphs bool
@@ -398,8 +399,8 @@ func (r *runner[S]) recover() (*Result[S], error) {
 	// The run being finished was started by the answers of its step, if any:
 	// link the pauses they answered.
 	for _, x := range st.exchanges {
-		if x.R != nil {
-			linkAnswer(r.ctx, x.Q, *x.R, x.R.At)
+		if x.Resolution != nil {
+			linkAnswer(r.ctx, x.Interrupt, *x.Resolution, x.Resolution.At)
 		}
 	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
@@ -441,20 +442,20 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	for _, id := range ids {
 		res := given[id]
 		x := st.exchange(id)
-		if x != nil && x.R == nil {
-			if a, ok := interlude.AnswererFrom(r.ctx); ok && !x.Q.MayAnswer(a) {
+		if x != nil && x.Resolution == nil {
+			if a, ok := interlude.AnswererFrom(r.ctx); ok && !x.Interrupt.MayAnswer(a) {
 				return nil, &interlude.Error{Code: interlude.CodeForbidden, Interrupts: []string{id},
-					Message: fmt.Sprintf("interrupt %s may be answered only by %s or an admin, not by %q", id, strings.Join(x.Q.Assignees, ", "), a.Name)}
+					Message: fmt.Sprintf("interrupt %s may be answered only by %s or an admin, not by %q", id, strings.Join(x.Interrupt.Assignees, ", "), a.Name)}
 			}
-			if err := checkExpiry(x.Q, res, now); err != nil {
+			if err := checkExpiry(x.Interrupt, res, now); err != nil {
 				return nil, err
 			}
-			if err := x.Q.Check(res); err != nil {
+			if err := x.Interrupt.Check(res); err != nil {
 				return nil, err
 			}
 			res.InterruptID, res.By, res.At = "", by, now // the id is the entry's
 			apply = append(apply, resolved{ID: id, R: res})
-			linkAnswer(r.ctx, x.Q, res, now)
+			linkAnswer(r.ctx, x.Interrupt, res, now)
 			continue
 		}
 		if prev := st.resolution(id); prev != nil {
@@ -479,6 +480,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			Message: fmt.Sprintf("no pending interrupt has id %s; pending: %s", id, strings.Join(st.pendingIDs(), ", "))}
 	}
 	if len(apply) == 0 { // every answer was a replay of a recorded one
+		r.replay = len(r.replayed) > 0
 		r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 		if st.mid && len(pending) == 0 {
 			// The run these answers started died before finishing its step (its
@@ -544,8 +546,8 @@ func (r *runner[S]) notInterrupted() error {
 // resolution returns the recorded resolution of id, from the current step or the
 // recent past.
 func (st *state[S]) resolution(id string) *interlude.Resolution {
-	if x := st.exchange(id); x != nil && x.R != nil {
-		return x.R
+	if x := st.exchange(id); x != nil && x.Resolution != nil {
+		return x.Resolution
 	}
 	for i := len(st.recent) - 1; i >= 0; i-- {
 		if st.recent[i].ID == id {
@@ -593,7 +595,7 @@ func (r *runner[S]) commit(d *delta) error {
 		closed = make(map[string]interlude.Interruption, len(d.Resolve))
 		for _, res := range d.Resolve {
 			if x := st.exchange(res.ID); x != nil {
-				closed[res.ID] = x.Q
+				closed[res.ID] = x.Interrupt
 			}
 		}
 	}
@@ -735,9 +737,9 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	for i, x := range st.exchanges {
 		// Tasks get their own copy of each resolution, so that code reading
 		// interlude.Exchanges cannot change the thread's record.
-		exchanges[i] = interlude.Exchange{Interrupt: x.Q}
-		if x.R != nil {
-			r := *x.R
+		exchanges[i] = interlude.Exchange{Interrupt: x.Interrupt}
+		if x.Resolution != nil {
+			r := *x.Resolution
 			if r.Error != nil {
 				e := *r.Error
 				r.Error = &e
@@ -758,9 +760,9 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 		hasPending, hasFresh := false, false
 		for _, x := range st.exchanges {
-			if len(x.Q.Path) > 0 && x.Q.Path[0] == n {
-				hasPending = hasPending || x.R == nil
-				hasFresh = hasFresh || r.fresh[x.Q.ID]
+			if len(x.Interrupt.Path) > 0 && x.Interrupt.Path[0] == n {
+				hasPending = hasPending || x.Resolution == nil
+				hasFresh = hasFresh || r.fresh[x.Interrupt.ID]
 			}
 		}
 		if hasPending && !hasFresh {
@@ -1097,7 +1099,8 @@ func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 		Next:       slices.Clone(st.next),
 		Checkpoint: st.version,
 		Error:      st.err,
-		Replayed:   r.replayed,
+		Replayed:   r.replay,
+		Replays:    r.replayed,
 	}
 }
 

@@ -127,13 +127,13 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		r.fresh = map[string]bool{}
 		for i := range st.exchanges {
 			x := &st.exchanges[i]
-			if x.R != nil {
+			if x.Resolution != nil {
 				continue
 			}
-			if given, ok := s.Lookup(x.Q.ID); ok && given.Resolution != nil {
+			if given, ok := s.Lookup(x.Interrupt.ID); ok && given.Resolution != nil {
 				res := *given.Resolution
-				x.R = &res
-				r.fresh[x.Q.ID] = true
+				x.Resolution = &res
+				r.fresh[x.Interrupt.ID] = true
 			}
 		}
 		if st.brk != nil {
@@ -261,8 +261,8 @@ func subgraphsOf(memo map[string]json.RawMessage) []SubgraphState {
 		ns = ns[:len(ns)-1]
 		s := SubgraphState{Namespace: ns, Values: cp.Values, Next: cp.Next, Step: cp.Step, Breakpoint: cp.Break, Error: cp.Error}
 		for _, x := range cp.Exchanges {
-			if x.R == nil {
-				s.Interrupts = append(s.Interrupts, x.Q)
+			if x.Resolution == nil {
+				s.Interrupts = append(s.Interrupts, x.Interrupt)
 			}
 		}
 		out = append(out, s)

@@ -50,7 +50,7 @@ func endRun[S any](span trace.Span, res *Result[S], err error) {
 	if span.IsRecording() {
 		if res != nil {
 			span.SetAttributes(tracing.Status.String(string(res.Status)), tracing.Checkpoint.Int64(res.Checkpoint))
-			if len(res.Replayed) > 0 {
+			if len(res.Replays) > 0 {
 				span.SetAttributes(tracing.Replayed.Bool(true))
 			}
 		}

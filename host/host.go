@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/keylock"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
@@ -54,6 +55,8 @@ type watches struct {
 type Option func(*config)
 
 type config struct {
+	options.Problems
+
 	graphs    []graph.Erased
 	store     store.Store
 	hub       *Hub
@@ -85,9 +88,11 @@ func WithHub(hub *Hub) Option { return func(c *config) { c.hub = hub } }
 // WithLogger sets the logger of what the watches do (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
-		if l != nil {
-			c.log = l
+		if l == nil {
+			c.Refuse("host.WithLogger", "the logger is nil; leave the option out for slog.Default()")
+			return
 		}
+		c.log = l
 	}
 }
 
@@ -95,9 +100,11 @@ func WithLogger(l *slog.Logger) Option {
 // graphs judge them by theirs (graph.WithClock), so give both the same.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
-		if now != nil {
-			c.now = now
+		if now == nil {
+			c.Refuse("host.WithClock", "the clock is nil; leave the option out for time.Now")
+			return
 		}
+		c.now = now
 	}
 }
 
@@ -123,6 +130,9 @@ func New(opts ...Option) (*Host, error) {
 	cfg := config{now: time.Now, watch: watches{expiry: time.Second, recovery: time.Second, leases: time.Second}}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
 	}
 	if len(cfg.graphs) == 0 {
 		return nil, errors.New("host: no graphs; pass WithGraph(g.Erase()) for each graph to host")

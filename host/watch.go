@@ -20,7 +20,9 @@ import (
 // whichever gets to it first. The default is every second; 0 turns it off,
 // for a program that calls ExpireQuestions itself. The store must list
 // expiries (store.ExpiryIndex, as the stores of this module do).
-func WithExpiryWatch(every time.Duration) Option { return func(c *config) { c.watch.expiry = every } }
+func WithExpiryWatch(every time.Duration) Option {
+	return func(c *config) { c.watch.expiry = watchPeriod(c, "host.WithExpiryWatch", every) }
+}
 
 // WithRecoveryWatch sets how often the host finishes the runs that stopped
 // before their end (their process died, or their context was cancelled)
@@ -35,7 +37,7 @@ func WithExpiryWatch(every time.Duration) Option { return func(c *config) { c.wa
 // for a program that calls RecoverThreads itself. The store must list such
 // threads (store.RecoveryIndex, as the stores of this module do).
 func WithRecoveryWatch(every time.Duration) Option {
-	return func(c *config) { c.watch.recovery = every }
+	return func(c *config) { c.watch.recovery = watchPeriod(c, "host.WithRecoveryWatch", every) }
 }
 
 // WithLeaseWatch sets how often, with a store several processes share (a
@@ -47,7 +49,19 @@ func WithRecoveryWatch(every time.Duration) Option {
 // questions are pending). A run that died after committing answers or a step
 // with more left to do gets none: the recovery watch finishes it, and that
 // run ends it. The default is every second; 0 turns it off.
-func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch.leases = every } }
+func WithLeaseWatch(every time.Duration) Option {
+	return func(c *config) { c.watch.leases = watchPeriod(c, "host.WithLeaseWatch", every) }
+}
+
+// watchPeriod returns every, recording a negative one as a problem (0 turns
+// a watch off).
+func watchPeriod(c *config, option string, every time.Duration) time.Duration {
+	if every < 0 {
+		c.Refuse(option, "%v is negative; give a period, or 0 to turn the watch off", every)
+		return 0
+	}
+	return every
+}
 
 // Start runs the watches the store allows and the options turn on, until Close
 // or ctx ends. It returns at once; calling it again does nothing.

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -116,20 +117,26 @@ func (r Retry) wait(attempt int) time.Duration {
 // Dispatcher delivers an outbox's notices to destinations. It is safe for
 // concurrent use.
 type Dispatcher struct {
+	config
 	outbox   store.Outbox
 	dests    []Destination
+	parallel int
+	wake     chan struct{}
+	stats    counters
+}
+
+// config is what the options of New set.
+type config struct {
+	problems options.Problems
 	owner    string
 	retry    Retry
 	poll     time.Duration
 	claimTTL time.Duration
 	timeout  time.Duration
-	parallel int
 	inbox    string
 	now      func() time.Time
 	log      *slog.Logger
 	observe  func(Delivery)
-	wake     chan struct{}
-	stats    counters
 }
 
 // counters count attempts by what they left, for Stats.
@@ -165,42 +172,100 @@ type Delivery struct {
 }
 
 // Option configures New.
-type Option func(*Dispatcher)
+type Option func(*config)
 
 // WithOwner names the dispatcher in the claims it takes (default: host name
 // and process id); dispatchers sharing a store need distinct owners.
-func WithOwner(owner string) Option { return func(d *Dispatcher) { d.owner = owner } }
+func WithOwner(owner string) Option {
+	return func(c *config) {
+		if owner == "" {
+			c.problems.Refuse("notify.WithOwner", "the owner is empty; name this dispatcher, or leave the option out")
+			return
+		}
+		c.owner = owner
+	}
+}
 
 // WithRetry sets how often and when a failed delivery is tried again
 // (DefaultRetry otherwise).
-func WithRetry(r Retry) Option { return func(d *Dispatcher) { d.retry = r } }
+func WithRetry(r Retry) Option {
+	return func(c *config) {
+		if r.Attempts < 1 || r.First <= 0 || r.Max < r.First {
+			c.problems.Refuse("notify.WithRetry", "%+v: give at least 1 attempt and 0 < First <= Max", r)
+			return
+		}
+		c.retry = r
+	}
+}
 
 // WithPoll sets how often the dispatcher looks for due notices when nothing
 // wakes it (default one second).
-func WithPoll(every time.Duration) Option { return func(d *Dispatcher) { d.poll = every } }
+func WithPoll(every time.Duration) Option {
+	return func(c *config) { c.poll = positive(c, "notify.WithPoll", every) }
+}
 
 // WithClaimTTL sets how long a claimed notice stays this dispatcher's before
 // another may take it over (default one minute): longer than a delivery's
 // timeout, so that only a dispatcher that died loses its claims.
-func WithClaimTTL(ttl time.Duration) Option { return func(d *Dispatcher) { d.claimTTL = ttl } }
+func WithClaimTTL(ttl time.Duration) Option {
+	return func(c *config) { c.claimTTL = positive(c, "notify.WithClaimTTL", ttl) }
+}
 
 // WithTimeout bounds one delivery to one destination (default 10 seconds).
-func WithTimeout(t time.Duration) Option { return func(d *Dispatcher) { d.timeout = t } }
+func WithTimeout(t time.Duration) Option {
+	return func(c *config) { c.timeout = positive(c, "notify.WithTimeout", t) }
+}
+
+// positive returns d, recording a d that is not positive as a problem.
+func positive(c *config, option string, d time.Duration) time.Duration {
+	if d <= 0 {
+		c.problems.Refuse(option, "%v is not a positive duration", d)
+	}
+	return d
+}
 
 // WithInboxURL gives the web inbox's address (such as
 // https://interlude.example.com/inbox/), so that notifications link to their
-// question.
-func WithInboxURL(u string) Option { return func(d *Dispatcher) { d.inbox = u } }
+// question ("" for none).
+func WithInboxURL(u string) Option {
+	return func(c *config) {
+		if u == "" {
+			c.inbox = ""
+			return
+		}
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") {
+			c.problems.Refuse("notify.WithInboxURL", "%q is not an http(s) URL", u)
+			return
+		}
+		c.inbox = u
+	}
+}
 
 // WithClock sets the clock that judges when notices are due (default time.Now).
-func WithClock(now func() time.Time) Option { return func(d *Dispatcher) { d.now = now } }
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now == nil {
+			c.problems.Refuse("notify.WithClock", "the clock is nil; leave the option out for time.Now")
+			return
+		}
+		c.now = now
+	}
+}
 
 // WithLogger sets where failed deliveries are logged (default slog.Default()).
-func WithLogger(l *slog.Logger) Option { return func(d *Dispatcher) { d.log = l } }
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			c.problems.Refuse("notify.WithLogger", "the logger is nil; leave the option out for slog.Default()")
+			return
+		}
+		c.log = l
+	}
+}
 
 // WithObserver calls fn after each attempt is settled in the store, for
 // metrics.
-func WithObserver(fn func(Delivery)) Option { return func(d *Dispatcher) { d.observe = fn } }
+func WithObserver(fn func(Delivery)) Option { return func(c *config) { c.observe = fn } }
 
 // New returns a dispatcher of the outbox of st to dests.
 func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, error) {
@@ -209,11 +274,14 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 		return nil, fmt.Errorf("notify: %T keeps no outbox (store.Outbox)", st)
 	}
 	host, _ := os.Hostname()
-	d := &Dispatcher{outbox: o, dests: dests, owner: fmt.Sprintf("%s/%d", host, os.Getpid()), retry: DefaultRetry,
-		poll: time.Second, claimTTL: time.Minute, timeout: 10 * time.Second, parallel: 16, now: time.Now, log: slog.Default(),
-		wake: make(chan struct{}, 1)}
+	d := &Dispatcher{config: config{owner: fmt.Sprintf("%s/%d", host, os.Getpid()), retry: DefaultRetry,
+		poll: time.Second, claimTTL: time.Minute, timeout: 10 * time.Second, now: time.Now, log: slog.Default()},
+		outbox: o, dests: dests, parallel: 16, wake: make(chan struct{}, 1)}
 	for _, opt := range opts {
-		opt(d)
+		opt(&d.config)
+	}
+	if err := d.problems.Err(); err != nil {
+		return nil, err
 	}
 	names := map[string]bool{}
 	for _, dst := range dests {
@@ -224,14 +292,6 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 			return nil, fmt.Errorf("notify: two destinations are named %q", dst.Name())
 		}
 		names[dst.Name()] = true
-	}
-	if d.retry.Attempts < 1 || d.retry.First <= 0 || d.retry.Max < d.retry.First {
-		return nil, fmt.Errorf("notify: retry %+v: give at least 1 attempt and 0 < First <= Max", d.retry)
-	}
-	if d.inbox != "" {
-		if u, err := url.Parse(d.inbox); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, fmt.Errorf("notify: inbox URL %q is not an http(s) URL", d.inbox)
-		}
 	}
 	return d, nil
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/graph"
 )
 
 func TestFiftyConcurrentAnswersOneDecisionWinsIdenticalOnesReplayOthersAre409(t *testing.T) {
@@ -26,7 +28,7 @@ func TestFiftyConcurrentAnswersOneDecisionWinsIdenticalOnesReplayOthersAre409(t 
 	}
 	type reply struct {
 		variant int
-		res     *client.RunResult
+		res     *graph.Result[json.RawMessage]
 		err     error
 	}
 	replies := make([]reply, 50)

@@ -262,9 +262,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		s.logRunFailed(r.Context(), &ru, err)
 	}
 	s.counted(&ru, string(res.Status), time.Since(start))
-	ans := outcomeOf(res).response(ru.granularity)
-	ans.Replayed = len(res.Replayed) > 0 && len(res.Replayed) == len(ru.answers)
-	writeJSON(w, http.StatusOK, ans)
+	writeJSON(w, http.StatusOK, answer(res, ru.granularity))
 }
 
 // logRunFailed logs a run that failed. A node's panic is a bug in the graph's
@@ -340,13 +338,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	oc, ocErr := s.outcomeAt(ctx, ru.g, ru.threadID, end)
 	if ew == nil {
 		open()
-		ew.send("metadata", meta(oc.checkpoint))
+		ew.send("metadata", meta(oc.Checkpoint))
 	}
-	outcome := string(oc.status)
+	outcome := string(oc.Status)
 	if runErr != nil {
 		var ev errorObject
 		if end != nil && end.Status == interlude.RunFailed {
-			ev = errorObject{Code: "run_failed", Message: oc.err}
+			ev = errorObject{Code: "run_failed", Message: oc.Error}
 			s.logRunFailed(r.Context(), ru, runErr)
 		} else {
 			ae, unexpected := toAPIError(runErr)
@@ -365,24 +363,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		s.log.ErrorContext(r.Context(), "read the thread after a stream", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", ocErr)
 	}
 	s.counted(ru, outcome, time.Since(start))
-	data, err := json.Marshal(oc.response(ru.granularity))
+	data, err := json.Marshal(answer(oc, ru.granularity))
 	if err != nil {
-		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.status})
+		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.Status})
 	}
 	ew.send("end", data)
 	ew.finish()
 }
 
-// outcomeAt returns the run's outcome from its end event, or, without one, reads the
-// thread as it is now. (An end event without values reads the thread as of its
+// outcomeAt returns the run's result from its end event, or, without one, reads
+// the thread as it is now. (An end event without values reads the thread as of its
 // checkpoint; another run may have moved the thread on since, and the checkpoint is
 // then read from history.)
-func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (outcome, error) {
-	oc := outcome{threadID: threadID, status: interlude.RunFailed}
+func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (*graph.Result[json.RawMessage], error) {
+	oc := &graph.Result[json.RawMessage]{ThreadID: threadID, Status: interlude.RunFailed}
 	if end != nil {
-		oc.status, oc.checkpoint = end.Status, end.Checkpoint
+		oc.Status, oc.Checkpoint = end.Status, end.Checkpoint
 		if end.Values != nil { // the end event carries the run's result
-			oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err = end.Values, end.Next, end.Interrupts, end.Breakpoint, end.Error
+			oc.Values, oc.Next, oc.Interrupts, oc.Breakpoint, oc.Error = end.Values, end.Next, end.Interrupts, end.Breakpoint, end.Error
 			return oc, nil
 		}
 	}
@@ -391,10 +389,10 @@ func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string,
 		return oc, err
 	}
 	if end == nil || snap.Checkpoint == end.Checkpoint {
-		oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err, oc.checkpoint =
+		oc.Values, oc.Next, oc.Interrupts, oc.Breakpoint, oc.Error, oc.Checkpoint =
 			snap.Values, snap.Next, snap.Interrupts, snap.Breakpoint, snap.Error, snap.Checkpoint
 		if end == nil {
-			oc.status = snap.Status.Outcome()
+			oc.Status = snap.Status.Outcome()
 		}
 		return oc, nil
 	}
@@ -406,6 +404,6 @@ func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string,
 		return oc, errors.New("the checkpoint of the stream's end is not in the thread's history")
 	}
 	c := cps[0]
-	oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err = c.Values, c.Next, c.Interrupts, c.Breakpoint, c.Error
+	oc.Values, oc.Next, oc.Interrupts, oc.Breakpoint, oc.Error = c.Values, c.Next, c.Interrupts, c.Breakpoint, c.Error
 	return oc, nil
 }

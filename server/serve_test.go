@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -80,7 +81,7 @@ func TestServeShutsDownGracefullyLettingRunningRunsFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	invoked := make(chan *client.RunResult, 1)
+	invoked := make(chan *graph.Result[json.RawMessage], 1)
 	go func() {
 		res, err := c.Invoke(context.Background(), client.InvokeRequest{ThreadID: "slow", Input: map[string]any{"n": 1}})
 		if err != nil {

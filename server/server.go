@@ -22,6 +22,7 @@ import (
 	"github.com/interludehq/interlude/server/inbox"
 	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
@@ -234,14 +235,14 @@ func New(opts ...Option) (*Server, error) {
 	if s.hub == nil {
 		s.hub = s.host.Events()
 	}
-	var infos []graphInfo
+	var infos []wire.GraphInfo
 	for _, name := range s.host.Graphs() {
 		g := s.host.Graph(name)
 		schema := g.InputSchema()
-		infos = append(infos, graphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: schema})
+		infos = append(infos, wire.GraphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: schema})
 		s.inputProps[name], s.inputNeeds[name] = inputFields(schema)
 	}
-	if s.graphList, err = json.Marshal(graphList{Graphs: infos}); err != nil {
+	if s.graphList, err = json.Marshal(wire.GraphList{Graphs: infos}); err != nil {
 		return nil, fmt.Errorf("server: encode the graphs' input schemas: %w", err)
 	}
 	if s.tokens, err = checkTokens(cfg.tokens); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -240,7 +241,7 @@ func TestStreamEndReportsItsOwnCheckpointEvenIfTheThreadMovedOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Breakpoint == nil || *res.Breakpoint != (client.Breakpoint{Node: "draft", When: "after"}) || res.State.ExecutionMeta.Status != "interrupted_after" {
+	if res.Breakpoint == nil || *res.Breakpoint != (graph.Breakpoint{Node: "draft", When: "after"}) || res.State.ExecutionMeta.Status != "interrupted_after" {
 		t.Fatalf("end %s", end.Data)
 	}
 	sameJSON(t, "end values", res.Values, `{"topic":"x","draft":"A short note about x."}`)

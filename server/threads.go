@@ -14,6 +14,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
+	"github.com/interludehq/interlude/wire"
 )
 
 // query checks a request's query parameters: only known ones, each at most once.
@@ -82,13 +83,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := threadPage{Threads: make([]threadSummary, len(page.Threads))}
+	out := wire.ThreadPage{Threads: make([]wire.ThreadSummary, len(page.Threads)), NextCursor: page.NextCursor}
 	for i, m := range page.Threads {
-		out.Threads[i] = threadSummary{ThreadID: m.ThreadID, Graph: m.Graph, Status: m.Status, Interrupts: shownAll(m.Interrupts),
+		out.Threads[i] = wire.ThreadSummary{ThreadID: m.ThreadID, Graph: m.Graph, Status: m.Status, Interrupts: shownAll(m.Interrupts),
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
-	}
-	if page.NextCursor != "" {
-		out.NextCursor = &page.NextCursor
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -120,7 +118,7 @@ func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 		return
 	}
 	msgs := messagesOf(snap.Values)
-	writeJSON(w, http.StatusOK, threadResponse{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
+	writeJSON(w, http.StatusOK, wire.Thread{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
 		Messages: msgs, FinishedToolResults: finishedToolResults(snap, msgs), Interrupts: shownAll(snap.Interrupts),
 		Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint, Error: snap.Error, Checkpoint: snap.Checkpoint,
 		CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
@@ -169,10 +167,10 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx
 // historyOf builds a history response from a page of checkpoints (newest first).
 // Its tool calls are those whose questions the page raises or answers, each
 // with those questions in the order asked and the answers the page gives.
-func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) historyResponse {
-	out := historyResponse{ThreadID: id, Graph: graphName, Checkpoints: []wireCheckpoint{}, ToolCalls: map[string][]interlude.Exchange{}}
+func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) wire.History {
+	out := wire.History{ThreadID: id, Graph: graphName, Checkpoints: []wire.Checkpoint{}, ToolCalls: map[string][]interlude.Exchange{}}
 	if n := len(cps); n > 0 && cps[n-1].ID > 1 {
-		out.NextBefore = &cps[n-1].ID
+		out.NextBefore = cps[n-1].ID
 	}
 	type place struct {
 		call string
@@ -204,7 +202,7 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) hi
 		slices.SortStableFunc(xs, func(a, b interlude.Exchange) int { return a.Interrupt.CreatedAt.Compare(b.Interrupt.CreatedAt) })
 	}
 	for _, c := range cps {
-		wc := wireCheckpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,
+		wc := wire.Checkpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,
 			Raised: orEmpty(c.Raised), Resolved: make([]interlude.Resolution, len(c.Resolved)),
 			Interrupts: shownAll(c.Interrupts), Breakpoint: c.Breakpoint, Error: c.Error}
 		for i, a := range c.Resolved {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
@@ -29,101 +28,24 @@ func shownAll(qs []interlude.Interruption) []interlude.Interruption {
 	return out
 }
 
-// runResponse is the response of invoke and the thread answer routes, and the
-// data of a stream's end event.
-type runResponse struct {
-	ThreadID   string                   `json:"thread_id"`
-	Status     interlude.RunStatus      `json:"status"`
-	Interrupts []interlude.Interruption `json:"interrupts"`
-	Breakpoint *graph.Breakpoint        `json:"breakpoint,omitempty"`
-	Error      string                   `json:"error,omitempty"`
-	Values     json.RawMessage          `json:"values,omitempty"`
-	Messages   json.RawMessage          `json:"messages,omitempty"`
-	State      *fullState               `json:"state,omitempty"`
-	// Replayed is true when every answer the request gave had been given
-	// before: none was applied again, and Replays says who gave them and when.
-	Replayed bool                   `json:"replayed,omitempty"`
-	Replays  []interlude.Resolution `json:"replays,omitempty"`
-}
-
-// fullState is the "state" of a run response at response_granularity full.
-type fullState struct {
-	Values        json.RawMessage `json:"values"`
-	Next          []string        `json:"next"`
-	Checkpoint    int64           `json:"checkpoint"`
-	ExecutionMeta executionMeta   `json:"execution_meta"`
-}
-
-// executionMeta says where and why a thread paused, in the full response's state.
-type executionMeta struct {
-	// Status is completed, failed, interrupted_before (the paused node runs again
-	// when answered, or the thread waits before a node) or interrupted_after.
-	Status          string         `json:"status"`
-	InterruptReason string         `json:"interrupt_reason,omitempty"`
-	InterruptedNode string         `json:"interrupted_node,omitempty"`
-	InterruptData   *interruptData `json:"interrupt_data,omitempty"`
-}
-
-type interruptData struct {
-	Interrupt  *interlude.Interruption `json:"interrupt"`
-	Breakpoint *graph.Breakpoint       `json:"breakpoint,omitempty"`
-}
-
-// outcome is what a run response is built from.
-type outcome struct {
-	threadID   string
-	status     interlude.RunStatus
-	values     json.RawMessage
-	next       []string
-	interrupts []interlude.Interruption
-	breakpoint *graph.Breakpoint
-	err        string
-	checkpoint int64
-	replayed   []interlude.Resolution
-}
-
-func outcomeOf(r *graph.Result[json.RawMessage]) outcome {
-	return outcome{threadID: r.ThreadID, status: r.Status, values: r.Values, next: r.Next, interrupts: r.Interrupts,
-		breakpoint: r.Breakpoint, err: r.Error, checkpoint: r.Checkpoint, replayed: r.Replayed}
-}
-
-func (o outcome) response(g granularity) *runResponse {
-	a := &runResponse{ThreadID: o.threadID, Status: o.status, Interrupts: shownAll(o.interrupts), Breakpoint: o.breakpoint, Replays: o.replayed}
-	if o.status == interlude.RunFailed {
-		a.Error = o.err
+// answer shapes a run's result as the API answers it at granularity g: its
+// interrupts shown, its error only when it failed, its values and messages
+// from partial on, its state at full.
+func answer(r *graph.Result[json.RawMessage], g granularity) *graph.Result[json.RawMessage] {
+	a := &graph.Result[json.RawMessage]{ThreadID: r.ThreadID, Status: r.Status, Interrupts: shownAll(r.Interrupts),
+		Breakpoint: r.Breakpoint, Replayed: r.Replayed, Replays: r.Replays}
+	if r.Status == interlude.RunFailed {
+		a.Error = r.Error
 	}
 	if g == low {
 		return a
 	}
-	a.Values = o.values
-	a.Messages = messagesOf(o.values)
+	a.Values, a.Next, a.Checkpoint = r.Values, r.Next, r.Checkpoint
+	a.Messages = messagesOf(r.Values)
 	if g == full {
-		next := o.next
-		if next == nil {
-			next = []string{}
-		}
-		a.State = &fullState{Values: o.values, Next: next, Checkpoint: o.checkpoint, ExecutionMeta: o.meta()}
+		a.State = a.Full()
 	}
 	return a
-}
-
-func (o outcome) meta() executionMeta {
-	switch {
-	case len(o.interrupts) > 0:
-		q := shown(o.interrupts[0])
-		reason := q.Reason
-		if reason == "" {
-			reason = "interrupt"
-		}
-		return executionMeta{Status: "interrupted_before", InterruptReason: reason, InterruptedNode: q.Node,
-			InterruptData: &interruptData{Interrupt: &q}}
-	case o.breakpoint != nil:
-		return executionMeta{Status: "interrupted_" + o.breakpoint.When, InterruptReason: "interrupt", InterruptedNode: o.breakpoint.Node,
-			InterruptData: &interruptData{Breakpoint: o.breakpoint}}
-	case o.status == interlude.RunFailed:
-		return executionMeta{Status: "failed"}
-	}
-	return executionMeta{Status: "completed"}
 }
 
 var messagesKey = []byte(`"messages"`)
@@ -153,77 +75,6 @@ func messagesOf(values json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return m["messages"]
-}
-
-// threadResponse is the response of GET /v1/threads/{id}.
-type threadResponse struct {
-	ThreadID string                 `json:"thread_id"`
-	Graph    string                 `json:"graph"`
-	Status   interlude.ThreadStatus `json:"status"`
-	Values   json.RawMessage        `json:"values"`
-	Messages json.RawMessage        `json:"messages,omitempty"`
-	// FinishedToolResults are, while an agent's turn waits, the tool-result
-	// blocks of its calls that have finished, in call order: they join
-	// Messages, in the turn's tool-result message, once every call has one.
-	FinishedToolResults []model.Block            `json:"finished_tool_results,omitempty"`
-	Interrupts          []interlude.Interruption `json:"interrupts"`
-	Next                []string                 `json:"next"`
-	Breakpoint          *graph.Breakpoint        `json:"breakpoint,omitempty"`
-	Error               string                   `json:"error,omitempty"`
-	Checkpoint          int64                    `json:"checkpoint"`
-	CreatedAt           time.Time                `json:"created_at"`
-	UpdatedAt           time.Time                `json:"updated_at"`
-}
-
-// threadSummary is a thread in a listing.
-type threadSummary struct {
-	ThreadID   string                   `json:"thread_id"`
-	Graph      string                   `json:"graph"`
-	Status     interlude.ThreadStatus   `json:"status"`
-	Interrupts []interlude.Interruption `json:"interrupts"`
-	CreatedAt  time.Time                `json:"created_at"`
-	UpdatedAt  time.Time                `json:"updated_at"`
-}
-
-type threadPage struct {
-	Threads    []threadSummary `json:"threads"`
-	NextCursor *string         `json:"next_cursor"`
-}
-
-// wireCheckpoint is a checkpoint as history shows it: Raised with the private
-// state of each question, Resolved with the interrupt id of each answer.
-type wireCheckpoint struct {
-	ID         int64                    `json:"id"`
-	Kind       string                   `json:"kind"`
-	At         time.Time                `json:"at"`
-	Status     interlude.ThreadStatus   `json:"status"`
-	Step       int                      `json:"step"`
-	Next       []string                 `json:"next"`
-	Values     json.RawMessage          `json:"values"`
-	Raised     []interlude.Interruption `json:"raised"`
-	Resolved   []interlude.Resolution   `json:"resolved"`
-	Interrupts []interlude.Interruption `json:"interrupts"`
-	Breakpoint *graph.Breakpoint        `json:"breakpoint,omitempty"`
-	Error      string                   `json:"error,omitempty"`
-}
-
-// historyResponse is the response of GET /v1/threads/{id}/history.
-type historyResponse struct {
-	ThreadID    string                          `json:"thread_id"`
-	Graph       string                          `json:"graph"`
-	Checkpoints []wireCheckpoint                `json:"checkpoints"`
-	ToolCalls   map[string][]interlude.Exchange `json:"tool_calls"`
-	NextBefore  *int64                          `json:"next_before"` // the next page's before, null at the first checkpoint
-}
-
-type graphInfo struct {
-	Name        string          `json:"name"`
-	Nodes       []string        `json:"nodes"`
-	InputSchema json.RawMessage `json:"input_schema"`
-}
-
-type graphList struct {
-	Graphs []graphInfo `json:"graphs"`
 }
 
 func orEmpty[T any](xs []T) []T {

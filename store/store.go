@@ -37,8 +37,11 @@ import (
 )
 
 // FormatVersion is the newest record format this build writes. Stores refuse to
-// return records or snapshots whose format is newer (or zero).
-const FormatVersion = 1
+// return records or snapshots whose format is newer (or zero). Every older
+// format stays readable. Format 2 stores a thread's questions and answers as
+// interlude.Exchange ({"interrupt": ..., "resolution": ...}); format 1 stored
+// them as {"q": ..., "r": ...}.
+const FormatVersion = 2
 
 // Record is one entry of a thread's log.
 type Record struct {

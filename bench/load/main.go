@@ -26,6 +26,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -50,6 +51,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/graph"
 )
 
 func main() {
@@ -182,11 +184,11 @@ type roundRobin struct {
 
 func (r *roundRobin) pick() *client.Client { return r.cs[(r.next.Add(1)-1)%uint64(len(r.cs))] }
 
-func (r *roundRobin) Invoke(ctx context.Context, req client.InvokeRequest) (*client.RunResult, error) {
+func (r *roundRobin) Invoke(ctx context.Context, req client.InvokeRequest) (*graph.Result[json.RawMessage], error) {
 	return r.pick().Invoke(ctx, req)
 }
 
-func (r *roundRobin) Resume(ctx context.Context, threadID, interruptID string, response any) (*client.RunResult, error) {
+func (r *roundRobin) Resume(ctx context.Context, threadID, interruptID string, response any) (*graph.Result[json.RawMessage], error) {
 	return r.pick().Resume(ctx, threadID, interruptID, response)
 }
 

@@ -17,7 +17,9 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/proctest"
+	"github.com/interludehq/interlude/wire"
 )
 
 // liveServer is an "interlude serve" process.
@@ -143,7 +145,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "interrupted"},
 			"THREAD", "order-1", "refund", "interrupted", "Approve a refund of $150?")
 		out := s.expectCLI(t, nil, exitOK, []string{"threads", "--graph", "refund", "--json"})
-		var page client.ThreadPage
+		var page wire.ThreadPage
 		if err := json.Unmarshal([]byte(out), &page); err != nil || len(page.Threads) != 1 || page.Threads[0].ThreadID != "order-1" {
 			t.Fatalf("%v %+v\n%s", err, page, out)
 		}
@@ -198,7 +200,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "support-agent", "--message", "Please refund order A-1001", "--thread", "chat-1"},
 			"Thread chat-1: interrupted", "Approve a refund of $150 for order A-1001?", `tool: issue_refund {"order_id":"A-1001"`)
 		out := s.expectCLI(t, nil, exitOK, []string{"reject", "chat-1", "--message", "Needs a manager.", "--json"})
-		var res client.RunResult
+		var res graph.Result[json.RawMessage]
 		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != interlude.RunCompleted {
 			t.Fatalf("%v %+v\n%s", err, res, out)
 		}
@@ -260,7 +262,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 	})
 	t.Run("several questions need --id", func(t *testing.T) {
 		out := s.expectCLI(t, nil, exitOK, []string{"run", "parallel", "{}", "--thread", "par-1", "--json"})
-		var res client.RunResult
+		var res graph.Result[json.RawMessage]
 		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Interrupts) != 2 {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -356,7 +358,7 @@ func TestAFailedRunExitsOne(t *testing.T) {
 	t.Parallel()
 	// The built-in graphs do not fail on request, so a server answers as one
 	// whose run failed does.
-	failed, err := json.Marshal(client.RunResult{ThreadID: "f-1", Status: interlude.RunFailed, Error: `node "work": the disk is full`})
+	failed, err := json.Marshal(graph.Result[json.RawMessage]{ThreadID: "f-1", Status: interlude.RunFailed, Error: `node "work": the disk is full`})
 	if err != nil {
 		t.Fatal(err)
 	}

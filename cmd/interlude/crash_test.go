@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/sqlite"
+	"github.com/interludehq/interlude/wire"
 )
 
 // TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep kills `interlude
@@ -46,7 +47,7 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 
 	fresh := startServerIn(t, dir, nil)
 	alice = client.New(fresh.url, client.WithToken(aliceToken))
-	var th *client.Thread
+	var th *wire.Thread
 	finished := waitFor(15*time.Second, func() bool {
 		if th, err = alice.Thread(ctx, "order-1"); err != nil {
 			return true
@@ -88,7 +89,7 @@ func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
 
 	fresh := startServerIn(t, dir, nil)
 	alice = client.New(fresh.url, client.WithToken(aliceToken))
-	var th *client.Thread
+	var th *wire.Thread
 	finished := waitFor(15*time.Second, func() bool {
 		if th, err = alice.Thread(ctx, "chat-1"); err != nil {
 			return true
@@ -185,7 +186,7 @@ func TestAServerKilledAfterAnyCommitLosesNothingItAcknowledged(t *testing.T) {
 
 			fresh := startServerIn(t, dir, nil)
 			alice = client.New(fresh.url, client.WithToken(aliceToken))
-			var th *client.Thread
+			var th *wire.Thread
 			settled := waitFor(15*time.Second, func() bool {
 				th, err = alice.Thread(ctx, "chat-1")
 				return err != nil || th.Status != "running"

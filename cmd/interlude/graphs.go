@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/wire"
 )
 
 var graphsCommand = &command{
@@ -31,7 +31,7 @@ INPUT_JSON for "interlude run", and the full input schema.`,
 				return r.fail(err)
 			}
 			if len(args) == 1 {
-				i := slices.IndexFunc(gs, func(g client.GraphInfo) bool { return g.Name == args[0] })
+				i := slices.IndexFunc(gs, func(g wire.GraphInfo) bool { return g.Name == args[0] })
 				if i < 0 {
 					names := make([]string, len(gs))
 					for j, g := range gs {
@@ -169,7 +169,7 @@ func exampleInput(fs []inputField) string {
 	return shellQuote("{" + strings.Join(parts, ", ") + "}")
 }
 
-func printGraph(w io.Writer, g client.GraphInfo) {
+func printGraph(w io.Writer, g wire.GraphInfo) {
 	fields := readInput(g.InputSchema)
 	fmt.Fprintf(w, "Graph %s\n", line(g.Name))
 	if len(g.Nodes) > 0 {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
-	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/termform"
 	"github.com/interludehq/interlude/internal/termtext"
 	"github.com/interludehq/interlude/model"
@@ -20,7 +20,7 @@ import (
 // printRun prints the answer of a run (run, resume, reject, cancel) for people.
 // graph names the thread's graph, for the command that continues it past a
 // breakpoint.
-func printRun(w io.Writer, res *client.RunResult, graph string) {
+func printRun(w io.Writer, res *graph.Result[json.RawMessage], graph string) {
 	for _, rp := range res.Replays {
 		who := "anonymous"
 		if rp.By != "" {
@@ -209,16 +209,6 @@ func printWaitingTurn(w io.Writer, msgs []model.Message, finished []model.Block,
 		}
 	}
 	return shown
-}
-
-// decodeBlocks decodes a JSON array of content blocks, such as a thread's
-// finished tool results.
-func decodeBlocks(raw json.RawMessage) []model.Block {
-	var bs []model.Block
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &bs)
-	}
-	return bs
 }
 
 func speaker(r model.Role) string {

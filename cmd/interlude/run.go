@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model"
 )
 
@@ -57,7 +59,7 @@ A run that pauses prints its questions and how to answer them.`,
 // breakpoint, whose continue command needs it, or with a question asked inside
 // a subgraph, whose breadcrumb starts with it. A run answer does not carry it,
 // so it asks the server; "GRAPH" stands in if it cannot.
-func (r *remote) graphOf(res *client.RunResult) string {
+func (r *remote) graphOf(res *graph.Result[json.RawMessage]) string {
 	nested := false
 	for _, q := range res.Interrupts {
 		nested = nested || breadcrumb("", q) != ""
@@ -77,7 +79,7 @@ func (r *remote) graphOf(res *client.RunResult) string {
 }
 
 // result prints a run answer and turns a failed run into an error.
-func (r *remote) result(res *client.RunResult) error {
+func (r *remote) result(res *graph.Result[json.RawMessage]) error {
 	if *r.json {
 		if err := writeJSON(r.e.stdout, res); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/wire"
 )
 
 var showCommand = &command{
@@ -38,8 +39,8 @@ var showCommand = &command{
 			}
 			if *r.json {
 				return writeJSON(e.stdout, struct {
-					Thread  *client.Thread  `json:"thread"`
-					History *client.History `json:"history"`
+					Thread  *wire.Thread  `json:"thread"`
+					History *wire.History `json:"history"`
 				}{t, h})
 			}
 			printThread(e.stdout, t, h)
@@ -50,9 +51,9 @@ var showCommand = &command{
 
 // history reads the newest limit checkpoints of a thread (all of them for 0)
 // a page at a time, and the tool calls on them.
-func history(e *env, c *client.Client, threadID string, limit int) (*client.History, error) {
+func history(e *env, c *client.Client, threadID string, limit int) (*wire.History, error) {
 	const page = 100 // the server's largest page
-	var h *client.History
+	var h *wire.History
 	opt := client.HistoryOptions{}
 	for shown := 0; ; shown = len(h.Checkpoints) {
 		opt.Limit = page
@@ -95,7 +96,7 @@ func mergeExchanges(older, newer []interlude.Exchange) []interlude.Exchange {
 	return out
 }
 
-func printThread(w io.Writer, t *client.Thread, h *client.History) {
+func printThread(w io.Writer, t *wire.Thread, h *wire.History) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Thread\t%s\n", line(t.ThreadID))
 	fmt.Fprintf(tw, "Graph\t%s\n", line(t.Graph))
@@ -124,7 +125,7 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 	if len(msgs) > 0 {
 		fmt.Fprintf(w, "\nConversation:\n")
 		printConversation(w, msgs, "  ")
-		printWaitingTurn(w, msgs, decodeBlocks(t.FinishedToolResults), t.Interrupts, "  ")
+		printWaitingTurn(w, msgs, t.FinishedToolResults, t.Interrupts, "  ")
 	}
 	if h == nil || len(h.Checkpoints) == 0 {
 		return
@@ -165,7 +166,7 @@ func printThread(w io.Writer, t *client.Thread, h *client.History) {
 }
 
 // happened says what a checkpoint that raised, answered and paused nothing did.
-func happened(cp client.Checkpoint) string {
+func happened(cp wire.Checkpoint) string {
 	next := "the run ended"
 	if len(cp.Next) > 0 {
 		next = "next: " + strings.Join(cp.Next, ", ")

@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/crashpoint"
+	"github.com/interludehq/interlude/wire"
 )
 
 // aliceToken is the token of the person who answers in the crash tests.
@@ -201,7 +202,7 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 // finishedByAnother polls the other replica until the thread no longer reads
 // running, failing if it ever reads as a thread in limbo would: failed, idle
 // with a node due, or interrupted without a question.
-func finishedByAnother(t *testing.T, other *replica, thread string) *client.Thread {
+func finishedByAnother(t *testing.T, other *replica, thread string) *wire.Thread {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/proctest"
 	"github.com/interludehq/interlude/store/postgres"
 )
@@ -87,7 +88,7 @@ func connect(t *testing.T, dsn string) *pgx.Conn {
 }
 
 // pauseRefund starts a refund thread on r, which pauses for approval.
-func pauseRefund(t *testing.T, r *replica, threadID string) *client.RunResult {
+func pauseRefund(t *testing.T, r *replica, threadID string) *graph.Result[json.RawMessage] {
 	t.Helper()
 	res, err := r.client.Invoke(context.Background(), client.InvokeRequest{Graph: "refund", ThreadID: threadID, Input: map[string]any{"amount": 5}})
 	if err != nil {
@@ -343,7 +344,7 @@ func (c *cluster) answer(ctx context.Context, o *outcome, first *replica, id, in
 			r = c.pick(prev)
 		}
 		prev = r
-		var res *client.RunResult
+		var res *graph.Result[json.RawMessage]
 		var err error
 		if lost && viaContinue {
 			res, err = r.client.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: id, Granularity: "low"})

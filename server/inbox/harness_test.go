@@ -220,7 +220,7 @@ func (e *env) client(tok ...server.Token) *client.Client {
 }
 
 // start starts a thread of the graph with input and checks that it paused.
-func (e *env) start(c *client.Client, graphName, thread string, input any) *client.RunResult {
+func (e *env) start(c *client.Client, graphName, thread string, input any) *graph.Result[json.RawMessage] {
 	e.t.Helper()
 	res, err := c.Invoke(context.Background(), client.InvokeRequest{Graph: graphName, ThreadID: thread, Input: input})
 	if err != nil {
@@ -233,7 +233,7 @@ func (e *env) start(c *client.Client, graphName, thread string, input any) *clie
 }
 
 // ask starts a support-agent thread asking for a refund.
-func (e *env) ask(c *client.Client, thread, text string) *client.RunResult {
+func (e *env) ask(c *client.Client, thread, text string) *graph.Result[json.RawMessage] {
 	e.t.Helper()
 	res, err := c.Invoke(context.Background(), client.InvokeRequest{Graph: "support-agent", ThreadID: thread,
 		Messages: []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": text}}}}})

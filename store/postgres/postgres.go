@@ -55,6 +55,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
 )
@@ -85,6 +86,8 @@ var (
 )
 
 type config struct {
+	options.Problems
+
 	schema    string
 	batchWait time.Duration
 }
@@ -97,7 +100,13 @@ type Option func(*config)
 // are separate stores: tests use one each, and one database can host several
 // deployments.
 func WithSchema(name string) Option {
-	return func(c *config) { c.schema = name }
+	return func(c *config) {
+		if name == "" || len(name) > 63 || strings.ContainsRune(name, 0) {
+			c.Refuse("postgres.WithSchema", "schema name %q is not usable; give 1 to 63 bytes", name)
+			return
+		}
+		c.schema = name
+	}
 }
 
 // DefaultBatchWait is how long, unless WithBatchWait says otherwise, a small
@@ -111,7 +120,13 @@ const DefaultBatchWait = 500 * time.Microsecond
 // with time to spare; the default, DefaultBatchWait, suits a busy one, where
 // fewer commits leave more CPU for the work.
 func WithBatchWait(d time.Duration) Option {
-	return func(c *config) { c.batchWait = max(d, 0) }
+	return func(c *config) {
+		if d < 0 {
+			c.Refuse("postgres.WithBatchWait", "%v is negative; give 0 to turn the wait off", d)
+			return
+		}
+		c.batchWait = d
+	}
 }
 
 // Open connects to the database at dsn (a postgres:// URL or key=value string,
@@ -141,8 +156,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.schema == "" || len(cfg.schema) > 63 || strings.ContainsRune(cfg.schema, 0) {
-		return nil, fmt.Errorf("postgres store: schema name %q is not usable; give 1 to 63 bytes", cfg.schema)
+	if err := cfg.Err(); err != nil {
+		return nil, err
 	}
 	if err := migrate(ctx, pool, cfg.schema); err != nil {
 		return nil, err

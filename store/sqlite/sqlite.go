@@ -46,6 +46,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
 )
@@ -81,6 +82,8 @@ var (
 )
 
 type config struct {
+	options.Problems
+
 	synchronous string
 	busyTimeout time.Duration
 	readConns   int
@@ -98,19 +101,38 @@ type Option func(*config)
 // Interlude means pauses and answers people were told had been recorded.
 // Choose it only if you accept that.
 func WithSynchronous(mode string) Option {
-	return func(c *config) { c.synchronous = strings.ToUpper(strings.TrimSpace(mode)) }
+	return func(c *config) {
+		switch m := strings.ToUpper(strings.TrimSpace(mode)); m {
+		case "FULL", "EXTRA", "NORMAL":
+			c.synchronous = m
+		default:
+			c.Refuse("sqlite.WithSynchronous", "mode %q is not supported; use FULL, EXTRA or NORMAL", mode)
+		}
+	}
 }
 
 // WithBusyTimeout sets how long a connection waits for a lock held by another
 // process using the same file before failing (default 5s).
 func WithBusyTimeout(d time.Duration) Option {
-	return func(c *config) { c.busyTimeout = d }
+	return func(c *config) {
+		if d < 0 {
+			c.Refuse("sqlite.WithBusyTimeout", "%v is negative; use 0 or more", d)
+			return
+		}
+		c.busyTimeout = d
+	}
 }
 
 // WithReadConns sets the number of read-only connections (default: GOMAXPROCS,
 // at least 4).
 func WithReadConns(n int) Option {
-	return func(c *config) { c.readConns = n }
+	return func(c *config) {
+		if n < 1 {
+			c.Refuse("sqlite.WithReadConns", "%d read connections; use at least 1", n)
+			return
+		}
+		c.readConns = n
+	}
 }
 
 // Open opens (creating it if needed) the SQLite store in the file at path and
@@ -120,16 +142,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	switch cfg.synchronous {
-	case "FULL", "EXTRA", "NORMAL":
-	default:
-		return nil, fmt.Errorf("sqlite store: synchronous mode %q is not supported; use FULL, EXTRA or NORMAL", cfg.synchronous)
-	}
-	if cfg.busyTimeout < 0 {
-		return nil, fmt.Errorf("sqlite store: busy timeout %v is negative; use 0 or more", cfg.busyTimeout)
-	}
-	if cfg.readConns < 1 {
-		return nil, fmt.Errorf("sqlite store: %d read connections; use at least 1", cfg.readConns)
+	if err := cfg.Err(); err != nil {
+		return nil, err
 	}
 	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite store: %q is not a usable file path; pass a plain path to a file (for a store in memory use store/memory)", path)

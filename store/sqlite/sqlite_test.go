@@ -96,7 +96,7 @@ func TestOpenRefusesBadArguments(t *testing.T) {
 		if s, err := Open(c.path, c.opts...); err == nil {
 			s.Close()
 			t.Errorf("Open(%q) succeeded", c.path)
-		} else if !strings.Contains(err.Error(), "sqlite store") {
+		} else if !strings.Contains(err.Error(), "sqlite") {
 			t.Errorf("Open(%q): error does not say where it comes from: %v", c.path, err)
 		}
 	}

@@ -1,0 +1,29 @@
+// Package options holds the one rule every constructor's functional options
+// follow: an option only records what it is given, a value it cannot take is
+// recorded as a problem, and the constructor that takes the options (New,
+// Compile, Open) refuses the first problem with an error before doing anything.
+// No option ignores, clamps or panics on a bad value.
+package options
+
+import (
+	"fmt"
+
+	"github.com/interludehq/interlude"
+)
+
+// Problems records the bad values options were given. Embed it in a
+// constructor's configuration.
+type Problems struct {
+	first error
+}
+
+// Refuse records that option was given a value it cannot take; the message
+// says what it takes instead.
+func (p *Problems) Refuse(option, format string, args ...any) {
+	if p.first == nil {
+		p.first = &interlude.Error{Code: interlude.CodeInvalidRequest, Message: option + ": " + fmt.Sprintf(format, args...)}
+	}
+}
+
+// Err returns the first problem recorded, or nil.
+func (p *Problems) Err() error { return p.first }

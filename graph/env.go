@@ -23,6 +23,8 @@ type taskEnv struct {
 	thread string
 	// subgraphs: the run's stream takes the events of subgraphs (WithSubgraphs)
 	subgraphs bool
+	// waiting keeps the states of subgraphs that wait in the step
+	waiting *waitingSubgraphs
 
 	mu   sync.Mutex
 	kept []write

@@ -192,8 +192,10 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		cache:   newCache[S](cfg.cacheBytes, cfg.cacheEntries),
 		onInput: b.onInput,
 	}
+	g.labels = make(map[string]nodeLabels, len(b.order))
 	for i, n := range b.order {
 		g.order[n] = i
+		g.labels[n] = nodeLabels{span: "interlude.node " + n, who: fmt.Sprintf("node %q", n)}
 	}
 	g.nodeNames = slices.Clone(b.order)
 	if cfg.observer != nil {
@@ -341,6 +343,13 @@ type Graph[S any] struct {
 	cache     *cache[S]
 	observer  *Observer[S]
 	onInput   InputFunc[S]
+	labels    map[string]nodeLabels
+}
+
+// nodeLabels are the strings a node's runs are named by, made once.
+type nodeLabels struct {
+	span string // its tracing span's name
+	who  string // how errors about its updates name it
 }
 
 // Name returns the graph's name (WithName).

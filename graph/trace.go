@@ -99,7 +99,7 @@ func (r *runner[S]) startStep(nodes []string) (context.Context, trace.Span) {
 
 // startNode starts the span of one node's task.
 func (r *runner[S]) startNode(ctx context.Context, node string) (context.Context, trace.Span) {
-	ctx, span := r.g.cfg.tracer.Start(ctx, "interlude.node "+node)
+	ctx, span := r.g.cfg.tracer.Start(ctx, r.g.labels[node].span)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Node.String(node), tracing.Step.Int(r.c.st.step))
 	}

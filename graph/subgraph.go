@@ -361,6 +361,35 @@ func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID st
 	})
 }
 
+// reopenSubgraphs returns memo with the checkpoint of every subgraph kept in it
+// (and of those nested in them) made to go on: their questions and breakpoints
+// are dropped, so that the subgraphs ask again when their tasks run again.
+func reopenSubgraphs(memo map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(memo))
+	for k, raw := range memo {
+		out[k] = raw
+		if !task.IsProgressKey(k) {
+			continue
+		}
+		var p progress
+		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+			return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(task.PathOf(k), "/"))}
+		}
+		cp := p.Checkpoint
+		inner, err := reopenSubgraphs(cp.Memo)
+		if err != nil {
+			return nil, err
+		}
+		cp.Memo, cp.Exchanges, cp.Break, cp.Error, cp.Status = inner, nil, nil, "", interlude.ThreadRunning
+		data, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = data
+	}
+	return out, nil
+}
+
 // editProgress edits the checkpoint of the subgraph waiting at namespace among
 // those kept in memo (and those nested in them), and returns the memo entry to
 // store again.

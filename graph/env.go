@@ -25,6 +25,8 @@ type taskEnv struct {
 	subgraphs bool
 	// waiting keeps the states of subgraphs that wait in the step
 	waiting *waitingSubgraphs
+	// before and after are the breakpoints on subgraphs' nodes, by path
+	before, after []string
 
 	mu   sync.Mutex
 	kept []write

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/interludehq/interlude/internal/keylock"
@@ -151,6 +152,14 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	}
 	for _, set := range [][]string{cfg.before, cfg.after} {
 		for _, n := range set {
+			if first, rest, inner := strings.Cut(n, "/"); inner {
+				// A node of a subgraph, by its path: the first element is the
+				// subgraph's node here; the rest is checked as the subgraph runs.
+				if !known(first) || rest == "" || strings.HasSuffix(rest, "/") {
+					errs = append(errs, fmt.Errorf("breakpoint on %q: a subgraph's node is named by a path from a node of this graph, as \"approval/finance\"", n))
+				}
+				continue
+			}
 			if n != All && !known(n) {
 				errs = append(errs, fmt.Errorf("breakpoint on unknown node %q", n))
 			}
@@ -239,12 +248,15 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 
 // InterruptBefore pauses the thread before any of the named nodes runs (All for
 // every node). The pause has no interrupt id; continue past it with Continue.
+// A node of a subgraph is named by its path from this graph, the namespace and
+// the node joined with "/" ("approval/finance" for node finance of the subgraph
+// run by node approval), as a Breakpoint inside a subgraph reports it.
 func InterruptBefore(nodes ...string) Option {
 	return func(c *config) { c.before = append(c.before, nodes...) }
 }
 
 // InterruptAfter pauses the thread after any of the named nodes ran (All for every
-// node), before the next step.
+// node), before the next step. Subgraphs' nodes are named as for InterruptBefore.
 func InterruptAfter(nodes ...string) Option {
 	return func(c *config) { c.after = append(c.after, nodes...) }
 }

@@ -140,6 +140,9 @@ type runner[S any] struct {
 	replayed []interlude.Resolution // answers of this invocation given before
 	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
 	nestedAs nesting                // what nest points to, allocated with the runner
+	// breakpoints on this graph's nodes (and, by path, its subgraphs') named by
+	// the graphs it runs inside, relative to this graph
+	inBefore, inAfter []string
 	// subgraphs: the stream takes the events of subgraphs too (WithSubgraphs)
 	subgraphs bool
 }
@@ -674,7 +677,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 		}
 		if !st.mid && !r.passOnce {
 			for _, n := range st.next {
-				if g.breakpoint(g.cfg.before, n) {
+				if g.breakpoint(g.cfg.before, n) || slices.Contains(r.inBefore, n) {
 					return r.pauseAt(&Breakpoint{Node: n, When: "before"})
 				}
 			}
@@ -878,7 +881,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		// finishes the run from this checkpoint (Recover).
 		d.Status = interlude.ThreadRunning
 		for _, n := range ran {
-			if g.breakpoint(g.cfg.after, n) {
+			if g.breakpoint(g.cfg.after, n) || slices.Contains(r.inAfter, n) {
 				brk = &Breakpoint{Node: n, When: "after"}
 				d.Status, d.Break = interlude.ThreadInterrupted, brk
 				break
@@ -893,6 +896,20 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, r.finish(), nil
 	}
 	return true, nil, nil
+}
+
+// pathBreaks returns the breakpoints of own and inherited that name nodes of
+// subgraphs (by a path with "/"), for the subgraphs a task runs.
+func (r *runner[S]) pathBreaks(own, inherited []string) []string {
+	var out []string
+	for _, set := range [][]string{own, inherited} {
+		for _, n := range set {
+			if strings.Contains(n, "/") {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // runTasks runs the tasks of several nodes in parallel.
@@ -973,7 +990,7 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
-	env := &taskEnv{runner: r.send, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting}
+	env := &taskEnv{runner: r.send, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.inBefore), after: r.pathBreaks(g.cfg.after, r.inAfter)}
 	ctx, span := r.startNode(r.ctx, node)
 	ctx = task.With(context.WithValue(ctx, envKey{}, env), sc)
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}

@@ -105,6 +105,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	}
 	r := &runner[T]{g: sub, ctx: ctx, threadID: env.thread, nestedAs: nesting{idBase: s.IDBase()}, subgraphs: env.subgraphs}
 	r.nest = &r.nestedAs
+	r.inBefore, r.inAfter = breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path())
 	prefix := s.Path() // a scope's path is never changed
 	if env.live && env.subgraphs {
 		r.emit = func(e Event) {
@@ -191,6 +192,24 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		return zero, fmt.Errorf("subgraph %s failed: %s", strings.Join(prefix, "/"), res.Error)
 	}
 	return zero, fmt.Errorf("subgraph %s stopped unfinished", strings.Join(prefix, "/"))
+}
+
+// breaksUnder returns the breakpoints of names (paths joined with "/") that lie
+// under namespace, relative to it.
+func breaksUnder(names, namespace []string) []string {
+	var out []string
+	for _, n := range names {
+		rest, ok := n, true
+		for _, p := range namespace {
+			if rest, ok = strings.CutPrefix(rest, p+"/"); !ok {
+				break
+			}
+		}
+		if ok && rest != "" {
+			out = append(out, rest)
+		}
+	}
+	return out
 }
 
 // begin starts a subgraph's run with its input.

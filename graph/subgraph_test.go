@@ -512,3 +512,49 @@ func TestForkingASubgraphsCheckpointResumesItThereWithoutRerunningFinishedWork(t
 		t.Fatalf("log %v, want %v", res.Values.Log, want)
 	}
 }
+
+func TestABreakpointNamedByPathFromTheParentPausesInsideTheSubgraph(t *testing.T) {
+	ctx := context.Background()
+	var c counts
+	app := outerGraph(t, memory.New(), &c, middleGraph(t, &c, askingGraph(t, &c, "inner")),
+		graph.InterruptAfter("approval/before"), graph.InterruptBefore("approval/review/ask"))
+	res, err := app.Invoke(ctx, "p", graph.Input(innerState{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Breakpoint; b == nil || b.Node != "before" || b.When != "after" || b.Namespace != "approval" || c.get("inner.prep") != 0 {
+		t.Fatalf("first pause at %+v (inner prep ran %d times), want after approval/before", res.Breakpoint, c.get("inner.prep"))
+	}
+	if res, err = app.Invoke(ctx, "p", graph.Continue()); err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Breakpoint; b == nil || b.Node != "ask" || b.When != "before" || b.Namespace != "approval/review" || c.get("inner.ask") != 0 {
+		t.Fatalf("second pause at %+v (ask ran %d times), want before approval/review/ask", res.Breakpoint, c.get("inner.ask"))
+	}
+	if c.get("middle.before") != 1 || c.get("inner.prep") != 1 {
+		t.Fatalf("before ran %d times and prep %d, want once each", c.get("middle.before"), c.get("inner.prep"))
+	}
+	if res, err = app.Invoke(ctx, "p", graph.Continue()); err != nil || len(res.Interrupts) != 1 || c.get("inner.ask") != 1 {
+		t.Fatalf("continue past the inner breakpoint: %v, %+v; want the question asked", err, res)
+	}
+	res, err = app.Invoke(ctx, "p", graph.Resume(interlude.Resolve("ok")))
+	if err != nil || res.Status != interlude.RunCompleted {
+		t.Fatalf("resume: %v, %+v", err, res)
+	}
+	if want := []string{"start", "before", "prep", "ask:ok"}; !slices.Equal(res.Values.Log, want) {
+		t.Fatalf("log %v, want %v", res.Values.Log, want)
+	}
+}
+
+func TestABreakpointPathMustStartAtANodeOfTheGraph(t *testing.T) {
+	var c counts
+	middle := middleGraph(t, &c, askingGraph(t, &c, "inner"))
+	for _, name := range []string{"nowhere/ask", "approval/", "approval/review/"} {
+		g := graph.New[innerState]()
+		g.AddNode("approval", graph.SubgraphNode(middle, func(s innerState) innerState { return s }, func(_ innerState, out innerState) innerState { return out }))
+		g.AddEdge(graph.Start, "approval")
+		if _, err := g.Compile(graph.InterruptBefore(name)); err == nil {
+			t.Errorf("Compile took a breakpoint on %q", name)
+		}
+	}
+}

@@ -76,6 +76,29 @@ type Breakpoint struct {
 	Node string `json:"node"`
 	// When is "before" or "after".
 	When string `json:"when"`
+	// Namespace is set for a breakpoint inside a subgraph: the path that leads
+	// to it, joined with "/".
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// SubgraphState is a subgraph waiting inside a thread's step (paused, at a
+// breakpoint, or failed), with its own state.
+type SubgraphState struct {
+	// Namespace is its place in the thread: the task path that leads to it,
+	// outermost first.
+	Namespace []string `json:"namespace"`
+	// Values is its state.
+	Values json.RawMessage `json:"values"`
+	// Next lists its nodes that run next.
+	Next []string `json:"next,omitempty"`
+	// Step counts its completed steps.
+	Step int `json:"step"`
+	// Interrupts are its pending questions, their paths relative to it.
+	Interrupts []interlude.Interruption `json:"interrupts,omitempty"`
+	// Breakpoint is set while it sits at one of its breakpoints.
+	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
+	// Error describes its failure, if it failed.
+	Error string `json:"error,omitempty"`
 }
 
 // RunResult is the answer of Invoke, Resume, Respond, Reject and Cancel, and the
@@ -180,6 +203,9 @@ type Thread struct {
 	CreatedAt time.Time `json:"created_at"`
 	// UpdatedAt is when it last changed.
 	UpdatedAt time.Time `json:"updated_at"`
+	// Subgraphs are the subgraphs waiting in its current step, nested ones
+	// included (ThreadWithSubgraphs only).
+	Subgraphs []SubgraphState `json:"subgraphs,omitempty"`
 }
 
 // ThreadSummary is a thread in a listing.
@@ -241,6 +267,8 @@ type HistoryOptions struct {
 	// Before keeps checkpoints older than this id (0 means from the newest);
 	// pass History.NextBefore for the page after one.
 	Before int64
+	// Subgraphs makes each checkpoint carry the subgraph checkpoints it kept.
+	Subgraphs bool
 }
 
 // History is a thread's history.
@@ -289,6 +317,9 @@ type Checkpoint struct {
 	Breakpoint *Breakpoint `json:"breakpoint,omitempty"`
 	// Error is the failure a fail checkpoint reports.
 	Error string `json:"error,omitempty"`
+	// Subgraphs are the subgraph checkpoints it kept, by namespace
+	// (HistoryOptions.Subgraphs only).
+	Subgraphs []SubgraphState `json:"subgraphs,omitempty"`
 }
 
 // Event is one event of a stream (Stream, StreamSSE) or of a thread's live events

@@ -173,6 +173,9 @@ type threadResponse struct {
 	Checkpoint          int64                    `json:"checkpoint"`
 	CreatedAt           time.Time                `json:"created_at"`
 	UpdatedAt           time.Time                `json:"updated_at"`
+	// Subgraphs are the subgraphs waiting in the current step, by namespace
+	// (with ?subgraphs=true only).
+	Subgraphs []graph.SubgraphState `json:"subgraphs,omitempty"`
 }
 
 // threadSummary is a thread in a listing.
@@ -205,6 +208,9 @@ type wireCheckpoint struct {
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	Breakpoint *graph.Breakpoint        `json:"breakpoint,omitempty"`
 	Error      string                   `json:"error,omitempty"`
+	// Subgraphs are the subgraph checkpoints it kept, by namespace (with
+	// ?subgraphs=true only).
+	Subgraphs []graph.SubgraphState `json:"subgraphs,omitempty"`
 }
 
 // historyResponse is the response of GET /v1/threads/{id}/history.

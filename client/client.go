@@ -420,6 +420,17 @@ func (c *Client) Thread(ctx context.Context, threadID string) (*wire.Thread, err
 	return &t, nil
 }
 
+// ThreadWithSubgraphs returns a thread's current state with the state of each
+// subgraph waiting in its step, by namespace (GET
+// /v1/threads/{id}?subgraphs=true).
+func (c *Client) ThreadWithSubgraphs(ctx context.Context, threadID string) (*wire.Thread, error) {
+	var t wire.Thread
+	if err := c.call(ctx, http.MethodGet, threadPath(threadID, ""), url.Values{"subgraphs": {"true"}}, nil, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 // History returns a page of a thread's checkpoints, newest first, and the
 // interrupt histories of the tool calls on it (GET /v1/threads/{id}/history).
 // Pass the page's NextBefore as the next call's Before to read older ones.
@@ -430,6 +441,9 @@ func (c *Client) History(ctx context.Context, threadID string, opt HistoryOption
 	}
 	if opt.Before != 0 {
 		q.Set("before", strconv.FormatInt(opt.Before, 10))
+	}
+	if opt.Subgraphs {
+		q.Set("subgraphs", "true")
 	}
 	var h wire.History
 	if err := c.call(ctx, http.MethodGet, threadPath(threadID, "/history"), q, nil, &h); err != nil {

@@ -91,6 +91,8 @@ type HistoryOptions struct {
 	// Before keeps checkpoints older than this id (0 means from the newest);
 	// pass History.NextBefore for the page after one.
 	Before int64
+	// Subgraphs makes each checkpoint carry the subgraph checkpoints it kept.
+	Subgraphs bool
 }
 
 // Event is one event of a stream (Stream, StreamSSE) or of a thread's live events

@@ -170,6 +170,9 @@ type state[S any] struct {
 	recent    []resolved
 	brk       *Breakpoint
 	err       string
+	// waiting holds the in-memory states of the subgraphs kept in memo, so
+	// that a resume in this process does not decode them again.
+	waiting waitingSubgraphs
 }
 
 func (st *state[S]) pending() []interlude.Interruption {

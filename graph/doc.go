@@ -151,7 +151,10 @@
 // path (["approval", "manager"]); on an answer it goes on from its own
 // checkpoint, and its finished steps are not run again. [Snapshot.Subgraphs]
 // lists waiting subgraphs by namespace, and [WithSubgraphs] makes a stream carry
-// their events. docs/ARCHITECTURE.md says where their checkpoints are kept.
+// their events. A breakpoint names a subgraph's node by its path from the
+// parent ([InterruptBefore]("approval/finance")), and [Graph.ForkSubgraph]
+// continues a thread from a subgraph's kept checkpoint, by namespace.
+// docs/ARCHITECTURE.md says where their checkpoints are kept.
 //
 // # Tracing
 //

@@ -23,6 +23,10 @@ type taskEnv struct {
 	thread string
 	// subgraphs: the run's stream takes the events of subgraphs (WithSubgraphs)
 	subgraphs bool
+	// waiting keeps the states of subgraphs that wait in the step
+	waiting *waitingSubgraphs
+	// before and after are the breakpoints on subgraphs' nodes, by path
+	before, after []string
 
 	mu   sync.Mutex
 	kept []write

@@ -30,6 +30,8 @@ type Erased interface {
 	History(ctx context.Context, threadID string, opt HistoryOptions) ([]Checkpoint[json.RawMessage], error)
 	// Fork is Graph.Fork with values as JSON.
 	Fork(ctx context.Context, threadID string, checkpoint int64) (*Result[json.RawMessage], error)
+	// ForkSubgraph is Graph.ForkSubgraph with values as JSON.
+	ForkSubgraph(ctx context.Context, threadID string, checkpoint int64, namespace []string) (*Result[json.RawMessage], error)
 	// Delete is Graph.Delete.
 	Delete(ctx context.Context, threadID string) error
 	// Store is the graph's store.
@@ -91,6 +93,10 @@ func (e erased[S]) Fork(ctx context.Context, id string, checkpoint int64) (*Resu
 	return eraseResult(e.g.Fork(ctx, id, checkpoint))
 }
 
+func (e erased[S]) ForkSubgraph(ctx context.Context, id string, checkpoint int64, namespace []string) (*Result[json.RawMessage], error) {
+	return eraseResult(e.g.ForkSubgraph(ctx, id, checkpoint, namespace))
+}
+
 func eraseResult[S any](r *Result[S], err error) (*Result[json.RawMessage], error) {
 	if r == nil {
 		return nil, err
@@ -113,7 +119,7 @@ func (e erased[S]) State(ctx context.Context, id string) (*Snapshot[json.RawMess
 		return nil, err
 	}
 	return &Snapshot[json.RawMessage]{ThreadID: s.ThreadID, Graph: s.Graph, Status: s.Status, Values: vals, Next: s.Next,
-		Interrupts: s.Interrupts, Exchanges: s.Exchanges, Finished: s.Finished, Breakpoint: s.Breakpoint, Checkpoint: s.Checkpoint, Step: s.Step,
+		Interrupts: s.Interrupts, Exchanges: s.Exchanges, Finished: s.Finished, Subgraphs: s.Subgraphs, Breakpoint: s.Breakpoint, Checkpoint: s.Checkpoint, Step: s.Step,
 		Error: s.Error, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}, nil
 }
 
@@ -129,7 +135,7 @@ func (e erased[S]) History(ctx context.Context, id string, opt HistoryOptions) (
 			return nil, err
 		}
 		out[i] = Checkpoint[json.RawMessage]{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Values: vals, Next: c.Next,
-			Step: c.Step, Raised: c.Raised, Resolved: c.Resolved, Interrupts: c.Interrupts, Breakpoint: c.Breakpoint, Error: c.Error}
+			Step: c.Step, Raised: c.Raised, Resolved: c.Resolved, Interrupts: c.Interrupts, Breakpoint: c.Breakpoint, Error: c.Error, Subgraphs: c.Subgraphs}
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/interludehq/interlude/internal/keylock"
@@ -155,6 +156,14 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	}
 	for _, set := range [][]string{cfg.before, cfg.after} {
 		for _, n := range set {
+			if first, rest, inner := strings.Cut(n, "/"); inner {
+				// A node of a subgraph, by its path: the first element is the
+				// subgraph's node here; the rest is checked as the subgraph runs.
+				if !known(first) || rest == "" || strings.HasSuffix(rest, "/") {
+					errs = append(errs, fmt.Errorf("breakpoint on %q: a subgraph's node is named by a path from a node of this graph, as \"approval/finance\"", n))
+				}
+				continue
+			}
 			if n != All && !known(n) {
 				errs = append(errs, fmt.Errorf("breakpoint on unknown node %q", n))
 			}
@@ -190,13 +199,14 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		cache:   newCache[S](cfg.cacheBytes, cfg.cacheEntries),
 		onInput: b.onInput,
 	}
-	g.runSpan, g.nodeSpans = "interlude.run", make(map[string]string, len(b.order))
+	g.runSpan = "interlude.run"
 	if g.name != "" {
 		g.runSpan += " " + g.name
 	}
+	g.labels = make(map[string]nodeLabels, len(b.order))
 	for i, n := range b.order {
 		g.order[n] = i
-		g.nodeSpans[n] = "interlude.node " + n
+		g.labels[n] = nodeLabels{span: "interlude.node " + n, who: fmt.Sprintf("node %q", n)}
 	}
 	g.nodeNames = slices.Clone(b.order)
 	if cfg.observer != nil {
@@ -244,12 +254,15 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 
 // InterruptBefore pauses the thread before any of the named nodes runs (All for
 // every node). The pause has no interrupt id; continue past it with Continue.
+// A node of a subgraph is named by its path from this graph, the namespace and
+// the node joined with "/" ("approval/finance" for node finance of the subgraph
+// run by node approval), as a Breakpoint inside a subgraph reports it.
 func InterruptBefore(nodes ...string) Option {
 	return func(c *config) { c.before = append(c.before, nodes...) }
 }
 
 // InterruptAfter pauses the thread after any of the named nodes ran (All for every
-// node), before the next step.
+// node), before the next step. Subgraphs' nodes are named as for InterruptBefore.
 func InterruptAfter(nodes ...string) Option {
 	return func(c *config) { c.after = append(c.after, nodes...) }
 }
@@ -385,10 +398,14 @@ type Graph[S any] struct {
 	cache     *cache[S]
 	observer  *Observer[S]
 	onInput   InputFunc[S]
-	// runSpan and nodeSpans name the spans of a run and of each node's task,
-	// made once rather than on every run.
-	runSpan   string
-	nodeSpans map[string]string
+	labels    map[string]nodeLabels
+	runSpan   string // the name of a run's span, made once
+}
+
+// nodeLabels are the strings a node's runs are named by, made once.
+type nodeLabels struct {
+	span string // its tracing span's name
+	who  string // how errors about its updates name it
 }
 
 // Name returns the graph's name (WithName).

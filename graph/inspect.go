@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -317,6 +318,51 @@ func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) 
 			return nil, err
 		}
 		d := &delta{Kind: kindFork, Reset: cp, Status: old.status, Next: old.next, Step: old.step}
+		if err := r.commit(d); err != nil {
+			return nil, err
+		}
+		r.send(Event{Type: EventMetadata, Checkpoint: r.c.st.version, Step: r.c.st.step})
+		return r.loop()
+	})
+}
+
+// ForkSubgraph continues the thread from the checkpoint of the subgraph waiting
+// at namespace, as the thread's checkpoint (an ID of History, whose Subgraphs
+// lists the namespaces it keeps) kept it. Unlike Fork, the step that was in
+// progress at that checkpoint is kept: its finished tasks and sub-tasks are not
+// run again, and the subgraph (and those around it) go on from their kept
+// checkpoints, so work the subgraph had finished is not run again either. The
+// questions pending at that checkpoint are asked again with new ids; answers
+// given on the abandoned branch never reach them. A namespace the checkpoint
+// keeps no subgraph at is refused with ErrInvalidRequest, and nothing changes.
+func (g *Graph[S]) ForkSubgraph(ctx context.Context, threadID string, checkpoint int64, namespace []string) (*Result[S], error) {
+	if len(namespace) == 0 {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "ForkSubgraph needs the namespace of a subgraph; use Fork to fork the thread itself"}
+	}
+	return g.locked(ctx, threadID, nil, nil, true, func(r *runner[S]) (*Result[S], error) {
+		if r.c.st == nil {
+			return nil, storekit.NotFound(threadID)
+		}
+		old, err := g.stateAt(ctx, threadID, checkpoint)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(subgraphsOf(old.memo), func(s SubgraphState) bool { return slices.Equal(s.Namespace, namespace) }) {
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("checkpoint %d of thread %q keeps no subgraph at %q; History lists the subgraphs each checkpoint keeps", checkpoint, threadID, strings.Join(namespace, "/"))}
+		}
+		memo, err := reopenSubgraphs(old.memo)
+		if err != nil {
+			return nil, err
+		}
+		// The step goes on under a new identity (its base is the fork's
+		// record), so that its questions get new ids.
+		old.memo, old.base, old.exchanges, old.brk, old.err = memo, r.c.st.version+1, nil, nil, ""
+		old.status, old.recent = interlude.ThreadRunning, r.c.st.recent
+		cp, err := g.codec.capture(old)
+		if err != nil {
+			return nil, err
+		}
+		d := &delta{Kind: kindFork, Reset: cp, Status: old.status, Next: old.next, Mid: old.mid, Base: old.base, Step: old.step}
 		if err := r.commit(d); err != nil {
 			return nil, err
 		}

@@ -133,13 +133,17 @@ type runner[S any] struct {
 	c        *cached[S]
 	dirty    bool                   // st was changed in memory by something not yet committed
 	input    []write                // input applied to the values, not yet committed
-	fresh    map[string]bool        // interrupts answered by this invocation
+	fresh    []string               // interrupts answered by this invocation
 	passOnce bool                   // continue past the before-breakpoint of the next step
 	combined S                      // a step's writes combined into the state, before it commits
 	memory   sync.Map               // RunMemory: lives for this invocation only
 	replayed []interlude.Resolution // answers of this invocation given before
 	replay   bool                   // every answer of this invocation was given before
 	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
+	nestedAs nesting                // what nest points to, allocated with the runner
+	// breakpoints on this graph's nodes (and, by path, its subgraphs') named by
+	// the graphs it runs inside, relative to this graph
+	inBefore, inAfter []string
 	// subgraphs: the stream takes the events of subgraphs too (WithSubgraphs)
 	subgraphs bool
 }
@@ -509,9 +513,9 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	if err := r.commit(d); err != nil {
 		return nil, err
 	}
-	r.fresh = make(map[string]bool, len(apply))
-	for _, a := range apply {
-		r.fresh[a.ID] = true
+	r.fresh = make([]string, len(apply))
+	for i, a := range apply {
+		r.fresh[i] = a.ID
 	}
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
@@ -673,7 +677,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 		}
 		if !st.mid && !r.passOnce {
 			for _, n := range st.next {
-				if g.breakpoint(g.cfg.before, n) {
+				if g.breakpoint(g.cfg.before, n) || slices.Contains(r.inBefore, n) {
 					return r.pauseAt(&Breakpoint{Node: n, When: "before"})
 				}
 			}
@@ -752,6 +756,9 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		idBase = r.nest.idBase + "\x00" + strconv.FormatInt(base, 10)
 	}
 	ts := &task.Step{IDBase: idBase, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
+	if !st.mid {
+		st.waiting.clear() // kept for an earlier step
+	}
 	var runs []string
 	waiting := false
 	for _, n := range st.next {
@@ -762,7 +769,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		for _, x := range st.exchanges {
 			if len(x.Interrupt.Path) > 0 && x.Interrupt.Path[0] == n {
 				hasPending = hasPending || x.Resolution == nil
-				hasFresh = hasFresh || r.fresh[x.Interrupt.ID]
+				hasFresh = hasFresh || slices.Contains(r.fresh, x.Interrupt.ID)
 			}
 		}
 		if hasPending && !hasFresh {
@@ -771,15 +778,15 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 		runs = append(runs, n)
 	}
-	outs := make([]outcome, len(runs))
-	if len(runs) == 1 {
-		outs[0] = r.runTask(ts, runs[0])
-	} else {
-		var wg sync.WaitGroup
-		for i, n := range runs {
-			wg.Go(func() { outs[i] = r.runTask(ts, n) })
-		}
-		wg.Wait()
+	var one [1]outcome
+	var outs []outcome
+	switch len(runs) {
+	case 0:
+	case 1:
+		one[0] = r.runTask(ts, runs[0])
+		outs = one[:]
+	default:
+		outs = r.runTasks(ts, runs)
 	}
 	if r.ctx.Err() != nil {
 		// The cause says why: a lost lease rather than a plain cancellation.
@@ -789,19 +796,25 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var ledger []ledgerEntry
 	var raised []interlude.Interruption
 	var partial []write
-	memo := map[string]json.RawMessage{}
+	var memo map[string]json.RawMessage
 	var failures []error
 	var inside *Breakpoint
 	for _, o := range outs {
 		for k, v := range o.memo {
+			if memo == nil {
+				memo = make(map[string]json.RawMessage, len(o.memo))
+			}
 			memo[k] = v.Value
 		}
 		var bi *breakInside
+		if len(o.raised) == 0 && o.err != nil {
+			bi = breakOf(o.err)
+		}
 		switch {
 		case len(o.raised) > 0:
 			raised = append(raised, o.raised...)
 			partial = append(partial, o.partial...)
-		case errors.As(o.err, &bi):
+		case bi != nil:
 			partial = append(partial, o.partial...)
 			if inside == nil {
 				b := bi.b
@@ -812,9 +825,6 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		default:
 			ledger = append(ledger, ledgerEntry{Node: o.node, Writes: o.writes})
 		}
-	}
-	if len(memo) == 0 {
-		memo = nil
 	}
 	if len(failures) > 0 || len(raised) > 0 || waiting || inside != nil {
 		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
@@ -871,7 +881,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		// finishes the run from this checkpoint (Recover).
 		d.Status = interlude.ThreadRunning
 		for _, n := range ran {
-			if g.breakpoint(g.cfg.after, n) {
+			if g.breakpoint(g.cfg.after, n) || slices.Contains(r.inAfter, n) {
 				brk = &Breakpoint{Node: n, When: "after"}
 				d.Status, d.Break = interlude.ThreadInterrupted, brk
 				break
@@ -886,6 +896,41 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, r.finish(), nil
 	}
 	return true, nil, nil
+}
+
+// pathBreaks returns the breakpoints of own and inherited that name nodes of
+// subgraphs (by a path with "/"), for the subgraphs a task runs.
+func (r *runner[S]) pathBreaks(own, inherited []string) []string {
+	var out []string
+	for _, set := range [][]string{own, inherited} {
+		for _, n := range set {
+			if strings.Contains(n, "/") {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// runTasks runs the tasks of several nodes in parallel.
+func (r *runner[S]) runTasks(ts *task.Step, runs []string) []outcome {
+	outs := make([]outcome, len(runs))
+	var wg sync.WaitGroup
+	for i, n := range runs {
+		wg.Go(func() { outs[i] = r.runTask(ts, n) })
+	}
+	wg.Wait()
+	return outs
+}
+
+// breakOf returns the breakpoint inside a subgraph that err reports, if it
+// reports one.
+func breakOf(err error) *breakInside {
+	var bi *breakInside
+	if errors.As(err, &bi) {
+		return bi
+	}
+	return nil
 }
 
 // callsOf returns the tool call ids of the sub-tasks the attempts recorded, by
@@ -945,7 +990,7 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
-	env := &taskEnv{runner: r.send, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs}
+	env := &taskEnv{runner: r.send, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.inBefore), after: r.pathBreaks(g.cfg.after, r.inAfter)}
 	ctx, span := r.startNode(r.ctx, node)
 	ctx = task.With(context.WithValue(ctx, envKey{}, env), sc)
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
@@ -975,7 +1020,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		o.err = err
 		return o
 	}
-	ws, err := g.codec.fs.writesOf(reflect.ValueOf(upd), fmt.Sprintf("node %q", node))
+	ws, err := g.codec.fs.writesOf(reflect.ValueOf(upd), g.labels[node].who)
 	if err != nil {
 		o.err = err
 		return o
@@ -1090,6 +1135,11 @@ func (r *runner[S]) result() *Result[S] { return r.resultOf(r.c.st) }
 
 // resultOf is the result of a run that ended at st.
 func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
+	if r.nest != nil {
+		// A subgraph's run: its state is not kept past the call, so the
+		// result need not be protected from it.
+		return &Result[S]{Status: st.status.Outcome(), Values: st.values, Interrupts: st.pending(), Breakpoint: st.brk, Next: st.next, Checkpoint: st.version, Error: st.err}
+	}
 	return &Result[S]{
 		ThreadID:   r.threadID,
 		Status:     st.status.Outcome(),

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/task"
@@ -101,8 +103,10 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if s == nil || env == nil {
 		return zero, interlude.ErrNotInRun
 	}
-	r := &runner[T]{g: sub, ctx: ctx, threadID: env.thread, nest: &nesting{idBase: s.IDBase()}, subgraphs: env.subgraphs}
-	prefix := slices.Clone(s.Path())
+	r := &runner[T]{g: sub, ctx: ctx, threadID: env.thread, nestedAs: nesting{idBase: s.IDBase()}, subgraphs: env.subgraphs}
+	r.nest = &r.nestedAs
+	r.inBefore, r.inAfter = breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path())
+	prefix := s.Path() // a scope's path is never changed
 	if env.live && env.subgraphs {
 		r.emit = func(e Event) {
 			e.Namespace = append(slices.Clone(prefix), e.Namespace...)
@@ -113,18 +117,20 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	var res *Result[T]
 	var err error
 	if raw, ok := s.Recorded(key); ok {
-		var p progress
-		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
-			return zero, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(prefix, "/"))}
+		st, _ := env.waiting.take(key, raw).(*state[T])
+		if st == nil {
+			var p progress
+			if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+				return zero, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(prefix, "/"))}
+			}
+			st = &state[T]{}
+			if err := sub.codec.restore(st, p.Checkpoint); err != nil {
+				return zero, err
+			}
+			st.version = p.Version
 		}
-		st := &state[T]{}
-		if err := sub.codec.restore(st, p.Checkpoint); err != nil {
-			return zero, err
-		}
-		st.version = p.Version
 		r.c = &cached[T]{st: st}
 		// The parent holds the answers: bring those given since the pause in.
-		r.fresh = map[string]bool{}
 		for i := range st.exchanges {
 			x := &st.exchanges[i]
 			if x.Resolution != nil {
@@ -133,7 +139,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			if given, ok := s.Lookup(x.Interrupt.ID); ok && given.Resolution != nil {
 				res := *given.Resolution
 				x.Resolution = &res
-				r.fresh[x.Interrupt.ID] = true
+				r.fresh = append(r.fresh, x.Interrupt.ID)
 			}
 		}
 		if st.brk != nil {
@@ -146,8 +152,12 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		}
 		res, err = r.loop()
 	} else {
-		st := &state[T]{status: interlude.ThreadIdle}
-		r.c = &cached[T]{st: st}
+		fresh := &struct {
+			c  cached[T]
+			st state[T]
+		}{st: state[T]{status: interlude.ThreadIdle}}
+		fresh.c.st = &fresh.st
+		r.c = &fresh.c
 		res, err = r.begin(input)
 	}
 	st := r.c.st
@@ -158,6 +168,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if cp, cerr := sub.codec.capture(st); cerr == nil {
 		if data, merr := json.Marshal(progress{Version: st.version, Checkpoint: cp}); merr == nil {
 			s.Record(key, "", data)
+			env.waiting.put(key, data, st)
 		}
 	}
 	if err != nil {
@@ -169,7 +180,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	switch {
 	case len(res.Interrupts) > 0:
 		for _, q := range res.Interrupts {
-			q.Path = append(slices.Clone(prefix), q.Path...)
+			q.Path = append(append(make([]string, 0, len(prefix)+len(q.Path)), prefix...), q.Path...)
 			s.Forward(q)
 		}
 		return zero, interlude.ErrPaused
@@ -181,6 +192,24 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		return zero, fmt.Errorf("subgraph %s failed: %s", strings.Join(prefix, "/"), res.Error)
 	}
 	return zero, fmt.Errorf("subgraph %s stopped unfinished", strings.Join(prefix, "/"))
+}
+
+// breaksUnder returns the breakpoints of names (paths joined with "/") that lie
+// under namespace, relative to it.
+func breaksUnder(names, namespace []string) []string {
+	var out []string
+	for _, n := range names {
+		rest, ok := n, true
+		for _, p := range namespace {
+			if rest, ok = strings.CutPrefix(rest, p+"/"); !ok {
+				break
+			}
+		}
+		if ok && rest != "" {
+			out = append(out, rest)
+		}
+	}
+	return out
 }
 
 // begin starts a subgraph's run with its input.
@@ -351,6 +380,35 @@ func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID st
 	})
 }
 
+// reopenSubgraphs returns memo with the checkpoint of every subgraph kept in it
+// (and of those nested in them) made to go on: their questions and breakpoints
+// are dropped, so that the subgraphs ask again when their tasks run again.
+func reopenSubgraphs(memo map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(memo))
+	for k, raw := range memo {
+		out[k] = raw
+		if !task.IsProgressKey(k) {
+			continue
+		}
+		var p progress
+		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+			return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(task.PathOf(k), "/"))}
+		}
+		cp := p.Checkpoint
+		inner, err := reopenSubgraphs(cp.Memo)
+		if err != nil {
+			return nil, err
+		}
+		cp.Memo, cp.Exchanges, cp.Break, cp.Error, cp.Status = inner, nil, nil, "", interlude.ThreadRunning
+		data, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = data
+	}
+	return out, nil
+}
+
 // editProgress edits the checkpoint of the subgraph waiting at namespace among
 // those kept in memo (and those nested in them), and returns the memo entry to
 // store again.
@@ -389,4 +447,53 @@ func editProgress(memo map[string]json.RawMessage, namespace []string, edit func
 		return map[string]json.RawMessage{k: data}, nil
 	}
 	return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("no subgraph waits at %q in this thread; see the snapshot's subgraphs for those that do", strings.Join(namespace, "/"))}
+}
+
+// waitingSubgraphs keeps, by ledger key, the in-memory state of each subgraph
+// that waits in a step, with the very bytes its checkpoint was stored as in the
+// step's ledger. A resume in the same process takes the state from here rather
+// than decoding those bytes again (at every level of nesting); it is used only
+// while the ledger still holds the same bytes, so an edit, a fork or a load
+// from the store falls back to decoding.
+type waitingSubgraphs struct {
+	mu sync.Mutex
+	m  map[string]waitingSubgraph
+}
+
+type waitingSubgraph struct {
+	raw json.RawMessage
+	st  any
+}
+
+// clear forgets every kept state (the step they waited in is over).
+func (w *waitingSubgraphs) clear() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	clear(w.m)
+}
+
+// put keeps st as the state stored as raw under key.
+func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = make(map[string]waitingSubgraph, 1)
+	}
+	w.m[key] = waitingSubgraph{raw: raw, st: st}
+}
+
+// take removes and returns the state kept under key, if it was stored as
+// exactly raw (the same bytes in memory, not merely equal ones).
+func (w *waitingSubgraphs) take(key string, raw json.RawMessage) any {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.m[key]
+	if !ok {
+		return nil
+	}
+	delete(w.m, key)
+	if len(e.raw) != len(raw) || len(raw) == 0 || unsafe.SliceData(e.raw) != unsafe.SliceData(raw) {
+		return nil
+	}
+	return e.st
 }

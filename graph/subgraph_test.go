@@ -89,7 +89,7 @@ func middleGraph(t testing.TB, c *counts, inner *graph.Graph[innerState]) *graph
 	return sub
 }
 
-func outerGraph(t testing.TB, st store.Store, c *counts, middle *graph.Graph[innerState]) *graph.Graph[innerState] {
+func outerGraph(t testing.TB, st store.Store, c *counts, middle *graph.Graph[innerState], opts ...graph.Option) *graph.Graph[innerState] {
 	t.Helper()
 	g := graph.New[innerState]()
 	g.AddNode("start", func(ctx context.Context, s innerState) (innerState, error) {
@@ -101,7 +101,7 @@ func outerGraph(t testing.TB, st store.Store, c *counts, middle *graph.Graph[inn
 		func(s innerState, out innerState) innerState { return innerState{Log: out.Log} }))
 	g.AddEdge(graph.Start, "start")
 	g.AddEdge("start", "approval")
-	app, err := g.Compile(graph.WithStore(st), graph.WithName("outer"))
+	app, err := g.Compile(append([]graph.Option{graph.WithStore(st), graph.WithName("outer")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,5 +455,106 @@ func TestAStreamWithSubgraphsCarriesTheirEventsWithTheirNamespace(t *testing.T) 
 	}
 	if !found {
 		t.Fatalf("no update of the inner node prep in namespace [approval review] among %d events", len(nested))
+	}
+}
+
+func TestForkingASubgraphsCheckpointResumesItThereWithoutRerunningFinishedWork(t *testing.T) {
+	ctx := context.Background()
+	var c counts
+	app := outerGraph(t, memory.New(), &c, middleGraph(t, &c, askingGraph(t, &c, "inner")))
+	paused, err := app.Invoke(ctx, "f", graph.Input(innerState{}))
+	if err != nil || len(paused.Interrupts) != 1 {
+		t.Fatalf("first run: %v, %+v", err, paused)
+	}
+	res, err := app.Invoke(ctx, "f", graph.Resume(interlude.Resolve("first")))
+	if err != nil || res.Status != interlude.RunCompleted {
+		t.Fatalf("resume: %v, %+v", err, res)
+	}
+	if _, err := app.ForkSubgraph(ctx, "f", paused.Checkpoint, []string{"approval", "nowhere"}); !errors.Is(err, interlude.ErrInvalidRequest) {
+		t.Fatalf("a fork at a namespace the checkpoint does not keep: %v, want invalid request", err)
+	}
+	if _, err := app.ForkSubgraph(ctx, "f", res.Checkpoint, []string{"approval", "review"}); !errors.Is(err, interlude.ErrInvalidRequest) {
+		t.Fatalf("a fork of a checkpoint where no subgraph waits: %v, want invalid request", err)
+	}
+	before := map[string]int{}
+	for _, n := range []string{"outer.start", "middle.before", "inner.prep", "inner.ask"} {
+		before[n] = c.get(n)
+	}
+	forked, err := app.ForkSubgraph(ctx, "f", paused.Checkpoint, []string{"approval", "review"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forked.Status != interlude.RunInterrupted || len(forked.Interrupts) != 1 {
+		t.Fatalf("the fork ended %s with %d interrupts, want the inner question asked again", forked.Status, len(forked.Interrupts))
+	}
+	q := forked.Interrupts[0]
+	if q.ID == paused.Interrupts[0].ID || !slices.Equal(q.Path, []string{"approval", "review", "ask"}) {
+		t.Fatalf("the question asked again is %s at %v; want a new id at approval/review/ask", q.ID, q.Path)
+	}
+	for _, n := range []string{"outer.start", "middle.before", "inner.prep"} {
+		if c.get(n) != before[n] {
+			t.Errorf("%s ran %d more times after the fork; finished work must not run again", n, c.get(n)-before[n])
+		}
+	}
+	if c.get("inner.ask") != before["inner.ask"]+1 {
+		t.Errorf("the inner node ran %d times after the fork, want once", c.get("inner.ask")-before["inner.ask"])
+	}
+	// The abandoned branch's answer, sent again, does not answer the new question.
+	app.Invoke(ctx, "f", graph.Resume(interlude.Resolve("first").For(paused.Interrupts[0].ID)))
+	if snap, err := app.State(ctx, "f"); err != nil || len(snap.Interrupts) != 1 || snap.Interrupts[0].ID != q.ID {
+		t.Fatalf("after the old answer again: %v, %+v; want the new question still pending", err, snap)
+	}
+	res, err = app.Invoke(ctx, "f", graph.Resume(interlude.Resolve("second")))
+	if err != nil || res.Status != interlude.RunCompleted {
+		t.Fatalf("resume after the fork: %v, %+v", err, res)
+	}
+	if want := []string{"start", "before", "prep", "ask:second"}; !slices.Equal(res.Values.Log, want) {
+		t.Fatalf("log %v, want %v", res.Values.Log, want)
+	}
+}
+
+func TestABreakpointNamedByPathFromTheParentPausesInsideTheSubgraph(t *testing.T) {
+	ctx := context.Background()
+	var c counts
+	app := outerGraph(t, memory.New(), &c, middleGraph(t, &c, askingGraph(t, &c, "inner")),
+		graph.InterruptAfter("approval/before"), graph.InterruptBefore("approval/review/ask"))
+	res, err := app.Invoke(ctx, "p", graph.Input(innerState{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Breakpoint; b == nil || b.Node != "before" || b.When != "after" || b.Namespace != "approval" || c.get("inner.prep") != 0 {
+		t.Fatalf("first pause at %+v (inner prep ran %d times), want after approval/before", res.Breakpoint, c.get("inner.prep"))
+	}
+	if res, err = app.Invoke(ctx, "p", graph.Continue()); err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Breakpoint; b == nil || b.Node != "ask" || b.When != "before" || b.Namespace != "approval/review" || c.get("inner.ask") != 0 {
+		t.Fatalf("second pause at %+v (ask ran %d times), want before approval/review/ask", res.Breakpoint, c.get("inner.ask"))
+	}
+	if c.get("middle.before") != 1 || c.get("inner.prep") != 1 {
+		t.Fatalf("before ran %d times and prep %d, want once each", c.get("middle.before"), c.get("inner.prep"))
+	}
+	if res, err = app.Invoke(ctx, "p", graph.Continue()); err != nil || len(res.Interrupts) != 1 || c.get("inner.ask") != 1 {
+		t.Fatalf("continue past the inner breakpoint: %v, %+v; want the question asked", err, res)
+	}
+	res, err = app.Invoke(ctx, "p", graph.Resume(interlude.Resolve("ok")))
+	if err != nil || res.Status != interlude.RunCompleted {
+		t.Fatalf("resume: %v, %+v", err, res)
+	}
+	if want := []string{"start", "before", "prep", "ask:ok"}; !slices.Equal(res.Values.Log, want) {
+		t.Fatalf("log %v, want %v", res.Values.Log, want)
+	}
+}
+
+func TestABreakpointPathMustStartAtANodeOfTheGraph(t *testing.T) {
+	var c counts
+	middle := middleGraph(t, &c, askingGraph(t, &c, "inner"))
+	for _, name := range []string{"nowhere/ask", "approval/", "approval/review/"} {
+		g := graph.New[innerState]()
+		g.AddNode("approval", graph.SubgraphNode(middle, func(s innerState) innerState { return s }, func(_ innerState, out innerState) innerState { return out }))
+		g.AddEdge(graph.Start, "approval")
+		if _, err := g.Compile(graph.InterruptBefore(name)); err == nil {
+			t.Errorf("Compile took a breakpoint on %q", name)
+		}
 	}
 }

@@ -96,11 +96,7 @@ func (r *runner[S]) startStep(nodes []string) (context.Context, trace.Span) {
 
 // startNode starts the span of one node's task.
 func (r *runner[S]) startNode(ctx context.Context, node string) (context.Context, trace.Span) {
-	name, ok := r.g.nodeSpans[node]
-	if !ok {
-		name = "interlude.node " + node
-	}
-	ctx, span := r.g.cfg.tracer.Start(ctx, name)
+	ctx, span := r.g.cfg.tracer.Start(ctx, r.g.labels[node].span)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Node.String(node), tracing.Step.Int(r.c.st.step))
 	}

@@ -101,9 +101,15 @@ func (s *Server) existing(r *http.Request) (string, graph.Erased, error) {
 	return id, g, err
 }
 
-// handleThread serves GET /v1/threads/{id}.
+// handleThread serves GET /v1/threads/{id}[?subgraphs=true].
 func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
-	if _, err := query(r); err != nil {
+	q, err := query(r, "subgraphs")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	withSubgraphs, err := boolParam(q, "subgraphs")
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -121,7 +127,35 @@ func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx)
 	writeJSON(w, http.StatusOK, wire.Thread{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
 		Messages: msgs, FinishedToolResults: finishedToolResults(snap, msgs), Interrupts: shownAll(snap.Interrupts),
 		Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint, Error: snap.Error, Checkpoint: snap.Checkpoint,
-		CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
+		CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt, Subgraphs: subgraphsShown(snap.Subgraphs, withSubgraphs, false)})
+}
+
+// boolParam reads an optional boolean query parameter (true or false, 1 or 0).
+func boolParam(q url.Values, key string) (bool, error) {
+	switch v := q.Get(key); v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	default:
+		return false, badRequest(key, "%s must be true or false, not %q", key, v)
+	}
+}
+
+// subgraphsShown returns the subgraphs a response shows: none unless asked
+// for, and their questions without private state unless private.
+func subgraphsShown(subs []graph.SubgraphState, asked, private bool) []graph.SubgraphState {
+	if !asked {
+		return nil
+	}
+	out := make([]graph.SubgraphState, len(subs))
+	for i, s := range subs {
+		if !private {
+			s.Interrupts = shownAll(s.Interrupts)
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // History pages: the default and largest number of checkpoints a request gets.
@@ -130,10 +164,15 @@ const (
 	historyLimitMax = 100
 )
 
-// handleHistory serves GET /v1/threads/{id}/history?limit=&before=: a page of
-// checkpoints, newest first, whose cost does not grow with the thread.
+// handleHistory serves GET /v1/threads/{id}/history?limit=&before=&subgraphs=: a
+// page of checkpoints, newest first, whose cost does not grow with the thread.
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
-	q, err := query(r, "limit", "before")
+	q, err := query(r, "limit", "before", "subgraphs")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	withSubgraphs, err := boolParam(q, "subgraphs")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -161,7 +200,11 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, historyOf(id, g.Name(), cps))
+	out := historyOf(id, g.Name(), cps)
+	for i := range out.Checkpoints {
+		out.Checkpoints[i].Subgraphs = subgraphsShown(cps[i].Subgraphs, withSubgraphs, true)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // historyOf builds a history response from a page of checkpoints (newest first).

@@ -44,6 +44,9 @@ type Thread struct {
 	CreatedAt time.Time `json:"created_at"`
 	// UpdatedAt is when it last changed.
 	UpdatedAt time.Time `json:"updated_at"`
+	// Subgraphs are the subgraphs waiting in its current step, nested ones
+	// included, by namespace (asked for with subgraphs=true only).
+	Subgraphs []graph.SubgraphState `json:"subgraphs,omitempty"`
 }
 
 // ThreadSummary is a thread in a listing.
@@ -148,6 +151,9 @@ type Checkpoint struct {
 	Breakpoint *graph.Breakpoint `json:"breakpoint,omitempty"`
 	// Error is the failure a fail checkpoint reports.
 	Error string `json:"error,omitempty"`
+	// Subgraphs are the subgraph checkpoints it kept, by namespace (asked for
+	// with subgraphs=true only).
+	Subgraphs []graph.SubgraphState `json:"subgraphs,omitempty"`
 }
 
 // GraphInfo describes a hosted graph.

@@ -85,7 +85,14 @@ type Scope struct {
 
 // New returns the scope of a top-level task running node.
 func New(step *Step, node string) *Scope {
-	return &Scope{step: step, collector: &Collector{}, node: node, path: []string{node}}
+	t := &struct {
+		s    Scope
+		c    Collector
+		path [1]string
+	}{}
+	t.path[0] = node
+	t.s = Scope{step: step, collector: &t.c, node: node, path: t.path[:]}
+	return &t.s
 }
 
 // Sub returns the scope of a sub-task of s identified by key.
@@ -225,7 +232,18 @@ func samePath(a, b []string) bool {
 
 // LedgerKey is the ledger key of the sub-task key under this scope.
 func (s *Scope) LedgerKey(key string) string {
-	return strings.Join(append(append([]string(nil), s.path...), key), "\x1f")
+	n := len(key)
+	for _, p := range s.path {
+		n += len(p) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range s.path {
+		b.WriteString(p)
+		b.WriteByte(0x1f)
+	}
+	b.WriteString(key)
+	return b.String()
 }
 
 // PathOf returns the task path of the sub-task whose ledger key is ledgerKey: its

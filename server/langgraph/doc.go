@@ -25,7 +25,10 @@
 // each a non-empty list. Checkpoint ids are uuid-shaped and sort by time: the
 // commit's Unix milliseconds, then the thread version, which is what Interlude
 // reads back from them. History is newest first, each state linked to the one
-// before by parent_checkpoint.
+// before by parent_checkpoint. GET /threads/{id}/state?subgraphs=true sets the
+// state of each task whose subgraph waits (tasks[].state, a ThreadState whose
+// checkpoint_ns is the namespace joined with "|"), nested ones in theirs; it
+// applies to the current state only.
 //
 // # Interrupts
 //

@@ -36,8 +36,18 @@ type lgServer struct {
 
 func newLGServer(t *testing.T, opts ...server.Option) *lgServer {
 	t.Helper()
+	return newLGServerWith(t, nil, opts...)
+}
+
+// newLGServerWith is newLGServer hosting the graphs more returns too, compiled
+// with gopts (the server's store).
+func newLGServerWith(t *testing.T, more func(gopts []graph.Option) []server.Option, opts ...server.Option) *lgServer {
+	t.Helper()
 	st := memory.New()
 	gopts := []graph.Option{graph.WithStore(st)}
+	if more != nil {
+		opts = append(more(gopts), opts...)
+	}
 	refund, err := graphs.Refund(gopts...)
 	if err != nil {
 		t.Fatal(err)

@@ -779,7 +779,67 @@ func (h *Handler) handleStateGet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if v := r.URL.Query().Get("subgraphs"); r.PathValue("cid") == "" && (v == "true" || v == "1") {
+		if err := h.withSubgraphs(r.Context(), id, &st); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	writeJSON(w, http.StatusOK, st)
+}
+
+// withSubgraphs sets, in a thread's current state, the state of each task that
+// runs a waiting subgraph (?subgraphs=true), with the subgraphs waiting inside
+// it in its own tasks' states.
+func (h *Handler) withSubgraphs(ctx context.Context, threadID string, st *threadState) error {
+	g, err := h.host.GraphFor(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	snap, err := g.State(ctx, threadID)
+	if err != nil {
+		return err
+	}
+	h.fillSubgraphs(g.Name(), threadID, st.Tasks, nil, snap.Subgraphs)
+	return nil
+}
+
+// fillSubgraphs sets the state of each of tasks, run under namespace, that runs
+// one of subs.
+func (h *Handler) fillSubgraphs(graphName, threadID string, tasks []stateTask, namespace []string, subs []graph.SubgraphState) {
+	for i := range tasks {
+		for _, s := range subs {
+			if len(s.Namespace) <= len(namespace) || !slices.Equal(s.Namespace[:len(namespace)], namespace) || s.Namespace[len(namespace)] != tasks[i].Name {
+				continue
+			}
+			ns := strings.Join(s.Namespace, "|")
+			groups := h.group(graphName, s.Interrupts)
+			inner := threadState{Values: s.Values, Next: orEmpty(s.Next), Tasks: []stateTask{}, Metadata: map[string]any{"step": s.Step - 1},
+				Checkpoint: checkpointRef{ThreadID: threadID, CheckpointNS: ns}, Interrupts: flat(groups)}
+			names := slices.Clone(s.Next)
+			for _, g := range groups {
+				if !slices.Contains(names, g.node) {
+					names = append(names, g.node)
+				}
+			}
+			for _, n := range names {
+				ints := []lgInterrupt{}
+				for _, g := range groups {
+					if g.node == n {
+						ints = append(ints, g)
+					}
+				}
+				inner.Tasks = append(inner.Tasks, stateTask{ID: taskID(threadID, 0, ns+"|"+n), Name: n, Interrupts: ints, Path: []string{"__pregel_pull", n}})
+			}
+			if s.Error != "" && len(inner.Tasks) > 0 {
+				e := s.Error
+				inner.Tasks[len(inner.Tasks)-1].Error = &e
+			}
+			h.fillSubgraphs(graphName, threadID, inner.Tasks, s.Namespace, subs)
+			tasks[i].State = inner
+			break
+		}
+	}
 }
 
 func (h *Handler) handleStateCheckpoint(w http.ResponseWriter, r *http.Request) {

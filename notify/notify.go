@@ -255,7 +255,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("delivering notifications failed", "err", err)
 			}
-			if n == 0 || err != nil {
+			// A claim that took less than a batch took all that was due; what
+			// comes due later wakes the dispatcher again.
+			if n < claimBatch || err != nil {
 				break
 			}
 		}
@@ -268,36 +270,52 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// DeliverDue claims the notices due now and delivers them, and returns how
-// many it attempted.
+// claimBatch is how many notices one claim takes at most.
+const claimBatch = 100
+
+// DeliverDue claims the notices due now (up to a batch of 100), delivers them
+// and records the outcomes in one write, and returns how many it attempted.
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
-	ns, err := d.outbox.ClaimNotices(ctx, store.NoticeClaim{Owner: d.owner, Now: d.now(), TTL: d.claimTTL, Limit: 100})
-	if err != nil {
+	ns, err := d.outbox.ClaimNotices(ctx, store.NoticeClaim{Owner: d.owner, Now: d.now(), TTL: d.claimTTL, Limit: claimBatch})
+	if err != nil || len(ns) == 0 {
 		return 0, err
 	}
 	var (
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, d.parallel)
-		mu    sync.Mutex
-		errs  []error
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, d.parallel)
+		settles = make([]store.NoticeSettle, len(ns))
+		fails   = make([]error, len(ns))
 	)
-	for _, n := range ns {
+	for i, n := range ns {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if err := d.attempt(ctx, n); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
+			settles[i], fails[i] = d.attempt(ctx, n)
 		})
 	}
 	wg.Wait()
-	return len(ns), errors.Join(errs...)
+	if err := d.outbox.SettleNotices(context.WithoutCancel(ctx), settles); err != nil {
+		return len(ns), err
+	}
+	for i, st := range settles {
+		switch st.State {
+		case store.NoticeDelivered:
+			d.stats.delivered.Add(1)
+		case store.NoticePending:
+			d.stats.retrying.Add(1)
+		default:
+			d.stats.failed.Add(1)
+		}
+		if d.observe != nil {
+			d.observe(Delivery{Notice: ns[i], State: st.State, Err: fails[i]})
+		}
+	}
+	return len(ns), nil
 }
 
-// attempt delivers one claimed notice and settles it.
-func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
+// attempt delivers one claimed notice and returns how to settle it, and why
+// delivery failed if it did.
+func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeSettle, error) {
 	nt := &Notification{Notice: n}
 	var failures []error
 	if err := json.Unmarshal(n.Data, &nt.Data); err != nil {
@@ -336,21 +354,7 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
 			d.log.Info("a notification will be tried again", "id", n.ID, "type", n.Type, "thread", n.ThreadID, "attempt", n.Attempts, "next", settle.NextAt, "err", err)
 		}
 	}
-	if err := d.outbox.SettleNotice(context.WithoutCancel(ctx), settle); err != nil {
-		return err
-	}
-	switch settle.State {
-	case store.NoticeDelivered:
-		d.stats.delivered.Add(1)
-	case store.NoticePending:
-		d.stats.retrying.Add(1)
-	default:
-		d.stats.failed.Add(1)
-	}
-	if d.observe != nil {
-		d.observe(Delivery{Notice: n, State: settle.State, Err: err})
-	}
-	return nil
+	return settle, err
 }
 
 // inboxLink is the inbox address of a notification's question, or of its

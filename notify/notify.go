@@ -1,6 +1,16 @@
 // Package notify delivers the notices a host's graphs write to the store's
 // outbox (graph.WithOutbox, store.Outbox) to where the people who answer
-// already are: webhooks (Standard Webhooks) and any other Destination.
+// already are: webhooks (Standard Webhooks), a Slack channel, and any other
+// Destination.
+//
+// Slack posts each new question with its context and, for a yes-or-no
+// question, Approve and Reject buttons; Slack.Handler serves the app's
+// interactivity requests (server.WithSlack mounts it), verifying their
+// signature and answering as the Interlude user the Slack user is mapped to.
+// The message is updated in place when the question is answered, rejected,
+// cancelled or expired, from those notices, wherever the answer came from.
+// It remembers its messages in memory: after a restart, the messages of
+// questions asked before it are no longer updated.
 //
 // A Dispatcher claims due notices from the outbox, hands each to every
 // destination whose route wants it, and records the outcome in the store:
@@ -11,7 +21,9 @@
 // leaves its claim to expire and another takes the notice over, so a receiver
 // drops repeats by the notice's id, which is the same on every attempt. With
 // several processes over one store (Postgres), the claim makes one of them
-// deliver each notice.
+// deliver each notice. The outcomes of a claimed batch are recorded in one
+// write that does not wait for the disk: one lost to a crash only delivers
+// its notices again.
 package notify
 
 import (
@@ -235,6 +247,10 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 	}
 	return d, nil
 }
+
+// Destinations returns the dispatcher's destinations, such as a Slack
+// channel whose buttons a server answers (server.WithSlack).
+func (d *Dispatcher) Destinations() []Destination { return slices.Clone(d.dests) }
 
 // Wake makes the dispatcher look for due notices now rather than at its next
 // poll, as after a run that may have written some.

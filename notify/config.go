@@ -17,10 +17,13 @@ import (
 //	  "webhooks": [
 //	    {"name": "ops", "url": "https://ops.example.com/hooks/interlude", "secret": "whsec_...",
 //	     "graphs": ["refund"], "reasons": ["tool_approval"], "types": ["interrupt.raised"]}
-//	  ]
+//	  ],
+//	  "slack": {"bot_token": "xoxb-...", "signing_secret": "...", "channel": "C0123456789",
+//	            "users": {"U0123ABCD": "alice"}, "reasons": ["tool_approval"]}
 //	}
 //
-// Every field but the webhooks' url and secret may be left out.
+// Every field but the webhooks' url and secret, and the Slack channel's
+// bot_token, signing_secret and channel, may be left out.
 type Config struct {
 	// InboxURL is the web inbox's address, for links (WithInboxURL).
 	InboxURL string `json:"inbox_url,omitempty"`
@@ -28,6 +31,9 @@ type Config struct {
 	Retry *RetryConfig `json:"retry,omitempty"`
 	// Webhooks are the webhook endpoints and the notifications each takes.
 	Webhooks []WebhookConfig `json:"webhooks"`
+	// Slack is a Slack channel questions are posted to, with buttons to
+	// answer them (see SlackConfig).
+	Slack *SlackConfig `json:"slack,omitempty"`
 }
 
 // RetryConfig is Retry as a configuration file writes it, with durations
@@ -51,8 +57,8 @@ func LoadConfig(path string) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("notify: %s: %w", path, err)
 	}
-	if len(c.Webhooks) == 0 {
-		return nil, fmt.Errorf("notify: %s names no webhook; add one to \"webhooks\"", path)
+	if len(c.Webhooks) == 0 && c.Slack == nil {
+		return nil, fmt.Errorf("notify: %s names no webhook and no Slack channel; add one to \"webhooks\" or \"slack\"", path)
 	}
 	return &c, nil
 }
@@ -66,6 +72,13 @@ func (c *Config) Destinations() ([]Destination, error) {
 			return nil, err
 		}
 		out = append(out, hook)
+	}
+	if c.Slack != nil {
+		sl, err := NewSlack(*c.Slack, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sl)
 	}
 	return out, nil
 }

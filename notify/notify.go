@@ -1,6 +1,16 @@
 // Package notify delivers the notices a host's graphs write to the store's
 // outbox (graph.WithOutbox, store.Outbox) to where the people who answer
-// already are: webhooks (Standard Webhooks) and any other Destination.
+// already are: webhooks (Standard Webhooks), a Slack channel, and any other
+// Destination.
+//
+// Slack posts each new question with its context and, for a yes-or-no
+// question, Approve and Reject buttons; Slack.Handler serves the app's
+// interactivity requests (server.WithSlack mounts it), verifying their
+// signature and answering as the Interlude user the Slack user is mapped to.
+// The message is updated in place when the question is answered, rejected,
+// cancelled or expired, from those notices, wherever the answer came from.
+// It remembers its messages in memory: after a restart, the messages of
+// questions asked before it are no longer updated.
 //
 // A Dispatcher claims due notices from the outbox, hands each to every
 // destination whose route wants it, and records the outcome in the store:
@@ -11,7 +21,9 @@
 // leaves its claim to expire and another takes the notice over, so a receiver
 // drops repeats by the notice's id, which is the same on every attempt. With
 // several processes over one store (Postgres), the claim makes one of them
-// deliver each notice.
+// deliver each notice. The outcomes of a claimed batch are recorded in one
+// write that does not wait for the disk: one lost to a crash only delivers
+// its notices again.
 package notify
 
 import (
@@ -296,6 +308,10 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 	return d, nil
 }
 
+// Destinations returns the dispatcher's destinations, such as a Slack
+// channel whose buttons a server answers (server.WithSlack).
+func (d *Dispatcher) Destinations() []Destination { return slices.Clone(d.dests) }
+
 // Wake makes the dispatcher look for due notices now rather than at its next
 // poll, as after a run that may have written some.
 func (d *Dispatcher) Wake() {
@@ -315,7 +331,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("delivering notifications failed", "err", err)
 			}
-			if n == 0 || err != nil {
+			// A claim that took less than a batch took all that was due; what
+			// comes due later wakes the dispatcher again.
+			if n < claimBatch || err != nil {
 				break
 			}
 		}
@@ -328,36 +346,52 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// DeliverDue claims the notices due now and delivers them, and returns how
-// many it attempted.
+// claimBatch is how many notices one claim takes at most.
+const claimBatch = 100
+
+// DeliverDue claims the notices due now (up to a batch of 100), delivers them
+// and records the outcomes in one write, and returns how many it attempted.
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
-	ns, err := d.outbox.ClaimNotices(ctx, store.NoticeClaim{Owner: d.owner, Now: d.now(), TTL: d.claimTTL, Limit: 100})
-	if err != nil {
+	ns, err := d.outbox.ClaimNotices(ctx, store.NoticeClaim{Owner: d.owner, Now: d.now(), TTL: d.claimTTL, Limit: claimBatch})
+	if err != nil || len(ns) == 0 {
 		return 0, err
 	}
 	var (
-		wg    sync.WaitGroup
-		slots = make(chan struct{}, d.parallel)
-		mu    sync.Mutex
-		errs  []error
+		wg      sync.WaitGroup
+		slots   = make(chan struct{}, d.parallel)
+		settles = make([]store.NoticeSettle, len(ns))
+		fails   = make([]error, len(ns))
 	)
-	for _, n := range ns {
+	for i, n := range ns {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if err := d.attempt(ctx, n); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
+			settles[i], fails[i] = d.attempt(ctx, n)
 		})
 	}
 	wg.Wait()
-	return len(ns), errors.Join(errs...)
+	if err := d.outbox.SettleNotices(context.WithoutCancel(ctx), settles); err != nil {
+		return len(ns), err
+	}
+	for i, st := range settles {
+		switch st.State {
+		case store.NoticeDelivered:
+			d.stats.delivered.Add(1)
+		case store.NoticePending:
+			d.stats.retrying.Add(1)
+		default:
+			d.stats.failed.Add(1)
+		}
+		if d.observe != nil {
+			d.observe(Delivery{Notice: ns[i], State: st.State, Err: fails[i]})
+		}
+	}
+	return len(ns), nil
 }
 
-// attempt delivers one claimed notice and settles it.
-func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
+// attempt delivers one claimed notice and returns how to settle it, and why
+// delivery failed if it did.
+func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeSettle, error) {
 	nt := &Notification{Notice: n}
 	var failures []error
 	if err := json.Unmarshal(n.Data, &nt.Data); err != nil {
@@ -396,21 +430,7 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
 			d.log.Info("a notification will be tried again", "id", n.ID, "type", n.Type, "thread", n.ThreadID, "attempt", n.Attempts, "next", settle.NextAt, "err", err)
 		}
 	}
-	if err := d.outbox.SettleNotice(context.WithoutCancel(ctx), settle); err != nil {
-		return err
-	}
-	switch settle.State {
-	case store.NoticeDelivered:
-		d.stats.delivered.Add(1)
-	case store.NoticePending:
-		d.stats.retrying.Add(1)
-	default:
-		d.stats.failed.Add(1)
-	}
-	if d.observe != nil {
-		d.observe(Delivery{Notice: n, State: settle.State, Err: err})
-	}
-	return nil
+	return settle, err
 }
 
 // inboxLink is the inbox address of a notification's question, or of its

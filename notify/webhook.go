@@ -65,7 +65,11 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 		return nil, fmt.Errorf("notify: webhook %s: %w", cfg.URL, err)
 	}
 	if client == nil {
-		client = &http.Client{Transport: otelhttp.NewTransport(http.DefaultTransport),
+		// A dispatcher delivers up to 16 notices at once: keep as many
+		// connections to the endpoint open rather than dialling anew.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 16
+		client = &http.Client{Transport: otelhttp.NewTransport(tr),
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	name := cfg.Name

@@ -49,6 +49,7 @@ type Server struct {
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
 	langgraph  *langgraph.Handler // the LangGraph Platform API, or nil
+	slack      *notify.Slack      // answers from Slack, or nil
 	cors       map[string]bool    // origins browsers may call the API from
 
 	// What a slow client may take, and the requests being served.
@@ -83,6 +84,7 @@ type config struct {
 	tracerProvider trace.TracerProvider
 
 	notifier *notify.Dispatcher
+	slack    *notify.Slack
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -257,6 +259,7 @@ func New(opts ...Option) (*Server, error) {
 			langgraph.WithWriteTimeout(s.timeouts.Write)}, cfg.langgraph...)
 		s.langgraph = langgraph.New(s.host, opts...)
 	}
+	s.slack = cfg.slack
 	if err := s.routes(cfg.metrics, cfg.registry); err != nil {
 		return nil, err
 	}
@@ -435,6 +438,9 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		{"/healthz", true, read(s.handleHealth)},
 		{"/inbox/", true, read(s.handleInbox)},
 		{"/", true, nil},
+	}
+	if s.slack != nil { // Slack signs its requests: no bearer token
+		rs = append(rs, route{"/v1/slack/interactions", true, map[string]endpoint{http.MethodPost: {fn: s.handleSlack}}})
 	}
 	if s.langgraph != nil {
 		// The LangGraph API checks each route's role itself, from the caller.

@@ -92,6 +92,13 @@ type Outbox interface {
 	// another owner took the notice), it fails with an error matching
 	// interlude.ErrConflict and changes nothing.
 	SettleNotice(ctx context.Context, s NoticeSettle) error
+	// SettleNotices records the outcomes of several attempts together, each
+	// as SettleNotice would: one whose claim was lost (or whose notice is
+	// unknown) changes nothing and its error is joined into the result, and
+	// the others are recorded all the same. It need not wait for the disk:
+	// a settle lost to a crash only delivers its notice again, with the same
+	// id, which receivers drop (delivery is at least once).
+	SettleNotices(ctx context.Context, ss []NoticeSettle) error
 	// Notices returns a page of the outbox, newest first (q.Before continues
 	// it), and the ones in q.State only if set.
 	Notices(ctx context.Context, q NoticeQuery) ([]Notice, error)

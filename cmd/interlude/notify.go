@@ -13,6 +13,7 @@ import (
 // notifyFlags are serve's notification flags.
 type notifyFlags struct {
 	webhook, secret, file, inbox string
+	slack                        slackFlags
 }
 
 // config returns the notification configuration the flags give, or nil for
@@ -34,8 +35,10 @@ func (f notifyFlags) config(addr string, tls bool) (*notify.Config, error) {
 		}
 	case f.secret != "":
 		return nil, errors.New("--webhook-secret needs --webhook")
-	default:
-		return nil, nil
+	}
+	c, err := f.slack.apply(c)
+	if err != nil || c == nil {
+		return nil, err
 	}
 	switch {
 	case f.inbox != "":

@@ -85,6 +85,10 @@ there at least once, signed as the Standard Webhooks specification says: a
 server killed at any moment delivers what it committed when it starts again,
 and with Postgres one replica delivers each. Failed deliveries are tried again
 with growing pauses, then listed by "interlude notifications --failed".
+With --slack-channel (or "slack" in the --notify file), questions are posted
+to a Slack channel with Approve and Reject buttons, whose clicks the Slack app
+sends to /v1/slack/interactions, answered as the Interlude user each Slack user
+is mapped to (--slack-user U...=NAME), and updated when answered or expired.
 
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
@@ -105,7 +109,8 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		var nf notifyFlags
 		fs.StringVar(&nf.webhook, "webhook", "", "send every notification (a question raised, answered, rejected, cancelled or expired; a thread failed) to the Standard Webhooks endpoint at `URL`")
 		fs.StringVar(&nf.secret, "webhook-secret", "", "the endpoint's signing `secret` (whsec_ and base64; default $INTERLUDE_WEBHOOK_SECRET)")
-		fs.StringVar(&nf.file, "notify", "", "route notifications to the webhooks listed in the JSON `FILE` (by graph, reason and type)")
+		fs.StringVar(&nf.file, "notify", "", "route notifications to the webhooks and the Slack channel listed in the JSON `FILE` (by graph, reason and type)")
+		nf.slack.define(fs)
 		fs.StringVar(&nf.inbox, "public-url", "", "the `URL` people reach the server at, for links to the inbox in notifications (default: the listen address)")
 		memLimit := fs.Int64("memory-limit", 512<<20, "a soft limit on the process's memory in `bytes`, past which the garbage collector works harder and returns memory to the system (0: none; $GOMEMLIMIT wins when set)")
 		var lim limits
@@ -185,6 +190,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			if nf.secret == "" {
 				nf.secret = e.getenv("INTERLUDE_WEBHOOK_SECRET")
 			}
+			nf.slack.token, nf.slack.secret = e.getenv("INTERLUDE_SLACK_BOT_TOKEN"), e.getenv("INTERLUDE_SLACK_SIGNING_SECRET")
 			if cfg.notify, err = nf.config(*addr, tlsCfg != nil); err != nil {
 				return usageOf(fs, err.Error())
 			}
@@ -305,6 +311,12 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		gopts = append(gopts, graph.WithOutbox())
 		opts = append(opts, server.WithNotifier(d))
 		where = append(where, "webhooks", len(sc.notify.Webhooks))
+		for _, dst := range d.Destinations() {
+			if sl, ok := dst.(*notify.Slack); ok {
+				opts = append(opts, server.WithSlack(sl))
+				where = append(where, "slack", sc.notify.Slack.Channel)
+			}
+		}
 	}
 	gs, err := builtins(gopts)
 	if err != nil {

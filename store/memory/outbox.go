@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -82,14 +83,30 @@ func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.
 
 // SettleNotice implements store.Outbox.
 func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
-	if err := storekit.CheckSettle(st); err != nil {
-		return err
-	}
+	return s.SettleNotices(ctx, []store.NoticeSettle{st})
+}
+
+// SettleNotices implements store.Outbox.
+func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var errs []error
+	for _, st := range ss {
+		if err := s.settle(st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// settle records one outcome; s.mu is held.
+func (s *Store) settle(st store.NoticeSettle) error {
+	if err := storekit.CheckSettle(st); err != nil {
+		return err
+	}
 	x := s.outbox.byID[st.ID]
 	if x == nil {
 		return storekit.NoticeNotFound(st.ID)

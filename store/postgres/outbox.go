@@ -96,28 +96,72 @@ func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.
 
 // SettleNotice implements store.Outbox.
 func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
-	if err := storekit.CheckSettle(st); err != nil {
-		return err
+	return s.SettleNotices(ctx, []store.NoticeSettle{st})
+}
+
+// SettleNotices implements store.Outbox: one transaction, committed without
+// waiting for the log's flush (synchronous_commit off; a settle lost to a
+// crash delivers its notice again).
+func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) error {
+	var errs []error
+	valid := make([]store.NoticeSettle, 0, len(ss))
+	for _, st := range ss {
+		if err := storekit.CheckSettle(st); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		valid = append(valid, st)
 	}
-	var settled *int64
-	next := st.NextAt.UnixNano()
-	if st.State != store.NoticePending {
-		at := st.At.UnixNano()
-		settled, next = &at, 0
+	if len(valid) == 0 {
+		return errors.Join(errs...)
 	}
-	to := st.DeliveredTo
-	if to == nil {
-		to = []string{}
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE `+s.sql.schema+`.outbox SET state = $1, next_at = $2, last_error = $3, delivered_to = $4, settled_at = $5, owner = '', claimed_until = 0
-		WHERE id = $6 AND owner = $7 AND state = 'pending'`, string(st.State), next, st.Error, to, settled, st.ID, st.Owner)
+	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres store: settle notice %s: %w", st.ID, err)
+		return fmt.Errorf("postgres store: settle notices: %w", err)
 	}
-	if tag.RowsAffected() == 1 {
-		return nil
+	defer tx.Rollback(ctx)
+	b := &pgx.Batch{}
+	b.Queue(`SET LOCAL synchronous_commit = off`)
+	for _, st := range valid {
+		var settled *int64
+		next := st.NextAt.UnixNano()
+		if st.State != store.NoticePending {
+			at := st.At.UnixNano()
+			settled, next = &at, 0
+		}
+		to := st.DeliveredTo
+		if to == nil {
+			to = []string{}
+		}
+		b.Queue(`UPDATE `+s.sql.schema+`.outbox SET state = $1, next_at = $2, last_error = $3, delivered_to = $4, settled_at = $5, owner = '', claimed_until = 0
+			WHERE id = $6 AND owner = $7 AND state = 'pending'`, string(st.State), next, st.Error, to, settled, st.ID, st.Owner)
 	}
-	return s.noticeMissing(ctx, st.ID, storekit.ClaimLost(st.ID, st.Owner))
+	res := tx.SendBatch(ctx, b)
+	if _, err := res.Exec(); err != nil {
+		res.Close()
+		return fmt.Errorf("postgres store: settle notices: %w", err)
+	}
+	var missed []store.NoticeSettle
+	for _, st := range valid {
+		tag, err := res.Exec()
+		if err != nil {
+			res.Close()
+			return fmt.Errorf("postgres store: settle notice %s: %w", st.ID, err)
+		}
+		if tag.RowsAffected() != 1 {
+			missed = append(missed, st)
+		}
+	}
+	if err := res.Close(); err != nil {
+		return fmt.Errorf("postgres store: settle notices: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres store: settle notices: %w", err)
+	}
+	for _, st := range missed {
+		errs = append(errs, s.noticeMissing(ctx, st.ID, storekit.ClaimLost(st.ID, st.Owner)))
+	}
+	return errors.Join(errs...)
 }
 
 // noticeMissing returns NoticeNotFound for an unknown id, else otherwise (or,

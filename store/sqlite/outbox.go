@@ -24,9 +24,7 @@ func (s *Store) insertNotices(ctx context.Context, tx *sql.Tx, a store.Append, n
 		if !n.CreatedAt.IsZero() {
 			created = n.CreatedAt.UnixNano()
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`,
-			n.ID, a.ThreadID, n.Graph, n.Type, n.InterruptID, nonNil(n.Data), created, created); err != nil {
+		if _, err := tx.StmtContext(ctx, s.insNotice).ExecContext(ctx, n.ID, a.ThreadID, n.Graph, n.Type, n.InterruptID, nonNil(n.Data), created, created); err != nil {
 			return s.wrap("append to", a.ThreadID, err)
 		}
 	}
@@ -70,10 +68,16 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 	return out, nil
 }
 
-// ClaimNotices implements store.Outbox.
+// ClaimNotices implements store.Outbox. A claim commits without waiting for
+// the disk: one lost to a crash leaves its notices due, to be claimed again.
 func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
 	now := c.Now.UnixNano()
-	tx, err := s.w.BeginTx(ctx, nil)
+	conn, err := s.writer(ctx, false)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
 	}
@@ -99,27 +103,71 @@ func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.
 
 // SettleNotice implements store.Outbox.
 func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
-	if err := storekit.CheckSettle(st); err != nil {
-		return err
+	return s.SettleNotices(ctx, []store.NoticeSettle{st})
+}
+
+// SettleNotices implements store.Outbox: one transaction, committed without
+// waiting for the disk (a settle lost to a crash delivers its notice again).
+func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) error {
+	var errs []error
+	valid := make([]store.NoticeSettle, 0, len(ss))
+	for _, st := range ss {
+		if err := storekit.CheckSettle(st); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		valid = append(valid, st)
 	}
-	to, err := json.Marshal(nonNilNames(st.DeliveredTo))
+	if len(valid) == 0 {
+		return errors.Join(errs...)
+	}
+	conn, err := s.writer(ctx, false)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlite store: settle notices: %w", err)
 	}
-	var settled any
-	next := st.NextAt.UnixNano()
-	if st.State != store.NoticePending {
-		settled, next = st.At.UnixNano(), 0
-	}
-	res, err := s.w.ExecContext(ctx, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0
-		WHERE id = ? AND owner = ? AND state = 'pending'`, string(st.State), next, st.Error, string(to), settled, st.ID, st.Owner)
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite store: settle notice %s: %w", st.ID, err)
+		return fmt.Errorf("sqlite store: settle notices: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return nil
+	defer tx.Rollback()
+	upd, err := tx.PrepareContext(ctx, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0
+		WHERE id = ? AND owner = ? AND state = 'pending'`)
+	if err != nil {
+		return fmt.Errorf("sqlite store: settle notices: %w", err)
 	}
-	return s.noticeMissing(ctx, st.ID, storekit.ClaimLost(st.ID, st.Owner))
+	defer upd.Close()
+	for _, st := range valid {
+		to, err := json.Marshal(nonNilNames(st.DeliveredTo))
+		if err != nil {
+			return err
+		}
+		var settled any
+		next := st.NextAt.UnixNano()
+		if st.State != store.NoticePending {
+			settled, next = st.At.UnixNano(), 0
+		}
+		res, err := upd.ExecContext(ctx, string(st.State), next, st.Error, string(to), settled, st.ID, st.Owner)
+		if err != nil {
+			return fmt.Errorf("sqlite store: settle notice %s: %w", st.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			continue
+		}
+		var one int
+		switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM outbox WHERE id = ?`, st.ID).Scan(&one); {
+		case errors.Is(err, sql.ErrNoRows):
+			errs = append(errs, storekit.NoticeNotFound(st.ID))
+		case err != nil:
+			return fmt.Errorf("sqlite store: read notice %s: %w", st.ID, err)
+		default:
+			errs = append(errs, storekit.ClaimLost(st.ID, st.Owner))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite store: settle notices: %w", err)
+	}
+	return errors.Join(errs...)
 }
 
 // noticeMissing returns NoticeNotFound for an unknown id, else otherwise.

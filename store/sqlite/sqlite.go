@@ -62,6 +62,7 @@ type Store struct {
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
 	savepoint, release, rollbackTo                           *sql.Stmt // on w: an append of a group
+	insNotice                                                *sql.Stmt // on w
 	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
 	selPage, selBase, selUnfinished                          *sql.Stmt // on r
 
@@ -203,6 +204,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{w, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
 		{w, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?1, ?2, ?3, ?4)
 			ON CONFLICT (thread_id, version) DO UPDATE SET format = ?3, data = ?4`},
+		{w, &s.insNotice, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`},
 		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
 		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
 		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},

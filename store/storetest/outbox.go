@@ -31,6 +31,7 @@ func (h *harness) outboxCases() []struct {
 		{"OutboxEachDueNoticeIsClaimedByOneOwner", h.outboxClaimOnce},
 		{"OutboxAnExpiredClaimPassesToAnotherOwner", h.outboxClaimExpires},
 		{"OutboxSettledStatesAndRetry", h.outboxSettle},
+		{"OutboxABatchOfSettlesRecordsEachAsAloneWould", h.outboxSettleBatch},
 		{"OutboxLogPagesNewestFirst", h.outboxPages},
 		{"OutboxNoticesOutliveTheirThread", h.outboxDeleted},
 	}
@@ -262,6 +263,42 @@ func (h *harness) outboxSettle(t *testing.T) {
 	}
 	if err := o.SettleNotice(ctx, store.NoticeSettle{ID: "n", Owner: "b", State: "lost"}); !errors.Is(err, interlude.ErrInvalidRequest) {
 		t.Fatalf("SettleNotice with an unknown state = %v, want invalid request", err)
+	}
+}
+
+func (h *harness) outboxSettleBatch(t *testing.T) {
+	s, o := h.openOutbox(t)
+	ctx := context.Background()
+	appendNotices(t, s, "t", 0, notice("n1", store.NoticeRaised), notice("n2", store.NoticeAnswered), notice("n3", store.NoticeRaised))
+	now := base.Add(time.Second)
+	if ns := claim(t, o, "a", now, 2); len(ns) != 2 {
+		t.Fatalf("claimed %v, want n1 and n2", noticeIDs(ns))
+	}
+	later := now.Add(time.Minute)
+	err := o.SettleNotices(ctx, []store.NoticeSettle{
+		{ID: "n1", Owner: "a", State: store.NoticeDelivered, DeliveredTo: []string{"hook"}, At: now},
+		{ID: "n2", Owner: "a", State: store.NoticePending, NextAt: later, Error: "503 from hook", At: now},
+		{ID: "n3", Owner: "a", State: store.NoticeDelivered, At: now}, // never a's
+		{ID: "missing", Owner: "a", State: store.NoticeDelivered, At: now},
+	})
+	if !errors.Is(err, interlude.ErrConflict) || !errors.Is(err, interlude.ErrNotFound) {
+		t.Fatalf("SettleNotices = %v, want a conflict (n3) and a not found (missing)", err)
+	}
+	got := map[string]store.Notice{}
+	for _, n := range listNotices(t, o, store.NoticeQuery{}) {
+		got[n.ID] = n
+	}
+	if n := got["n1"]; n.State != store.NoticeDelivered || !slices.Equal(n.DeliveredTo, []string{"hook"}) || n.SettledAt == nil {
+		t.Errorf("n1 reads %+v, want delivered to hook", n)
+	}
+	if n := got["n2"]; n.State != store.NoticePending || n.LastError != "503 from hook" || !n.NextAt.Equal(later) {
+		t.Errorf("n2 reads %+v, want pending until %s", n, later)
+	}
+	if n := got["n3"]; n.State != store.NoticePending || n.Attempts != 0 {
+		t.Errorf("n3 reads %+v, want untouched", n)
+	}
+	if ns := claim(t, o, "b", now, 0); !slices.Equal(noticeIDs(ns), []string{"n3"}) {
+		t.Errorf("after the batch, b claimed %v, want n3", noticeIDs(ns))
 	}
 }
 

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/notify"
+)
+
+// WithSlack serves the interactivity requests of sl's Slack app (its buttons
+// and rejection form) at POST /v1/slack/interactions, which is the Request
+// URL to give the app. The route takes no bearer token: Slack signs each
+// request, and sl verifies the signature. A Slack user answers as the
+// Interlude name sl maps them to: with tokens, that name must be a token's
+// with the approve or admin role, whose groups the check of a question's
+// assignees uses. Give sl to the dispatcher too (WithNotifier), so that
+// questions are posted and their messages updated.
+func WithSlack(sl *notify.Slack) Option { return func(c *config) { c.slack = sl } }
+
+// handleSlack serves POST /v1/slack/interactions.
+func (s *Server) handleSlack(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+	s.slack.Handler(s.slackAnswer).ServeHTTP(w, r)
+}
+
+// slackAnswer answers a decision made in Slack through the host, as the
+// person it names.
+func (s *Server) slackAnswer(ctx context.Context, d notify.Decision) (*interlude.Resolution, error) {
+	who, err := s.named(d.Name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer context.AfterFunc(s.runCtx, cancel)()
+	defer cancel()
+	res, err := s.host.Invoke(interlude.WithAnswerer(ctx, who.answerer()), d.ThreadID, "", graph.Resume(d.Resolution.For(d.InterruptID)))
+	if res == nil || (err != nil && res.Status != interlude.RunFailed) {
+		return nil, err // refused; a run that failed after taking the answer took it
+	}
+	if len(res.Replays) > 0 {
+		prev := res.Replays[0]
+		return &prev, nil
+	}
+	return nil, nil
+}
+
+// named returns the principal an Interlude name stands for: the token of
+// that name, which must be allowed to answer, or, on a server without
+// tokens, the name alone.
+func (s *Server) named(name string) (principal, error) {
+	if len(s.tokens) == 0 {
+		return principal{name: name, roles: canApprove}, nil
+	}
+	for _, t := range s.tokens {
+		if t.name != name {
+			continue
+		}
+		if !t.roles.allows(canApprove) {
+			return principal{}, &interlude.Error{Code: interlude.CodeForbidden,
+				Message: fmt.Sprintf("%s may read questions but not answer them; that needs the approve role", name)}
+		}
+		return principal{name: t.name, roles: t.roles, groups: t.groups}, nil
+	}
+	return principal{}, &interlude.Error{Code: interlude.CodeForbidden,
+		Message: fmt.Sprintf("no API token is named %s, the name your Slack user maps to; ask an admin to fix the Slack users of the notification config", name)}
+}

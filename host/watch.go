@@ -69,6 +69,9 @@ func (h *Host) Start(ctx context.Context) {
 				if _, err := h.ExpireQuestions(h.life); err != nil && h.life.Err() == nil {
 					h.log.Warn("closing expired questions failed", "err", err)
 				}
+				if _, err := h.EscalateQuestions(h.life); err != nil && h.life.Err() == nil {
+					h.log.Warn("escalating questions failed", "err", err)
+				}
 			})
 		})
 	}

@@ -17,10 +17,22 @@ import (
 //	  "webhooks": [
 //	    {"name": "ops", "url": "https://ops.example.com/hooks/interlude", "secret": "whsec_...",
 //	     "graphs": ["refund"], "reasons": ["tool_approval"], "types": ["interrupt.raised"]}
+//	  ],
+//	  "emails": [
+//	    {"smtp": {"host": "smtp.example.com", "port": 587, "username": "interlude", "password": "..."},
+//	     "from": "Interlude <interlude@example.com>",
+//	     "people": {"fiona": "fiona@example.com", "olga": "olga@example.com"},
+//	     "groups": {"finance": ["fiona"]}, "to": ["olga"]}
+//	  ],
+//	  "mail_links": {"secret": "at least 32 random bytes", "max_age": "72h"},
+//	  "escalations": [
+//	    {"graphs": ["refund"], "after": "30m", "notify": ["olga"]},
+//	    {"graphs": ["refund"], "after": "2h", "reassign_to": ["finance-leads"]}
 //	  ]
 //	}
 //
-// Every field but the webhooks' url and secret may be left out.
+// Every field but the webhooks' url and secret, and the emails' smtp host and
+// from, may be left out; at least one webhook or email is needed.
 type Config struct {
 	// InboxURL is the web inbox's address, for links (WithInboxURL).
 	InboxURL string `json:"inbox_url,omitempty"`
@@ -28,6 +40,14 @@ type Config struct {
 	Retry *RetryConfig `json:"retry,omitempty"`
 	// Webhooks are the webhook endpoints and the notifications each takes.
 	Webhooks []WebhookConfig `json:"webhooks"`
+	// Emails are mail destinations (SMTP), each with its people and groups.
+	Emails []EmailConfig `json:"emails,omitempty"`
+	// MailLinks turns on one-click answer links in approval mails.
+	MailLinks *MailLinksConfig `json:"mail_links,omitempty"`
+	// Escalations are the escalation policies (see Escalation).
+	Escalations []EscalationConfig `json:"escalations,omitempty"`
+
+	links *MailLinks // made once from MailLinks, shared by the mails and the server
 }
 
 // RetryConfig is Retry as a configuration file writes it, with durations
@@ -51,8 +71,8 @@ func LoadConfig(path string) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("notify: %s: %w", path, err)
 	}
-	if len(c.Webhooks) == 0 {
-		return nil, fmt.Errorf("notify: %s names no webhook; add one to \"webhooks\"", path)
+	if len(c.Webhooks) == 0 && len(c.Emails) == 0 {
+		return nil, fmt.Errorf("notify: %s names no webhook or email; add one to \"webhooks\" or \"emails\"", path)
 	}
 	return &c, nil
 }
@@ -67,7 +87,11 @@ func (c *Config) Destinations() ([]Destination, error) {
 		}
 		out = append(out, hook)
 	}
-	return out, nil
+	mails, err := c.emails()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, mails...), nil
 }
 
 // Options returns the dispatcher options the configuration sets.
@@ -95,6 +119,13 @@ func (c *Config) Options() ([]Option, error) {
 			*d.dst = v
 		}
 		opts = append(opts, WithRetry(retry))
+	}
+	for _, e := range c.Escalations {
+		esc, err := e.escalation()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, WithEscalations(esc))
 	}
 	return opts, nil
 }

@@ -130,6 +130,7 @@ type Dispatcher struct {
 	observe  func(Delivery)
 	wake     chan struct{}
 	stats    counters
+	ext      extras // escalation policies and metrics (escalate.go, metrics.go)
 }
 
 // counters count attempts by what they left, for Stats.
@@ -212,6 +213,7 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 	d := &Dispatcher{outbox: o, dests: dests, owner: fmt.Sprintf("%s/%d", host, os.Getpid()), retry: DefaultRetry,
 		poll: time.Second, claimTTL: time.Minute, timeout: 10 * time.Second, parallel: 16, now: time.Now, log: slog.Default(),
 		wake: make(chan struct{}, 1)}
+	d.ext.init(st)
 	for _, opt := range opts {
 		opt(d)
 	}
@@ -224,6 +226,9 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 			return nil, fmt.Errorf("notify: two destinations are named %q", dst.Name())
 		}
 		names[dst.Name()] = true
+	}
+	if err := d.ext.check(); err != nil {
+		return nil, err
 	}
 	if d.retry.Attempts < 1 || d.retry.First <= 0 || d.retry.Max < d.retry.First {
 		return nil, fmt.Errorf("notify: retry %+v: give at least 1 attempt and 0 < First <= Max", d.retry)
@@ -304,6 +309,7 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
 		failures = append(failures, fmt.Errorf("the notice's data cannot be read: %w", err))
 	} else {
 		nt.InboxURL = d.inboxLink(nt)
+		d.ext.first(nt)
 	}
 	done := slices.Clone(n.DeliveredTo)
 	if len(failures) == 0 {
@@ -316,6 +322,7 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) error {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.timeout)
 			err := dst.Deliver(dctx, nt)
 			cancel()
+			d.ext.delivered(dst.Name(), err)
 			if err != nil {
 				failures = append(failures, fmt.Errorf("%s: %w", dst.Name(), err))
 				continue

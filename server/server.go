@@ -48,6 +48,7 @@ type Server struct {
 	stopRuns   context.CancelFunc
 	csrf       *http.CrossOriginProtection
 	langgraph  *langgraph.Handler // the LangGraph Platform API, or nil
+	mailLinks  http.Handler       // the mail links' pages (WithMailLinks), or nil
 	cors       map[string]bool    // origins browsers may call the API from
 
 	// What a slow client may take, and the requests being served.
@@ -81,7 +82,8 @@ type config struct {
 
 	tracerProvider trace.TracerProvider
 
-	notifier *notify.Dispatcher
+	notifier  *notify.Dispatcher
+	mailLinks *notify.MailLinks
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -255,6 +257,9 @@ func New(opts ...Option) (*Server, error) {
 		opts := append([]langgraph.Option{langgraph.WithLogger(s.log), langgraph.WithBodyLimit(s.bodyLimit),
 			langgraph.WithWriteTimeout(s.timeouts.Write)}, cfg.langgraph...)
 		s.langgraph = langgraph.New(s.host, opts...)
+	}
+	if cfg.mailLinks != nil {
+		s.mailLinks = cfg.mailLinks.Handler(s.host)
 	}
 	if err := s.routes(cfg.metrics, cfg.registry); err != nil {
 		return nil, err
@@ -434,6 +439,9 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		{"/healthz", true, read(s.handleHealth)},
 		{"/inbox/", true, read(s.handleInbox)},
 		{"/", true, nil},
+	}
+	if s.mailLinks != nil {
+		rs = append(rs, route{"/mail/", true, map[string]endpoint{http.MethodGet: {fn: s.handleMailLink}, http.MethodPost: {fn: s.handleMailLink}}})
 	}
 	if s.langgraph != nil {
 		// The LangGraph API checks each route's role itself, from the caller.

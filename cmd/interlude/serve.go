@@ -85,6 +85,9 @@ there at least once, signed as the Standard Webhooks specification says: a
 server killed at any moment delivers what it committed when it starts again,
 and with Postgres one replica delivers each. Failed deliveries are tried again
 with growing pauses, then listed by "interlude notifications --failed".
+A --notify file may also list email destinations (SMTP), whose approval mails
+carry one-click Approve and Reject links served under /mail/, and escalation
+policies for questions left unanswered (see package notify's Config).
 
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
@@ -304,7 +307,12 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		}
 		gopts = append(gopts, graph.WithOutbox())
 		opts = append(opts, server.WithNotifier(d))
-		where = append(where, "webhooks", len(sc.notify.Webhooks))
+		where = append(where, "webhooks", len(sc.notify.Webhooks), "emails", len(sc.notify.Emails))
+		if links, err := sc.notify.Links(); err != nil {
+			return err
+		} else if links != nil {
+			opts = append(opts, server.WithMailLinks(links))
+		}
 	}
 	gs, err := builtins(gopts)
 	if err != nil {

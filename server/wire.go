@@ -205,6 +205,8 @@ type wireCheckpoint struct {
 	Interrupts []interlude.Interruption `json:"interrupts"`
 	Breakpoint *graph.Breakpoint        `json:"breakpoint,omitempty"`
 	Error      string                   `json:"error,omitempty"`
+	// Escalations are those an "escalate" checkpoint recorded.
+	Escalations []graph.Escalation `json:"escalations,omitempty"`
 }
 
 // historyResponse is the response of GET /v1/threads/{id}/history.

@@ -15,9 +15,9 @@ import (
 type Escalation struct {
 	// InterruptID names the pending question.
 	InterruptID string `json:"interrupt_id"`
-	// Step numbers the question's escalations from 1; recording a step the
-	// question has reached already changes nothing, so that processes that
-	// race to escalate it record it once.
+	// Step numbers the question's escalations from 1; a step the question
+	// has reached already is refused, so that processes that race to
+	// escalate it record it once.
 	Step int `json:"step"`
 	// Notify names the people, groups or channels to tell.
 	Notify []string `json:"notify,omitempty"`
@@ -31,8 +31,9 @@ type Escalation struct {
 // Escalate records an escalation of one of the thread's pending questions,
 // reassigning it if e says so, and returns the thread as it then is. A step at
 // or below the question's count of escalations (Interruption.Escalations) has
-// been taken already and changes nothing. An unknown or closed question is an
-// error matching interlude.ErrUnknownInterrupt; nothing runs.
+// been taken already: it is refused with an error matching
+// interlude.ErrConflict. An unknown or closed question is an error matching
+// interlude.ErrUnknownInterrupt. Nothing runs.
 func (g *Graph[S]) Escalate(ctx context.Context, threadID string, e Escalation) (*Result[S], error) {
 	if e.InterruptID == "" || e.Step < 1 {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "an escalation names its interrupt and a step from 1"}
@@ -51,7 +52,8 @@ func (g *Graph[S]) Escalate(ctx context.Context, threadID string, e Escalation) 
 				Message: fmt.Sprintf("thread %q has no pending interrupt %s to escalate", threadID, e.InterruptID)}
 		}
 		if x.Q.Escalations >= e.Step {
-			return r.result(), nil
+			return nil, &interlude.Error{Code: interlude.CodeConflict, Interrupts: []string{e.InterruptID},
+				Message: fmt.Sprintf("interrupt %s has been escalated to step %d already", e.InterruptID, x.Q.Escalations)}
 		}
 		d := r.control(kindEsc)
 		d.Esc = []Escalation{e}

@@ -3,21 +3,28 @@ package host
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 )
 
-// escalationPage is how many waiting threads one read of the store lists.
-const escalationPage = 500
+// escalationPage is how many waiting threads one read of the store lists,
+// and escalationEvery how often the expiry watch looks for due escalations:
+// each look lists every waiting thread of the hosted graphs, so it is kept
+// rarer than expiries, and a step is taken within this long of being due.
+const (
+	escalationPage  = 500
+	escalationEvery = 15 * time.Second
+)
 
 // EscalateQuestions takes the escalation steps that are due (the policies
 // of the host's dispatcher, notify.WithEscalations) for the pending questions
 // of the host's graphs, and reports how many it took. Each step is judged
 // from the question's creation time and recorded in its thread
 // (graph.Graph.Escalate), so a host that restarts, or several sharing a store,
-// take each step once. The expiry watch calls it (WithExpiryWatch); without
-// policies it does nothing.
+// take each step once. The expiry watch calls it (WithExpiryWatch) at most
+// every 15 seconds; without policies it does nothing.
 func (h *Host) EscalateQuestions(ctx context.Context) (int, error) {
 	d := h.notifier
 	if !d.Escalates() {
@@ -55,6 +62,9 @@ func (h *Host) EscalateQuestions(ctx context.Context) (int, error) {
 			}
 			q.Cursor = page.NextCursor
 		}
+	}
+	if taken > 0 {
+		d.Wake() // their notices are due now
 	}
 	return taken, ctx.Err()
 }

@@ -142,13 +142,13 @@ type recipient struct {
 }
 
 // recipients returns who a notification is mailed to: for an escalation,
-// the people and groups it notifies; for a question that names assignees,
+// the people and groups it notifies or reassigns the question to; for a question that names assignees,
 // those of them known here; otherwise To.
 func (e *Email) recipients(n *Notification) []recipient {
 	var names []string
 	switch {
 	case n.Data.Escalation != nil:
-		names = n.Data.Escalation.Notify
+		names = append(slices.Clone(n.Data.Escalation.Notify), n.Data.Escalation.ReassignTo...)
 	case n.Data.Interrupt != nil && len(n.Data.Interrupt.Assignees) > 0:
 		names = n.Data.Interrupt.Assignees
 	default:

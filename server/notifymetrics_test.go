@@ -95,7 +95,6 @@ func TestMetricsShowTimeToAnswerPendingQuestionsDeliveriesAndEscalations(t *test
 	if n, err := srv.Host().EscalateQuestions(context.Background()); err != nil || n != 2 {
 		t.Fatalf("escalated %d, %v", n, err)
 	}
-	d.Wake()
 	wait(2)
 	post("/v1/threads/a/resume", `{"response":true}`)
 	wait(1)
@@ -106,7 +105,8 @@ func TestMetricsShowTimeToAnswerPendingQuestionsDeliveriesAndEscalations(t *test
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	families, err := expfmt.NewTextParser(model.UTF8Validation).TextToMetricFamilies(bytes.NewReader(body))
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("/metrics is not Prometheus text: %v", err)
 	}

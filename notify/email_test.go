@@ -41,12 +41,12 @@ type mailbox struct {
 
 // sentMail is one mail as the SMTP server received it, parsed.
 type sentMail struct {
-	From     string
-	To       []string
-	Subject  string
-	Text     string
-	HTML     string
-	MessagID string
+	From      string
+	To        []string
+	Subject   string
+	Text      string
+	HTML      string
+	MessageID string
 }
 
 type smtpBackend struct{ mb *mailbox }
@@ -89,7 +89,7 @@ func parseMail(raw []byte) (sentMail, error) {
 	if err != nil {
 		return sentMail{}, err
 	}
-	out := sentMail{Subject: subject, MessagID: msg.Header.Get("Message-Id")}
+	out := sentMail{Subject: subject, MessageID: msg.Header.Get("Message-Id")}
 	mt, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
 	if err != nil || !strings.HasPrefix(mt, "multipart/") {
 		return sentMail{}, errors.New("the mail is not multipart: " + msg.Header.Get("Content-Type"))

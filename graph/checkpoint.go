@@ -110,6 +110,7 @@ type delta struct {
 	Memo    map[string]json.RawMessage `json:"memo,omitempty"`
 	Calls   map[string]string          `json:"calls,omitempty"`
 	Raised  []interlude.Interruption   `json:"raised,omitempty"`
+	Esc     []Escalation               `json:"esc,omitempty"`
 
 	Status interlude.ThreadStatus `json:"status,omitempty"` // empty means idle
 	Next   []string               `json:"next,omitempty"`
@@ -130,6 +131,7 @@ const (
 	kindAnswer = "resolve"
 	kindUpdate = "update"
 	kindFork   = "fork"
+	kindEsc    = "escalate"
 )
 
 // checkpoint is the whole state of a thread as of one version, in stored form.
@@ -259,6 +261,7 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 			st.exchanges = append(st.exchanges, interlude.Exchange{Interrupt: q})
 		}
 	}
+	applyEscalations(st.exchanges, d.Esc)
 	st.status, st.next, st.mid, st.base, st.step, st.brk, st.err = d.Status, d.Next, d.Mid, d.Base, d.Step, d.Break, d.Error
 	st.createdAt = firstTime(st.createdAt, d.At)
 	return nil

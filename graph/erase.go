@@ -42,6 +42,8 @@ type Erased interface {
 	InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error)
 	// StreamOn is Graph.StreamOn.
 	StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error]
+	// Escalate is Graph.Escalate with values as JSON.
+	Escalate(ctx context.Context, threadID string, e Escalation) (*Result[json.RawMessage], error)
 	// PendingOn is Graph.PendingOn.
 	PendingOn(ctx context.Context, t *Thread) ([]interlude.Interruption, *Breakpoint, error)
 }
@@ -75,6 +77,10 @@ func (e erased[S]) Stream(ctx context.Context, id string, cmd Command) iter.Seq2
 
 func (e erased[S]) Invoke(ctx context.Context, id string, cmd Command) (*Result[json.RawMessage], error) {
 	return eraseResult(e.g.Invoke(ctx, id, cmd))
+}
+
+func (e erased[S]) Escalate(ctx context.Context, id string, esc Escalation) (*Result[json.RawMessage], error) {
+	return eraseResult(e.g.Escalate(ctx, id, esc))
 }
 
 func (e erased[S]) InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error) {
@@ -135,7 +141,7 @@ func (e erased[S]) History(ctx context.Context, id string, opt HistoryOptions) (
 			return nil, err
 		}
 		out[i] = Checkpoint[json.RawMessage]{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Values: vals, Next: c.Next,
-			Step: c.Step, Raised: c.Raised, Resolved: c.Resolved, Interrupts: c.Interrupts, Breakpoint: c.Breakpoint, Error: c.Error, Subgraphs: c.Subgraphs}
+			Step: c.Step, Raised: c.Raised, Resolved: c.Resolved, Interrupts: c.Interrupts, Breakpoint: c.Breakpoint, Error: c.Error, Subgraphs: c.Subgraphs, Escalations: c.Escalations}
 	}
 	return out, nil
 }

@@ -123,7 +123,7 @@ type Checkpoint[S any] struct {
 	// ID is the thread version this record created; Fork takes it.
 	ID int64
 	// Kind says what happened: "input", "step", "pause", "resolve", "breakpoint",
-	// "fail", "update" or "fork".
+	// "fail", "update", "fork" or "escalate".
 	Kind string
 	// At is when it was committed.
 	At time.Time
@@ -143,6 +143,8 @@ type Checkpoint[S any] struct {
 	Resolved []interlude.Exchange
 	// Interrupts are the questions pending after it.
 	Interrupts []interlude.Interruption
+	// Escalations are the escalations the record made ("escalate").
+	Escalations []Escalation
 	// Breakpoint is set when the record paused at a breakpoint.
 	Breakpoint *Breakpoint
 	// Error is the failure a "fail" record reports.
@@ -192,7 +194,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 		if err != nil {
 			return nil, err
 		}
-		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Subgraphs: subgraphsOf(d.Memo)}
+		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Subgraphs: subgraphsOf(d.Memo), Escalations: d.Esc}
 		for _, q := range d.Raised {
 			if st.exchange(q.ID) == nil {
 				cp.Raised = append(cp.Raised, q)

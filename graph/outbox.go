@@ -35,6 +35,9 @@ type NoticeData struct {
 	Resolution *interlude.Resolution `json:"resolution,omitempty"`
 	// Error is why the thread failed.
 	Error string `json:"error,omitempty"`
+	// Escalation is the escalation an interrupt.escalated notice reports;
+	// Interrupt is then the question as it stands after it.
+	Escalation *Escalation `json:"escalation,omitempty"`
 }
 
 // noticeTypes maps a resolution's kind to the notice that reports it.
@@ -77,6 +80,17 @@ func (r *runner[S]) notices(st *state[S], d *delta, pendingBefore []string, clos
 		}
 		q.State = nil
 		if err := add(store.NoticeRaised, NoticeData{Interrupt: &q}, q.ID); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range d.Esc {
+		x := st.exchange(e.InterruptID)
+		if x == nil {
+			continue
+		}
+		q, esc := x.Interrupt, e
+		q.State = nil
+		if err := add(store.NoticeEscalated, NoticeData{Interrupt: &q, Escalation: &esc}, e.InterruptID); err != nil {
 			return nil, err
 		}
 	}

@@ -78,10 +78,17 @@ func (h *Host) Start(ctx context.Context) {
 		stop()
 	})
 	if _, ok := store.As[store.ExpiryIndex](h.store); ok && h.watch.expiry > 0 {
+		var lastEscalation time.Time
 		h.active.Go(func() {
 			h.every(h.watch.expiry, false, func() {
 				if _, err := h.ExpireQuestions(h.life); err != nil && h.life.Err() == nil {
 					h.log.Warn("closing expired questions failed", "err", err)
+				}
+				if time.Since(lastEscalation) >= escalationEvery {
+					lastEscalation = time.Now()
+					if _, err := h.EscalateQuestions(h.life); err != nil && h.life.Err() == nil {
+						h.log.Warn("escalating questions failed", "err", err)
+					}
 				}
 			})
 		})

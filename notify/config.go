@@ -19,11 +19,23 @@ import (
 //	     "graphs": ["refund"], "reasons": ["tool_approval"], "types": ["interrupt.raised"]}
 //	  ],
 //	  "slack": {"bot_token": "xoxb-...", "signing_secret": "...", "channel": "C0123456789",
-//	            "users": {"U0123ABCD": "alice"}, "reasons": ["tool_approval"]}
+//	            "users": {"U0123ABCD": "alice"}, "reasons": ["tool_approval"]},
+//	  "emails": [
+//	    {"smtp": {"host": "smtp.example.com", "port": 587, "username": "interlude", "password": "..."},
+//	     "from": "Interlude <interlude@example.com>",
+//	     "people": {"fiona": "fiona@example.com", "olga": "olga@example.com"},
+//	     "groups": {"finance": ["fiona"]}, "to": ["olga"]}
+//	  ],
+//	  "mail_links": {"secret": "at least 32 random bytes", "max_age": "72h"},
+//	  "escalations": [
+//	    {"graphs": ["refund"], "after": "30m", "notify": ["olga"]},
+//	    {"graphs": ["refund"], "after": "2h", "reassign_to": ["finance-leads"]}
+//	  ]
 //	}
 //
-// Every field but the webhooks' url and secret, and the Slack channel's
-// bot_token, signing_secret and channel, may be left out.
+// Every field but the webhooks' url and secret, the Slack channel's bot_token,
+// signing_secret and channel, and the emails' smtp host and from, may be left
+// out; at least one webhook, Slack channel or email is needed.
 type Config struct {
 	// InboxURL is the web inbox's address, for links (WithInboxURL).
 	InboxURL string `json:"inbox_url,omitempty"`
@@ -34,6 +46,14 @@ type Config struct {
 	// Slack is a Slack channel questions are posted to, with buttons to
 	// answer them (see SlackConfig).
 	Slack *SlackConfig `json:"slack,omitempty"`
+	// Emails are mail destinations (SMTP), each with its people and groups.
+	Emails []EmailConfig `json:"emails,omitempty"`
+	// MailLinks turns on one-click answer links in approval mails.
+	MailLinks *MailLinksConfig `json:"mail_links,omitempty"`
+	// Escalations are the escalation policies (see Escalation).
+	Escalations []EscalationConfig `json:"escalations,omitempty"`
+
+	links *MailLinks // made once from MailLinks, shared by the mails and the server
 }
 
 // RetryConfig is Retry as a configuration file writes it, with durations
@@ -57,8 +77,8 @@ func LoadConfig(path string) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("notify: %s: %w", path, err)
 	}
-	if len(c.Webhooks) == 0 && c.Slack == nil {
-		return nil, fmt.Errorf("notify: %s names no webhook and no Slack channel; add one to \"webhooks\" or \"slack\"", path)
+	if len(c.Webhooks) == 0 && c.Slack == nil && len(c.Emails) == 0 {
+		return nil, fmt.Errorf("notify: %s names no destination; add one to \"webhooks\", \"slack\" or \"emails\"", path)
 	}
 	return &c, nil
 }
@@ -80,7 +100,11 @@ func (c *Config) Destinations() ([]Destination, error) {
 		}
 		out = append(out, sl)
 	}
-	return out, nil
+	mails, err := c.emails()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, mails...), nil
 }
 
 // Options returns the dispatcher options the configuration sets.
@@ -108,6 +132,13 @@ func (c *Config) Options() ([]Option, error) {
 			*d.dst = v
 		}
 		opts = append(opts, WithRetry(retry))
+	}
+	for _, e := range c.Escalations {
+		esc, err := e.escalation()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, WithEscalations(esc))
 	}
 	return opts, nil
 }

@@ -149,6 +149,7 @@ type config struct {
 	now      func() time.Time
 	log      *slog.Logger
 	observe  func(Delivery)
+	ext      extras // escalation policies and metrics (escalate.go, metrics.go)
 }
 
 // counters count attempts by what they left, for Stats.
@@ -289,10 +290,14 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 	d := &Dispatcher{config: config{owner: fmt.Sprintf("%s/%d", host, os.Getpid()), retry: DefaultRetry,
 		poll: time.Second, claimTTL: time.Minute, timeout: 10 * time.Second, now: time.Now, log: slog.Default()},
 		outbox: o, dests: dests, parallel: 16, wake: make(chan struct{}, 1)}
+	d.ext.init(st)
 	for _, opt := range opts {
 		opt(&d.config)
 	}
 	if err := d.problems.Err(); err != nil {
+		return nil, err
+	}
+	if err := d.ext.check(); err != nil {
 		return nil, err
 	}
 	names := map[string]bool{}
@@ -304,6 +309,17 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 			return nil, fmt.Errorf("notify: two destinations are named %q", dst.Name())
 		}
 		names[dst.Name()] = true
+	}
+	if err := d.ext.check(); err != nil {
+		return nil, err
+	}
+	if d.retry.Attempts < 1 || d.retry.First <= 0 || d.retry.Max < d.retry.First {
+		return nil, fmt.Errorf("notify: retry %+v: give at least 1 attempt and 0 < First <= Max", d.retry)
+	}
+	if d.inbox != "" {
+		if u, err := url.Parse(d.inbox); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("notify: inbox URL %q is not an http(s) URL", d.inbox)
+		}
 	}
 	return d, nil
 }
@@ -398,6 +414,7 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeS
 		failures = append(failures, fmt.Errorf("the notice's data cannot be read: %w", err))
 	} else {
 		nt.InboxURL = d.inboxLink(nt)
+		d.ext.first(nt)
 	}
 	done := slices.Clone(n.DeliveredTo)
 	if len(failures) == 0 {
@@ -410,6 +427,7 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeS
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.timeout)
 			err := dst.Deliver(dctx, nt)
 			cancel()
+			d.ext.delivered(dst.Name(), err)
 			if err != nil {
 				failures = append(failures, fmt.Errorf("%s: %w", dst.Name(), err))
 				continue

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/testclock"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/postgres"
@@ -97,6 +101,65 @@ func TestExactlyOneReplicaDeliversEachNotificationOnPostgres(t *testing.T) {
 		ns, err := st.(store.Outbox).Notices(ctx, store.NoticeQuery{State: store.NoticeDelivered, Limit: 1000})
 		if err != nil || len(ns) != threads {
 			t.Fatalf("delivered in the log: %d (%v), want %d", len(ns), err, threads)
+		}
+	}
+}
+
+func TestExactlyOneReplicaEscalatesEachQuestionOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoReplicas(t)
+	clock := testclock.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	policy := notify.Escalation{After: time.Minute, ReassignTo: []string{"ops"}}
+	var hosts []*host.Host
+	for _, st := range []store.Store{a, b} {
+		d, err := notify.New(st, nil, notify.WithEscalations(policy), notify.WithClock(clock.Now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := host.New(host.WithGraph(payoutGraph(t, st, clock.Now, 0, "finance")), host.WithNotifier(d), host.WithClock(clock.Now),
+			host.WithExpiryWatch(0), host.WithRecoveryWatch(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, h)
+	}
+	const threads = 20
+	for i := range threads {
+		if _, err := hosts[i%2].Invoke(ctx, fmt.Sprint("p-", i), "payout", graph.Input(approval{Amount: i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(clock.Now().Add(time.Minute))
+	var (
+		wg    sync.WaitGroup
+		total atomic.Int64
+	)
+	for _, h := range hosts {
+		wg.Go(func() {
+			n, err := h.EscalateQuestions(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			total.Add(int64(n))
+		})
+	}
+	wg.Wait()
+	if total.Load() != threads {
+		t.Fatalf("the replicas escalated %d steps for %d questions", total.Load(), threads)
+	}
+	for i := range threads {
+		hist, err := hosts[0].History(ctx, fmt.Sprint("p-", i), graph.HistoryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, c := range hist {
+			if c.Kind == "escalate" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("thread p-%d has %d escalations in its history", i, n)
 		}
 	}
 }

@@ -73,6 +73,7 @@ func newMetrics(reg prometheus.Registerer, graphs, routes []string, st *instrume
 	}
 	if d != nil {
 		cs = append(cs, notifierCollector{d})
+		cs = append(cs, d.Collectors()...)
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {

@@ -50,6 +50,7 @@ type Server struct {
 	csrf       *http.CrossOriginProtection
 	langgraph  *langgraph.Handler // the LangGraph Platform API, or nil
 	slack      *notify.Slack      // answers from Slack, or nil
+	mailLinks  http.Handler       // the mail links' pages (WithMailLinks), or nil
 	cors       map[string]bool    // origins browsers may call the API from
 
 	// What a slow client may take, and the requests being served.
@@ -83,8 +84,9 @@ type config struct {
 
 	tracerProvider trace.TracerProvider
 
-	notifier *notify.Dispatcher
-	slack    *notify.Slack
+	notifier  *notify.Dispatcher
+	slack     *notify.Slack
+	mailLinks *notify.MailLinks
 }
 
 // WithHost serves h: its graphs, store and watches. The server then takes no
@@ -260,6 +262,9 @@ func New(opts ...Option) (*Server, error) {
 		s.langgraph = langgraph.New(s.host, opts...)
 	}
 	s.slack = cfg.slack
+	if cfg.mailLinks != nil {
+		s.mailLinks = cfg.mailLinks.Handler(s.host)
+	}
 	if err := s.routes(cfg.metrics, cfg.registry); err != nil {
 		return nil, err
 	}
@@ -441,6 +446,9 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 	}
 	if s.slack != nil { // Slack signs its requests: no bearer token
 		rs = append(rs, route{"/v1/slack/interactions", true, map[string]endpoint{http.MethodPost: {fn: s.handleSlack}}})
+	}
+	if s.mailLinks != nil {
+		rs = append(rs, route{"/mail/", true, map[string]endpoint{http.MethodGet: {fn: s.handleMailLink}, http.MethodPost: {fn: s.handleMailLink}}})
 	}
 	if s.langgraph != nil {
 		// The LangGraph API checks each route's role itself, from the caller.

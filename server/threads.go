@@ -247,7 +247,7 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) wi
 	for _, c := range cps {
 		wc := wire.Checkpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,
 			Raised: orEmpty(c.Raised), Resolved: make([]interlude.Resolution, len(c.Resolved)),
-			Interrupts: shownAll(c.Interrupts), Breakpoint: c.Breakpoint, Error: c.Error}
+			Interrupts: shownAll(c.Interrupts), Breakpoint: c.Breakpoint, Error: c.Error, Escalations: c.Escalations}
 		for i, a := range c.Resolved {
 			wc.Resolved[i] = *a.Resolution
 		}

@@ -59,10 +59,13 @@ const (
 	NoticeExpired = "interrupt.expired"
 	// NoticeFailed: a thread's run failed.
 	NoticeFailed = "thread.failed"
+	// NoticeEscalated: a question waited long enough to be escalated: more
+	// people were told, or it was reassigned.
+	NoticeEscalated = "interrupt.escalated"
 )
 
 // NoticeTypes lists every notice type, for validating configurations.
-var NoticeTypes = []string{NoticeRaised, NoticeAnswered, NoticeRejected, NoticeCancelled, NoticeExpired, NoticeFailed}
+var NoticeTypes = []string{NoticeRaised, NoticeAnswered, NoticeRejected, NoticeCancelled, NoticeExpired, NoticeFailed, NoticeEscalated}
 
 // NoticeState is where a notice's delivery stands.
 type NoticeState string

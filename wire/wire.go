@@ -154,6 +154,8 @@ type Checkpoint struct {
 	// Subgraphs are the subgraph checkpoints it kept, by namespace (asked for
 	// with subgraphs=true only).
 	Subgraphs []graph.SubgraphState `json:"subgraphs,omitempty"`
+	// Escalations are those an "escalate" checkpoint recorded.
+	Escalations []graph.Escalation `json:"escalations,omitempty"`
 }
 
 // GraphInfo describes a hosted graph.

@@ -89,6 +89,9 @@ With --slack-channel (or "slack" in the --notify file), questions are posted
 to a Slack channel with Approve and Reject buttons, whose clicks the Slack app
 sends to /v1/slack/interactions, answered as the Interlude user each Slack user
 is mapped to (--slack-user U...=NAME), and updated when answered or expired.
+A --notify file may also list email destinations (SMTP), whose approval mails
+carry one-click Approve and Reject links served under /mail/, and escalation
+policies for questions left unanswered (see package notify's Config).
 
 Unless GOGC is set, the server runs its garbage collector less often than Go's
 default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
@@ -310,12 +313,17 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 		}
 		gopts = append(gopts, graph.WithOutbox())
 		opts = append(opts, server.WithNotifier(d))
-		where = append(where, "webhooks", len(sc.notify.Webhooks))
+		where = append(where, "webhooks", len(sc.notify.Webhooks), "emails", len(sc.notify.Emails))
 		for _, dst := range d.Destinations() {
 			if sl, ok := dst.(*notify.Slack); ok {
 				opts = append(opts, server.WithSlack(sl))
 				where = append(where, "slack", sc.notify.Slack.Channel)
 			}
+		}
+		if links, err := sc.notify.Links(); err != nil {
+			return err
+		} else if links != nil {
+			opts = append(opts, server.WithMailLinks(links))
 		}
 	}
 	gs, err := builtins(gopts)

@@ -43,6 +43,9 @@ type Interruption struct {
 	// Assignees name who may answer (people and groups, see Request.Assignees);
 	// empty means anyone allowed to answer questions.
 	Assignees []string `json:"assignees,omitempty"`
+	// Escalations counts the escalations of the question so far (see
+	// graph.Escalation): after each, it may name other assignees.
+	Escalations int `json:"escalations,omitempty"`
 }
 
 // MayAnswer reports whether a may answer the question: anyone when it names

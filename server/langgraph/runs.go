@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/store"
 )
 
 // runMode is how a run-creating route answers.
@@ -113,6 +114,7 @@ type run struct {
 	output    json.RawMessage
 	cancel    context.CancelFunc
 	cancelled bool
+	begun     bool // it started (was not refused)
 	done      chan struct{}
 	started   chan error // receives nil once running, or the refusal
 }
@@ -161,12 +163,25 @@ func (ru *run) setStatus(s string) {
 	ru.mu.Unlock()
 }
 
+// runObject is LangGraph's Run object.
+type runObject struct {
+	RunID       string         `json:"run_id"`
+	ThreadID    string         `json:"thread_id"`
+	AssistantID string         `json:"assistant_id"`
+	Metadata    map[string]any `json:"metadata"`
+	Status      string         `json:"status"`
+	Kwargs      map[string]any `json:"kwargs"`
+	Multitask   string         `json:"multitask_strategy"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
 // object is the Run object.
-func (ru *run) object() map[string]any {
+func (ru *run) object() runObject {
 	ru.mu.Lock()
 	defer ru.mu.Unlock()
-	return map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "assistant_id": ru.AssistantID, "metadata": ru.Metadata,
-		"status": ru.status, "kwargs": ru.Kwargs, "multitask_strategy": ru.Multitask, "created_at": ru.CreatedAt, "updated_at": ru.updatedAt}
+	return runObject{RunID: ru.ID, ThreadID: ru.ThreadID, AssistantID: ru.AssistantID, Metadata: ru.Metadata,
+		Status: ru.status, Kwargs: ru.Kwargs, Multitask: ru.Multitask, CreatedAt: ru.CreatedAt, UpdatedAt: ru.updatedAt}
 }
 
 func (ru *run) ended() bool {
@@ -178,8 +193,11 @@ func (ru *run) ended() bool {
 	}
 }
 
-// runBook is this process's runs, by id and by thread.
+// runBook is this process's runs, by id and by thread, and, in a store with
+// documents (store.Documents), every run's Run object and output, which
+// outlive the process and are read by every replica.
 type runBook struct {
+	docs     store.Documents // nil: runs live in this process only
 	mu       sync.Mutex
 	byID     map[string]*run
 	byThread map[string][]*run
@@ -193,7 +211,105 @@ const (
 	maxRuns          = 10000
 )
 
-func newRunBook() *runBook { return &runBook{byID: map[string]*run{}, byThread: map[string][]*run{}} }
+func newRunBook(docs store.Documents) *runBook {
+	return &runBook{docs: docs, byID: map[string]*run{}, byThread: map[string][]*run{}}
+}
+
+// runDoc is the kind of a run's record in the store's documents.
+const runDoc = "langgraph.run"
+
+// storedRun is a run's record in the store's documents.
+type storedRun struct {
+	Run    runObject       `json:"run"`
+	Output json.RawMessage `json:"output,omitempty"`
+}
+
+// persist records the run as it is now in the store's documents.
+func (b *runBook) persist(ctx context.Context, ru *run) error {
+	if b.docs == nil {
+		return nil
+	}
+	ru.mu.Lock()
+	out := ru.output
+	ru.mu.Unlock()
+	data, err := json.Marshal(storedRun{Run: ru.object(), Output: out})
+	if err != nil {
+		return err
+	}
+	return b.docs.PutDocument(ctx, store.Document{ThreadID: ru.ThreadID, Kind: runDoc, Key: ru.ID, Data: data, CreatedAt: ru.CreatedAt, UpdatedAt: ru.object().UpdatedAt})
+}
+
+// fromDoc is a run read back from its record: ended, with its output and
+// without events.
+func fromDoc(d store.Document) (*run, error) {
+	var sr storedRun
+	if err := json.Unmarshal(d.Data, &sr); err != nil {
+		return nil, fmt.Errorf("run %s of thread %s is unreadable: %w", d.Key, d.ThreadID, err)
+	}
+	o := sr.Run
+	ru := &run{ID: o.RunID, ThreadID: o.ThreadID, AssistantID: o.AssistantID, Metadata: o.Metadata, Kwargs: o.Kwargs, Multitask: o.Multitask,
+		CreatedAt: o.CreatedAt, status: o.Status, updatedAt: o.UpdatedAt, output: sr.Output, changed: make(chan struct{}), done: make(chan struct{})}
+	if ru.status == "pending" || ru.status == "running" {
+		// Its process stopped before it ended: its thread stayed at its last
+		// checkpoint, as after a cancelled run.
+		ru.status = "interrupted"
+	}
+	close(ru.done)
+	return ru, nil
+}
+
+// stored reads a run from the store's documents, or returns nil.
+func (b *runBook) stored(ctx context.Context, threadID, runID string) *run {
+	if b.docs == nil || threadID == "" {
+		return nil
+	}
+	d, err := b.docs.Document(ctx, threadID, runDoc, runID)
+	if err != nil {
+		return nil
+	}
+	ru, err := fromDoc(*d)
+	if err != nil {
+		return nil
+	}
+	return ru
+}
+
+// all lists the thread's runs, newest first: this process's, and those the
+// store's documents keep.
+func (b *runBook) all(ctx context.Context, threadID string) ([]*run, error) {
+	runs := b.list(threadID)
+	slices.Reverse(runs)
+	if b.docs == nil {
+		return runs, nil
+	}
+	ds, err := b.docs.Documents(ctx, store.DocumentQuery{Kind: runDoc, ThreadID: threadID, Limit: 10000})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, ru := range runs {
+		seen[ru.ID] = true
+	}
+	for _, d := range ds {
+		if seen[d.Key] {
+			continue
+		}
+		if ru, err := fromDoc(d); err == nil {
+			runs = append(runs, ru)
+		}
+	}
+	slices.SortStableFunc(runs, func(a, b *run) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return runs, nil
+}
+
+// drop forgets a run here and in the store's documents.
+func (b *runBook) drop(ctx context.Context, ru *run) error {
+	b.forget(ru)
+	if b.docs == nil {
+		return nil
+	}
+	return b.docs.DeleteDocument(ctx, ru.ThreadID, runDoc, ru.ID)
+}
 
 func (b *runBook) add(ru *run) {
 	b.mu.Lock()
@@ -263,13 +379,20 @@ func (b *runBook) forgetLocked(ru *run) {
 	}
 }
 
-func (b *runBook) forgetThread(threadID string) {
+func (b *runBook) forgetThread(ctx context.Context, threadID string) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for _, ru := range b.byThread[threadID] {
 		delete(b.byID, ru.ID)
 	}
 	delete(b.byThread, threadID)
+	b.mu.Unlock()
+	if b.docs == nil {
+		return
+	}
+	ds, _ := b.docs.Documents(ctx, store.DocumentQuery{Kind: runDoc, ThreadID: threadID, Limit: 10000})
+	for _, d := range ds {
+		b.docs.DeleteDocument(ctx, threadID, runDoc, d.Key)
+	}
 }
 
 // plan is what a run will do, decided from its body before it starts.
@@ -402,7 +525,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
 			}
-			if err := h.threads.merge(threadID, nil, h.now()); err != nil {
+			if err := h.threads.merge(ctx, threadID, nil, h.now()); err != nil {
 				return nil, err
 			}
 		}
@@ -456,6 +579,14 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		defer h.wg.Done()
 		defer cancel()
 		h.execute(runCtx, ru, p)
+		ru.mu.Lock()
+		begun := ru.begun
+		ru.mu.Unlock()
+		if begun {
+			if err := h.runs.persist(context.Background(), ru); err != nil {
+				h.log.Warn("the run's end could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+			}
+		}
 		if stateless && b.OnCompletion != "keep" {
 			h.dropThread(ru.ThreadID)
 		}
@@ -512,7 +643,8 @@ func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (pl
 func (h *Handler) dropThread(id string) {
 	ctx := context.Background()
 	h.host.Delete(ctx, id)
-	h.threads.forget(id)
+	h.threads.forget(ctx, id)
+	h.runs.forgetThread(ctx, id)
 }
 
 // execute runs the run to its end, recording its events and output.
@@ -538,7 +670,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			err = badRequest("assistant %s runs graph %q, but %s", ru.AssistantID, ru.graphName, ie.Message)
 		}
 		if errors.Is(err, interlude.ErrNotFound) {
-			if _, ok := h.threads.get(ru.ThreadID); ok {
+			if _, ok := h.threads.get(ctx, ru.ThreadID); ok {
 				err = &apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: "the thread has not run yet, so there is nothing to resume; send input first"}
 			} else {
 				err = errThreadNotFound(ru.ThreadID)
@@ -614,6 +746,12 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			started = true
 			ru.setStatus("running")
 			ru.add("metadata", map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "attempt": 1})
+			ru.mu.Lock()
+			ru.begun = true
+			ru.mu.Unlock()
+			if err := h.runs.persist(context.WithoutCancel(ctx), ru); err != nil {
+				h.log.Warn("the run could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+			}
 			ru.started <- nil
 			if ru.modes["events"] {
 				ru.add("events", map[string]any{"event": "on_chain_start", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
@@ -639,8 +777,8 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		}
 	}
 	h.finish(ctx, g, ru, end, runErr)
-	if rec, ok := h.threads.get(ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
-		h.threads.forget(ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
+	if rec, ok := h.threads.get(context.WithoutCancel(ctx), ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
+		h.threads.forget(context.WithoutCancel(ctx), ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
 	}
 }
 
@@ -890,7 +1028,10 @@ func (h *Handler) pathRun(r *http.Request) (*run, error) {
 	}
 	ru := h.runs.get(tid, r.PathValue("rid"))
 	if ru == nil {
-		return nil, notFound("Run with ID %s not found on thread %s (runs are kept by the server process that ran them, while it runs)", r.PathValue("rid"), tid)
+		ru = h.runs.stored(r.Context(), tid, r.PathValue("rid"))
+	}
+	if ru == nil {
+		return nil, notFound("Run with ID %s not found on thread %s", r.PathValue("rid"), tid)
 	}
 	return ru, nil
 }
@@ -912,12 +1053,15 @@ func (h *Handler) handleRunList(w http.ResponseWriter, r *http.Request) {
 	if s := q.Get("offset"); s != "" {
 		offset, _ = strconv.Atoi(s)
 	}
-	runs := h.runs.list(tid)
-	slices.Reverse(runs)
-	out := []map[string]any{}
+	runs, err := h.runs.all(r.Context(), tid)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := []runObject{}
 	for _, ru := range runs {
 		o := ru.object()
-		if st := q.Get("status"); st != "" && o["status"] != st {
+		if st := q.Get("status"); st != "" && o.Status != st {
 			continue
 		}
 		out = append(out, o)
@@ -952,7 +1096,10 @@ func (h *Handler) handleRunDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, conflict(string(interlude.CodeThreadBusy), "run %s is still going; cancel it first", ru.ID))
 		return
 	}
-	h.runs.forget(ru)
+	if err := h.runs.drop(r.Context(), ru); err != nil {
+		writeError(w, err)
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -1082,7 +1229,7 @@ func (h *Handler) existsUnless(ctx context.Context, id string, skip bool) error 
 // exists reports, as an error, whether the thread is unknown: neither stored
 // nor created here without a run.
 func (h *Handler) exists(ctx context.Context, id string) error {
-	if _, ok := h.threads.get(id); ok {
+	if _, ok := h.threads.get(ctx, id); ok {
 		return nil
 	}
 	_, err := h.host.Store().Meta(ctx, id)

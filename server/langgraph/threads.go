@@ -19,12 +19,15 @@ import (
 )
 
 // threadBook keeps what LangGraph clients say about threads that Interlude's
-// store has no place for: threads created empty (POST /threads, before their
-// first run) and the metadata clients set. It lives in this process's memory
-// (see the package doc).
+// thread log has no place for: threads created empty (POST /threads, before
+// their first run) and the metadata clients set. It keeps them in the store's
+// documents (store.Documents), so that they survive a restart and every
+// replica reads the same, or in this process's memory for a store without
+// them. A record that cannot be read reads as absent.
 type threadBook struct {
-	mu sync.Mutex
-	m  map[string]*threadRecord
+	docs store.Documents // nil: the map below
+	mu   sync.Mutex
+	m    map[string]*threadRecord
 }
 
 type threadRecord struct {
@@ -33,9 +36,23 @@ type threadRecord struct {
 	metadata  map[string]any
 }
 
-func newThreadBook() *threadBook { return &threadBook{m: map[string]*threadRecord{}} }
+// threadDoc is the kind of a thread's record in the store's documents.
+const threadDoc = "langgraph.thread"
 
-func (b *threadBook) get(id string) (threadRecord, bool) {
+func newThreadBook(docs store.Documents) *threadBook {
+	return &threadBook{docs: docs, m: map[string]*threadRecord{}}
+}
+
+func (b *threadBook) get(ctx context.Context, id string) (threadRecord, bool) {
+	if b.docs != nil {
+		d, err := b.docs.Document(ctx, id, threadDoc, "")
+		if err != nil {
+			return threadRecord{}, false
+		}
+		rec := threadRecord{createdAt: d.CreatedAt, updatedAt: d.UpdatedAt, metadata: map[string]any{}}
+		json.Unmarshal(d.Data, &rec.metadata)
+		return rec, true
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r, ok := b.m[id]
@@ -45,11 +62,30 @@ func (b *threadBook) get(id string) (threadRecord, bool) {
 	return threadRecord{createdAt: r.createdAt, updatedAt: r.updatedAt, metadata: maps.Clone(r.metadata)}, true
 }
 
-// maxBook bounds the threads whose metadata this process keeps.
+// maxBook bounds the threads whose metadata this process keeps in memory.
 const maxBook = 100000
 
 // merge adds metadata to the thread's, creating its record.
-func (b *threadBook) merge(id string, md map[string]any, now time.Time) error {
+func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, now time.Time) error {
+	if b.docs != nil {
+		b.mu.Lock() // one read-and-write at a time in this process
+		defer b.mu.Unlock()
+		d := store.Document{ThreadID: id, Kind: threadDoc, CreatedAt: now, UpdatedAt: now}
+		cur := map[string]any{}
+		if old, err := b.docs.Document(ctx, id, threadDoc, ""); err == nil {
+			json.Unmarshal(old.Data, &cur)
+			d.CreatedAt = old.CreatedAt
+		} else if !errors.Is(err, interlude.ErrNotFound) {
+			return err
+		}
+		maps.Copy(cur, md)
+		data, err := json.Marshal(cur)
+		if err != nil {
+			return badRequest("metadata cannot be encoded as JSON: %v", err)
+		}
+		d.Data = data
+		return b.docs.PutDocument(ctx, d)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r, ok := b.m[id]
@@ -68,21 +104,40 @@ func (b *threadBook) merge(id string, md map[string]any, now time.Time) error {
 
 // create records a new thread with its metadata and returns its record, as
 // get would.
-func (b *threadBook) create(id string, md map[string]any, now time.Time) (threadRecord, error) {
-	if err := b.merge(id, md, now); err != nil {
+func (b *threadBook) create(ctx context.Context, id string, md map[string]any, now time.Time) (threadRecord, error) {
+	if err := b.merge(ctx, id, md, now); err != nil {
 		return threadRecord{}, err
 	}
-	rec, _ := b.get(id)
+	rec, ok := b.get(ctx, id)
+	if !ok {
+		return threadRecord{createdAt: now, updatedAt: now, metadata: maps.Clone(md)}, nil
+	}
 	return rec, nil
 }
 
-func (b *threadBook) forget(id string) {
+func (b *threadBook) forget(ctx context.Context, id string) {
+	if b.docs != nil {
+		b.docs.DeleteDocument(ctx, id, threadDoc, "")
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.m, id)
 }
 
-func (b *threadBook) ids() []string {
+// ids lists the threads with a record, at most searchCap of them.
+func (b *threadBook) ids(ctx context.Context) []string {
+	if b.docs != nil {
+		ds, err := b.docs.Documents(ctx, store.DocumentQuery{Kind: threadDoc, Limit: searchCap})
+		if err != nil {
+			return nil
+		}
+		out := make([]string, len(ds))
+		for i, d := range ds {
+			out[i] = d.ThreadID
+		}
+		return out
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Collect(maps.Keys(b.m))
@@ -144,7 +199,7 @@ func errThreadNotFound(id string) error {
 
 // load reads a thread: from the store once it has run, else from the book.
 func (h *Handler) load(ctx context.Context, id string) (*threadView, error) {
-	rec, inBook := h.threads.get(id)
+	rec, inBook := h.threads.get(ctx, id)
 	g, err := h.host.GraphFor(ctx, id)
 	if errors.Is(err, interlude.ErrNotFound) {
 		if !inBook {
@@ -226,7 +281,7 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		// A new id names no thread yet: the book alone answers, with no
 		// store read.
 		id := newUUID()
-		rec, err := h.threads.create(id, body.Metadata, h.now())
+		rec, err := h.threads.create(r.Context(), id, body.Metadata, h.now())
 		if err != nil {
 			writeError(w, err)
 			return
@@ -246,7 +301,7 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, conflict(string(interlude.CodeConflict), "Thread with ID %s already exists; pass if_exists: \"do_nothing\" to get it instead", body.ThreadID))
 		return
 	}
-	if err := h.threads.merge(body.ThreadID, body.Metadata, h.now()); err != nil {
+	if err := h.threads.merge(r.Context(), body.ThreadID, body.Metadata, h.now()); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -322,7 +377,7 @@ func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := h.threads.merge(id, body.Metadata, h.now()); err != nil {
+	if err := h.threads.merge(r.Context(), id, body.Metadata, h.now()); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -343,7 +398,7 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, inBook := h.threads.get(id)
+	_, inBook := h.threads.get(r.Context(), id)
 	ctx := context.WithoutCancel(r.Context())
 	err := h.host.Delete(ctx, id)
 	switch {
@@ -356,8 +411,8 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	h.threads.forget(id)
-	h.runs.forgetThread(id)
+	h.threads.forget(ctx, id)
+	h.runs.forgetThread(ctx, id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -428,7 +483,7 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		for _, m := range page.Threads {
 			seen[m.ThreadID] = true
 			c := candidate{id: m.ThreadID, graph: m.Graph, status: threadStatus(m.Status), created: m.CreatedAt, updated: m.UpdatedAt}
-			if rec, ok := h.threads.get(m.ThreadID); ok {
+			if rec, ok := h.threads.get(ctx, m.ThreadID); ok {
 				c.metadata = rec.metadata
 				if rec.createdAt.Before(c.created) {
 					c.created = rec.createdAt
@@ -442,8 +497,8 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		q.Cursor = page.NextCursor
 	}
 	if q.Graph == "" && (b.Status == "" || b.Status == "idle" || b.Status == "busy") {
-		for _, id := range h.threads.ids() { // threads created empty, not yet stored
-			if rec, ok := h.threads.get(id); ok && !seen[id] {
+		for _, id := range h.threads.ids(ctx) { // threads created empty, not yet stored
+			if rec, ok := h.threads.get(ctx, id); ok && !seen[id] {
 				if _, err := h.host.GraphFor(ctx, id); errors.Is(err, interlude.ErrNotFound) {
 					cands = append(cands, candidate{id: id, status: "idle", created: rec.createdAt, updated: rec.updatedAt, metadata: rec.metadata})
 				}
@@ -709,7 +764,7 @@ func emptyState(threadID string) threadState {
 func (h *Handler) history(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
 	g, err := h.host.GraphFor(ctx, threadID)
 	if errors.Is(err, interlude.ErrNotFound) {
-		if _, ok := h.threads.get(threadID); ok {
+		if _, ok := h.threads.get(ctx, threadID); ok {
 			return []threadState{}, nil
 		}
 		return nil, errThreadNotFound(threadID)
@@ -916,7 +971,7 @@ func (h *Handler) cancelAll(r *http.Request, id string) (int64, error) {
 	ctx := interlude.WithActor(context.WithoutCancel(r.Context()), callerOf(r).Name)
 	held, err := h.host.Hold(ctx, id, "", false)
 	if errors.Is(err, interlude.ErrNotFound) {
-		if _, ok := h.threads.get(id); ok {
+		if _, ok := h.threads.get(ctx, id); ok {
 			return 0, nil
 		}
 		return 0, errThreadNotFound(id)

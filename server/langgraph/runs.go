@@ -110,11 +110,15 @@ type run struct {
 	updatedAt time.Time
 	events    []event
 	dropped   int           // events dropped from the front of the log
+	// lastValues is the state the values mode sent last, which the run's end
+	// does not send again.
+	lastValues json.RawMessage
 	changed   chan struct{} // closed when an event is added or the run ends
 	output    json.RawMessage
 	cancel    context.CancelFunc
 	cancelled bool
-	begun     bool // it started (was not refused)
+	begun     bool      // it started (was not refused)
+	heldAt    time.Time // when it took its thread, before its first commit
 	done      chan struct{}
 	started   chan error // receives nil once running, or the refusal
 }
@@ -397,28 +401,39 @@ func (b *runBook) forgetThread(ctx context.Context, threadID string) {
 
 // plan is what a run will do, decided from its body before it starts.
 type plan struct {
-	kind   string // "input", "resume", "end" (cancel every question), "continue", "fork"
+	kind   string // "input", "resume", "end" (cancel every question), "continue", "fork", "update"
 	input  json.RawMessage
 	resume json.RawMessage
 	fork   int64
+	update json.RawMessage // command.update as a JSON object of state fields, or nil
+	goTo   []string        // command.goto's nodes
 }
 
 // planOf reads what the body asks, refusing what Interlude has no equivalent
 // for.
 func planOf(b *runCreate) (plan, error) {
 	if c := b.Command; c != nil {
+		var upd json.RawMessage
+		var goTo []string
+		var err error
 		if !isNull(c.Update) {
-			return plan{}, unsupported("command.update is not supported: Interlude changes a thread's state only through its graph's nodes and the answers to their questions")
+			if upd, err = updateObject(c.Update); err != nil {
+				return plan{}, err
+			}
 		}
 		if !isNull(c.Goto) {
-			var to string
-			if json.Unmarshal(c.Goto, &to) != nil || to != graph.End {
-				return plan{}, unsupported(`command.goto is supported only as "__end__", which cancels the pending questions; Interlude's routes choose the next node`)
+			if goTo, err = gotoNodes(c.Goto); err != nil {
+				return plan{}, err
 			}
+		}
+		if upd == nil && len(goTo) == 1 && goTo[0] == graph.End {
 			if c.Resume != nil {
-				return plan{}, badRequest("command.goto and command.resume cannot be combined")
+				return plan{}, badRequest(`command.goto "__end__" and command.resume cannot be combined`)
 			}
 			return plan{kind: "end"}, nil
+		}
+		if upd != nil || len(goTo) > 0 {
+			return plan{kind: "update", update: upd, goTo: goTo, resume: c.Resume}, nil
 		}
 		if c.Resume != nil {
 			return plan{kind: "resume", resume: c.Resume}, nil
@@ -432,6 +447,75 @@ func planOf(b *runCreate) (plan, error) {
 		return plan{kind: "input", input: interludeInput(b.Input)}, nil
 	}
 	return plan{kind: "continue"}, nil
+}
+
+// updateObject reads a state update given as an object of fields or as a list
+// of [field, value] pairs, as LangGraph takes them, into a JSON object.
+func updateObject(raw json.RawMessage) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil {
+		return interludeInput(raw), nil
+	}
+	var pairs [][2]json.RawMessage
+	if err := json.Unmarshal(raw, &pairs); err != nil {
+		return nil, badRequest(`a state update must be an object of fields or a list of ["field", value] pairs`)
+	}
+	obj = map[string]json.RawMessage{}
+	for _, p := range pairs {
+		var k string
+		if json.Unmarshal(p[0], &k) != nil {
+			return nil, badRequest(`a state update's pairs must be ["field", value], with the field a string`)
+		}
+		obj[k] = p[1]
+	}
+	data, _ := json.Marshal(obj)
+	return interludeInput(data), nil
+}
+
+// gotoNodes reads command.goto: a node, a list of nodes, or {"node"} objects.
+// A node given with input (LangGraph's Send) has no equivalent in Interlude,
+// whose nodes all read the thread's state.
+func gotoNodes(raw json.RawMessage) ([]string, error) {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		items = []json.RawMessage{raw}
+	}
+	var out []string
+	for _, it := range items {
+		if json.Unmarshal(it, &one) == nil {
+			out = append(out, one)
+			continue
+		}
+		var send struct {
+			Node  *string         `json:"node"`
+			Input json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(it, &send) != nil || send.Node == nil {
+			return nil, badRequest(`command.goto must be a node, a list of nodes or {"node": ...} objects`)
+		}
+		if !isNull(send.Input) {
+			return nil, unsupported("command.goto with input (a Send to node %q) is not supported: Interlude's nodes all read the thread's state; send command.update with the fields and command.goto with the node", *send.Node)
+		}
+		out = append(out, *send.Node)
+	}
+	return out, nil
+}
+
+// checkGoto refuses nodes the graph does not have.
+func checkGoto(g graph.Erased, nodes []string) error {
+	for _, n := range nodes {
+		if n == graph.End && len(nodes) == 1 {
+			continue
+		}
+		if !slices.Contains(g.Nodes(), n) {
+			return unsupported("command.goto names %q, which graph %s cannot go to: name its nodes (%s), or \"__end__\" alone", n, g.Name(), strings.Join(g.Nodes(), ", "))
+		}
+	}
+	return nil
 }
 
 func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
@@ -491,6 +575,10 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	switch p.kind {
 	case "resume", "end":
 		err = need(r, "approve", "answer interrupts")
+	case "update":
+		if err = need(r, "run", "change a thread's state"); err == nil && !isNull(p.resume) {
+			err = need(r, "approve", "answer interrupts")
+		}
 	default:
 		err = need(r, "run", "start or continue threads")
 	}
@@ -554,7 +642,11 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 			<-other.done
 		}
 	case "rollback":
-		return nil, unsupported("multitask_strategy rollback is not supported: Interlude keeps every committed step; use interrupt to cancel the running run, whose thread stays at its last checkpoint")
+		for _, other := range h.runs.activeRuns(threadID) {
+			if err := h.rollback(ctx, other); err != nil {
+				return nil, err
+			}
+		}
 	default:
 		return nil, badRequest("multitask_strategy must be reject, enqueue, interrupt or rollback, not %q", strategy)
 	}
@@ -639,6 +731,99 @@ func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (pl
 	return plan{kind: "fork", fork: v}, nil
 }
 
+// applyUpdate applies a run's command.update and command.goto to its held
+// thread, the way LangGraph applies them before the run goes on. A thread
+// waiting for answers refuses them, unchanged: an update or a goto would pass
+// its questions by, which Interlude's answers never allow.
+func (h *Handler) applyUpdate(ctx context.Context, held *host.Held, p plan) error {
+	pending, _, err := held.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		ids := make([]string, len(pending))
+		for i, q := range pending {
+			ids[i] = q.ID
+		}
+		return &apiError{status: http.StatusConflict, code: string(interlude.CodeThreadInterrupted), interrupts: ids,
+			message: "the thread is waiting for answers, which command.update and command.goto would pass by: answer them first (command.resume), then update the thread"}
+	}
+	if !isNull(p.resume) {
+		return &apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: "the thread has no pending interrupt for command.resume to answer"}
+	}
+	if err := checkGoto(held.Graph, p.goTo); err != nil {
+		return err
+	}
+	u := graph.StateUpdate{Goto: p.goTo}
+	if p.update != nil {
+		u.Values = p.update
+	}
+	_, err = held.UpdateState(ctx, u)
+	return err
+}
+
+// rollback cancels a run and undoes what it committed, as LangGraph's
+// rollback does: the thread's state becomes the one it had before the run
+// (graph.Erased.Fork of that checkpoint, which keeps the abandoned steps in the
+// history; a question the thread was waiting on then is asked again, with a
+// new id), or, for a run that created the thread, the thread is emptied, its
+// metadata kept. The run is forgotten.
+func (h *Handler) rollback(ctx context.Context, ru *run) error {
+	if !ru.ended() {
+		ru.stop()
+	}
+	<-ru.done
+	ru.mu.Lock()
+	from := ru.heldAt
+	ru.mu.Unlock()
+	if from.IsZero() { // it never held its thread: nothing to undo
+		return h.runs.drop(ctx, ru)
+	}
+	g, err := h.host.GraphFor(ctx, ru.ThreadID)
+	if errors.Is(err, interlude.ErrNotFound) {
+		return h.runs.drop(ctx, ru)
+	}
+	if err != nil {
+		return err
+	}
+	var target, head int64
+	opt := graph.HistoryOptions{Limit: 100}
+	for target == 0 {
+		cps, err := g.History(ctx, ru.ThreadID, opt)
+		if err != nil {
+			return err
+		}
+		for _, c := range cps {
+			head = max(head, c.ID)
+			if c.At.Before(from) {
+				target = c.ID
+				break
+			}
+		}
+		if len(cps) < opt.Limit {
+			break
+		}
+		opt.Before = cps[len(cps)-1].ID
+	}
+	switch {
+	case target == 0:
+		rec, kept := h.threads.get(ctx, ru.ThreadID)
+		if err := h.host.Delete(ctx, ru.ThreadID); err != nil && !errors.Is(err, interlude.ErrNotFound) {
+			return err
+		}
+		if kept {
+			if err := h.threads.merge(ctx, ru.ThreadID, rec.metadata, rec.createdAt); err != nil {
+				return err
+			}
+		}
+	case target != head:
+		if _, err := g.Fork(ctx, ru.ThreadID, target); err != nil {
+			return err
+		}
+	}
+	return h.runs.drop(ctx, ru)
+}
+
 // dropThread deletes a stateless run's thread.
 func (h *Handler) dropThread(id string) {
 	ctx := context.Background()
@@ -663,7 +848,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		ru.changed = make(chan struct{})
 		ru.mu.Unlock()
 	}()
-	held, err := h.host.Hold(ctx, ru.ThreadID, ru.graphName, p.kind == "input" || p.kind == "continue")
+	held, err := h.host.Hold(ctx, ru.ThreadID, ru.graphName, p.kind == "input" || p.kind == "continue" || p.kind == "update")
 	if err != nil {
 		var ie *interlude.Error
 		if errors.As(err, &ie) && ie.Code == interlude.CodeInvalidRequest {
@@ -681,12 +866,22 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		return
 	}
 	defer held.Release()
+	ru.mu.Lock()
+	ru.heldAt = time.Now()
+	ru.mu.Unlock()
 	g := held.Graph
 	var cmd graph.Command
 	switch p.kind {
 	case "input":
 		cmd = graph.Input(p.input)
 	case "continue":
+		cmd = graph.Continue()
+	case "update":
+		if err := h.applyUpdate(ctx, held, p); err != nil {
+			refuse(err)
+			ru.setStatus("error")
+			return
+		}
 		cmd = graph.Continue()
 	case "resume", "end":
 		pending, brk, err := held.Pending(ctx)
@@ -727,6 +922,8 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	case ru.waited:
 		// Nobody follows a waited run's steps: run it without a stream.
 		events = invokeEvents(ctx, held, ru.ThreadID, cmd)
+	case ru.modes["values"]:
+		events = held.Stream(ctx, cmd, graph.WithValues())
 	default:
 		events = held.Stream(ctx, cmd)
 	}
@@ -770,6 +967,12 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		case graph.EventCustom:
 			if ru.modes["custom"] {
 				ru.add("custom", e.Data)
+			}
+		case graph.EventValues:
+			if ru.modes["values"] {
+				v := h.outValues(e.Values)
+				ru.add("values", v)
+				ru.lastValues = v
 			}
 		case graph.EventEnd:
 			ev := e
@@ -915,7 +1118,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		}
 		out["__interrupt__"] = raw
 	}
-	if ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"] {
+	if (ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"]) && (status == interlude.RunInterrupted || !sameJSON(ru.lastValues, out)) {
 		ru.add("values", out)
 	}
 	if ru.modes["checkpoints"] {
@@ -931,6 +1134,20 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 	_ = checkpoint
 	ru.output, _ = json.Marshal(out)
 	ru.setStatus("success")
+}
+
+// sameJSON reports whether raw encodes v, whatever the order of keys.
+func sameJSON(raw json.RawMessage, v any) bool {
+	if raw == nil {
+		return false
+	}
+	var a any
+	if json.Unmarshal(raw, &a) != nil {
+		return false
+	}
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(v)
+	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
 func parentConfig(st threadState) any {
@@ -1166,7 +1383,15 @@ func (h *Handler) handleRunCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a := r.URL.Query().Get("action"); a == "rollback" {
-		writeError(w, unsupported("cancel with action=rollback is not supported: Interlude keeps every committed step; cancel with action=interrupt"))
+		if err := h.rollback(context.WithoutCancel(r.Context()), ru); err != nil {
+			writeError(w, err)
+			return
+		}
+		if truthy(r.URL.Query().Get("wait")) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if !ru.ended() {

@@ -416,8 +416,52 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// handleThreadCopy copies a thread under a new id: its values, history,
+// status and pending questions as stored (store.Copier), and the metadata
+// clients set; not its runs.
 func (h *Handler) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
-	writeError(w, unsupported("copying a thread is not supported by Interlude: a thread's history is its own; start a new thread with the values of GET /threads/{id}/state, or fork this one with a run that names a checkpoint_id"))
+	if err := need(r, "run", "create threads"); err != nil {
+		writeError(w, err)
+		return
+	}
+	id, ok := threadIn(w, r)
+	if !ok {
+		return
+	}
+	ctx := context.WithoutCancel(r.Context())
+	src, err := h.load(ctx, id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	to := newUUID()
+	if src.snap != nil {
+		cp, ok := store.As[store.Copier](h.host.Store())
+		if !ok {
+			writeError(w, unsupported("this server's store cannot copy threads; use the sqlite, postgres or memory store"))
+			return
+		}
+		if err := cp.CopyThread(ctx, id, to); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	md := map[string]any{}
+	if rec, ok := h.threads.get(ctx, id); ok {
+		md = rec.metadata
+	}
+	if len(md) > 0 || src.snap == nil {
+		if err := h.threads.merge(ctx, to, md, h.now()); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	tv, err := h.load(ctx, to)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tv.thread)
 }
 
 // searchBody is the body of POST /threads/search and /threads/count.
@@ -924,28 +968,33 @@ func checkpointArg(raw json.RawMessage) (string, error) {
 	return *c.CheckpointID, nil
 }
 
-// handleStatePost serves POST /threads/{id}/state. Interlude changes a
-// thread's state only through its graph's runs and answers, so the one update
-// it takes is agent-inbox's "mark as resolved" ({"values": null, "as_node":
-// "__end__"}): every pending question is cancelled.
+// handleStatePost serves POST /threads/{id}/state: the values are written
+// through the graph's reducers as if node as_node had written them (its
+// successors then run next; "__start__" makes the update act as input, and
+// without as_node the nodes due stay due), and agent-inbox's "mark as
+// resolved" ({"values": null, "as_node": "__end__"}) cancels every pending
+// question. A thread waiting for answers refuses other updates, unchanged.
 func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
 	id, ok := threadIn(w, r)
 	if !ok {
 		return
 	}
 	var body struct {
-		Values json.RawMessage `json:"values"`
-		AsNode string          `json:"as_node"`
+		Values       json.RawMessage `json:"values"`
+		AsNode       string          `json:"as_node"`
+		Checkpoint   json.RawMessage `json:"checkpoint"`
+		CheckpointID string          `json:"checkpoint_id"`
 	}
 	if err := h.readJSON(w, r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	if !isNull(body.Values) || body.AsNode != graph.End {
-		writeError(w, unsupported(`Interlude changes a thread's state only through its runs and answers; the one state update it takes is {"values": null, "as_node": "__end__"}, which cancels the pending questions`))
-		return
+	resolve := isNull(body.Values) && body.AsNode == graph.End
+	role, doing := "run", "change a thread's state"
+	if resolve {
+		role, doing = "approve", "answer interrupts"
 	}
-	if err := need(r, "approve", "answer interrupts"); err != nil {
+	if err := need(r, role, doing); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -953,16 +1002,80 @@ func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, conflict(string(interlude.CodeThreadBusy), "Thread %s is busy: a run is pending or running", id))
 		return
 	}
-	res, err := h.cancelAll(r, id)
+	var version int64
+	var err error
+	if resolve {
+		version, err = h.cancelAll(r, id)
+	} else {
+		version, err = h.updateState(r, id, body.Values, body.AsNode, body.Checkpoint, body.CheckpointID)
+	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	cid := checkpointID(res, time.Time{})
+	cid := checkpointID(version, time.Time{})
 	if st, err := h.stateAt(r.Context(), id, ""); err == nil && st.CheckpointID != nil {
 		cid = *st.CheckpointID
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": checkpointRef{ThreadID: id, CheckpointID: &cid}})
+}
+
+// updateState applies POST /threads/{id}/state's values to the thread and
+// returns its version after.
+func (h *Handler) updateState(r *http.Request, id string, values json.RawMessage, asNode string, cp json.RawMessage, cpID string) (int64, error) {
+	ctx := interlude.WithActor(context.WithoutCancel(r.Context()), callerOf(r).Name)
+	var upd json.RawMessage
+	if !isNull(values) {
+		var err error
+		if upd, err = updateObject(values); err != nil {
+			return 0, unsupported("values must be an object of state fields (or [field, value] pairs): Interlude applies one update at a time")
+		}
+	}
+	at, err := checkpointArg(cp)
+	if err != nil {
+		return 0, err
+	}
+	if at == "" {
+		at = cpID
+	}
+	if err := h.exists(ctx, id); err != nil {
+		return 0, err
+	}
+	held, err := h.host.Hold(ctx, id, "", true)
+	if err != nil {
+		return 0, err
+	}
+	defer held.Release()
+	if at != "" {
+		if st, err := h.stateAt(ctx, id, ""); err != nil || st.CheckpointID == nil || !sameCheckpoint(*st.CheckpointID, at) {
+			return 0, unsupported("an update of an earlier checkpoint is not supported: Interlude updates a thread at its latest checkpoint; fork the thread from %s first (a run with only checkpoint_id)", at)
+		}
+	}
+	u := graph.StateUpdate{AsNode: asNode}
+	switch asNode {
+	case "", graph.Start:
+	case graph.End:
+		u.AsNode, u.Goto = "", []string{graph.End}
+	default:
+		if !slices.Contains(held.Graph.Nodes(), asNode) {
+			return 0, badRequest("as_node %q is not a node of graph %s (%s)", asNode, held.Graph.Name(), strings.Join(held.Graph.Nodes(), ", "))
+		}
+	}
+	if upd != nil {
+		u.Values = upd
+	}
+	res, err := held.UpdateState(ctx, u)
+	if err != nil {
+		return 0, err
+	}
+	return res.Checkpoint, nil
+}
+
+// sameCheckpoint reports whether two checkpoint ids name the same version.
+func sameCheckpoint(a, b string) bool {
+	va, ok1 := parseCheckpointID(a)
+	vb, ok2 := parseCheckpointID(b)
+	return ok1 && ok2 && va == vb
 }
 
 // cancelAll cancels every pending question of the thread (none pending is no

@@ -75,8 +75,25 @@ func newLGServer(t *testing.T, opts ...server.Option) *lgServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// bumpgate adds one, commits, then waits at the same gate.
+	bb := graph.New[Gate]()
+	bb.AddNode("bump", func(ctx context.Context, g Gate) (Gate, error) { return Gate{N: 1}, nil })
+	bb.AddNode("wait", func(ctx context.Context, g Gate) (Gate, error) {
+		s.in <- struct{}{}
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return Gate{}, ctx.Err()
+		}
+		return Gate{N: 1}, nil
+	})
+	bb.AddEdge(graph.Start, "bump").AddEdge("bump", "wait")
+	bumpgate, err := bb.Compile(append(gopts, graph.WithName("bumpgate"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	all := append([]server.Option{server.WithGraph(refund.Erase()), server.WithGraph(parallel.Erase()), server.WithGraph(support.Erase()), server.WithGraph(gated.Erase()),
-		server.WithGraph(inbox.Erase()), server.WithGraph(gate.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)),
+		server.WithGraph(inbox.Erase()), server.WithGraph(gate.Erase()), server.WithGraph(bumpgate.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)),
 		server.WithLangGraphAPI(langgraph.WithInterruptFormat("inbox-agent", langgraph.FormatAgentInbox))}, opts...)
 	srv, err := server.New(all...)
 	if err != nil {

@@ -416,9 +416,9 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleThreadCopy copies a thread under a new id: its values, history,
-// status and pending questions as stored (store.Copier), and the metadata
-// clients set; not its runs.
+// handleThreadCopy copies a thread under a new id: its values, history and
+// status as stored (store.Copier), and the metadata clients set; not its runs.
+// Pending questions are asked again on the copy, with ids of its own.
 func (h *Handler) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 	if err := need(r, "run", "create threads"); err != nil {
 		writeError(w, err)
@@ -444,6 +444,16 @@ func (h *Handler) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
 		if err := cp.CopyThread(ctx, id, to); err != nil {
 			writeError(w, err)
 			return
+		}
+		if len(src.snap.Interrupts) > 0 {
+			// A question's id is the thread's own: the copy asks its pending
+			// questions again (a fork of its latest checkpoint), under ids
+			// its answers reach.
+			if _, err := src.graph.Fork(ctx, to, src.snap.Checkpoint); err != nil {
+				h.host.Delete(ctx, to)
+				writeError(w, err)
+				return
+			}
 		}
 	}
 	md := map[string]any{}

@@ -109,18 +109,18 @@ type run struct {
 	status    string
 	updatedAt time.Time
 	events    []event
-	dropped   int           // events dropped from the front of the log
+	dropped   int // events dropped from the front of the log
 	// lastValues is the state the values mode sent last, which the run's end
 	// does not send again.
 	lastValues json.RawMessage
-	changed   chan struct{} // closed when an event is added or the run ends
-	output    json.RawMessage
-	cancel    context.CancelFunc
-	cancelled bool
-	begun     bool      // it started (was not refused)
-	heldAt    time.Time // when it took its thread, before its first commit
-	done      chan struct{}
-	started   chan error // receives nil once running, or the refusal
+	changed    chan struct{} // closed when an event is added or the run ends
+	output     json.RawMessage
+	cancel     context.CancelFunc
+	cancelled  bool
+	begun      bool      // it started (was not refused)
+	heldAt     time.Time // when it took its thread, before its first commit
+	done       chan struct{}
+	started    chan error // receives nil once running, or the refusal
 }
 
 // maxLogEvents bounds the events a run keeps for joining and reconnecting.

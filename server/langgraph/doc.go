@@ -155,7 +155,7 @@
 // store's documents (store.Documents, which the memory, SQLite and Postgres
 // stores have): they survive a restart and every replica sharing the store
 // reads them. A run that was going when its process stopped reads as
-// interrupted. A run's events live in the memory of the process that runs it:
+// interrupted; the newest 100 runs of each thread are kept. A run's events live in the memory of the process that runs it:
 // joining a run's stream (/runs/{id}/stream) and a resumable stream's replay
 // from Last-Event-ID work on that replica, and its Location header points at
 // that route; elsewhere, or after a restart, /join answers the run's output and

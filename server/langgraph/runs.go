@@ -306,6 +306,23 @@ func (b *runBook) all(ctx context.Context, threadID string) ([]*run, error) {
 	return runs, nil
 }
 
+// prune forgets the thread's stored runs beyond the newest maxRunsPerThread.
+func (b *runBook) prune(ctx context.Context, threadID string) error {
+	if b.docs == nil {
+		return nil
+	}
+	ds, err := b.docs.Documents(ctx, store.DocumentQuery{Kind: runDoc, ThreadID: threadID, Offset: maxRunsPerThread, Limit: 10000})
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if err := b.docs.DeleteDocument(ctx, threadID, runDoc, d.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // drop forgets a run here and in the store's documents.
 func (b *runBook) drop(ctx context.Context, ru *run) error {
 	b.forget(ru)
@@ -677,6 +694,8 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		if begun {
 			if err := h.runs.persist(context.Background(), ru); err != nil {
 				h.log.Warn("the run's end could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+			} else if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
+				h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
 			}
 		}
 		if stateless && b.OnCompletion != "keep" {

@@ -125,22 +125,28 @@ func (b *threadBook) forget(ctx context.Context, id string) {
 	delete(b.m, id)
 }
 
-// ids lists the threads with a record, at most searchCap of them.
-func (b *threadBook) ids(ctx context.Context) []string {
+// all returns the records, by thread, at most searchCap of them (the newest),
+// in one read.
+func (b *threadBook) all(ctx context.Context) (map[string]threadRecord, error) {
+	out := map[string]threadRecord{}
 	if b.docs != nil {
 		ds, err := b.docs.Documents(ctx, store.DocumentQuery{Kind: threadDoc, Limit: searchCap})
 		if err != nil {
-			return nil
+			return nil, err
 		}
-		out := make([]string, len(ds))
-		for i, d := range ds {
-			out[i] = d.ThreadID
+		for _, d := range ds {
+			rec := threadRecord{createdAt: d.CreatedAt, updatedAt: d.UpdatedAt, metadata: map[string]any{}}
+			json.Unmarshal(d.Data, &rec.metadata)
+			out[d.ThreadID] = rec
 		}
-		return out
+		return out, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Collect(maps.Keys(b.m))
+	for id, r := range b.m {
+		out[id] = threadRecord{createdAt: r.createdAt, updatedAt: r.updatedAt, metadata: maps.Clone(r.metadata)}
+	}
+	return out, nil
 }
 
 // thread is LangGraph's Thread object.
@@ -527,6 +533,10 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		q.Graph = name
 		delete(md, "assistant_id")
 	}
+	book, err := h.threads.all(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
 	var cands []candidate
 	seen := map[string]bool{}
 	for len(cands) < searchCap {
@@ -537,7 +547,7 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		for _, m := range page.Threads {
 			seen[m.ThreadID] = true
 			c := candidate{id: m.ThreadID, graph: m.Graph, status: threadStatus(m.Status), created: m.CreatedAt, updated: m.UpdatedAt}
-			if rec, ok := h.threads.get(ctx, m.ThreadID); ok {
+			if rec, ok := book[m.ThreadID]; ok {
 				c.metadata = rec.metadata
 				if rec.createdAt.Before(c.created) {
 					c.created = rec.createdAt
@@ -551,8 +561,8 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		q.Cursor = page.NextCursor
 	}
 	if q.Graph == "" && (b.Status == "" || b.Status == "idle" || b.Status == "busy") {
-		for _, id := range h.threads.ids(ctx) { // threads created empty, not yet stored
-			if rec, ok := h.threads.get(ctx, id); ok && !seen[id] {
+		for id, rec := range book { // threads created empty, not yet stored
+			if !seen[id] {
 				if _, err := h.host.GraphFor(ctx, id); errors.Is(err, interlude.ErrNotFound) {
 					cands = append(cands, candidate{id: id, status: "idle", created: rec.createdAt, updated: rec.updatedAt, metadata: rec.metadata})
 				}

@@ -10,8 +10,8 @@
 // This package is the contract between a store and its callers: the Store
 // interface, the types it speaks, and the optional capabilities a store may
 // have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex, Outbox, Documents,
-// Copier), which callers find
-// with As, through any wrappers (such as server.InstrumentStore).
+// Copier), which callers find with As, through any wrappers (such as
+// server.InstrumentStore).
 //
 // # Durability
 //

@@ -194,6 +194,10 @@ const (
 	// shows both skips the results it has shown, by tool call id. A run cut short
 	// before its step is stored runs the sub-task, and reports it, again.
 	EventSubTask EventType = "subtask"
+	// EventValues carries the thread's whole state (Values) when the run
+	// starts and after each step it commits, on a stream that asked for it
+	// (WithValues).
+	EventValues EventType = "values"
 	// EventEnd closes every stream that ran.
 	EventEnd EventType = "end"
 )
@@ -220,7 +224,7 @@ type Event struct {
 	SubTask *SubTaskResult
 	// Status is the outcome (EventEnd).
 	Status interlude.RunStatus
-	// Values is the thread's state as JSON (EventEnd).
+	// Values is the thread's state as JSON (EventEnd, EventValues).
 	Values json.RawMessage
 	// Interrupts are the pending questions (EventEnd).
 	Interrupts []interlude.Interruption

@@ -41,7 +41,9 @@ type Erased interface {
 	// InvokeOn is Graph.InvokeOn with values as JSON.
 	InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error)
 	// StreamOn is Graph.StreamOn.
-	StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error]
+	StreamOn(ctx context.Context, t *Thread, cmd Command, opts ...StreamOption) iter.Seq2[Event, error]
+	// UpdateStateOn is Graph.UpdateStateOn with values as JSON.
+	UpdateStateOn(ctx context.Context, t *Thread, u StateUpdate) (*Result[json.RawMessage], error)
 	// Escalate is Graph.Escalate with values as JSON.
 	Escalate(ctx context.Context, threadID string, e Escalation) (*Result[json.RawMessage], error)
 	// PendingOn is Graph.PendingOn.
@@ -91,8 +93,12 @@ func (e erased[S]) PendingOn(ctx context.Context, t *Thread) ([]interlude.Interr
 	return e.g.PendingOn(ctx, t)
 }
 
-func (e erased[S]) StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error] {
-	return e.g.StreamOn(ctx, t, cmd)
+func (e erased[S]) StreamOn(ctx context.Context, t *Thread, cmd Command, opts ...StreamOption) iter.Seq2[Event, error] {
+	return e.g.StreamOn(ctx, t, cmd, opts...)
+}
+
+func (e erased[S]) UpdateStateOn(ctx context.Context, t *Thread, u StateUpdate) (*Result[json.RawMessage], error) {
+	return eraseResult(e.g.UpdateStateOn(ctx, t, u))
 }
 
 func (e erased[S]) Fork(ctx context.Context, id string, checkpoint int64) (*Result[json.RawMessage], error) {

@@ -375,23 +375,59 @@ func (g *Graph[S]) ForkSubgraph(ctx context.Context, threadID string, checkpoint
 
 // UpdateState applies update to the thread as if node asNode had written it (through
 // the reducers) and makes asNode's successors the next nodes; with asNode = Start
-// the update acts as input. It is how a person edits state, typically at a
-// breakpoint. A thread waiting for answers refuses it with ErrThreadInterrupted.
-// The next invocation (for example Continue) runs from there. A thread paused
-// before a node that is still due after the update stays at that breakpoint, so
-// one Continue runs the node; other breakpoints of the nodes now due still apply.
+// the update acts as input, and with asNode = "" the nodes due stay due. It is how
+// a person edits state, typically at a breakpoint. A thread waiting for answers
+// refuses it with ErrThreadInterrupted. The next invocation (for example Continue)
+// runs from there. A thread paused before a node that is still due after the
+// update stays at that breakpoint, so one Continue runs the node; other
+// breakpoints of the nodes now due still apply.
 func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, asNode string) (*Result[S], error) {
-	if asNode != Start && g.nodes[asNode] == nil {
-		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("UpdateState as unknown node %q; name a node of the graph or Start", asNode)}
+	return g.update(ctx, threadID, nil, StateUpdate{Values: update, AsNode: asNode})
+}
+
+// StateUpdate is an edit of a thread's state (UpdateStateOn): fields written
+// as if a node had written them, and the nodes that run next.
+type StateUpdate struct {
+	// Values are the fields written, through the reducers: the state type, a
+	// pointer to it, or a JSON object whose keys are state fields, as Input
+	// takes them. Nil writes nothing.
+	Values any
+	// AsNode is the node the update acts as: its successors become the next
+	// nodes (Start: the update acts as input). "" keeps the nodes due as they
+	// are.
+	AsNode string
+	// Goto, if set, names the nodes that run next instead, each a node of the
+	// graph, or End alone for none.
+	Goto []string
+}
+
+// UpdateStateOn is UpdateState on a thread the caller opened (see InvokeOn),
+// with the next nodes chosen by u.Goto if set. The thread is created if it
+// does not exist yet.
+func (g *Graph[S]) UpdateStateOn(ctx context.Context, t *Thread, u StateUpdate) (*Result[S], error) {
+	if t == nil {
+		return nil, errNoThread
 	}
-	return g.locked(ctx, threadID, nil, nil, true, func(r *runner[S]) (*Result[S], error) {
+	return g.update(ctx, t.ID, t, u)
+}
+
+func (g *Graph[S]) update(ctx context.Context, threadID string, t *Thread, u StateUpdate) (*Result[S], error) {
+	if u.AsNode != "" && u.AsNode != Start && g.nodes[u.AsNode] == nil {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("UpdateState as unknown node %q; name a node of the graph or Start", u.AsNode)}
+	}
+	for _, n := range u.Goto {
+		if (n != End || len(u.Goto) > 1) && g.nodes[n] == nil {
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("cannot go to %q: name nodes of the graph (%s), or End alone", n, strings.Join(g.Nodes(), ", "))}
+		}
+	}
+	return g.locked(ctx, threadID, t, nil, true, func(r *runner[S]) (*Result[S], error) {
 		st := r.c.st
 		if st != nil {
 			if ids := st.pendingIDs(); len(ids) > 0 {
 				return nil, st.refuseIfWaiting()
 			}
 		}
-		ws, err := g.codec.fs.writesOf(reflect.ValueOf(update), "the update")
+		ws, err := g.inputWrites(u.Values)
 		if err != nil {
 			return nil, err
 		}
@@ -403,9 +439,21 @@ func (g *Graph[S]) UpdateState(ctx context.Context, threadID string, update S, a
 		if err := g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), ws); err != nil {
 			return nil, err
 		}
-		next, err := g.successors(ctx, []string{asNode}, st.values)
-		if err != nil {
-			return nil, err
+		var next []string
+		switch {
+		case len(u.Goto) > 0:
+			for _, n := range u.Goto {
+				if n != End && !slices.Contains(next, n) {
+					next = append(next, n)
+				}
+			}
+			slices.SortFunc(next, func(a, b string) int { return g.order[a] - g.order[b] })
+		case u.AsNode == "":
+			next = slices.Clone(st.next)
+		default:
+			if next, err = g.successors(ctx, []string{u.AsNode}, st.values); err != nil {
+				return nil, err
+			}
 		}
 		d := &delta{Kind: kindUpdate, Writes: ws, Status: interlude.ThreadIdle, Next: next, Step: st.step}
 		if b := st.brk; b != nil && b.When == "before" && slices.Contains(next, b.Node) {
@@ -482,7 +530,8 @@ func (g *Graph[S]) locked(ctx context.Context, threadID string, t *Thread, emit 
 	if err != nil {
 		return nil, err
 	}
-	r := &runner[S]{g: g, ctx: ctx, threadID: threadID, emit: emit, c: c, subgraphs: ctx.Value(subgraphsKey{}) != nil}
+	r := &runner[S]{g: g, ctx: ctx, threadID: threadID, emit: emit, c: c, subgraphs: ctx.Value(subgraphsKey{}) != nil,
+		values: ctx.Value(valuesKey{}) != nil}
 	defer func() {
 		if r.dirty || r.c.st == nil {
 			g.cache.drop(threadID)

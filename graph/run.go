@@ -45,11 +45,11 @@ func (g *Graph[S]) InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Resul
 }
 
 // StreamOn is Stream on a thread the caller opened (see InvokeOn).
-func (g *Graph[S]) StreamOn(ctx context.Context, t *Thread, cmd Command) iter.Seq2[Event, error] {
+func (g *Graph[S]) StreamOn(ctx context.Context, t *Thread, cmd Command, opts ...StreamOption) iter.Seq2[Event, error] {
 	if t == nil {
 		return func(yield func(Event, error) bool) { yield(Event{}, errNoThread) }
 	}
-	return g.stream(ctx, t.ID, t, cmd)
+	return g.stream(ctx, t.ID, t, cmd, opts...)
 }
 
 var errNoThread = &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "no thread given; open it with Open"}
@@ -72,6 +72,9 @@ func (g *Graph[S]) stream(ctx context.Context, threadID string, t *Thread, cmd C
 		ctx, cancel := context.WithCancel(ctx)
 		if sc.subgraphs {
 			ctx = context.WithValue(ctx, subgraphsKey{}, true)
+		}
+		if sc.values {
+			ctx = context.WithValue(ctx, valuesKey{}, true)
 		}
 		defer cancel()
 		events := make(chan Event, 64)
@@ -116,9 +119,17 @@ func (g *Graph[S]) stream(ctx context.Context, threadID string, t *Thread, cmd C
 // StreamOption configures Stream.
 type StreamOption func(*streamConfig)
 
-type streamConfig struct{ subgraphs bool }
+type streamConfig struct{ subgraphs, values bool }
 
 type subgraphsKey struct{}
+
+type valuesKey struct{}
+
+// WithValues makes the stream carry the thread's whole state (EventValues)
+// when the run starts, with the input applied, and after each step it
+// commits: what a client that shows the state as it grows reads, without
+// applying the updates through the state's reducers itself.
+func WithValues() StreamOption { return func(c *streamConfig) { c.values = true } }
 
 // WithSubgraphs makes the stream carry the events of subgraphs too (updates,
 // messages and custom events of their nodes), each with its Namespace.
@@ -146,6 +157,8 @@ type runner[S any] struct {
 	inBefore, inAfter []string
 	// subgraphs: the stream takes the events of subgraphs too (WithSubgraphs)
 	subgraphs bool
+	// values: the stream takes the state at the start and after each step (WithValues)
+	values bool
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -216,7 +229,25 @@ func (g *Graph[S]) owns(threadID, graph string) error {
 	return nil
 }
 
-func (r *runner[S]) send(e Event) { r.deliver(e, true) }
+func (r *runner[S]) send(e Event) {
+	r.deliver(e, true)
+	if e.Type == EventMetadata {
+		r.sendValues()
+	}
+}
+
+// sendValues sends the thread's state to a stream that asked for it
+// (WithValues). Only the run's own stream takes it, not live listeners.
+func (r *runner[S]) sendValues() {
+	if !r.values || r.emit == nil || r.nest != nil || r.c.st == nil {
+		return
+	}
+	vals, err := json.Marshal(r.c.st.values)
+	if err != nil {
+		return
+	}
+	r.deliver(Event{Type: EventValues, Values: vals, Step: r.c.st.step, Checkpoint: r.c.st.version}, false)
+}
 
 // deliver sends e to the run's stream, and to the graph's live listeners
 // (WithEvents) if live.
@@ -891,6 +922,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if err := r.commit(d); err != nil {
 		return false, nil, err
 	}
+	r.sendValues()
 	if brk != nil {
 		r.send(Event{Type: EventBreakpoint, Node: brk.Node, Breakpoint: brk, Step: st.step})
 		return false, r.finish(), nil

@@ -348,8 +348,14 @@ func (hd *Held) Invoke(ctx context.Context, cmd graph.Command) (*graph.Result[js
 }
 
 // Stream runs cmd on the held thread, yielding the run's events as they happen.
-func (hd *Held) Stream(ctx context.Context, cmd graph.Command) iter.Seq2[graph.Event, error] {
-	return hd.Graph.StreamOn(ctx, hd.thread, cmd)
+func (hd *Held) Stream(ctx context.Context, cmd graph.Command, opts ...graph.StreamOption) iter.Seq2[graph.Event, error] {
+	return hd.Graph.StreamOn(ctx, hd.thread, cmd, opts...)
+}
+
+// UpdateState edits the held thread's state (graph.Graph.UpdateStateOn),
+// creating the thread if it is not stored yet.
+func (hd *Held) UpdateState(ctx context.Context, u graph.StateUpdate) (*graph.Result[json.RawMessage], error) {
+	return hd.Graph.UpdateStateOn(ctx, hd.thread, u)
 }
 
 // Pending returns the interrupts the held thread waits on and its breakpoint,

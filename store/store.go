@@ -9,8 +9,9 @@
 //
 // This package is the contract between a store and its callers: the Store
 // interface, the types it speaks, and the optional capabilities a store may
-// have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex), which callers find
-// with As, through any wrappers (such as server.InstrumentStore).
+// have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex, Outbox, Documents,
+// Copier), which callers find with As, through any wrappers (such as
+// server.InstrumentStore).
 //
 // # Durability
 //

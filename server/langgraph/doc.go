@@ -9,8 +9,10 @@
 // (server.WithLangGraphAPI); `interlude serve` turns it on unless
 // --langgraph=false. Tokens are accepted from x-api-key as well as
 // Authorization: Bearer, with the same roles: reading needs any token,
-// creating threads and runs with input the run role, command.resume and
-// command.goto the approve role, deleting a thread the admin role.
+// creating, copying and updating threads and runs with input, command.update
+// or command.goto to a node the run role, command.resume, command.goto
+// "__end__" and agent-inbox's resolve the approve role, deleting a thread the
+// admin role.
 //
 // # Objects
 //
@@ -83,16 +85,39 @@
 // (invalid_response) and for what Interlude has no equivalent of
 // (not_supported). A refused run starts nothing and leaves the thread as it was.
 //
+// # State updates, goto and copies
+//
+// command.update (an object of fields, or [field, value] pairs) and POST
+// /threads/{id}/state with values are written through the graph's reducers
+// (graph.Graph.UpdateStateOn), as LangGraph writes them. A run with
+// command.update then goes on from the nodes due; command.goto names the nodes
+// that run next instead (a node, a list, or {"node"} objects). POST
+// /threads/{id}/state writes as node as_node, whose successors then run next
+// ("__start__": as input; no as_node: the nodes due stay due). A thread waiting
+// for answers refuses both with 409 thread_interrupted and stays as it was:
+// Interlude's questions are passed only by answering them, and neither SDK nor
+// UI relies on an update that skips one (agent-chat-ui and agent-inbox answer,
+// or resolve). command.goto "__end__" alone (agent-chat-ui's "mark as
+// resolved") and POST /threads/{id}/state with {"values": null, "as_node":
+// "__end__"} (agent-inbox's) cancel every pending question: the thread runs on
+// as each asking node handles a cancellation.
+//
+// POST /threads/{id}/copy makes a thread with a new id, the same values,
+// history, status and metadata (store.Copier); runs are not copied. A question
+// pending on the original is asked again on the copy (its node runs again, as
+// on a fork), under an id of the copy's own.
+//
+// multitask_strategy rollback cancels the running run and undoes what it
+// committed: the thread's state becomes the one before the run (a fork of that
+// checkpoint, so the abandoned steps stay in the history), or a thread the run
+// created is emptied, keeping its metadata; the run is forgotten. Cancel with
+// action=rollback does the same.
+//
 // Where Interlude has no equivalent, the request is refused with 422:
-// command.update and POST /threads/{id}/state with values (a thread's state
-// changes only through its graph's nodes and the answers to their questions),
-// command.goto other than "__end__", interrupt_before/interrupt_after per run
-// (they are compiled into a graph), multitask_strategy rollback and cancel with
-// action=rollback (committed steps are kept), POST /threads/{id}/copy, and a run
-// from an earlier checkpoint with input or a command. command.goto "__end__"
-// (agent-chat-ui's "mark as resolved") and POST /threads/{id}/state with
-// {"values": null, "as_node": "__end__"} (agent-inbox's) cancel every pending
-// question: the thread runs on as each asking node handles a cancellation.
+// command.goto with input (a Send) or to a node the graph does not have,
+// interrupt_before/interrupt_after per run (they are compiled into a graph),
+// an update of an earlier checkpoint, and a run from an earlier checkpoint with
+// input or a command.
 //
 // # Runs and streams
 //
@@ -109,8 +134,9 @@
 //
 // SSE events are framed as LangGraph's: "event:", one line of JSON "data:",
 // "id:" counting from 0, metadata first, and a ": heartbeat" comment while
-// nothing happens. Modes: values (the state when the run ends, with
-// "__interrupt__" when it paused, as LangGraph's Python runtime sends it),
+// nothing happens. Modes: values (the state when the run starts and after
+// every step, and when it paused the state with "__interrupt__", as
+// LangGraph's Python runtime sends it),
 // updates (each node's update, and {"__interrupt__": [...]} at a pause),
 // custom (what nodes emit), tasks and debug (each node's result), checkpoints
 // (the state committed at the end), events (on_chain_start and on_chain_end
@@ -125,21 +151,21 @@
 // and input messages given as LangChain's (type human, content) become user
 // messages.
 //
-// # What lives in memory
+// # What is kept where
 //
-// Runs (their Run objects, event logs and outputs) and the metadata clients
-// set on threads (POST and PATCH /threads), including threads created empty,
-// are kept in the memory of the process that serves the request: after a
-// restart, or on another replica behind a load balancer, a thread's stored
-// state, status, interrupts and history are all there, but its runs and the
-// metadata beyond graph_id and assistant_id are not. Joining a run
-// (/join, /runs/{id}/stream) therefore works on the replica that runs it; a
-// resumable stream (stream_resumable) replays from Last-Event-ID there, and
-// its Location header points at that route. Memory stays bounded: the newest
-// 10,000 finished runs are kept (100 per thread), each with at most 10,000
-// events, and the metadata of at most 100,000 threads (a thread created without
-// metadata is forgotten here once its first run has stored it). A thread search
-// reads at most 10,000 threads of the store.
+// The metadata clients set on threads (POST and PATCH /threads), threads
+// created empty, and every run's Run object and output are kept in the
+// store's documents (store.Documents, which the memory, SQLite and Postgres
+// stores have): they survive a restart and every replica sharing the store
+// reads them. A run that was going when its process stopped reads as
+// interrupted; the newest 100 runs of each thread are kept. A run's events live in the memory of the process that runs it:
+// joining a run's stream (/runs/{id}/stream) and a resumable stream's replay
+// from Last-Event-ID work on that replica, and its Location header points at
+// that route; elsewhere, or after a restart, /join answers the run's output and
+// its stream closes at once. A thread is busy while a run of this process holds
+// it. Memory stays bounded: the newest 10,000 runs are kept (100 per thread),
+// each with at most 10,000 events. A thread search reads at most 10,000 threads
+// of the store.
 //
 // # Where LangGraph's servers differ
 //

@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/store"
 )
 
 // Handler serves the LangGraph Platform API over a host. It is an http.Handler
@@ -106,8 +107,9 @@ func New(h *host.Host, opts ...Option) *Handler {
 	for _, o := range opts {
 		o(lg)
 	}
-	lg.threads = newThreadBook()
-	lg.runs = newRunBook()
+	docs, _ := store.As[store.Documents](h.Store())
+	lg.threads = newThreadBook(docs)
+	lg.runs = newRunBook(docs)
 	lg.runCtx, lg.stop = context.WithCancel(context.Background())
 	lg.routes()
 	return lg

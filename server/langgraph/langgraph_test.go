@@ -85,8 +85,25 @@ func newLGServerWith(t *testing.T, more func(gopts []graph.Option) []server.Opti
 	if err != nil {
 		t.Fatal(err)
 	}
+	// bumpgate adds one, commits, then waits at the same gate.
+	bb := graph.New[Gate]()
+	bb.AddNode("bump", func(ctx context.Context, g Gate) (Gate, error) { return Gate{N: 1}, nil })
+	bb.AddNode("wait", func(ctx context.Context, g Gate) (Gate, error) {
+		s.in <- struct{}{}
+		select {
+		case <-s.gate:
+		case <-ctx.Done():
+			return Gate{}, ctx.Err()
+		}
+		return Gate{N: 1}, nil
+	})
+	bb.AddEdge(graph.Start, "bump").AddEdge("bump", "wait")
+	bumpgate, err := bb.Compile(append(gopts, graph.WithName("bumpgate"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	all := append([]server.Option{server.WithGraph(refund.Erase()), server.WithGraph(parallel.Erase()), server.WithGraph(support.Erase()), server.WithGraph(gated.Erase()),
-		server.WithGraph(inbox.Erase()), server.WithGraph(gate.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)),
+		server.WithGraph(inbox.Erase()), server.WithGraph(gate.Erase()), server.WithGraph(bumpgate.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)),
 		server.WithLangGraphAPI(langgraph.WithInterruptFormat("inbox-agent", langgraph.FormatAgentInbox))}, opts...)
 	srv, err := server.New(all...)
 	if err != nil {
@@ -401,9 +418,11 @@ func TestRefusalsLeaveTheThreadAsItWas(t *testing.T) {
 		{"a stale interrupt id", refund, map[string]any{"command": map[string]any{"resume": map[string]any{"0123456789abcdef0123456789abcdef": map[string]any{"approved": true}}}}, 409, "unknown_interrupt"},
 		{"input to an interrupted thread", refund, map[string]any{"input": map[string]any{"amount": 1}}, 409, "thread_interrupted"},
 		{"a bare resume with several pending", par, map[string]any{"command": map[string]any{"resume": true}}, 409, "ambiguous_resume"},
-		{"a state update", refund, map[string]any{"command": map[string]any{"update": map[string]any{"amount": 1}}}, 422, "not_supported"},
-		{"a goto to a node", refund, map[string]any{"command": map[string]any{"goto": "refund"}}, 422, "not_supported"},
-		{"a rollback", refund, map[string]any{"input": map[string]any{"amount": 1}, "multitask_strategy": "rollback"}, 422, "not_supported"},
+		{"a state update passing a question by", refund, map[string]any{"command": map[string]any{"update": map[string]any{"amount": 1}}}, 409, "thread_interrupted"},
+		{"an update with a resume", refund, map[string]any{"command": map[string]any{"update": [][]any{{"amount", 1}}, "resume": map[string]any{"approved": true}}}, 409, "thread_interrupted"},
+		{"a goto passing a question by", refund, map[string]any{"command": map[string]any{"goto": "refund"}}, 409, "thread_interrupted"},
+		{"a goto with input (a Send)", refund, map[string]any{"command": map[string]any{"goto": map[string]any{"node": "refund", "input": map[string]any{"amount": 1}}}}, 422, "not_supported"},
+		{"a malformed update", refund, map[string]any{"command": map[string]any{"update": 3}}, 400, "invalid_request"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := s.state(c.thread)

@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/store"
 )
 
 // runMode is how a run-creating route answers.
@@ -108,13 +109,18 @@ type run struct {
 	status    string
 	updatedAt time.Time
 	events    []event
-	dropped   int           // events dropped from the front of the log
-	changed   chan struct{} // closed when an event is added or the run ends
-	output    json.RawMessage
-	cancel    context.CancelFunc
-	cancelled bool
-	done      chan struct{}
-	started   chan error // receives nil once running, or the refusal
+	dropped   int // events dropped from the front of the log
+	// lastValues is the state the values mode sent last, which the run's end
+	// does not send again.
+	lastValues json.RawMessage
+	changed    chan struct{} // closed when an event is added or the run ends
+	output     json.RawMessage
+	cancel     context.CancelFunc
+	cancelled  bool
+	begun      bool      // it started (was not refused)
+	heldAt     time.Time // when it took its thread, before its first commit
+	done       chan struct{}
+	started    chan error // receives nil once running, or the refusal
 }
 
 // maxLogEvents bounds the events a run keeps for joining and reconnecting.
@@ -161,12 +167,25 @@ func (ru *run) setStatus(s string) {
 	ru.mu.Unlock()
 }
 
+// runObject is LangGraph's Run object.
+type runObject struct {
+	RunID       string         `json:"run_id"`
+	ThreadID    string         `json:"thread_id"`
+	AssistantID string         `json:"assistant_id"`
+	Metadata    map[string]any `json:"metadata"`
+	Status      string         `json:"status"`
+	Kwargs      map[string]any `json:"kwargs"`
+	Multitask   string         `json:"multitask_strategy"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
 // object is the Run object.
-func (ru *run) object() map[string]any {
+func (ru *run) object() runObject {
 	ru.mu.Lock()
 	defer ru.mu.Unlock()
-	return map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "assistant_id": ru.AssistantID, "metadata": ru.Metadata,
-		"status": ru.status, "kwargs": ru.Kwargs, "multitask_strategy": ru.Multitask, "created_at": ru.CreatedAt, "updated_at": ru.updatedAt}
+	return runObject{RunID: ru.ID, ThreadID: ru.ThreadID, AssistantID: ru.AssistantID, Metadata: ru.Metadata,
+		Status: ru.status, Kwargs: ru.Kwargs, Multitask: ru.Multitask, CreatedAt: ru.CreatedAt, UpdatedAt: ru.updatedAt}
 }
 
 func (ru *run) ended() bool {
@@ -178,8 +197,11 @@ func (ru *run) ended() bool {
 	}
 }
 
-// runBook is this process's runs, by id and by thread.
+// runBook is this process's runs, by id and by thread, and, in a store with
+// documents (store.Documents), every run's Run object and output, which
+// outlive the process and are read by every replica.
 type runBook struct {
+	docs     store.Documents // nil: runs live in this process only
 	mu       sync.Mutex
 	byID     map[string]*run
 	byThread map[string][]*run
@@ -193,7 +215,122 @@ const (
 	maxRuns          = 10000
 )
 
-func newRunBook() *runBook { return &runBook{byID: map[string]*run{}, byThread: map[string][]*run{}} }
+func newRunBook(docs store.Documents) *runBook {
+	return &runBook{docs: docs, byID: map[string]*run{}, byThread: map[string][]*run{}}
+}
+
+// runDoc is the kind of a run's record in the store's documents.
+const runDoc = "langgraph.run"
+
+// storedRun is a run's record in the store's documents.
+type storedRun struct {
+	Run    runObject       `json:"run"`
+	Output json.RawMessage `json:"output,omitempty"`
+}
+
+// persist records the run as it is now in the store's documents.
+func (b *runBook) persist(ctx context.Context, ru *run) error {
+	if b.docs == nil {
+		return nil
+	}
+	ru.mu.Lock()
+	out := ru.output
+	ru.mu.Unlock()
+	data, err := json.Marshal(storedRun{Run: ru.object(), Output: out})
+	if err != nil {
+		return err
+	}
+	return b.docs.PutDocument(ctx, store.Document{ThreadID: ru.ThreadID, Kind: runDoc, Key: ru.ID, Data: data, CreatedAt: ru.CreatedAt, UpdatedAt: ru.object().UpdatedAt})
+}
+
+// fromDoc is a run read back from its record: ended, with its output and
+// without events.
+func fromDoc(d store.Document) (*run, error) {
+	var sr storedRun
+	if err := json.Unmarshal(d.Data, &sr); err != nil {
+		return nil, fmt.Errorf("run %s of thread %s is unreadable: %w", d.Key, d.ThreadID, err)
+	}
+	o := sr.Run
+	ru := &run{ID: o.RunID, ThreadID: o.ThreadID, AssistantID: o.AssistantID, Metadata: o.Metadata, Kwargs: o.Kwargs, Multitask: o.Multitask,
+		CreatedAt: o.CreatedAt, status: o.Status, updatedAt: o.UpdatedAt, output: sr.Output, changed: make(chan struct{}), done: make(chan struct{})}
+	if ru.status == "pending" || ru.status == "running" {
+		// Its process stopped before it ended: its thread stayed at its last
+		// checkpoint, as after a cancelled run.
+		ru.status = "interrupted"
+	}
+	close(ru.done)
+	return ru, nil
+}
+
+// stored reads a run from the store's documents, or returns nil.
+func (b *runBook) stored(ctx context.Context, threadID, runID string) *run {
+	if b.docs == nil || threadID == "" {
+		return nil
+	}
+	d, err := b.docs.Document(ctx, threadID, runDoc, runID)
+	if err != nil {
+		return nil
+	}
+	ru, err := fromDoc(*d)
+	if err != nil {
+		return nil
+	}
+	return ru
+}
+
+// all lists the thread's runs, newest first: this process's, and those the
+// store's documents keep.
+func (b *runBook) all(ctx context.Context, threadID string) ([]*run, error) {
+	runs := b.list(threadID)
+	slices.Reverse(runs)
+	if b.docs == nil {
+		return runs, nil
+	}
+	ds, err := b.docs.Documents(ctx, store.DocumentQuery{Kind: runDoc, ThreadID: threadID, Limit: 10000})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, ru := range runs {
+		seen[ru.ID] = true
+	}
+	for _, d := range ds {
+		if seen[d.Key] {
+			continue
+		}
+		if ru, err := fromDoc(d); err == nil {
+			runs = append(runs, ru)
+		}
+	}
+	slices.SortStableFunc(runs, func(a, b *run) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return runs, nil
+}
+
+// prune forgets the thread's stored runs beyond the newest maxRunsPerThread.
+func (b *runBook) prune(ctx context.Context, threadID string) error {
+	if b.docs == nil {
+		return nil
+	}
+	ds, err := b.docs.Documents(ctx, store.DocumentQuery{Kind: runDoc, ThreadID: threadID, Offset: maxRunsPerThread, Limit: 10000})
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if err := b.docs.DeleteDocument(ctx, threadID, runDoc, d.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drop forgets a run here and in the store's documents.
+func (b *runBook) drop(ctx context.Context, ru *run) error {
+	b.forget(ru)
+	if b.docs == nil {
+		return nil
+	}
+	return b.docs.DeleteDocument(ctx, ru.ThreadID, runDoc, ru.ID)
+}
 
 func (b *runBook) add(ru *run) {
 	b.mu.Lock()
@@ -263,39 +400,57 @@ func (b *runBook) forgetLocked(ru *run) {
 	}
 }
 
-func (b *runBook) forgetThread(threadID string) {
+func (b *runBook) forgetThread(ctx context.Context, threadID string) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for _, ru := range b.byThread[threadID] {
 		delete(b.byID, ru.ID)
 	}
 	delete(b.byThread, threadID)
+	b.mu.Unlock()
+	if b.docs == nil {
+		return
+	}
+	ds, _ := b.docs.Documents(ctx, store.DocumentQuery{Kind: runDoc, ThreadID: threadID, Limit: 10000})
+	for _, d := range ds {
+		b.docs.DeleteDocument(ctx, threadID, runDoc, d.Key)
+	}
 }
 
 // plan is what a run will do, decided from its body before it starts.
 type plan struct {
-	kind   string // "input", "resume", "end" (cancel every question), "continue", "fork"
+	kind   string // "input", "resume", "end" (cancel every question), "continue", "fork", "update"
 	input  json.RawMessage
 	resume json.RawMessage
 	fork   int64
+	update json.RawMessage // command.update as a JSON object of state fields, or nil
+	goTo   []string        // command.goto's nodes
 }
 
 // planOf reads what the body asks, refusing what Interlude has no equivalent
 // for.
 func planOf(b *runCreate) (plan, error) {
 	if c := b.Command; c != nil {
+		var upd json.RawMessage
+		var goTo []string
+		var err error
 		if !isNull(c.Update) {
-			return plan{}, unsupported("command.update is not supported: Interlude changes a thread's state only through its graph's nodes and the answers to their questions")
+			if upd, err = updateObject(c.Update); err != nil {
+				return plan{}, err
+			}
 		}
 		if !isNull(c.Goto) {
-			var to string
-			if json.Unmarshal(c.Goto, &to) != nil || to != graph.End {
-				return plan{}, unsupported(`command.goto is supported only as "__end__", which cancels the pending questions; Interlude's routes choose the next node`)
+			if goTo, err = gotoNodes(c.Goto); err != nil {
+				return plan{}, err
 			}
+		}
+		if upd == nil && len(goTo) == 1 && goTo[0] == graph.End {
 			if c.Resume != nil {
-				return plan{}, badRequest("command.goto and command.resume cannot be combined")
+				return plan{}, badRequest(`command.goto "__end__" and command.resume cannot be combined`)
 			}
 			return plan{kind: "end"}, nil
+		}
+		if upd != nil || len(goTo) > 0 {
+			return plan{kind: "update", update: upd, goTo: goTo, resume: c.Resume}, nil
 		}
 		if c.Resume != nil {
 			return plan{kind: "resume", resume: c.Resume}, nil
@@ -309,6 +464,75 @@ func planOf(b *runCreate) (plan, error) {
 		return plan{kind: "input", input: interludeInput(b.Input)}, nil
 	}
 	return plan{kind: "continue"}, nil
+}
+
+// updateObject reads a state update given as an object of fields or as a list
+// of [field, value] pairs, as LangGraph takes them, into a JSON object.
+func updateObject(raw json.RawMessage) (json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil {
+		return interludeInput(raw), nil
+	}
+	var pairs [][2]json.RawMessage
+	if err := json.Unmarshal(raw, &pairs); err != nil {
+		return nil, badRequest(`a state update must be an object of fields or a list of ["field", value] pairs`)
+	}
+	obj = map[string]json.RawMessage{}
+	for _, p := range pairs {
+		var k string
+		if json.Unmarshal(p[0], &k) != nil {
+			return nil, badRequest(`a state update's pairs must be ["field", value], with the field a string`)
+		}
+		obj[k] = p[1]
+	}
+	data, _ := json.Marshal(obj)
+	return interludeInput(data), nil
+}
+
+// gotoNodes reads command.goto: a node, a list of nodes, or {"node"} objects.
+// A node given with input (LangGraph's Send) has no equivalent in Interlude,
+// whose nodes all read the thread's state.
+func gotoNodes(raw json.RawMessage) ([]string, error) {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}, nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		items = []json.RawMessage{raw}
+	}
+	var out []string
+	for _, it := range items {
+		if json.Unmarshal(it, &one) == nil {
+			out = append(out, one)
+			continue
+		}
+		var send struct {
+			Node  *string         `json:"node"`
+			Input json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(it, &send) != nil || send.Node == nil {
+			return nil, badRequest(`command.goto must be a node, a list of nodes or {"node": ...} objects`)
+		}
+		if !isNull(send.Input) {
+			return nil, unsupported("command.goto with input (a Send to node %q) is not supported: Interlude's nodes all read the thread's state; send command.update with the fields and command.goto with the node", *send.Node)
+		}
+		out = append(out, *send.Node)
+	}
+	return out, nil
+}
+
+// checkGoto refuses nodes the graph does not have.
+func checkGoto(g graph.Erased, nodes []string) error {
+	for _, n := range nodes {
+		if n == graph.End && len(nodes) == 1 {
+			continue
+		}
+		if !slices.Contains(g.Nodes(), n) {
+			return unsupported("command.goto names %q, which graph %s cannot go to: name its nodes (%s), or \"__end__\" alone", n, g.Name(), strings.Join(g.Nodes(), ", "))
+		}
+	}
+	return nil
 }
 
 func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
@@ -368,6 +592,10 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	switch p.kind {
 	case "resume", "end":
 		err = need(r, "approve", "answer interrupts")
+	case "update":
+		if err = need(r, "run", "change a thread's state"); err == nil && !isNull(p.resume) {
+			err = need(r, "approve", "answer interrupts")
+		}
 	default:
 		err = need(r, "run", "start or continue threads")
 	}
@@ -402,7 +630,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
 			}
-			if err := h.threads.merge(threadID, nil, h.now()); err != nil {
+			if err := h.threads.merge(ctx, threadID, nil, h.now()); err != nil {
 				return nil, err
 			}
 		}
@@ -431,7 +659,11 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 			<-other.done
 		}
 	case "rollback":
-		return nil, unsupported("multitask_strategy rollback is not supported: Interlude keeps every committed step; use interrupt to cancel the running run, whose thread stays at its last checkpoint")
+		for _, other := range h.runs.activeRuns(threadID) {
+			if err := h.rollback(ctx, other); err != nil {
+				return nil, err
+			}
+		}
 	default:
 		return nil, badRequest("multitask_strategy must be reject, enqueue, interrupt or rollback, not %q", strategy)
 	}
@@ -456,6 +688,16 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		defer h.wg.Done()
 		defer cancel()
 		h.execute(runCtx, ru, p)
+		ru.mu.Lock()
+		begun := ru.begun
+		ru.mu.Unlock()
+		if begun {
+			if err := h.runs.persist(context.Background(), ru); err != nil {
+				h.log.Warn("the run's end could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+			} else if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
+				h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
+			}
+		}
 		if stateless && b.OnCompletion != "keep" {
 			h.dropThread(ru.ThreadID)
 		}
@@ -508,11 +750,105 @@ func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (pl
 	return plan{kind: "fork", fork: v}, nil
 }
 
+// applyUpdate applies a run's command.update and command.goto to its held
+// thread, the way LangGraph applies them before the run goes on. A thread
+// waiting for answers refuses them, unchanged: an update or a goto would pass
+// its questions by, which Interlude's answers never allow.
+func (h *Handler) applyUpdate(ctx context.Context, held *host.Held, p plan) error {
+	pending, _, err := held.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 {
+		ids := make([]string, len(pending))
+		for i, q := range pending {
+			ids[i] = q.ID
+		}
+		return &apiError{status: http.StatusConflict, code: string(interlude.CodeThreadInterrupted), interrupts: ids,
+			message: "the thread is waiting for answers, which command.update and command.goto would pass by: answer them first (command.resume), then update the thread"}
+	}
+	if !isNull(p.resume) {
+		return &apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: "the thread has no pending interrupt for command.resume to answer"}
+	}
+	if err := checkGoto(held.Graph, p.goTo); err != nil {
+		return err
+	}
+	u := graph.StateUpdate{Goto: p.goTo}
+	if p.update != nil {
+		u.Values = p.update
+	}
+	_, err = held.UpdateState(ctx, u)
+	return err
+}
+
+// rollback cancels a run and undoes what it committed, as LangGraph's
+// rollback does: the thread's state becomes the one it had before the run
+// (graph.Erased.Fork of that checkpoint, which keeps the abandoned steps in the
+// history; a question the thread was waiting on then is asked again, with a
+// new id), or, for a run that created the thread, the thread is emptied, its
+// metadata kept. The run is forgotten.
+func (h *Handler) rollback(ctx context.Context, ru *run) error {
+	if !ru.ended() {
+		ru.stop()
+	}
+	<-ru.done
+	ru.mu.Lock()
+	from := ru.heldAt
+	ru.mu.Unlock()
+	if from.IsZero() { // it never held its thread: nothing to undo
+		return h.runs.drop(ctx, ru)
+	}
+	g, err := h.host.GraphFor(ctx, ru.ThreadID)
+	if errors.Is(err, interlude.ErrNotFound) {
+		return h.runs.drop(ctx, ru)
+	}
+	if err != nil {
+		return err
+	}
+	var target, head int64
+	opt := graph.HistoryOptions{Limit: 100}
+	for target == 0 {
+		cps, err := g.History(ctx, ru.ThreadID, opt)
+		if err != nil {
+			return err
+		}
+		for _, c := range cps {
+			head = max(head, c.ID)
+			if c.At.Before(from) {
+				target = c.ID
+				break
+			}
+		}
+		if len(cps) < opt.Limit {
+			break
+		}
+		opt.Before = cps[len(cps)-1].ID
+	}
+	switch {
+	case target == 0:
+		rec, kept := h.threads.get(ctx, ru.ThreadID)
+		if err := h.host.Delete(ctx, ru.ThreadID); err != nil && !errors.Is(err, interlude.ErrNotFound) {
+			return err
+		}
+		if kept {
+			if err := h.threads.merge(ctx, ru.ThreadID, rec.metadata, rec.createdAt); err != nil {
+				return err
+			}
+		}
+	case target != head:
+		if _, err := g.Fork(ctx, ru.ThreadID, target); err != nil {
+			return err
+		}
+	}
+	return h.runs.drop(ctx, ru)
+}
+
 // dropThread deletes a stateless run's thread.
 func (h *Handler) dropThread(id string) {
 	ctx := context.Background()
 	h.host.Delete(ctx, id)
-	h.threads.forget(id)
+	h.threads.forget(ctx, id)
+	h.runs.forgetThread(ctx, id)
 }
 
 // execute runs the run to its end, recording its events and output.
@@ -531,14 +867,14 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		ru.changed = make(chan struct{})
 		ru.mu.Unlock()
 	}()
-	held, err := h.host.Hold(ctx, ru.ThreadID, ru.graphName, p.kind == "input" || p.kind == "continue")
+	held, err := h.host.Hold(ctx, ru.ThreadID, ru.graphName, p.kind == "input" || p.kind == "continue" || p.kind == "update")
 	if err != nil {
 		var ie *interlude.Error
 		if errors.As(err, &ie) && ie.Code == interlude.CodeInvalidRequest {
 			err = badRequest("assistant %s runs graph %q, but %s", ru.AssistantID, ru.graphName, ie.Message)
 		}
 		if errors.Is(err, interlude.ErrNotFound) {
-			if _, ok := h.threads.get(ru.ThreadID); ok {
+			if _, ok := h.threads.get(ctx, ru.ThreadID); ok {
 				err = &apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted), message: "the thread has not run yet, so there is nothing to resume; send input first"}
 			} else {
 				err = errThreadNotFound(ru.ThreadID)
@@ -549,12 +885,22 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		return
 	}
 	defer held.Release()
+	ru.mu.Lock()
+	ru.heldAt = time.Now()
+	ru.mu.Unlock()
 	g := held.Graph
 	var cmd graph.Command
 	switch p.kind {
 	case "input":
 		cmd = graph.Input(p.input)
 	case "continue":
+		cmd = graph.Continue()
+	case "update":
+		if err := h.applyUpdate(ctx, held, p); err != nil {
+			refuse(err)
+			ru.setStatus("error")
+			return
+		}
 		cmd = graph.Continue()
 	case "resume", "end":
 		pending, brk, err := held.Pending(ctx)
@@ -595,6 +941,8 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	case ru.waited:
 		// Nobody follows a waited run's steps: run it without a stream.
 		events = invokeEvents(ctx, held, ru.ThreadID, cmd)
+	case ru.modes["values"]:
+		events = held.Stream(ctx, cmd, graph.WithValues())
 	default:
 		events = held.Stream(ctx, cmd)
 	}
@@ -614,6 +962,12 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			started = true
 			ru.setStatus("running")
 			ru.add("metadata", map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "attempt": 1})
+			ru.mu.Lock()
+			ru.begun = true
+			ru.mu.Unlock()
+			if err := h.runs.persist(context.WithoutCancel(ctx), ru); err != nil {
+				h.log.Warn("the run could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+			}
 			ru.started <- nil
 			if ru.modes["events"] {
 				ru.add("events", map[string]any{"event": "on_chain_start", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
@@ -633,14 +987,20 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			if ru.modes["custom"] {
 				ru.add("custom", e.Data)
 			}
+		case graph.EventValues:
+			if ru.modes["values"] {
+				v := h.outValues(e.Values)
+				ru.add("values", v)
+				ru.lastValues = v
+			}
 		case graph.EventEnd:
 			ev := e
 			end = &ev
 		}
 	}
 	h.finish(ctx, g, ru, end, runErr)
-	if rec, ok := h.threads.get(ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
-		h.threads.forget(ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
+	if rec, ok := h.threads.get(context.WithoutCancel(ctx), ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
+		h.threads.forget(context.WithoutCancel(ctx), ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
 	}
 }
 
@@ -777,7 +1137,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		}
 		out["__interrupt__"] = raw
 	}
-	if ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"] {
+	if (ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"]) && (status == interlude.RunInterrupted || !sameJSON(ru.lastValues, out)) {
 		ru.add("values", out)
 	}
 	if ru.modes["checkpoints"] {
@@ -793,6 +1153,20 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 	_ = checkpoint
 	ru.output, _ = json.Marshal(out)
 	ru.setStatus("success")
+}
+
+// sameJSON reports whether raw encodes v, whatever the order of keys.
+func sameJSON(raw json.RawMessage, v any) bool {
+	if raw == nil {
+		return false
+	}
+	var a any
+	if json.Unmarshal(raw, &a) != nil {
+		return false
+	}
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(v)
+	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
 func parentConfig(st threadState) any {
@@ -890,7 +1264,10 @@ func (h *Handler) pathRun(r *http.Request) (*run, error) {
 	}
 	ru := h.runs.get(tid, r.PathValue("rid"))
 	if ru == nil {
-		return nil, notFound("Run with ID %s not found on thread %s (runs are kept by the server process that ran them, while it runs)", r.PathValue("rid"), tid)
+		ru = h.runs.stored(r.Context(), tid, r.PathValue("rid"))
+	}
+	if ru == nil {
+		return nil, notFound("Run with ID %s not found on thread %s", r.PathValue("rid"), tid)
 	}
 	return ru, nil
 }
@@ -912,12 +1289,15 @@ func (h *Handler) handleRunList(w http.ResponseWriter, r *http.Request) {
 	if s := q.Get("offset"); s != "" {
 		offset, _ = strconv.Atoi(s)
 	}
-	runs := h.runs.list(tid)
-	slices.Reverse(runs)
-	out := []map[string]any{}
+	runs, err := h.runs.all(r.Context(), tid)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := []runObject{}
 	for _, ru := range runs {
 		o := ru.object()
-		if st := q.Get("status"); st != "" && o["status"] != st {
+		if st := q.Get("status"); st != "" && o.Status != st {
 			continue
 		}
 		out = append(out, o)
@@ -952,7 +1332,10 @@ func (h *Handler) handleRunDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, conflict(string(interlude.CodeThreadBusy), "run %s is still going; cancel it first", ru.ID))
 		return
 	}
-	h.runs.forget(ru)
+	if err := h.runs.drop(r.Context(), ru); err != nil {
+		writeError(w, err)
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -1019,7 +1402,15 @@ func (h *Handler) handleRunCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a := r.URL.Query().Get("action"); a == "rollback" {
-		writeError(w, unsupported("cancel with action=rollback is not supported: Interlude keeps every committed step; cancel with action=interrupt"))
+		if err := h.rollback(context.WithoutCancel(r.Context()), ru); err != nil {
+			writeError(w, err)
+			return
+		}
+		if truthy(r.URL.Query().Get("wait")) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if !ru.ended() {
@@ -1082,7 +1473,7 @@ func (h *Handler) existsUnless(ctx context.Context, id string, skip bool) error 
 // exists reports, as an error, whether the thread is unknown: neither stored
 // nor created here without a run.
 func (h *Handler) exists(ctx context.Context, id string) error {
-	if _, ok := h.threads.get(id); ok {
+	if _, ok := h.threads.get(ctx, id); ok {
 		return nil
 	}
 	_, err := h.host.Store().Meta(ctx, id)

@@ -16,7 +16,8 @@ import (
 // TestTheLangGraphJSSDKDrivesALiveServer runs testdata/sdk/test.mjs, which
 // drives a live `interlude serve` through the pinned @langchain/langgraph-sdk:
 // create, wait, stream, getState, resume by value and by id, search, history,
-// join, decisions, the state update that resolves, delete, and the refusals.
+// join, decisions, the state update that resolves and one that writes values,
+// command.update and goto, per-step values, copies, delete, and the refusals.
 // It needs `npm ci` in testdata/sdk (which .ci/run does); elsewhere it is
 // skipped unless CI is set.
 func TestTheLangGraphJSSDKDrivesALiveServer(t *testing.T) {

@@ -19,12 +19,15 @@ import (
 )
 
 // threadBook keeps what LangGraph clients say about threads that Interlude's
-// store has no place for: threads created empty (POST /threads, before their
-// first run) and the metadata clients set. It lives in this process's memory
-// (see the package doc).
+// thread log has no place for: threads created empty (POST /threads, before
+// their first run) and the metadata clients set. It keeps them in the store's
+// documents (store.Documents), so that they survive a restart and every
+// replica reads the same, or in this process's memory for a store without
+// them. A record that cannot be read reads as absent.
 type threadBook struct {
-	mu sync.Mutex
-	m  map[string]*threadRecord
+	docs store.Documents // nil: the map below
+	mu   sync.Mutex
+	m    map[string]*threadRecord
 }
 
 type threadRecord struct {
@@ -33,9 +36,23 @@ type threadRecord struct {
 	metadata  map[string]any
 }
 
-func newThreadBook() *threadBook { return &threadBook{m: map[string]*threadRecord{}} }
+// threadDoc is the kind of a thread's record in the store's documents.
+const threadDoc = "langgraph.thread"
 
-func (b *threadBook) get(id string) (threadRecord, bool) {
+func newThreadBook(docs store.Documents) *threadBook {
+	return &threadBook{docs: docs, m: map[string]*threadRecord{}}
+}
+
+func (b *threadBook) get(ctx context.Context, id string) (threadRecord, bool) {
+	if b.docs != nil {
+		d, err := b.docs.Document(ctx, id, threadDoc, "")
+		if err != nil {
+			return threadRecord{}, false
+		}
+		rec := threadRecord{createdAt: d.CreatedAt, updatedAt: d.UpdatedAt, metadata: map[string]any{}}
+		json.Unmarshal(d.Data, &rec.metadata)
+		return rec, true
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r, ok := b.m[id]
@@ -45,11 +62,30 @@ func (b *threadBook) get(id string) (threadRecord, bool) {
 	return threadRecord{createdAt: r.createdAt, updatedAt: r.updatedAt, metadata: maps.Clone(r.metadata)}, true
 }
 
-// maxBook bounds the threads whose metadata this process keeps.
+// maxBook bounds the threads whose metadata this process keeps in memory.
 const maxBook = 100000
 
 // merge adds metadata to the thread's, creating its record.
-func (b *threadBook) merge(id string, md map[string]any, now time.Time) error {
+func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, now time.Time) error {
+	if b.docs != nil {
+		b.mu.Lock() // one read-and-write at a time in this process
+		defer b.mu.Unlock()
+		d := store.Document{ThreadID: id, Kind: threadDoc, CreatedAt: now, UpdatedAt: now}
+		cur := map[string]any{}
+		if old, err := b.docs.Document(ctx, id, threadDoc, ""); err == nil {
+			json.Unmarshal(old.Data, &cur)
+			d.CreatedAt = old.CreatedAt
+		} else if !errors.Is(err, interlude.ErrNotFound) {
+			return err
+		}
+		maps.Copy(cur, md)
+		data, err := json.Marshal(cur)
+		if err != nil {
+			return badRequest("metadata cannot be encoded as JSON: %v", err)
+		}
+		d.Data = data
+		return b.docs.PutDocument(ctx, d)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	r, ok := b.m[id]
@@ -68,24 +104,49 @@ func (b *threadBook) merge(id string, md map[string]any, now time.Time) error {
 
 // create records a new thread with its metadata and returns its record, as
 // get would.
-func (b *threadBook) create(id string, md map[string]any, now time.Time) (threadRecord, error) {
-	if err := b.merge(id, md, now); err != nil {
+func (b *threadBook) create(ctx context.Context, id string, md map[string]any, now time.Time) (threadRecord, error) {
+	if err := b.merge(ctx, id, md, now); err != nil {
 		return threadRecord{}, err
 	}
-	rec, _ := b.get(id)
+	rec, ok := b.get(ctx, id)
+	if !ok {
+		return threadRecord{createdAt: now, updatedAt: now, metadata: maps.Clone(md)}, nil
+	}
 	return rec, nil
 }
 
-func (b *threadBook) forget(id string) {
+func (b *threadBook) forget(ctx context.Context, id string) {
+	if b.docs != nil {
+		b.docs.DeleteDocument(ctx, id, threadDoc, "")
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.m, id)
 }
 
-func (b *threadBook) ids() []string {
+// all returns the records, by thread, at most searchCap of them (the newest),
+// in one read.
+func (b *threadBook) all(ctx context.Context) (map[string]threadRecord, error) {
+	out := map[string]threadRecord{}
+	if b.docs != nil {
+		ds, err := b.docs.Documents(ctx, store.DocumentQuery{Kind: threadDoc, Limit: searchCap})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			rec := threadRecord{createdAt: d.CreatedAt, updatedAt: d.UpdatedAt, metadata: map[string]any{}}
+			json.Unmarshal(d.Data, &rec.metadata)
+			out[d.ThreadID] = rec
+		}
+		return out, nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return slices.Collect(maps.Keys(b.m))
+	for id, r := range b.m {
+		out[id] = threadRecord{createdAt: r.createdAt, updatedAt: r.updatedAt, metadata: maps.Clone(r.metadata)}
+	}
+	return out, nil
 }
 
 // thread is LangGraph's Thread object.
@@ -144,7 +205,7 @@ func errThreadNotFound(id string) error {
 
 // load reads a thread: from the store once it has run, else from the book.
 func (h *Handler) load(ctx context.Context, id string) (*threadView, error) {
-	rec, inBook := h.threads.get(id)
+	rec, inBook := h.threads.get(ctx, id)
 	g, err := h.host.GraphFor(ctx, id)
 	if errors.Is(err, interlude.ErrNotFound) {
 		if !inBook {
@@ -226,7 +287,7 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		// A new id names no thread yet: the book alone answers, with no
 		// store read.
 		id := newUUID()
-		rec, err := h.threads.create(id, body.Metadata, h.now())
+		rec, err := h.threads.create(r.Context(), id, body.Metadata, h.now())
 		if err != nil {
 			writeError(w, err)
 			return
@@ -246,7 +307,7 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, conflict(string(interlude.CodeConflict), "Thread with ID %s already exists; pass if_exists: \"do_nothing\" to get it instead", body.ThreadID))
 		return
 	}
-	if err := h.threads.merge(body.ThreadID, body.Metadata, h.now()); err != nil {
+	if err := h.threads.merge(r.Context(), body.ThreadID, body.Metadata, h.now()); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -322,7 +383,7 @@ func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if err := h.threads.merge(id, body.Metadata, h.now()); err != nil {
+	if err := h.threads.merge(r.Context(), id, body.Metadata, h.now()); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -343,7 +404,7 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	_, inBook := h.threads.get(id)
+	_, inBook := h.threads.get(r.Context(), id)
 	ctx := context.WithoutCancel(r.Context())
 	err := h.host.Delete(ctx, id)
 	switch {
@@ -356,13 +417,67 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	h.threads.forget(id)
-	h.runs.forgetThread(id)
+	h.threads.forget(ctx, id)
+	h.runs.forgetThread(ctx, id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// handleThreadCopy copies a thread under a new id: its values, history and
+// status as stored (store.Copier), and the metadata clients set; not its runs.
+// Pending questions are asked again on the copy, with ids of its own.
 func (h *Handler) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
-	writeError(w, unsupported("copying a thread is not supported by Interlude: a thread's history is its own; start a new thread with the values of GET /threads/{id}/state, or fork this one with a run that names a checkpoint_id"))
+	if err := need(r, "run", "create threads"); err != nil {
+		writeError(w, err)
+		return
+	}
+	id, ok := threadIn(w, r)
+	if !ok {
+		return
+	}
+	ctx := context.WithoutCancel(r.Context())
+	src, err := h.load(ctx, id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	to := newUUID()
+	if src.snap != nil {
+		cp, ok := store.As[store.Copier](h.host.Store())
+		if !ok {
+			writeError(w, unsupported("this server's store cannot copy threads; use the sqlite, postgres or memory store"))
+			return
+		}
+		if err := cp.CopyThread(ctx, id, to); err != nil {
+			writeError(w, err)
+			return
+		}
+		if len(src.snap.Interrupts) > 0 {
+			// A question's id is the thread's own: the copy asks its pending
+			// questions again (a fork of its latest checkpoint), under ids
+			// its answers reach.
+			if _, err := src.graph.Fork(ctx, to, src.snap.Checkpoint); err != nil {
+				h.host.Delete(ctx, to)
+				writeError(w, err)
+				return
+			}
+		}
+	}
+	md := map[string]any{}
+	if rec, ok := h.threads.get(ctx, id); ok {
+		md = rec.metadata
+	}
+	if len(md) > 0 || src.snap == nil {
+		if err := h.threads.merge(ctx, to, md, h.now()); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	tv, err := h.load(ctx, to)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tv.thread)
 }
 
 // searchBody is the body of POST /threads/search and /threads/count.
@@ -418,6 +533,10 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		q.Graph = name
 		delete(md, "assistant_id")
 	}
+	book, err := h.threads.all(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
 	var cands []candidate
 	seen := map[string]bool{}
 	for len(cands) < searchCap {
@@ -428,7 +547,7 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		for _, m := range page.Threads {
 			seen[m.ThreadID] = true
 			c := candidate{id: m.ThreadID, graph: m.Graph, status: threadStatus(m.Status), created: m.CreatedAt, updated: m.UpdatedAt}
-			if rec, ok := h.threads.get(m.ThreadID); ok {
+			if rec, ok := book[m.ThreadID]; ok {
 				c.metadata = rec.metadata
 				if rec.createdAt.Before(c.created) {
 					c.created = rec.createdAt
@@ -442,8 +561,8 @@ func (h *Handler) search(ctx context.Context, b searchBody, offset, limit int) (
 		q.Cursor = page.NextCursor
 	}
 	if q.Graph == "" && (b.Status == "" || b.Status == "idle" || b.Status == "busy") {
-		for _, id := range h.threads.ids() { // threads created empty, not yet stored
-			if rec, ok := h.threads.get(id); ok && !seen[id] {
+		for id, rec := range book { // threads created empty, not yet stored
+			if !seen[id] {
 				if _, err := h.host.GraphFor(ctx, id); errors.Is(err, interlude.ErrNotFound) {
 					cands = append(cands, candidate{id: id, status: "idle", created: rec.createdAt, updated: rec.updatedAt, metadata: rec.metadata})
 				}
@@ -709,7 +828,7 @@ func emptyState(threadID string) threadState {
 func (h *Handler) history(ctx context.Context, threadID string, limit int, before string) ([]threadState, error) {
 	g, err := h.host.GraphFor(ctx, threadID)
 	if errors.Is(err, interlude.ErrNotFound) {
-		if _, ok := h.threads.get(threadID); ok {
+		if _, ok := h.threads.get(ctx, threadID); ok {
 			return []threadState{}, nil
 		}
 		return nil, errThreadNotFound(threadID)
@@ -929,28 +1048,33 @@ func checkpointArg(raw json.RawMessage) (string, error) {
 	return *c.CheckpointID, nil
 }
 
-// handleStatePost serves POST /threads/{id}/state. Interlude changes a
-// thread's state only through its graph's runs and answers, so the one update
-// it takes is agent-inbox's "mark as resolved" ({"values": null, "as_node":
-// "__end__"}): every pending question is cancelled.
+// handleStatePost serves POST /threads/{id}/state: the values are written
+// through the graph's reducers as if node as_node had written them (its
+// successors then run next; "__start__" makes the update act as input, and
+// without as_node the nodes due stay due), and agent-inbox's "mark as
+// resolved" ({"values": null, "as_node": "__end__"}) cancels every pending
+// question. A thread waiting for answers refuses other updates, unchanged.
 func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
 	id, ok := threadIn(w, r)
 	if !ok {
 		return
 	}
 	var body struct {
-		Values json.RawMessage `json:"values"`
-		AsNode string          `json:"as_node"`
+		Values       json.RawMessage `json:"values"`
+		AsNode       string          `json:"as_node"`
+		Checkpoint   json.RawMessage `json:"checkpoint"`
+		CheckpointID string          `json:"checkpoint_id"`
 	}
 	if err := h.readJSON(w, r, &body); err != nil {
 		writeError(w, err)
 		return
 	}
-	if !isNull(body.Values) || body.AsNode != graph.End {
-		writeError(w, unsupported(`Interlude changes a thread's state only through its runs and answers; the one state update it takes is {"values": null, "as_node": "__end__"}, which cancels the pending questions`))
-		return
+	resolve := isNull(body.Values) && body.AsNode == graph.End
+	role, doing := "run", "change a thread's state"
+	if resolve {
+		role, doing = "approve", "answer interrupts"
 	}
-	if err := need(r, "approve", "answer interrupts"); err != nil {
+	if err := need(r, role, doing); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -958,16 +1082,80 @@ func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, conflict(string(interlude.CodeThreadBusy), "Thread %s is busy: a run is pending or running", id))
 		return
 	}
-	res, err := h.cancelAll(r, id)
+	var version int64
+	var err error
+	if resolve {
+		version, err = h.cancelAll(r, id)
+	} else {
+		version, err = h.updateState(r, id, body.Values, body.AsNode, body.Checkpoint, body.CheckpointID)
+	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	cid := checkpointID(res, time.Time{})
+	cid := checkpointID(version, time.Time{})
 	if st, err := h.stateAt(r.Context(), id, ""); err == nil && st.CheckpointID != nil {
 		cid = *st.CheckpointID
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": checkpointRef{ThreadID: id, CheckpointID: &cid}})
+}
+
+// updateState applies POST /threads/{id}/state's values to the thread and
+// returns its version after.
+func (h *Handler) updateState(r *http.Request, id string, values json.RawMessage, asNode string, cp json.RawMessage, cpID string) (int64, error) {
+	ctx := interlude.WithActor(context.WithoutCancel(r.Context()), callerOf(r).Name)
+	var upd json.RawMessage
+	if !isNull(values) {
+		var err error
+		if upd, err = updateObject(values); err != nil {
+			return 0, unsupported("values must be an object of state fields (or [field, value] pairs): Interlude applies one update at a time")
+		}
+	}
+	at, err := checkpointArg(cp)
+	if err != nil {
+		return 0, err
+	}
+	if at == "" {
+		at = cpID
+	}
+	if err := h.exists(ctx, id); err != nil {
+		return 0, err
+	}
+	held, err := h.host.Hold(ctx, id, "", true)
+	if err != nil {
+		return 0, err
+	}
+	defer held.Release()
+	if at != "" {
+		if st, err := h.stateAt(ctx, id, ""); err != nil || st.CheckpointID == nil || !sameCheckpoint(*st.CheckpointID, at) {
+			return 0, unsupported("an update of an earlier checkpoint is not supported: Interlude updates a thread at its latest checkpoint; fork the thread from %s first (a run with only checkpoint_id)", at)
+		}
+	}
+	u := graph.StateUpdate{AsNode: asNode}
+	switch asNode {
+	case "", graph.Start:
+	case graph.End:
+		u.AsNode, u.Goto = "", []string{graph.End}
+	default:
+		if !slices.Contains(held.Graph.Nodes(), asNode) {
+			return 0, badRequest("as_node %q is not a node of graph %s (%s)", asNode, held.Graph.Name(), strings.Join(held.Graph.Nodes(), ", "))
+		}
+	}
+	if upd != nil {
+		u.Values = upd
+	}
+	res, err := held.UpdateState(ctx, u)
+	if err != nil {
+		return 0, err
+	}
+	return res.Checkpoint, nil
+}
+
+// sameCheckpoint reports whether two checkpoint ids name the same version.
+func sameCheckpoint(a, b string) bool {
+	va, ok1 := parseCheckpointID(a)
+	vb, ok2 := parseCheckpointID(b)
+	return ok1 && ok2 && va == vb
 }
 
 // cancelAll cancels every pending question of the thread (none pending is no
@@ -976,7 +1164,7 @@ func (h *Handler) cancelAll(r *http.Request, id string) (int64, error) {
 	ctx := interlude.WithActor(context.WithoutCancel(r.Context()), callerOf(r).Name)
 	held, err := h.host.Hold(ctx, id, "", false)
 	if errors.Is(err, interlude.ErrNotFound) {
-		if _, ok := h.threads.get(id); ok {
+		if _, ok := h.threads.get(ctx, id); ok {
 			return 0, nil
 		}
 		return 0, errThreadNotFound(id)

@@ -20,7 +20,10 @@ type Store struct {
 	threads map[string]*thread
 	closed  bool
 	outbox  outbox
+	docs    map[docKey]store.Document
 }
+
+type docKey struct{ thread, kind, key string }
 
 type thread struct {
 	meta      store.Meta
@@ -34,10 +37,14 @@ var (
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
 	_ store.Outbox        = (*Store)(nil)
+	_ store.Documents     = (*Store)(nil)
+	_ store.Copier        = (*Store)(nil)
 )
 
 // New returns an empty store.
-func New() *Store { return &Store{threads: make(map[string]*thread)} }
+func New() *Store {
+	return &Store{threads: make(map[string]*thread), docs: make(map[docKey]store.Document)}
+}
 
 // Append implements store.Store.
 func (s *Store) Append(ctx context.Context, a store.Append) error {
@@ -321,6 +328,126 @@ func (s *Store) Delete(ctx context.Context, threadID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.threads, threadID)
+	for k := range s.docs {
+		if k.thread == threadID {
+			delete(s.docs, k)
+		}
+	}
+	return nil
+}
+
+// CopyThread implements store.Copier.
+func (s *Store) CopyThread(ctx context.Context, from, to string) error {
+	if err := storekit.CheckCopy(from, to); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src := s.threads[from]
+	if src == nil {
+		return storekit.NotFound(from)
+	}
+	if s.threads[to] != nil {
+		return storekit.CopyTaken(to)
+	}
+	now := time.Now().UTC()
+	t := &thread{meta: cloneMeta(src.meta), expires: src.expires}
+	t.meta.ThreadID, t.meta.CreatedAt, t.meta.UpdatedAt = to, now, now
+	for _, r := range src.records {
+		r.Data = slices.Clone(r.Data)
+		t.records = append(t.records, r)
+	}
+	for _, sn := range src.snapshots {
+		sn.Data = slices.Clone(sn.Data)
+		t.snapshots = append(t.snapshots, sn)
+	}
+	s.threads[to] = t
+	return nil
+}
+
+// PutDocument implements store.Documents.
+func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
+	if err := storekit.CheckDocument(d.ThreadID, d.Kind); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := docKey{d.ThreadID, d.Kind, d.Key}
+	d.Data = slices.Clone(d.Data)
+	if old, ok := s.docs[k]; ok {
+		d.CreatedAt = old.CreatedAt
+	} else if d.CreatedAt.IsZero() {
+		d.CreatedAt = now
+	}
+	if d.UpdatedAt.IsZero() {
+		d.UpdatedAt = now
+	}
+	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+	s.docs[k] = d
+	return nil
+}
+
+// Document implements store.Documents.
+func (s *Store) Document(ctx context.Context, threadID, kind, key string) (*store.Document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, ok := s.docs[docKey{threadID, kind, key}]
+	if !ok {
+		return nil, storekit.DocumentNotFound(threadID, kind, key)
+	}
+	d.Data = slices.Clone(d.Data)
+	return &d, nil
+}
+
+// Documents implements store.Documents. It scans every document, which suits
+// the memory store's purposes (tests, small embedded uses).
+func (s *Store) Documents(ctx context.Context, q store.DocumentQuery) ([]store.Document, error) {
+	if err := storekit.CheckDocumentQuery(q); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []store.Document
+	s.mu.RLock()
+	for k, d := range s.docs {
+		if k.kind == q.Kind && (q.ThreadID == "" || k.thread == q.ThreadID) {
+			d.Data = slices.Clone(d.Data)
+			out = append(out, d)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b store.Document) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.ThreadID, a.ThreadID); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.Key, a.Key)
+	})
+	out = out[min(q.Offset, len(out)):]
+	return out[:min(store.DocumentLimit(q), len(out))], nil
+}
+
+// DeleteDocument implements store.Documents.
+func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.docs, docKey{threadID, kind, key})
 	return nil
 }
 

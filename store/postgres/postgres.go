@@ -83,6 +83,8 @@ var (
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
 	_ store.Outbox        = (*Store)(nil)
+	_ store.Documents     = (*Store)(nil)
+	_ store.Copier        = (*Store)(nil)
 )
 
 type config struct {
@@ -186,7 +188,7 @@ type queries struct {
 	version, meta, load, records   string
 	history                        string
 	delThread, delRecords, delSnap string
-	delLease, delEvents            string
+	delLease, delEvents, delDocs   string
 	lease, holder, renew, release  string
 	expired                        string // marks and returns the expired leases not yet reported
 	expiredQuestions               string // the threads whose questions expired, for Store.Expired
@@ -231,6 +233,7 @@ func newQueries(schema string) queries {
 	q.delSnap = `DELETE FROM ` + schema + `.snapshots WHERE thread_id = $1`
 	q.delLease = `DELETE FROM ` + schema + `.leases WHERE thread_id = $1 AND expires_at <= now()`
 	q.delEvents = `DELETE FROM ` + schema + `.events WHERE thread_id = $1`
+	q.delDocs = `DELETE FROM ` + schema + `.documents WHERE thread_id = $1`
 	q.schema = schema
 	leaseSQL(&q, schema)
 	return q
@@ -743,7 +746,7 @@ func scanMetas(rows pgx.Rows, err error) ([]store.Meta, error) {
 // a live run stays until that run ends; an expired one goes.
 func (s *Store) Delete(ctx context.Context, threadID string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for _, q := range []string{s.sql.delThread, s.sql.delRecords, s.sql.delSnap, s.sql.delLease, s.sql.delEvents} {
+		for _, q := range []string{s.sql.delThread, s.sql.delRecords, s.sql.delSnap, s.sql.delLease, s.sql.delEvents, s.sql.delDocs} {
 			if _, err := tx.Exec(ctx, q, threadID); err != nil {
 				return err
 			}

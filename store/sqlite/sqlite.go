@@ -80,6 +80,8 @@ var (
 	_ store.ExpiryIndex   = (*Store)(nil)
 	_ store.RecoveryIndex = (*Store)(nil)
 	_ store.Outbox        = (*Store)(nil)
+	_ store.Documents     = (*Store)(nil)
+	_ store.Copier        = (*Store)(nil)
 )
 
 type config struct {
@@ -700,6 +702,9 @@ func (s *Store) Delete(ctx context.Context, threadID string) error {
 		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, threadID); err != nil {
 			return s.wrap("delete", threadID, err)
 		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE thread_id = ?`, threadID); err != nil {
+		return s.wrap("delete", threadID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return s.wrap("delete", threadID, err)

@@ -100,7 +100,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 		{"InvalidAppendRefused", h.invalidAppend},
 		{"UnknownThread", h.unknownThread},
 		{"ContextCancelled", h.contextCancelled},
-	}, slices.Concat(h.expiryCases(), h.recoveryCases(), h.outboxCases())...) {
+	}, slices.Concat(h.expiryCases(), h.recoveryCases(), h.outboxCases(), h.documentCases())...) {
 		t.Run(c.name, c.fn)
 	}
 }

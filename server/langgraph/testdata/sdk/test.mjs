@@ -101,9 +101,39 @@ const checks = {
     const thread = await client.threads.get(t.thread_id);
     assert.notEqual(thread.status, "interrupted");
     assert.equal(thread.values.outcome, "cancelled");
-    await refused(client.threads.updateState(t.thread_id, { values: { amount: 1 } }), 422, "not_supported");
+    await client.threads.updateState(t.thread_id, { values: { amount: 1 } });
+    assert.equal((await client.threads.getState(t.thread_id)).values.amount, 1);
     await client.threads.delete(t.thread_id);
     await refused(client.threads.get(t.thread_id), 404);
+  },
+
+  async "the values mode sends every step; updateState and command.update change the state"() {
+    const t = await client.threads.create();
+    const parts = [];
+    for await (const p of client.runs.stream(t.thread_id, "gated", { input: { topic: "tea" }, streamMode: "values" })) parts.push(p);
+    const vals = parts.filter((p) => p.event === "values").map((p) => p.data);
+    assert.deepEqual(vals[0], { topic: "tea" });
+    assert.equal(vals[1].draft, "A short note about tea.");
+    const upd = await client.threads.updateState(t.thread_id, { values: { draft: "by hand" }, asNode: "draft" });
+    const state = await client.threads.getState(t.thread_id);
+    assert.equal(upd.checkpoint.checkpoint_id, state.checkpoint.checkpoint_id);
+    assert.equal(state.values.draft, "by hand");
+    assert.deepEqual(state.next, ["review"]);
+    const out = await client.runs.wait(t.thread_id, "gated", { command: { update: { topic: "coffee" }, goto: "draft" } });
+    assert.equal(out.draft, "A short note about coffee.");
+  },
+
+  async "copy a thread with its values, history and metadata"() {
+    const t = await client.threads.create({ metadata: { owner: "sdk" } });
+    await client.runs.wait(t.thread_id, "refund", { input: { amount: 6 } });
+    await client.runs.wait(t.thread_id, "refund", { command: { resume: { approved: true } } });
+    const c = await client.threads.copy(t.thread_id);
+    assert.notEqual(c.thread_id, t.thread_id);
+    assert.equal(c.metadata.owner, "sdk");
+    assert.deepEqual(c.values, (await client.threads.get(t.thread_id)).values);
+    const h1 = await client.threads.getHistory(t.thread_id, { limit: 10 });
+    const h2 = await client.threads.getHistory(c.thread_id, { limit: 10 });
+    assert.deepEqual(h2.map((s) => s.values), h1.map((s) => s.values));
   },
 
   async "refusals leave the thread unchanged"() {
@@ -113,7 +143,8 @@ const checks = {
     await refused(client.runs.wait(t.thread_id, "refund", { command: { resume: { approved: "yes" } } }), 422, "invalid_response");
     await refused(client.runs.wait(t.thread_id, "refund", { command: { resume: { "0123456789abcdef0123456789abcdef": { approved: true } } } }), 409, "unknown_interrupt");
     await refused(client.runs.wait(t.thread_id, "refund", { input: { amount: 1 } }), 409, "thread_interrupted");
-    await refused(client.runs.wait(t.thread_id, "refund", { command: { update: { amount: 1 } } }), 422, "not_supported");
+    await refused(client.runs.wait(t.thread_id, "refund", { command: { update: { amount: 1 } } }), 409, "thread_interrupted");
+    await refused(client.threads.updateState(t.thread_id, { values: { amount: 1 } }), 409, "thread_interrupted");
     const p = await client.threads.create();
     await client.runs.wait(p.thread_id, "parallel", { input: {} });
     await refused(client.runs.wait(p.thread_id, "parallel", { command: { resume: true } }), 409, "ambiguous_resume");

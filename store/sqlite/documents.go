@@ -1,0 +1,152 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
+)
+
+// write runs fn in a durable write transaction.
+func (s *Store) write(ctx context.Context, op, threadID string, fn func(tx *sql.Tx) error) error {
+	conn, err := s.writer(ctx, true)
+	if err != nil {
+		return s.wrap(op, threadID, err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(op, threadID, err)
+	}
+	defer tx.Rollback() // a no-op once committed
+	if err := fn(tx); err != nil {
+		return s.wrap(op, threadID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap(op, threadID, err)
+	}
+	return nil
+}
+
+// PutDocument implements store.Documents.
+func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
+	if err := storekit.CheckDocument(d.ThreadID, d.Kind); err != nil {
+		return err
+	}
+	now := time.Now().UnixNano()
+	created, updated := now, now
+	if !d.CreatedAt.IsZero() {
+		created = d.CreatedAt.UnixNano()
+	}
+	if !d.UpdatedAt.IsZero() {
+		updated = d.UpdatedAt.UnixNano()
+	}
+	return s.write(ctx, "put a document of", d.ThreadID, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO documents (thread_id, kind, key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (thread_id, kind, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
+			d.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
+		return err
+	})
+}
+
+const documentColumns = `thread_id, kind, key, data, created_at, updated_at`
+
+func scanDocument(row scanner) (store.Document, error) {
+	var d store.Document
+	var created, updated int64
+	if err := row.Scan(&d.ThreadID, &d.Kind, &d.Key, &d.Data, &created, &updated); err != nil {
+		return d, err
+	}
+	d.CreatedAt, d.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return d, nil
+}
+
+// Document implements store.Documents.
+func (s *Store) Document(ctx context.Context, threadID, kind, key string) (*store.Document, error) {
+	d, err := scanDocument(s.r.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`, threadID, kind, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, storekit.DocumentNotFound(threadID, kind, key)
+	}
+	if err != nil {
+		return nil, s.wrap("read a document of", threadID, err)
+	}
+	return &d, nil
+}
+
+// Documents implements store.Documents.
+func (s *Store) Documents(ctx context.Context, q store.DocumentQuery) ([]store.Document, error) {
+	if err := storekit.CheckDocumentQuery(q); err != nil {
+		return nil, err
+	}
+	query := `SELECT ` + documentColumns + ` FROM documents WHERE kind = ?`
+	args := []any{q.Kind}
+	if q.ThreadID != "" {
+		query += ` AND thread_id = ?`
+		args = append(args, q.ThreadID)
+	}
+	query += ` ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`
+	rows, err := s.r.QueryContext(ctx, query, append(args, store.DocumentLimit(q), q.Offset)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list %s documents: %w", q.Kind, err)
+	}
+	defer rows.Close()
+	var out []store.Document
+	for rows.Next() {
+		d, err := scanDocument(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: list %s documents: %w", q.Kind, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: list %s documents: %w", q.Kind, err)
+	}
+	return out, nil
+}
+
+// DeleteDocument implements store.Documents.
+func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) error {
+	return s.write(ctx, "delete a document of", threadID, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`, threadID, kind, key)
+		return err
+	})
+}
+
+// CopyThread implements store.Copier, in one transaction.
+func (s *Store) CopyThread(ctx context.Context, from, to string) error {
+	if err := storekit.CheckCopy(from, to); err != nil {
+		return err
+	}
+	now := time.Now().UnixNano()
+	return s.write(ctx, "copy", from, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM threads WHERE id = ?`, to).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return storekit.CopyTaken(to)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
+			SELECT ?, graph, status, version, interrupts, ?, ?, expires_at FROM threads WHERE id = ?`, to, now, now, from)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err == nil {
+				err = storekit.NotFound(from)
+			}
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO records (thread_id, version, format, kind, data, created_at)
+			SELECT ?, version, format, kind, data, created_at FROM records WHERE thread_id = ?`, to, from); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO snapshots (thread_id, version, format, data)
+			SELECT ?, version, format, data FROM snapshots WHERE thread_id = ?`, to, from)
+		return err
+	})
+}

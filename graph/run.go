@@ -300,7 +300,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 		if err != nil {
 			return nil, unencodable("the graph's input function", f.name, v.Field(f.index), err)
 		}
-		edited[i] = write{Field: w.Field, Value: data}
+		edited[i] = write{Field: w.Field, Value: data, val: v.Field(f.index)}
 	}
 	more, err := g.codec.fs.writesOf(reflect.ValueOf(extra), "the graph's input function")
 	if err != nil {

@@ -203,7 +203,10 @@ func cloneRaw(r json.RawMessage) json.RawMessage {
 // "input" for tool calls (as {} when empty), "content" for tool results,
 // "thinking" and "signature" for thinking blocks and "data" for redacted
 // thinking.
-func (b Block) MarshalJSON() ([]byte, error) {
+func (b Block) MarshalJSON() ([]byte, error) { return appendBlock(nil, b) }
+
+// marshalBlock encodes b with encoding/json, field by field as its type has them.
+func marshalBlock(b Block) ([]byte, error) {
 	switch b.Type {
 	case BlockText:
 		return json.Marshal(struct {
@@ -354,13 +357,7 @@ func (m Message) Clone() Message {
 }
 
 // MarshalJSON writes the message; an empty content list is written as [].
-func (m Message) MarshalJSON() ([]byte, error) {
-	type plain Message
-	if m.Content == nil {
-		m.Content = []Block{}
-	}
-	return json.Marshal(plain(m))
-}
+func (m Message) MarshalJSON() ([]byte, error) { return appendMessage(nil, m) }
 
 // Validate reports the first problem that would make the message unusable:
 // an unknown role or block type, a tool call without an id, a name or a JSON

@@ -159,7 +159,11 @@ func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
 		if err := checkDecodes(raw, f); err != nil {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
 		}
-		out = append(out, write{Field: f.name, Value: raw})
+		compact, err := json.Marshal(raw) // as a write made here is encoded
+		if err != nil {
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
+		}
+		out = append(out, write{Field: f.name, Value: compact})
 	}
 	for k := range obj {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("%s: unknown field %q", who, k)}

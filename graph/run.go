@@ -577,7 +577,7 @@ func (r *runner[S]) commit(d *delta) error {
 	if st.version == 0 {
 		d.Nonce = st.nonce
 	}
-	data, err := json.Marshal(d)
+	data, err := encodeDelta(d)
 	d.Status = status
 	if err != nil {
 		r.dirty = true

@@ -402,8 +402,7 @@ func (b Block) validate(role Role) error {
 			return errors.New("tool_use block needs an id and a name")
 		}
 		if len(bytes.TrimSpace(b.Input)) > 0 {
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(b.Input, &obj); err != nil || obj == nil {
+			if !isObject(b.Input) {
 				return fmt.Errorf("tool_use %q: input must be a JSON object", b.ID)
 			}
 		}
@@ -450,4 +449,10 @@ func (b Block) validate(role Role) error {
 	default:
 		return fmt.Errorf("unknown block type %q", b.Type)
 	}
+}
+
+// isObject reports whether data is one JSON object (checked, not decoded).
+func isObject(data []byte) bool {
+	t := bytes.TrimSpace(data)
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
 }

@@ -177,6 +177,17 @@ func checkDecodes(raw json.RawMessage, f field) error {
 	return dec.Decode(reflect.New(f.typ).Interface())
 }
 
+// grows returns the bytes the writes append or merge into the state, as encoded.
+func (fs *fields) grows(ws []write) int {
+	n := 0
+	for _, w := range ws {
+		if f := fs.byName[w.Field]; f != nil && (f.reducer == AppendReducer || f.reducer == MergeReducer) {
+			n += len(w.Value)
+		}
+	}
+	return n
+}
+
 // apply applies writes to the state value dst (addressable) with each field's
 // reducer.
 func (fs *fields) apply(dst reflect.Value, ws []write) error {

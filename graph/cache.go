@@ -36,12 +36,11 @@ type cache[S any] struct {
 }
 
 type cached[S any] struct {
-	id       string
-	st       *state[S]
-	created  time.Time // the thread's creation time as the store keeps it (zero if unknown)
-	since    int       // record bytes since the snapshot
-	snapSize int       // JSON bytes of the stored snapshot
-	cost     int64     // the estimated size it was cached with
+	id      string
+	st      *state[S]
+	created time.Time // the thread's creation time as the store keeps it (zero if unknown)
+	weight            // record bytes since the snapshot, its size, what grew since
+	cost    int64     // the estimated size it was cached with
 }
 
 // estimate is the estimated memory of a cached state.

@@ -7,7 +7,7 @@ import (
 
 // entry is a cached state of about n bytes (its estimate adds the overhead).
 func entry(id string, n int) *cached[struct{}] {
-	return &cached[struct{}]{id: id, st: &state[struct{}]{version: 1}, snapSize: n - cacheEntryOverhead}
+	return &cached[struct{}]{id: id, st: &state[struct{}]{version: 1}, weight: weight{snapSize: n - cacheEntryOverhead}}
 }
 
 func TestTheStateCacheEvictsTheLeastRecentlyUsedStatesFirst(t *testing.T) {

@@ -362,33 +362,53 @@ func decodeDelta(r store.Record) (*delta, error) {
 	return &d, nil
 }
 
+// weight is what decides when a thread's next snapshot is due: the bytes of
+// the records after its last snapshot, the snapshot's JSON size, and the bytes
+// appended or merged into the state since (see snapshotDue).
+type weight struct {
+	since    int
+	snapSize int
+	grown    int
+}
+
+// snapshotDue reports whether a commit bringing the weight to w writes a
+// snapshot: once replaying the records since the last one would read more than
+// twice the state's weight, estimated as the last snapshot plus what appends and
+// merges added since, and at least compressAbove bytes. A state that only grows
+// (a conversation) is then rebuilt from its records as cheaply as from a
+// snapshot of it, and is not snapshotted again and again as it grows; a state
+// whose fields are replaced gets one every two states' weight of records.
+func snapshotDue(w weight) bool {
+	return w.since > compressAbove && w.since >= 2*(w.snapSize+w.grown)
+}
+
 // load rebuilds a thread's state from its snapshot and later records. It also
-// returns the bytes of records after the snapshot and the snapshot's JSON size.
-func (c codec[S]) load(l *store.Loaded) (*state[S], int, int, error) {
+// returns its weight.
+func (c codec[S]) load(l *store.Loaded) (*state[S], weight, error) {
 	st := &state[S]{}
-	snapSize := 0
+	var w weight
 	if l.Snapshot != nil {
 		cp, size, err := decodeSnapshot(l.Snapshot.Data)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, weight{}, err
 		}
-		snapSize = size
+		w.snapSize = size
 		if err := c.restore(st, cp); err != nil {
-			return nil, 0, 0, err
+			return nil, weight{}, err
 		}
 		st.version = l.Snapshot.Version
 	}
-	since := 0
 	for _, r := range l.Records {
 		d, err := decodeDelta(r)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, weight{}, err
 		}
 		if err := c.applyDelta(st, d, false); err != nil {
-			return nil, 0, 0, err
+			return nil, weight{}, err
 		}
 		st.version = r.Version
-		since += len(r.Data)
+		w.since += len(r.Data)
+		w.grown += c.fs.grows(d.Input) + c.fs.grows(d.Writes)
 	}
-	return st, since, snapSize, nil
+	return st, w, nil
 }

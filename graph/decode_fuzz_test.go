@@ -45,7 +45,7 @@ func FuzzLoadStoredRecords(f *testing.F) {
 		if len(rec) > 0 {
 			l.Records = []store.Record{{Version: 2, Format: store.FormatVersion, Kind: "step", Data: rec}}
 		}
-		_, _, _, err := g.codec.load(l)
+		_, _, err := g.codec.load(l)
 		if err == nil {
 			return
 		}

@@ -109,11 +109,14 @@
 //
 // A thread is stored as a log of records, one per commit, each holding only
 // what its commit changed, and a snapshot of the whole state every so often: a
-// snapshot is written once the records since the last one weigh as much as it
-// (and at least 4 KiB). The store keeps every snapshot; as each follows at
-// least the previous one's weight of records, a state that grows (a
-// conversation) keeps snapshots of about twice its newest one's size in all, and
-// a state of constant size keeps fewer snapshot bytes than record bytes.
+// snapshot is written once replaying the records since the last one would read
+// more than twice the state's weight (the last snapshot's size plus what
+// appends and merges added since), and at least 4 KiB. A state that only grows
+// (a conversation) is rebuilt from its records about as cheaply as from a
+// snapshot, so it is not snapshotted over and over as it grows: a turn costs
+// the same on the thousandth turn as on the tenth. A state whose fields are
+// replaced gets a snapshot every two states' weight of records. The store keeps
+// every snapshot.
 // Snapshots above 4 KiB are stored compressed. Loading a thread reads the newest
 // snapshot and the records after it.
 //
@@ -121,9 +124,9 @@
 // checkpoints before the cursor Before reads those records, the newest snapshot
 // older than the page, and the records between the two; it rebuilds the state
 // before the page from them and applies the page's records, copying the values
-// at each. The snapshot spacing bounds the records between, so a page costs the
-// same on a thread of ten checkpoints or ten thousand: reading the latest
-// checkpoint does not replay the thread. (What grows is the state itself: the
+// at each. The snapshot spacing bounds the records between by about twice the
+// state's weight, so a page costs what the state weighs, not what the thread's
+// length does. (What grows is the state itself: the
 // values of a conversation's latest checkpoint hold the whole conversation.)
 // [Graph.Fork] finds its checkpoint's state the same way. Pass the oldest ID of
 // a page as the next page's Before: checkpoint ids never change, so paging is

@@ -114,9 +114,12 @@ func checkReducer(f field) error {
 }
 
 // write is one field write as recorded: the field's JSON name and the written value.
+// A write made in this process also holds the written value itself (val), which
+// is applied as it is: decoding Value again would only rebuild it.
 type write struct {
 	Field string          `json:"f"`
 	Value json.RawMessage `json:"x"`
+	val   reflect.Value   // the written value, if the write was made here
 }
 
 // writesOf returns the writes an update makes: one per field that is not its zero
@@ -133,7 +136,7 @@ func (fs *fields) writesOf(update reflect.Value, who string) ([]write, error) {
 		if err != nil {
 			return nil, unencodable(who, f.name, v, err)
 		}
-		out = append(out, write{Field: f.name, Value: data})
+		out = append(out, write{Field: f.name, Value: data, val: v})
 	}
 	return out, nil
 }
@@ -156,7 +159,11 @@ func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
 		if err := checkDecodes(raw, f); err != nil {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
 		}
-		out = append(out, write{Field: f.name, Value: raw})
+		compact, err := json.Marshal(raw) // as a write made here is encoded
+		if err != nil {
+			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
+		}
+		out = append(out, write{Field: f.name, Value: compact})
 	}
 	for k := range obj {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("%s: unknown field %q", who, k)}
@@ -170,6 +177,17 @@ func checkDecodes(raw json.RawMessage, f field) error {
 	return dec.Decode(reflect.New(f.typ).Interface())
 }
 
+// grows returns the bytes the writes append or merge into the state, as encoded.
+func (fs *fields) grows(ws []write) int {
+	n := 0
+	for _, w := range ws {
+		if f := fs.byName[w.Field]; f != nil && (f.reducer == AppendReducer || f.reducer == MergeReducer) {
+			n += len(w.Value)
+		}
+	}
+	return n
+}
+
 // apply applies writes to the state value dst (addressable) with each field's
 // reducer.
 func (fs *fields) apply(dst reflect.Value, ws []write) error {
@@ -177,6 +195,10 @@ func (fs *fields) apply(dst reflect.Value, ws []write) error {
 		f := fs.byName[w.Field]
 		if f == nil {
 			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("recorded write to unknown state field %q; was the state type changed incompatibly?", w.Field)}
+		}
+		if w.val.IsValid() {
+			reduce(dst.Field(f.index), w.val, f.reducer)
+			continue
 		}
 		nv := reflect.New(f.typ)
 		if err := json.Unmarshal(w.Value, nv.Interface()); err != nil {
@@ -232,6 +254,24 @@ func reduce(cur, v reflect.Value, r Reducer) {
 			cur.SetMapIndex(it.Key(), it.Value())
 		}
 	default:
+		// A written slice or map is copied, so that the state does not change
+		// if the writer reuses its own.
+		switch v.Kind() {
+		case reflect.Slice:
+			if !v.IsNil() {
+				c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+				reflect.Copy(c, v)
+				v = c
+			}
+		case reflect.Map:
+			if !v.IsNil() {
+				c := reflect.MakeMapWithSize(v.Type(), v.Len())
+				for it := v.MapRange(); it.Next(); {
+					c.SetMapIndex(it.Key(), it.Value())
+				}
+				v = c
+			}
+		}
 		cur.Set(v)
 	}
 }

@@ -67,7 +67,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 	if err := g.owns(threadID, l.Meta.Graph); err != nil {
 		return nil, err
 	}
-	st, _, _, err := g.codec.load(l)
+	st, _, err := g.codec.load(l)
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func (g *Graph[S]) PendingOn(ctx context.Context, t *Thread) ([]interlude.Interr
 			return q, brk, nil
 		}
 		if t.loaded != nil && t.loaded.Meta.Version == t.version {
-			st, _, _, err := g.codec.load(t.loaded)
+			st, _, err := g.codec.load(t.loaded)
 			if err != nil {
 				return nil, nil, err
 			}

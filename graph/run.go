@@ -213,11 +213,11 @@ func (g *Graph[S]) acquire(ctx context.Context, threadID string, t *Thread) (*ca
 	if err := g.owns(threadID, l.Meta.Graph); err != nil {
 		return nil, err
 	}
-	st, since, snapSize, err := g.codec.load(l)
+	st, w, err := g.codec.load(l)
 	if err != nil {
 		return nil, err
 	}
-	return &cached[S]{id: threadID, st: st, created: l.Meta.CreatedAt, since: since, snapSize: snapSize}, nil
+	return &cached[S]{id: threadID, st: st, created: l.Meta.CreatedAt, weight: w}, nil
 }
 
 // owns refuses a thread that another graph runs.
@@ -336,7 +336,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 		if err != nil {
 			return nil, unencodable("the graph's input function", f.name, v.Field(f.index), err)
 		}
-		edited[i] = write{Field: w.Field, Value: data}
+		edited[i] = write{Field: w.Field, Value: data, val: v.Field(f.index)}
 	}
 	more, err := g.codec.fs.writesOf(reflect.ValueOf(extra), "the graph's input function")
 	if err != nil {
@@ -614,7 +614,7 @@ func (r *runner[S]) commit(d *delta) error {
 	if st.version == 0 {
 		d.Nonce = st.nonce
 	}
-	data, err := json.Marshal(d)
+	data, err := encodeDelta(d)
 	d.Status = status
 	if err != nil {
 		r.dirty = true
@@ -658,20 +658,18 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	// A notice tells someone, so what it reports is durable first.
 	app.NoSync = !r.durable(d) && len(app.Outbox) == 0
-	since := r.c.since + len(data)
-	var snapSize int
-	// A snapshot once the records since the last one weigh as much as it: the
-	// store keeps every snapshot, and this spacing holds a growing state's
-	// snapshots to about twice the newest one's size, while loading, or
-	// rebuilding an old checkpoint, reads at most about a snapshot's weight of
-	// records beyond one (see "Storage and history" in the package doc).
-	if since > compressAbove && since >= r.c.snapSize {
+	w := weight{since: r.c.since + len(data), snapSize: r.c.snapSize,
+		grown: r.c.grown + g.codec.fs.grows(d.Input) + g.codec.fs.grows(writes)}
+	// A snapshot only when replaying the records since the last one would read
+	// more than twice the state's weight (see snapshotDue and "Storage and
+	// history" in the package doc).
+	if snapshotDue(w) {
 		cp, err := g.codec.capture(st)
 		if err == nil {
 			snap, size, err2 := encodeSnapshot(cp)
 			if err2 == nil {
 				app.Snapshot = &store.Snapshot{Version: st.version, Format: store.FormatVersion, Data: snap}
-				snapSize = size
+				w = weight{snapSize: size}
 			}
 		}
 	}
@@ -684,11 +682,7 @@ func (r *runner[S]) commit(d *delta) error {
 		r.c.created = st.createdAt
 	}
 	r.dirty, r.input = false, nil
-	if app.Snapshot != nil {
-		r.c.since, r.c.snapSize = 0, snapSize
-	} else {
-		r.c.since = since
-	}
+	r.c.weight = w
 	return nil
 }
 

@@ -203,7 +203,10 @@ func cloneRaw(r json.RawMessage) json.RawMessage {
 // "input" for tool calls (as {} when empty), "content" for tool results,
 // "thinking" and "signature" for thinking blocks and "data" for redacted
 // thinking.
-func (b Block) MarshalJSON() ([]byte, error) {
+func (b Block) MarshalJSON() ([]byte, error) { return appendBlock(nil, b) }
+
+// marshalBlock encodes b with encoding/json, field by field as its type has them.
+func marshalBlock(b Block) ([]byte, error) {
 	switch b.Type {
 	case BlockText:
 		return json.Marshal(struct {
@@ -354,13 +357,7 @@ func (m Message) Clone() Message {
 }
 
 // MarshalJSON writes the message; an empty content list is written as [].
-func (m Message) MarshalJSON() ([]byte, error) {
-	type plain Message
-	if m.Content == nil {
-		m.Content = []Block{}
-	}
-	return json.Marshal(plain(m))
-}
+func (m Message) MarshalJSON() ([]byte, error) { return appendMessage(nil, m) }
 
 // Validate reports the first problem that would make the message unusable:
 // an unknown role or block type, a tool call without an id, a name or a JSON
@@ -405,8 +402,7 @@ func (b Block) validate(role Role) error {
 			return errors.New("tool_use block needs an id and a name")
 		}
 		if len(bytes.TrimSpace(b.Input)) > 0 {
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(b.Input, &obj); err != nil || obj == nil {
+			if !isObject(b.Input) {
 				return fmt.Errorf("tool_use %q: input must be a JSON object", b.ID)
 			}
 		}
@@ -453,4 +449,10 @@ func (b Block) validate(role Role) error {
 	default:
 		return fmt.Errorf("unknown block type %q", b.Type)
 	}
+}
+
+// isObject reports whether data is one JSON object (checked, not decoded).
+func isObject(data []byte) bool {
+	t := bytes.TrimSpace(data)
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
 }

@@ -91,8 +91,7 @@ func (r *Request) Validate() error {
 			return fmt.Errorf("model: tool %d has no name", i)
 		}
 		if len(bytes.TrimSpace(t.InputSchema)) > 0 {
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(t.InputSchema, &obj); err != nil || obj == nil {
+			if !isObject(t.InputSchema) {
 				return fmt.Errorf("model: tool %q: input schema must be a JSON object", t.Name)
 			}
 		}

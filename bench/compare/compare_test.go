@@ -130,7 +130,7 @@ func TestRowsTargetsAndTable(t *testing.T) {
 	if len(lines) != 2+len(rows) {
 		t.Fatalf("table has %d lines for %d rows:\n%s", len(lines), len(rows), tab)
 	}
-	if !strings.HasPrefix(lines[0], "| workload | store | metric | Interlude | LangGraph |") {
+	if !strings.HasPrefix(lines[0], "| workload | store | metric | Interlude | peer |") {
 		t.Errorf("header %q", lines[0])
 	}
 	want := "| chain10 | memory | step µs (mean) | 2.00 | 55.00 | ×27.5 faster | ≥ 20× faster | met |"
@@ -185,8 +185,9 @@ func TestGrowthTargets(t *testing.T) {
 
 func TestCasesAndArgs(t *testing.T) {
 	cs := Cases([]int{200, 1000})
-	// chain10, hitl_cycle, parallel_resume: memory + sqlite×2; growth: that per turn count.
-	if len(cs) != 3*3+2*3 {
+	// chain10, hitl_cycle, parallel_resume: memory + sqlite×2; growth: that per
+	// turn count; the agent approval cycle in memory against the OpenAI Agents SDK.
+	if len(cs) != 3*3+2*3+1 {
 		t.Fatalf("%d cases", len(cs))
 	}
 	r := &runner{}

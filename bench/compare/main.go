@@ -1,6 +1,8 @@
 // Command compare runs Interlude and its LangGraph.js peer
-// (bench/peers/langgraph) side by side on the same four workloads and prints one
-// markdown table of medians, ratios and targets.
+// (bench/peers/langgraph) side by side on the same four workloads, and the
+// agent approval cycle against its OpenAI Agents SDK peer
+// (bench/peers/openai-agents), and prints one markdown table of medians, ratios
+// and targets.
 //
 //	go run ./bench/compare                 # 3 rounds, growth at 200, 1000, 2000 turns
 //	go run ./bench/compare -quick          # a smoke test: few iterations, 1 round
@@ -26,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +54,8 @@ func main() {
 		raw      = flag.String("raw", "", "also write every run's JSON line to this file")
 		turnList = flag.String("growth-turns", "200,1000,2000", "growth turn counts, comma-separated")
 		peerDir  = flag.String("peer", "", "the LangGraph peer's directory (default: bench/peers/langgraph in the module)")
+		agentDir = flag.String("agents-peer", "", "the OpenAI Agents SDK peer's directory (default: bench/peers/openai-agents in the module)")
+		only     = flag.String("only", "", "run only these workloads, comma-separated (e.g. agent_approval)")
 		timeout  = flag.Duration("run-timeout", 30*time.Minute, "give up on a single run after this long")
 	)
 	flag.Parse()
@@ -85,20 +90,25 @@ func main() {
 		log("%v", err)
 		os.Exit(2)
 	}
-	if *peerDir == "" {
+	if *peerDir == "" || *agentDir == "" {
 		root, err := moduleRoot()
 		if err != nil {
 			log("%v", err)
 			os.Exit(1)
 		}
-		*peerDir = filepath.Join(root, "bench", "peers", "langgraph")
+		if *peerDir == "" {
+			*peerDir = filepath.Join(root, "bench", "peers", "langgraph")
+		}
+		if *agentDir == "" {
+			*agentDir = filepath.Join(root, "bench", "peers", "openai-agents")
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
 		log("%v", err)
 		os.Exit(1)
 	}
-	r := &runner{self: self, peerDir: *peerDir, quick: *quick, timeout: *timeout, log: log}
+	r := &runner{self: self, peerDir: *peerDir, agentDir: *agentDir, quick: *quick, timeout: *timeout, log: log}
 	if *raw != "" {
 		f, err := os.Create(*raw)
 		if err != nil {
@@ -115,6 +125,14 @@ func main() {
 	start := time.Now()
 	env := environment(ctx)
 	cases := Cases(growthTurns)
+	if *only != "" {
+		keep := strings.Split(*only, ",")
+		cases = slices.DeleteFunc(cases, func(c Case) bool { return !slices.Contains(keep, c.Workload) })
+		if len(cases) == 0 {
+			log("-only %s: no such workload", *only)
+			os.Exit(2)
+		}
+	}
 	il, lg, err := r.runAll(ctx, cases, *rounds)
 	if err != nil {
 		log("%v", err)
@@ -146,7 +164,8 @@ func parseTurns(s string) ([]int, error) {
 }
 
 // Cases lists every comparison: each workload on each store (growth at each turn
-// count), against the peer with synchronous=FULL and with its default for SQLite.
+// count), against the peer with synchronous=FULL and with its default for SQLite;
+// then the agent approval cycle in memory against the OpenAI Agents SDK.
 func Cases(growthTurns []int) []Case {
 	var out []Case
 	for _, w := range workloads.Names {
@@ -166,7 +185,7 @@ func Cases(growthTurns []int) []Case {
 			}
 		}
 	}
-	return out
+	return append(out, Case{Workload: workloads.AgentApproval, Store: workloads.Memory, Peer: PeerOpenAIAgents})
 }
 
 // moduleRoot finds the Interlude module's directory from the working directory up.
@@ -189,16 +208,35 @@ func moduleRoot() (string, error) {
 }
 
 type runner struct {
-	self    string
-	peerDir string
-	quick   bool
-	timeout time.Duration
-	raw     io.Writer
-	log     func(string, ...any)
+	self     string
+	peerDir  string
+	agentDir string
+	quick    bool
+	timeout  time.Duration
+	raw      io.Writer
+	log      func(string, ...any)
 }
 
-// setupPeer installs the peer with its setup.sh if node_modules is missing.
+// setupPeer installs the peers: LangGraph's with its setup.sh and the OpenAI
+// Agents SDK's with npm ci, each if its node_modules is missing.
 func (r *runner) setupPeer(ctx context.Context) error {
+	if err := r.setupLangGraph(ctx); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(r.agentDir, "bench.mjs")); err != nil {
+		return fmt.Errorf("no peer at %s: %w", r.agentDir, err)
+	}
+	if _, err := os.Stat(filepath.Join(r.agentDir, "node_modules")); err == nil {
+		return nil
+	}
+	r.log("node_modules missing: running npm ci in %s", r.agentDir)
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = r.agentDir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
+}
+
+func (r *runner) setupLangGraph(ctx context.Context) error {
 	if _, err := exec.LookPath("node"); err != nil {
 		return errors.New("node is not on PATH; the LangGraph.js peer needs Node >= 20")
 	}
@@ -229,6 +267,14 @@ func (r *runner) interludeArgs(c Case) []string {
 		args = append(args, "-iterations", strconv.Itoa(quickIterations), "-warmup", strconv.Itoa(quickWarmup))
 	}
 	return args
+}
+
+// peer is the directory and the name the peer of c reports.
+func (r *runner) peer(c Case) (dir, name string) {
+	if c.Peer == PeerOpenAIAgents {
+		return r.agentDir, PeerOpenAIAgents
+	}
+	return r.peerDir, "langgraph"
 }
 
 func (r *runner) peerArgs(c Case) []string {
@@ -311,11 +357,12 @@ func (r *runner) runAll(ctx context.Context, cases []Case, rounds int) (il, lg m
 				r.record(round, side, s)
 				r.log("[%d/%d %5.0fs] interlude %-15s %-6s %s", round, rounds, time.Since(t0).Seconds(), side.workloadLabel(), side.Store, headline(side, s))
 			}
-			s, err := r.run(ctx, r.peerDir, "node", r.peerArgs(c)...)
+			dir, name := r.peer(c)
+			s, err := r.run(ctx, dir, "node", r.peerArgs(c)...)
 			if err != nil {
 				return nil, nil, err
 			}
-			if s.Peer != "langgraph" || s.Workload != c.Workload || s.Store != c.Store {
+			if s.Peer != name || s.Workload != c.Workload || s.Store != c.Store {
 				return nil, nil, fmt.Errorf("peer answered %s %s/%s for %s/%s", s.Peer, s.Workload, s.Store, c.Workload, c.Store)
 			}
 			if c.PeerSync == SyncFull && fmt.Sprint(s.Config["synchronous"]) != "full" {
@@ -323,7 +370,7 @@ func (r *runner) runAll(ctx context.Context, cases []Case, rounds int) (il, lg m
 			}
 			lg[c] = append(lg[c], s)
 			r.record(round, c, s)
-			r.log("[%d/%d %5.0fs] langgraph %-15s %-6s %-8s %s", round, rounds, time.Since(t0).Seconds(), c.workloadLabel(), c.Store, c.PeerSync, headline(c, s))
+			r.log("[%d/%d %5.0fs] %s %-15s %-6s %-8s %s", round, rounds, time.Since(t0).Seconds(), name, c.workloadLabel(), c.Store, c.PeerSync, headline(c, s))
 		}
 	}
 	return il, lg, nil
@@ -334,7 +381,7 @@ func headline(c Case, s Sample) string {
 	switch c.Workload {
 	case workloads.Chain10:
 		keys = []string{"step_us", "run_us"}
-	case workloads.HITLCycle:
+	case workloads.HITLCycle, workloads.AgentApproval:
 		keys = []string{"pause_us", "resume_us", "cycle_us"}
 	case workloads.ParallelResume:
 		keys = []string{"pause_us", "finish_us"}
@@ -364,6 +411,7 @@ func (r *runner) describe(rounds int, growthTurns []int) string {
 			}
 			parts = append(parts, fmt.Sprintf("%s %d/%d", w, workloads.DefaultIterations[w][workloads.Memory], workloads.DefaultIterations[w][workloads.SQLite]))
 		}
+		parts = append(parts, fmt.Sprintf("%s %d (memory; the OpenAI Agents peer uses its bench.mjs default)", workloads.AgentApproval, workloads.DefaultIterations[workloads.AgentApproval][workloads.Memory]))
 		fmt.Fprintf(&b, " (memory/sqlite: %s). Warm-up on both sides: max(20, iterations/10) runs; growth warms up 50 turns on a separate store. Exact counts are in the n column of the `-raw` output.\n", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(&b, "- Rounds: %d. Growth turns: %v.\n", rounds, growthTurns)

@@ -13,7 +13,7 @@ import (
 // the one results table, and how to read it.
 func Report(e *env, sizing string, rows []Row, il, lg map[Case][]Sample) string {
 	var b strings.Builder
-	b.WriteString("# Interlude vs LangGraph.js: side-by-side benchmark\n\n")
+	b.WriteString("# Interlude vs LangGraph.js and the OpenAI Agents SDK: side-by-side benchmark\n\n")
 	fmt.Fprintf(&b, "- Date: %s\n", e.date.Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- Command: `%s` (from the repository root)\n", e.command)
 	if e.tree != "" {
@@ -23,6 +23,7 @@ func Report(e *env, sizing string, rows []Row, il, lg map[Case][]Sample) string 
 	fmt.Fprintf(&b, "- Load average (1/5/15 min): %s at start, %s at end (the machine is shared; the median over rounds damps, not removes, the noise)\n", e.loadStart, e.loadEnd)
 	fmt.Fprintf(&b, "- Interlude: Go %s, %s\n", e.goVersion, versionsOf(il, "modernc.org/sqlite", "sqlite"))
 	fmt.Fprintf(&b, "- LangGraph.js: Node %s, %s\n", e.node, versionsOf(lg, "@langchain/langgraph", "@langchain/core", "@langchain/langgraph-checkpoint", "@langchain/langgraph-checkpoint-sqlite", "better-sqlite3", "sqlite"))
+	fmt.Fprintf(&b, "- OpenAI Agents SDK: Node %s, %s\n", e.node, versionsOf(lg, "@openai/agents-core", "zod"))
 	if e.duration > 0 {
 		fmt.Fprintf(&b, "- Wall time: %s\n", e.duration.Round(time.Second))
 	}
@@ -31,6 +32,7 @@ func Report(e *env, sizing string, rows []Row, il, lg map[Case][]Sample) string 
 	b.WriteString("- Durability: both sides commit every step before the next (LangGraph `durability: \"sync\"`). Interlude's SQLite store is WAL with **synchronous=FULL**: every step's append is fsynced. LangGraph's SqliteSaver is WAL with better-sqlite3's default **synchronous=NORMAL** (committed to the WAL, not fsynced) unless run with `--synchronous full`. SQLite rows are shown against both: *LG synchronous=FULL* is the like-for-like comparison; *LG synchronous=NORMAL* is LangGraph as shipped. Interlude's numbers are the same in both rows.\n")
 	b.WriteString("- Memory: Interlude store/memory vs LangGraph MemorySaver. For growth in memory, \"bytes held\" is the serialized bytes each keeps for the thread (Interlude: record and snapshot data; LangGraph: checkpoints, metadata and writes in MemorySaver).\n")
 	b.WriteString("- Storage (growth, SQLite): the database file plus its -wal after `PRAGMA wal_checkpoint(TRUNCATE)`, read with stat on both sides; the target is judged on that. The -shm file (the WAL's shared-memory index, 32 KiB on both sides, removed when the last connection closes) is shown in a separate row.\n")
+	b.WriteString("- Agent approval cycle (memory, against the OpenAI Agents SDK for JavaScript): an agent with lookup_order and issue_refund (approval required) over a scripted model with no network (Interlude: model/scripted; the SDK: a Model implementation in bench.mjs); one turn calls lookup_order twice and issue_refund once, the run pauses on the refund's approval with both lookups done, the approval resumes it, the refund runs and the model answers. Interlude keeps the paused thread in store/memory; the SDK's paused run is saved with `RunState.toString()` and restored with `RunState.fromString` before the approval.\n")
 	var ts []string
 	seen := map[int]bool{}
 	for _, c := range keysOf(il) {

@@ -30,20 +30,31 @@ type Case struct {
 	Store    string
 	Turns    int    // growth only
 	PeerSync string // SQLite only: SyncFull or SyncDefault
+	Peer     string // "" for LangGraph.js, or PeerOpenAIAgents
 }
+
+// PeerOpenAIAgents is the OpenAI Agents SDK peer (bench/peers/openai-agents),
+// which runs the agent workloads.
+const PeerOpenAIAgents = "openai-agents"
 
 // Side is the Interlude run a case compares against: the peer's synchronous
 // setting does not change how Interlude runs.
-func (c Case) Side() Case { c.PeerSync = ""; return c }
+func (c Case) Side() Case { c.PeerSync, c.Peer = "", ""; return c }
 
 func (c Case) workloadLabel() string {
-	if c.Workload == workloads.Growth {
+	switch c.Workload {
+	case workloads.Growth:
 		return fmt.Sprintf("growth (%d turns)", c.Turns)
+	case workloads.AgentApproval:
+		return "agent approval cycle"
 	}
 	return c.Workload
 }
 
 func (c Case) storeLabel() string {
+	if c.Peer == PeerOpenAIAgents {
+		return c.Store + " — vs OpenAI Agents JS (run state saved and restored as a string)"
+	}
 	switch c.PeerSync {
 	case SyncFull:
 		return "sqlite — LG synchronous=FULL (durability matched)"
@@ -127,7 +138,7 @@ type Target struct {
 	InterludeOnly bool
 }
 
-// Faster requires LangGraph/Interlude >= x.
+// Faster requires peer/Interlude >= x.
 func Faster(x float64) *Target {
 	return &Target{Text: fmt.Sprintf("≥ %g× faster", x), Met: func(il, lg float64) bool { return lg/il >= x }}
 }
@@ -179,6 +190,12 @@ func specs(c Case) []metricSpec {
 			{key: "pause_us", label: "pause µs (mean)", unit: micros, ratio: true},
 			{key: "finish_us", label: "finish µs (mean)", unit: micros, ratio: true},
 		}
+	case workloads.AgentApproval:
+		return []metricSpec{
+			{key: "pause_us", label: "pause µs (mean)", unit: micros, ratio: true},
+			{key: "resume_us", label: "resume µs (mean)", unit: micros, ratio: true},
+			{key: "cycle_us", label: "cycle µs (mean)", unit: micros, target: func(Case) *Target { return Faster(20) }, ratio: true},
+		}
 	case workloads.Growth:
 		flat := func(Case) *Target { return Flat(1.2) }
 		var out []metricSpec
@@ -209,7 +226,8 @@ func specs(c Case) []metricSpec {
 	return nil
 }
 
-// Row is one line of the results table.
+// Row is one line of the results table. LangGraph holds the peer's value,
+// whichever peer the row compares with.
 type Row struct {
 	Workload, Store, Metric string
 	Interlude, LangGraph    float64
@@ -218,7 +236,7 @@ type Row struct {
 	Target                  *Target
 }
 
-// Ratio is LangGraph over Interlude.
+// Ratio is the peer's value over Interlude's.
 func (r Row) Ratio() float64 { return r.LangGraph / r.Interlude }
 
 // Verdict is "met", "missed", or "" without a target (or without numbers).
@@ -338,7 +356,7 @@ func ratioNumber(r float64) string {
 // Table renders rows as one markdown table.
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| workload | store | metric | Interlude | LangGraph | ratio (LangGraph/Interlude) | target | met/missed |\n")
+	b.WriteString("| workload | store | metric | Interlude | peer | ratio (peer/Interlude) | target | met/missed |\n")
 	b.WriteString("|---|---|---|---:|---:|---|---|---|\n")
 	for _, r := range rows {
 		ratio, target := "—", "—"

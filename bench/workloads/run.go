@@ -23,6 +23,7 @@ var DefaultIterations = map[string]map[string]int{
 	HITLCycle:      {Memory: 10000, SQLite: 500},
 	Growth:         {Memory: 1, SQLite: 1},
 	ParallelResume: {Memory: 5000, SQLite: 500},
+	AgentApproval:  {Memory: 5000, SQLite: 300},
 }
 
 // DefaultTurns is growth's number of turns when Config.Turns is 0, as bench.mjs.
@@ -48,8 +49,8 @@ type Config struct {
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if !slices.Contains(Names, c.Workload) {
-		return c, fmt.Errorf("unknown workload %q (want one of %v)", c.Workload, Names)
+	if !slices.Contains(Names, c.Workload) && !slices.Contains(AgentNames, c.Workload) {
+		return c, fmt.Errorf("unknown workload %q (want one of %v or %v)", c.Workload, Names, AgentNames)
 	}
 	if !slices.Contains(Stores, c.Store) {
 		return c, fmt.Errorf("unknown store %q (want one of %v)", c.Store, Stores)
@@ -118,6 +119,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		m, n, err = runGrowth(ctx, st, c)
 	case ParallelResume:
 		m, n, err = runParallel(ctx, st, c)
+	case AgentApproval:
+		m, n, err = runAgentApproval(ctx, st, c)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s on %s: %w", c.Workload, c.Store, err)

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,7 +39,7 @@ func TestMessageMatchesPeer(t *testing.T) {
 func TestWorkloads(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range Stores {
-		for _, w := range Names {
+		for _, w := range append(slices.Clone(Names), AgentNames...) {
 			t.Run(w+"/"+kind, func(t *testing.T) {
 				c := Config{Workload: w, Store: kind, Iterations: 5, Warmup: 2, Turns: 40, Dir: t.TempDir()}
 				res, err := Run(ctx, c)
@@ -60,7 +61,7 @@ func TestWorkloads(t *testing.T) {
 				switch w {
 				case Chain10:
 					positive("step_us", "run_us", "run_us_p50", "run_us_p99")
-				case HITLCycle:
+				case HITLCycle, AgentApproval:
 					positive("pause_us", "resume_us", "cycle_us")
 				case ParallelResume:
 					positive("pause_us", "finish_us", "cycle_us")

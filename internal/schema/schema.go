@@ -33,6 +33,7 @@ type Violation struct {
 type Schema struct {
 	raw      json.RawMessage
 	compiled *jsonschema.Schema
+	simple   *shape // set when the schema is a plain object schema
 }
 
 // Raw returns the schema document as given.
@@ -81,6 +82,9 @@ func (s *Schema) ValidateN(data []byte, limit int) ([]Violation, int) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return []Violation{{Path: "", Message: clip("not valid JSON: " + err.Error())}}, 1
+	}
+	if s.simple != nil && s.simple.accepts(doc) {
+		return nil, 0
 	}
 	return s.validateValue(doc, limit)
 }
@@ -250,9 +254,8 @@ var cache = struct {
 // names another draft in "$schema"). Compiled schemas are cached by their bytes, so
 // compiling the same document again is a map lookup.
 func Compile(raw []byte) (*Schema, error) {
-	key := string(raw)
 	cache.Lock()
-	s, ok := cache.m[key]
+	s, ok := cache.m[string(raw)]
 	cache.Unlock()
 	if ok {
 		return s, nil
@@ -272,7 +275,8 @@ func Compile(raw []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema is invalid: %w", err)
 	}
-	s = &Schema{raw: append(json.RawMessage(nil), raw...), compiled: compiled}
+	s = &Schema{raw: append(json.RawMessage(nil), raw...), compiled: compiled, simple: shapeOf(raw)}
+	key := string(raw)
 	cache.Lock()
 	if len(cache.m) >= cacheLimit {
 		clear(cache.m) // schemas are few in practice; a full reset keeps memory bounded

@@ -1,0 +1,130 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// shape is a schema of the plainest and most common kind, such as the input
+// schemas tool.Func derives: an object whose properties are each a string, a
+// number, an integer or a boolean, some of them required, others perhaps refused
+// (additionalProperties false). A document such a schema clearly accepts is
+// accepted without the general validator; any other document, including every
+// one it refuses, goes to the general validator, which describes what is wrong.
+type shape struct {
+	props    map[string]string // property name to its type
+	required []string
+	closed   bool // additionalProperties is false
+}
+
+// shapeOf returns the shape of a schema document, or nil if the document uses
+// anything beyond the plain object schema shape describes (annotations aside).
+func shapeOf(raw []byte) *shape {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(raw, &doc) != nil || scanDuplicate(raw) {
+		return nil
+	}
+	sh := &shape{props: map[string]string{}}
+	typed := false
+	for k, v := range doc {
+		switch k {
+		case "type":
+			var t string
+			if json.Unmarshal(v, &t) != nil || t != "object" {
+				return nil
+			}
+			typed = true
+		case "properties":
+			var ps map[string]map[string]json.RawMessage
+			if json.Unmarshal(v, &ps) != nil {
+				return nil
+			}
+			for name, p := range ps {
+				for pk, pv := range p {
+					switch pk {
+					case "type":
+						var t string
+						if json.Unmarshal(pv, &t) != nil {
+							return nil
+						}
+						switch t {
+						case "string", "number", "integer", "boolean":
+							sh.props[name] = t
+						default:
+							return nil
+						}
+					case "description", "title":
+					default:
+						return nil
+					}
+				}
+				if sh.props[name] == "" {
+					return nil
+				}
+			}
+		case "required":
+			if json.Unmarshal(v, &sh.required) != nil {
+				return nil
+			}
+		case "additionalProperties":
+			var b bool
+			if json.Unmarshal(v, &b) != nil {
+				return nil
+			}
+			sh.closed = !b
+		case "description", "title":
+		default:
+			return nil
+		}
+	}
+	if !typed {
+		return nil
+	}
+	return sh
+}
+
+// scanDuplicate reports whether the document repeats a key anywhere, which
+// would let decoders disagree about what it says.
+func scanDuplicate(raw []byte) bool {
+	_, total, ok := scanKeys(raw, MaxDepth, 1)
+	return !ok || total > 0
+}
+
+// accepts reports whether doc (as jsonschema.UnmarshalJSON decodes it) clearly
+// matches the shape. False means "ask the general validator", not "invalid".
+func (sh *shape) accepts(doc any) bool {
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, v := range m {
+		t, ok := sh.props[k]
+		if !ok {
+			if sh.closed {
+				return false
+			}
+			continue
+		}
+		switch t {
+		case "string":
+			_, ok = v.(string)
+		case "boolean":
+			_, ok = v.(bool)
+		case "number":
+			_, ok = v.(json.Number)
+		case "integer":
+			var n json.Number
+			n, ok = v.(json.Number)
+			ok = ok && !strings.ContainsAny(string(n), ".eE")
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, r := range sh.required {
+		if _, ok := m[r]; !ok {
+			return false
+		}
+	}
+	return true
+}

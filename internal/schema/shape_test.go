@@ -1,0 +1,70 @@
+package schema
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// A plain object schema checked directly must answer as the general validator
+// does: every document it accepts is one the validator accepts.
+func TestPlainObjectSchemaAnswersAsTheValidator(t *testing.T) {
+	schemas := []string{
+		`{"properties":{"order_id":{"type":"string"},"amount":{"type":"number"},"n":{"type":"integer"},"ok":{"type":"boolean","description":"d"}},"additionalProperties":false,"type":"object","required":["order_id","amount"]}`,
+		`{"type":"object","properties":{"a":{"type":"string"}}}`,
+		`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a","b"]}`,
+	}
+	docs := []string{
+		`{"order_id":"1","amount":10}`, `{"order_id":"1","amount":10.5,"n":3,"ok":true}`,
+		`{"order_id":1,"amount":10}`, `{"order_id":"1"}`, `{"order_id":"1","amount":"10"}`,
+		`{"order_id":"1","amount":10,"extra":1}`, `{"order_id":"1","amount":10,"n":1.5}`,
+		`{"order_id":"1","amount":10,"n":2.0}`, `{"order_id":"1","amount":10,"n":1e2}`,
+		`{"order_id":"1","amount":10,"ok":"yes"}`, `{"order_id":null,"amount":10}`,
+		`{"a":"x"}`, `{"a":1}`, `{"a":1,"b":2}`, `{}`, `[]`, `"s"`, `null`, `{"a":-3,"b":null}`,
+	}
+	for _, raw := range schemas {
+		s, err := Compile([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.simple == nil {
+			t.Fatalf("schema %s is not taken as a plain object schema", raw)
+		}
+		for _, d := range docs {
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(d)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, _ := s.validateValue(doc, MaxViolations)
+			if s.simple.accepts(doc) && len(full) > 0 {
+				t.Errorf("schema %s: %s accepted directly, but the validator says %v", raw, d, full)
+			}
+			got, _ := s.Validate([]byte(d))
+			if len(got) != len(full) {
+				t.Errorf("schema %s: %s gives %v, the validator %v", raw, d, got, full)
+			}
+		}
+	}
+}
+
+// Schemas beyond plain object schemas go to the general validator only.
+func TestOtherSchemasAreNotTakenAsPlainObjects(t *testing.T) {
+	for _, raw := range []string{
+		`{"type":"object","properties":{"a":{"type":"string","minLength":2}}}`,
+		`{"type":"object","properties":{"a":{"type":["string","null"]}}}`,
+		`{"properties":{"a":{"type":"string"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string"}},"$schema":"http://json-schema.org/draft-07/schema#"}`,
+		`{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"integer"}}}`,
+		`{"type":"object","additionalProperties":{"type":"string"}}`,
+		`{"type":"object","properties":{"a":{"enum":["x"]}}}`,
+	} {
+		s, err := Compile([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.simple != nil {
+			t.Errorf("schema %s taken as a plain object schema", raw)
+		}
+	}
+}

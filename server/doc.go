@@ -2,7 +2,7 @@
 // their own program over their own compiled graphs and store.
 //
 //	hub := server.NewEventHub()
-//	st := server.InstrumentStore(sqliteStore)
+//	st := storemetrics.Instrument(sqliteStore)
 //	refund, _ := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
 //	srv, _ := server.New(server.WithGraph(refund.Erase()), server.WithEventHub(hub),
 //		server.WithTokens(tokens))
@@ -18,7 +18,7 @@
 // LangGraph Platform API of package server/langgraph (WithLangGraphAPI), and
 // any handler given to Mount, such as the MCP endpoint of package
 // server/mcpserver that `interlude serve` mounts at /mcp. Mounted handlers learn
-// who calls with CallerFrom.
+// who calls with auth.FromContext (package server/auth).
 //
 // docs/API.md in the repository is the reference of the routes, their bodies
 // and answers, the streams and the live events.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,8 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/auth"
+	"github.com/interludehq/interlude/server/internal/eventstream"
 )
 
 // run is one run the server drives for a request.
@@ -44,11 +45,11 @@ func (s *Server) handleInvoke(stream bool) handler {
 			s.writeError(w, r, err)
 			return
 		}
-		need, doing := canRun, "start or continue threads"
+		need, doing := auth.RoleRun, "start or continue threads"
 		if req.kind == cmdAnswer {
-			need, doing = canApprove, "answer interrupts"
+			need, doing = auth.RoleApprove, "answer interrupts"
 		}
-		if err := authorize(rc.who, need, doing); err != nil {
+		if err := rc.who.Need(need, doing); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -60,32 +61,23 @@ func (s *Server) handleInvoke(stream bool) handler {
 			}
 			threadID = newID("thr_")
 		}
-		if req.kind == cmdInput && req.graph != "" {
-			// Refuse bad input before holding the thread.
-			if err := s.checkInput(req.graph, req); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
+		// Refuse input fields the graph lacks before holding the thread, and
+		// once held those a new thread needs.
+		if err := s.checkInput(req, req.graph, false); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
-		g, h, err := s.route(r.Context(), threadID, req.graph, req.kind == cmdInput)
+		h, err := s.hold(r.Context(), threadID, req.graph, req.kind == cmdInput)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		defer h.Release()
-		if req.kind == cmdInput && req.graph == "" {
-			if err := s.checkInput(g.Name(), req); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
+		if err := s.checkInput(req, h.Graph.Name(), h.Fresh); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
-		if req.kind == cmdInput && h.Fresh {
-			if err := s.checkNeeded(g.Name(), req); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-		}
-		s.drive(w, r, rc, run{g: g, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
+		s.drive(w, r, rc, run{g: h.Graph, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
 	}
 }
 
@@ -107,93 +99,52 @@ func (s *Server) handleAnswer(action string) handler {
 			s.writeError(w, r, err)
 			return
 		}
-		g, h, err := s.route(r.Context(), id, "", false)
+		h, err := s.hold(r.Context(), id, "", false)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		defer h.Release()
-		s.drive(w, r, rc, run{g: g, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
+		s.drive(w, r, rc, run{g: h.Graph, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
 	}
 }
 
-// checkInput refuses input fields the graph's state does not have, naming them.
-func (s *Server) checkInput(graphName string, req *invokeRequest) error {
-	props := s.inputProps[graphName]
-	if props == nil {
+// checkInput refuses an input command's fields that graph graphName's state
+// lacks, or, creating the thread (fresh), that leave out a required one
+// (host.Host.CheckInput).
+func (s *Server) checkInput(req *invokeRequest, graphName string, fresh bool) error {
+	if req.kind != cmdInput || graphName == "" {
 		return nil
 	}
-	if req.inputPath == "messages" {
-		if !props["messages"] {
-			return badRequest("messages", "graph %q has no messages field; send input instead", graphName)
-		}
-		return nil
-	}
-	m, err := req.inputFields()
+	fields, err := req.inputFields()
 	if err != nil {
 		return err
 	}
-	var unknown []string
-	for k := range m {
-		if !props[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		known := make([]string, 0, len(props))
-		for k := range props {
-			known = append(known, k)
-		}
-		slices.Sort(known)
-		return badRequest("input."+unknown[0], "unknown field %q at input.%s; graph %q's state has %s", unknown[0], unknown[0], graphName, strings.Join(known, ", "))
-	}
-	return nil
-}
-
-// checkNeeded refuses input that creates a thread without a field its graph's
-// input schema requires (GET /v1/graphs). Input to a thread that exists updates
-// some of its fields and needs none.
-func (s *Server) checkNeeded(graphName string, req *invokeRequest) error {
-	needs := s.inputNeeds[graphName]
-	if len(needs) == 0 {
-		return nil
-	}
-	m, err := req.inputFields()
-	if err != nil {
-		return err
-	}
-	for _, k := range needs {
-		if _, ok := m[k]; !ok {
-			return badRequest(req.inputPath+"."+k, "input.%s is required to start a thread of graph %q; the graph's input_schema lists what it needs", k, graphName)
-		}
-	}
-	return nil
+	return inputRefusal(req.inputPath, s.host.CheckInput(graphName, fields, fresh))
 }
 
 // runContext returns the context of a run: it carries the token's name to the
 // resolutions, and it is not cancelled when the client goes away (an accepted
 // answer is always acted on), only by Close.
-func (s *Server) runContext(r *http.Request, who principal) (context.Context, context.CancelFunc) {
+func (s *Server) runContext(r *http.Request, who auth.Caller) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	stop := context.AfterFunc(s.runCtx, cancel)
-	return interlude.WithAnswerer(ctx, who.answerer()), func() { stop(); cancel() }
+	return interlude.WithAnswerer(ctx, who.Answerer()), func() { stop(); cancel() }
 }
 
-// refusal turns the error of a refused command into the client's answer, naming
-// the input field for an invalid input: the one its violation points at (a JSON
-// Pointer into the input), else the input itself.
-func (ru *run) refusal(err error) error {
+// inputRefusal names the input field of an invalid input's refusal: the one its
+// violation points at (a JSON Pointer into the input), else the input itself.
+func inputRefusal(inputPath string, err error) error {
 	var ie *interlude.Error
-	if ru.inputPath == "" || !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidRequest {
+	if inputPath == "" || !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidRequest {
 		return err
 	}
 	if len(ie.Violations) == 1 && strings.HasPrefix(ie.Violations[0].Path, "/") {
 		v := ie.Violations[0]
-		path := inputFieldPath(ru.inputPath, v.Path)
+		path := inputFieldPath(inputPath, v.Path)
 		return badRequest(path, "%s %s: %s", path, v.Message, ie.Message)
 	}
-	return badRequest(ru.inputPath, "%s", ie.Message)
+	return badRequest(inputPath, "%s", ie.Message)
 }
 
 // inputFieldPath names the field at pointer in the input as the body does:
@@ -255,7 +206,7 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 			err = errors.New("the graph returned no result")
 		}
 		s.counted(&ru, runOutcome("", err), time.Since(start))
-		s.writeError(w, r, ru.refusal(err))
+		s.writeError(w, r, inputRefusal(ru.inputPath, err))
 		return
 	}
 	if err != nil {
@@ -293,7 +244,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	sse := wantsSSE(r)
 	runID := newID("run_")
 	start := time.Now()
-	var ew *eventWriter
+	var ew *eventstream.Writer
 	var end *graph.Event
 	var refused, runErr error
 	meta := func(checkpoint int64) []byte {
@@ -303,8 +254,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	// The run never waits for the client: its events are written by another
 	// goroutine, and a client that falls too far behind is cut off.
 	open := func() {
-		ew = s.newEventWriter(w, sse)
-		ew.async(s.streamBuffer, "this client read the stream too slowly and was cut off; the run goes on: read its outcome with GET /v1/threads/"+ru.threadID)
+		ew = eventstream.New(w, sse, s.timeouts.Write)
+		ew.Async(s.streamBuffer, slowConsumer("this client read the stream too slowly and was cut off; the run goes on: read its outcome with GET /v1/threads/"+ru.threadID))
 	}
 	for e, err := range ru.held.Stream(ctx, ru.cmd) {
 		if err != nil {
@@ -320,19 +271,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		}
 		switch e.Type {
 		case graph.EventMetadata:
-			ew.send("metadata", meta(e.Checkpoint))
+			ew.Send("metadata", meta(e.Checkpoint))
 		case graph.EventEnd:
 			end = &e
 		default:
 			if name, data, ok := payload(e); ok {
-				ew.send(name, data)
+				ew.Send(name, data)
 			}
 		}
 	}
 	ru.held.Release()
 	if refused != nil {
 		s.counted(ru, runOutcome("", refused), time.Since(start))
-		s.writeError(w, r, ru.refusal(refused))
+		s.writeError(w, r, inputRefusal(ru.inputPath, refused))
 		return
 	}
 	// An answer identical to recorded ones runs nothing and streams nothing: answer
@@ -340,7 +291,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	oc, ocErr := s.outcomeAt(ctx, ru.g, ru.threadID, end)
 	if ew == nil {
 		open()
-		ew.send("metadata", meta(oc.checkpoint))
+		ew.Send("metadata", meta(oc.checkpoint))
 	}
 	outcome := string(oc.status)
 	if runErr != nil {
@@ -359,7 +310,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			ev, outcome = ae.object(), "error"
 		}
 		data, _ := json.Marshal(ev)
-		ew.send("error", data)
+		ew.Send("error", data)
 	}
 	if ocErr != nil {
 		s.log.ErrorContext(r.Context(), "read the thread after a stream", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", ocErr)
@@ -369,8 +320,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	if err != nil {
 		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.status})
 	}
-	ew.send("end", data)
-	ew.finish()
+	ew.Send("end", data)
+	ew.Finish()
 }
 
 // outcomeAt returns the run's outcome from its end event, or, without one, reads the

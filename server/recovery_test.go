@@ -13,6 +13,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -37,7 +38,7 @@ func TestTheServerFinishesAStepWhoseRunDiedAfterTheAnswer(t *testing.T) {
 	st := &dyingStore{}
 	st.left.Store(-1 << 20)
 	e := newEnv(t, setup{wrap: func(inner store.Store) store.Store { st.Store = inner.(*memory.Store); return st },
-		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []server.Token{admin, approver}})
+		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []auth.Token{admin, approver}})
 	ctx := context.Background()
 	started := e.start("refund", "r", `{"amount":5}`)
 	id := started["interrupts"].([]any)[0].(map[string]any)["id"].(string)
@@ -69,7 +70,7 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	st := &dyingStore{}
 	st.left.Store(-1 << 20)
 	e := newEnv(t, setup{wrap: func(inner store.Store) store.Store { st.Store = inner.(*memory.Store); return st },
-		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []server.Token{admin, approver}})
+		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []auth.Token{admin, approver}})
 	ctx := context.Background()
 	// The parallel graph: a and b ask, c counts its runs, then join.
 	started := e.start("parallel", "p", `{}`)

@@ -10,7 +10,7 @@
 // This package is the contract between a store and its callers: the Store
 // interface, the types it speaks, and the optional capabilities a store may
 // have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex), which callers find
-// with As, through any wrappers (such as server.InstrumentStore).
+// with As, through any wrappers (such as storemetrics.Instrument).
 //
 // # Durability
 //

@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 // Handler serves the LangGraph Platform API over a host. It is an http.Handler
@@ -170,50 +171,14 @@ func (h *Handler) routes() {
 	h.mux = m
 }
 
-// Caller is who sends a request, as the mounting server authenticated it:
-// its name is recorded with the answers it gives, and the roles say what it
-// may do besides reading.
-type Caller struct {
-	// Name is the caller's token name ("" when anonymous).
-	Name string
-	// Run allows starting and continuing threads.
-	Run bool
-	// Approve allows answering interrupts.
-	Approve bool
-	// Admin allows everything, including deleting threads.
-	Admin bool
-}
-
-type callerKey struct{}
-
-// WithCaller returns ctx carrying the caller of a request. A request without
-// one is served as an anonymous admin, as a server without tokens does.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-func callerOf(r *http.Request) Caller {
-	if c, ok := r.Context().Value(callerKey{}).(Caller); ok {
+// callerOf returns who sends the request, as the mounting server put it in
+// the context (auth.NewContext); without one, an anonymous admin, as a server
+// without tokens has.
+func callerOf(r *http.Request) auth.Caller {
+	if c, ok := auth.FromContext(r.Context()); ok {
 		return c
 	}
-	return Caller{Admin: true}
-}
-
-// need refuses the request unless its caller has the role.
-func need(r *http.Request, role, doing string) error {
-	c := callerOf(r)
-	ok := c.Admin
-	switch role {
-	case "run":
-		ok = ok || c.Run
-	case "approve":
-		ok = ok || c.Approve
-	}
-	if ok {
-		return nil
-	}
-	return &apiError{status: http.StatusForbidden, code: "forbidden",
-		message: fmt.Sprintf("token %q may not %s: that needs the %s role", c.Name, doing, role)}
+	return auth.Anonymous
 }
 
 // apiError is an error answered to a client, shaped as LangGraph's Python
@@ -261,6 +226,8 @@ func toAPIError(err error) *apiError {
 			e.status = http.StatusNotFound
 		case interlude.CodeInvalidResponse:
 			e.status = http.StatusUnprocessableEntity
+		case interlude.CodeForbidden:
+			e.status = http.StatusForbidden
 		case interlude.CodeThreadInterrupted, interlude.CodeNotInterrupted, interlude.CodeUnknownInterrupt,
 			interlude.CodeAmbiguousResume, interlude.CodeConflict, interlude.CodeThreadBusy:
 			e.status = http.StatusConflict

@@ -15,6 +15,8 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/auth"
+	"github.com/interludehq/interlude/server/internal/eventstream"
 )
 
 // runMode is how a run-creating route answers.
@@ -367,9 +369,9 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	}
 	switch p.kind {
 	case "resume", "end":
-		err = need(r, "approve", "answer interrupts")
+		err = callerOf(r).Need(auth.RoleApprove, "answer interrupts")
 	default:
-		err = need(r, "run", "start or continue threads")
+		err = callerOf(r).Need(auth.RoleRun, "start or continue threads")
 	}
 	if err != nil {
 		return nil, err
@@ -448,7 +450,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
 		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, modes: modes,
 		status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
-	runCtx, cancel := context.WithCancel(interlude.WithActor(h.runCtx, callerOf(r).Name))
+	runCtx, cancel := context.WithCancel(interlude.WithAnswerer(h.runCtx, callerOf(r).Answerer()))
 	ru.cancel = cancel
 	h.runs.add(ru)
 	h.wg.Add(1)
@@ -832,32 +834,24 @@ func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
 // writeStream answers the run's events as SSE from index from on, until the
 // run ends; with cancelOnGone, a client that goes away cancels the run.
 func (h *Handler) writeStream(w http.ResponseWriter, r *http.Request, ru *run, from int, cancelOnGone bool) {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("Connection", "keep-alive")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(h.writeWait))
-	rc.Flush()
+	ew := eventstream.New(w, true, h.writeWait)
 	tick := time.NewTicker(h.heartbeat)
 	defer tick.Stop()
+	gone := func() {
+		if cancelOnGone {
+			ru.stop()
+		}
+	}
 	for {
 		evs, first, next, changed, ended := ru.since(from)
-		if len(evs) > 0 {
-			var b strings.Builder
-			for i, e := range evs {
-				fmt.Fprintf(&b, "event: %s\ndata: %s\nid: %d\n\n", e.name, e.data, first+i)
+		for i, e := range evs {
+			ew.SendID(e.name, e.data, int64(first+i))
+		}
+		if ew.Broken() {
+			if !ended {
+				gone()
 			}
-			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
-			if _, err := w.Write([]byte(b.String())); err != nil {
-				if cancelOnGone && !ended {
-					ru.stop()
-				}
-				return
-			}
-			rc.Flush()
+			return
 		}
 		from = next
 		if ended {
@@ -866,18 +860,12 @@ func (h *Handler) writeStream(w http.ResponseWriter, r *http.Request, ru *run, f
 		select {
 		case <-changed:
 		case <-tick.C:
-			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
-			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil {
-				if cancelOnGone {
-					ru.stop()
-				}
+			if ew.Comment("heartbeat"); ew.Broken() {
+				gone()
 				return
 			}
-			rc.Flush()
 		case <-r.Context().Done():
-			if cancelOnGone {
-				ru.stop()
-			}
+			gone()
 			return
 		}
 	}
@@ -939,7 +927,7 @@ func (h *Handler) handleRunGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handleRunDelete(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "delete runs"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "delete runs"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -1009,7 +997,7 @@ func truthy(s string) bool {
 // handleRunCancel cancels a run: it stops where it is, its thread at its last
 // checkpoint, and its status becomes interrupted.
 func (h *Handler) handleRunCancel(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "cancel runs"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "cancel runs"); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -209,7 +210,7 @@ func (h *Handler) taskInterrupts(graphName, threadID string, version int64, pend
 }
 
 func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "create threads"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "create threads"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -303,7 +304,7 @@ func (h *Handler) handleThreadGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "change threads"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "change threads"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -335,7 +336,7 @@ func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "admin", "delete threads"); err != nil {
+	if err := callerOf(r).Need(auth.RoleAdmin, "delete threads"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -890,7 +891,7 @@ func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
 		writeError(w, unsupported(`Interlude changes a thread's state only through its runs and answers; the one state update it takes is {"values": null, "as_node": "__end__"}, which cancels the pending questions`))
 		return
 	}
-	if err := need(r, "approve", "answer interrupts"); err != nil {
+	if err := callerOf(r).Need(auth.RoleApprove, "answer interrupts"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -913,7 +914,7 @@ func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
 // cancelAll cancels every pending question of the thread (none pending is no
 // change) and returns the thread's version after.
 func (h *Handler) cancelAll(r *http.Request, id string) (int64, error) {
-	ctx := interlude.WithActor(context.WithoutCancel(r.Context()), callerOf(r).Name)
+	ctx := interlude.WithAnswerer(context.WithoutCancel(r.Context()), callerOf(r).Answerer())
 	held, err := h.host.Hold(ctx, id, "", false)
 	if errors.Is(err, interlude.ErrNotFound) {
 		if _, ok := h.threads.get(id); ok {

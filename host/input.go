@@ -69,3 +69,18 @@ func (h *Host) CheckInput(graphName string, fields map[string]json.RawMessage, f
 	}
 	return nil
 }
+
+// ValidID reports whether s can name a thread or a question on every surface:
+// 1 to 256 letters, digits or -_.:@~+=, other than "." and "..", which a URL
+// path cannot carry as a segment.
+func ValidID(s string) bool {
+	if len(s) == 0 || len(s) > 256 || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.:@~+=", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

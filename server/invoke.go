@@ -288,7 +288,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	// An answer identical to recorded ones runs nothing and streams nothing: answer
 	// it like a run that ended where the thread is.
-	oc, ocErr := s.outcomeAt(ctx, ru.g, ru.threadID, end)
+	res, ocErr := host.Outcome(ctx, ru.g, ru.threadID, end)
+	oc := outcomeOf(res)
 	if ew == nil {
 		open()
 		ew.Send("metadata", meta(oc.checkpoint))
@@ -322,41 +323,4 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	ew.Send("end", data)
 	ew.Finish()
-}
-
-// outcomeAt returns the run's outcome from its end event, or, without one, reads the
-// thread as it is now. (An end event without values reads the thread as of its
-// checkpoint; another run may have moved the thread on since, and the checkpoint is
-// then read from history.)
-func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (outcome, error) {
-	oc := outcome{threadID: threadID, status: interlude.RunFailed}
-	if end != nil {
-		oc.status, oc.checkpoint = end.Status, end.Checkpoint
-		if end.Values != nil { // the end event carries the run's result
-			oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err = end.Values, end.Next, end.Interrupts, end.Breakpoint, end.Error
-			return oc, nil
-		}
-	}
-	snap, err := g.State(ctx, threadID)
-	if err != nil {
-		return oc, err
-	}
-	if end == nil || snap.Checkpoint == end.Checkpoint {
-		oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err, oc.checkpoint =
-			snap.Values, snap.Next, snap.Interrupts, snap.Breakpoint, snap.Error, snap.Checkpoint
-		if end == nil {
-			oc.status = snap.Status.Outcome()
-		}
-		return oc, nil
-	}
-	cps, err := g.History(ctx, threadID, graph.HistoryOptions{Before: end.Checkpoint + 1, Limit: 1})
-	if err != nil {
-		return oc, err
-	}
-	if len(cps) == 0 || cps[0].ID != end.Checkpoint {
-		return oc, errors.New("the checkpoint of the stream's end is not in the thread's history")
-	}
-	c := cps[0]
-	oc.values, oc.next, oc.interrupts, oc.breakpoint, oc.err = c.Values, c.Next, c.Interrupts, c.Breakpoint, c.Error
-	return oc, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/internal/jsonbody"
 )
 
@@ -71,28 +72,9 @@ func parseGranularity(g string) (granularity, error) {
 	return 0, badRequest("response_granularity", "response_granularity %q is not one of low, partial, full", g)
 }
 
-// validID reports whether s can name a thread or an interrupt: 1 to 256 bytes of
-// letters, digits and -_.:@~+=, other than "." and "..", which a URL path
-// cannot carry as a segment.
-func validID(s string) bool {
-	if len(s) == 0 || len(s) > 256 || s == "." || s == ".." {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-', c == '_', c == '.', c == ':', c == '@', c == '~', c == '+', c == '=':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // checkID refuses an id given at path that cannot name a thread or an interrupt.
 func checkID(path, s string) error {
-	if s != "" && !validID(s) {
+	if s != "" && !host.ValidID(s) {
 		return badRequest(path, "%s %q is not a valid id: use 1 to 256 letters, digits or -_.:@~+= (not . or ..)", path, s)
 	}
 	return nil

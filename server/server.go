@@ -549,7 +549,7 @@ func newID(prefix string) string {
 // pathID returns the thread id of a /v1/threads/{id} route.
 func pathID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
-	if !validID(id) {
+	if !host.ValidID(id) {
 		return "", badRequest("id", "thread id %q is not valid: use 1 to 256 letters, digits or -_.:@~+= (not . or ..)", id)
 	}
 	return id, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
 )
@@ -166,42 +167,12 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx
 	writeJSON(w, http.StatusOK, historyOf(id, g.Name(), cps))
 }
 
-// historyOf builds a history response from a page of checkpoints (newest first).
-// Its tool calls are those whose questions the page raises or answers, each
-// with those questions in the order asked and the answers the page gives.
+// historyOf builds a history response from a page of checkpoints (newest
+// first), with the exchanges of each tool call it shows (host.ToolCalls).
 func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) historyResponse {
-	out := historyResponse{ThreadID: id, Graph: graphName, Checkpoints: []wireCheckpoint{}, ToolCalls: map[string][]interlude.Exchange{}}
+	out := historyResponse{ThreadID: id, Graph: graphName, Checkpoints: []wireCheckpoint{}, ToolCalls: host.ToolCalls(cps)}
 	if n := len(cps); n > 0 && cps[n-1].ID > 1 {
 		out.NextBefore = &cps[n-1].ID
-	}
-	type place struct {
-		call string
-		i    int
-	}
-	where := map[string]place{} // interrupt id -> its entry in ToolCalls
-	asked := func(q interlude.Interruption) {
-		if _, seen := where[q.ID]; q.ToolCallID == "" || seen {
-			return
-		}
-		where[q.ID] = place{q.ToolCallID, len(out.ToolCalls[q.ToolCallID])}
-		out.ToolCalls[q.ToolCallID] = append(out.ToolCalls[q.ToolCallID], interlude.Exchange{Interrupt: q})
-	}
-	for i := len(cps) - 1; i >= 0; i-- {
-		c := cps[i]
-		for _, a := range c.Resolved {
-			if a.Interrupt.Node != "" { // raised before the page, perhaps
-				asked(a.Interrupt)
-			}
-			if p, ok := where[a.Interrupt.ID]; ok {
-				out.ToolCalls[p.call][p.i].Resolution = a.Resolution
-			}
-		}
-		for _, q := range c.Raised {
-			asked(q)
-		}
-	}
-	for _, xs := range out.ToolCalls {
-		slices.SortStableFunc(xs, func(a, b interlude.Exchange) int { return a.Interrupt.CreatedAt.Compare(b.Interrupt.CreatedAt) })
 	}
 	for _, c := range cps {
 		wc := wireCheckpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,

@@ -388,7 +388,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		}
 		threadID = newUUID()
 	} else {
-		if !validID(threadID) {
+		if !host.ValidID(threadID) {
 			return nil, badRequest("thread id %q is not valid", threadID)
 		}
 		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
@@ -734,21 +734,8 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 	ru.mu.Lock()
 	cancelled := ru.cancelled
 	ru.mu.Unlock()
-	var values json.RawMessage
-	var pending []interlude.Interruption
-	var checkpoint int64
-	status, failure := interlude.RunFailed, ""
-	if end != nil {
-		values, pending, checkpoint, status, failure = end.Values, end.Interrupts, end.Checkpoint, end.Status, end.Error
-	}
-	if values == nil {
-		if snap, err := g.State(context.WithoutCancel(ctx), ru.ThreadID); err == nil {
-			values, pending, checkpoint = snap.Values, snap.Interrupts, snap.Checkpoint
-			if end == nil && runErr == nil {
-				status = map[string]interlude.RunStatus{"idle": interlude.RunCompleted, "interrupted": interlude.RunInterrupted}[threadStatus(snap.Status)]
-			}
-		}
-	}
+	res, _ := host.Outcome(context.WithoutCancel(ctx), g, ru.ThreadID, end)
+	values, pending, status, failure := res.Values, res.Interrupts, res.Status, res.Error
 	out := map[string]json.RawMessage{}
 	json.Unmarshal(h.outValues(values), &out)
 	switch {
@@ -792,7 +779,6 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.add("events", map[string]any{"event": "on_chain_end", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
 			"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{"output": out}})
 	}
-	_ = checkpoint
 	ru.output, _ = json.Marshal(out)
 	ru.setStatus("success")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 )
@@ -235,7 +236,7 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, h.bookView(id, rec).thread)
 		return
 	}
-	if !validID(body.ThreadID) {
+	if !host.ValidID(body.ThreadID) {
 		writeError(w, badRequest("thread_id %q is not valid: use 1 to 256 letters, digits or -_.:@~+=", body.ThreadID))
 		return
 	}
@@ -259,19 +260,6 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, tv.thread)
 }
 
-// validID reports whether s can be a thread id (as Interlude's API takes them).
-func validID(s string) bool {
-	if len(s) == 0 || len(s) > 256 || s == "." || s == ".." {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:@~+=", c)) {
-			return false
-		}
-	}
-	return true
-}
-
 // threadIn returns the request's thread id, or answers that it is not valid
 // and returns false.
 func threadIn(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -284,7 +272,7 @@ func threadIn(w http.ResponseWriter, r *http.Request) (string, bool) {
 
 func pathThread(r *http.Request) (string, error) {
 	id := r.PathValue("tid")
-	if !validID(id) {
+	if !host.ValidID(id) {
 		return "", badRequest("thread id %q is not valid", id)
 	}
 	return id, nil

@@ -181,10 +181,10 @@ func runOutcome(status interlude.RunStatus, err error) string {
 }
 
 func (s *Server) counted(ru *run, outcome string, d time.Duration) {
-	s.metrics.run(ru.g.Name(), outcome, d)
+	s.metrics.Run(ru.g.Name(), outcome, d)
 	if outcome != "refused" && outcome != "error" {
 		for _, res := range ru.answers {
-			s.metrics.resolution(ru.g.Name(), string(res.Status))
+			s.metrics.Resolution(ru.g.Name(), string(res.Status))
 		}
 	}
 }

@@ -226,47 +226,48 @@ func parseResponses(raw jsontext.Value) (map[string]interlude.Resolution, error)
 	out := make(map[string]interlude.Resolution, len(xs))
 	for i, x := range xs {
 		p := jsonbody.Index("responses", i)
+		at := func(field string) string { return jsonbody.Join(p, field) }
+		// refuse names the field at the start of its message.
+		refuse := func(field, format string, args ...any) error {
+			return badRequest(at(field), "%s "+format, append([]any{at(field)}, args...)...)
+		}
 		if x == nil {
 			return nil, badRequest(p, "%s must be a JSON object, not null", p)
 		}
-		if err := checkID(jsonbody.Join(p, "interrupt_id"), x.InterruptID); err != nil {
+		if err := checkID(at("interrupt_id"), x.InterruptID); err != nil {
 			return nil, err
 		}
 		if x.InterruptID == "" {
-			return nil, badRequest(jsonbody.Join(p, "interrupt_id"), "%s is required", jsonbody.Join(p, "interrupt_id"))
+			return nil, refuse("interrupt_id", "is required")
 		}
 		if _, dup := out[x.InterruptID]; dup {
-			return nil, badRequest(jsonbody.Join(p, "interrupt_id"), "interrupt %s is answered twice", x.InterruptID)
+			return nil, badRequest(at("interrupt_id"), "interrupt %s is answered twice", x.InterruptID)
 		}
 		var res interlude.Resolution
-		switch interlude.ResolutionStatus(x.Status) {
-		case interlude.Resolved:
-			if len(x.Response) == 0 {
-				return nil, badRequest(jsonbody.Join(p, "response"), "%s is required for status resolved", jsonbody.Join(p, "response"))
-			}
-			if len(x.Error) > 0 {
-				return nil, badRequest(jsonbody.Join(p, "error"), "%s is only for status rejected", jsonbody.Join(p, "error"))
-			}
+		switch status := interlude.ResolutionStatus(x.Status); {
+		case status == interlude.Resolved && len(x.Response) == 0:
+			return nil, refuse("response", "is required for status resolved")
+		case status == interlude.Resolved && len(x.Error) > 0:
+			return nil, refuse("error", "is only for status rejected")
+		case status == interlude.Resolved:
 			res = interlude.Resolve(json.RawMessage(x.Response))
-		case interlude.Rejected:
-			if len(x.Response) > 0 {
-				return nil, badRequest(jsonbody.Join(p, "response"), "%s is only for status resolved", jsonbody.Join(p, "response"))
-			}
+		case status == interlude.Rejected && len(x.Response) > 0:
+			return nil, refuse("response", "is only for status resolved")
+		case status == interlude.Rejected:
 			var err error
-			if res, err = parseRejection(jsonbody.Join(p, "error"), x.Error); err != nil {
+			if res, err = parseRejection(at("error"), x.Error); err != nil {
 				return nil, err
 			}
-		case interlude.Cancelled:
-			for k, raw := range map[string]jsontext.Value{"response": x.Response, "error": x.Error} {
-				if len(raw) > 0 {
-					return nil, badRequest(jsonbody.Join(p, k), "%s is not allowed for status cancelled", jsonbody.Join(p, k))
-				}
-			}
+		case status == interlude.Cancelled && len(x.Response) > 0:
+			return nil, refuse("response", "is not allowed for status cancelled")
+		case status == interlude.Cancelled && len(x.Error) > 0:
+			return nil, refuse("error", "is not allowed for status cancelled")
+		case status == interlude.Cancelled:
 			res = interlude.Cancel()
-		case "":
-			return nil, badRequest(jsonbody.Join(p, "status"), "%s is required: resolved, rejected or cancelled", jsonbody.Join(p, "status"))
+		case status == "":
+			return nil, refuse("status", "is required: resolved, rejected or cancelled")
 		default:
-			return nil, badRequest(jsonbody.Join(p, "status"), "%s %q is not one of resolved, rejected, cancelled", jsonbody.Join(p, "status"), x.Status)
+			return nil, refuse("status", "%q is not one of resolved, rejected, cancelled", x.Status)
 		}
 		out[x.InterruptID] = res
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/inbox"
+	"github.com/interludehq/interlude/server/internal/metrics"
 	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/store"
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,7 +37,7 @@ type Server struct {
 	keys      *auth.Keys
 	bodyLimit int64
 	log       *slog.Logger
-	metrics   *metrics
+	metrics   *metrics.Metrics
 	hub       *host.Hub
 	inbox     http.Handler
 	mux       *http.ServeMux
@@ -257,7 +258,7 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 		host.WithExpiryWatch(cfg.expiry), host.WithRecoveryWatch(cfg.recovery), host.WithLeaseWatch(cfg.watch),
 		host.WithExpiredHook(func(graphName string, questions int) {
 			for range questions {
-				s.metrics.resolution(graphName, string(interlude.Expired))
+				s.metrics.Resolution(graphName, string(interlude.Expired))
 			}
 		})}
 	opts = append(opts, hostTracing(cfg)...)
@@ -411,7 +412,7 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		}
 		st, _ := store.As[prometheus.Collector](s.host.Store())
 		var err error
-		if s.metrics, err = newMetrics(reg, s.host.Graphs(), patterns, st, s.hub, s.host.Notifier()); err != nil {
+		if s.metrics, err = metrics.New(reg, s.host.Graphs(), patterns, st, s.hub, s.host.Notifier()); err != nil {
 			return err
 		}
 	}
@@ -499,7 +500,7 @@ func (s *Server) done(sw *statusWriter, r *http.Request, rc *reqCtx, start time.
 	if status == 0 {
 		status = http.StatusOK
 	}
-	s.metrics.request(rc.route, r.Method, status, d)
+	s.metrics.Request(rc.route, r.Method, status, d)
 	level := slog.LevelDebug
 	switch {
 	case status >= 500:

@@ -25,9 +25,9 @@ import (
 	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/server/mcpserver"
 	"github.com/interludehq/interlude/store"
-	"github.com/interludehq/interlude/store/storemetrics"
 	"github.com/interludehq/interlude/store/postgres"
 	"github.com/interludehq/interlude/store/sqlite"
+	"github.com/interludehq/interlude/store/storemetrics"
 )
 
 var serveCommand = &command{

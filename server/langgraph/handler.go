@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/auth"
+	"github.com/interludehq/interlude/server/internal/httpstatus"
 )
 
 // Handler serves the LangGraph Platform API over a host. It is an http.Handler
@@ -210,7 +211,7 @@ func conflict(code, format string, args ...any) *apiError {
 }
 
 // toAPIError turns an error into what the client is told: Interlude's
-// refusals keep their code, with a status the SDKs do not retry.
+// refusals keep their code, with their status (package httpstatus).
 func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
@@ -218,23 +219,7 @@ func toAPIError(err error) *apiError {
 	}
 	var ie *interlude.Error
 	if errors.As(err, &ie) {
-		e := &apiError{code: string(ie.Code), message: ie.Message, interrupts: ie.Interrupts, violations: ie.Violations}
-		switch ie.Code {
-		case interlude.CodeInvalidRequest:
-			e.status = http.StatusBadRequest
-		case interlude.CodeNotFound:
-			e.status = http.StatusNotFound
-		case interlude.CodeInvalidResponse:
-			e.status = http.StatusUnprocessableEntity
-		case interlude.CodeForbidden:
-			e.status = http.StatusForbidden
-		case interlude.CodeThreadInterrupted, interlude.CodeNotInterrupted, interlude.CodeUnknownInterrupt,
-			interlude.CodeAmbiguousResume, interlude.CodeConflict, interlude.CodeThreadBusy:
-			e.status = http.StatusConflict
-		default:
-			e.status = http.StatusInternalServerError
-		}
-		return e
+		return &apiError{status: httpstatus.Of(ie.Code), code: string(ie.Code), message: ie.Message, interrupts: ie.Interrupts, violations: ie.Violations}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the request was cancelled: " + err.Error()}

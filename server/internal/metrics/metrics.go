@@ -1,4 +1,7 @@
-package server
+// Package metrics holds the Prometheus series of the HTTP API: requests, runs,
+// pauses and answers, with the event hub's, the store's and the notification
+// dispatcher's. Each series is looked up once, so recording takes no lock.
+package metrics
 
 import (
 	"errors"
@@ -14,10 +17,6 @@ import (
 	"github.com/interludehq/interlude/notify"
 )
 
-// Metrics are prometheus/client_golang collectors, registered with the
-// server's registry (WithMetricsRegistry). The series each request, run and
-// answer records are looked up once, so recording one takes no lock.
-
 var latencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 // The outcomes of a run in interlude_runs_total.
@@ -26,7 +25,8 @@ var runOutcomes = []string{"completed", "interrupted", "failed", "refused", "err
 // The kinds of answers in interlude_resolutions_total.
 var resolutionKinds = []string{"resolved", "rejected", "cancelled", "expired"}
 
-type metrics struct {
+// Metrics records the API's series; a nil *Metrics records nothing.
+type Metrics struct {
 	requestsVec *prometheus.CounterVec
 	requests    sync.Map // requestKey -> prometheus.Counter
 	reqLatency  map[string]prometheus.Observer
@@ -41,10 +41,10 @@ type requestKey struct {
 	code          int
 }
 
-// newMetrics registers the server's metrics with reg, and those of its store
-// (storemetrics.Instrument), event hub and notification dispatcher, if any, and the Go runtime's and the
-// process's collectors unless reg has them.
-func newMetrics(reg prometheus.Registerer, graphs, routes []string, st prometheus.Collector, hub *host.Hub, d *notify.Dispatcher) (*metrics, error) {
+// New registers the series with reg for the graphs and routes, with those of
+// the store (storemetrics.Instrument), event hub and dispatcher if not nil,
+// and the Go runtime's and process's collectors unless reg has them.
+func New(reg prometheus.Registerer, graphs, routes []string, st prometheus.Collector, hub *host.Hub, d *notify.Dispatcher) (*Metrics, error) {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "interlude_http_requests_total",
 		Help: "HTTP requests by route, method and status code."}, []string{"route", "method", "code"})
 	reqLatency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "interlude_http_request_duration_seconds",
@@ -81,7 +81,7 @@ func newMetrics(reg prometheus.Registerer, graphs, routes []string, st prometheu
 			return nil, fmt.Errorf("server: register the metrics: %w", err)
 		}
 	}
-	m := &metrics{requestsVec: requests, reqLatency: map[string]prometheus.Observer{}, runs: map[[2]string]prometheus.Counter{},
+	m := &Metrics{requestsVec: requests, reqLatency: map[string]prometheus.Observer{}, runs: map[[2]string]prometheus.Counter{},
 		runLatency: map[string]prometheus.Observer{}, pauses: map[string]prometheus.Counter{}, resolutions: map[[2]string]prometheus.Counter{}}
 	for _, r := range routes {
 		m.reqLatency[r] = reqLatency.WithLabelValues(r)
@@ -99,7 +99,8 @@ func newMetrics(reg prometheus.Registerer, graphs, routes []string, st prometheu
 	return m, nil
 }
 
-func (m *metrics) request(route, method string, code int, d time.Duration) {
+// Request records a request's answer.
+func (m *Metrics) Request(route, method string, code int, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -114,7 +115,8 @@ func (m *metrics) request(route, method string, code int, d time.Duration) {
 	}
 }
 
-func (m *metrics) run(graph, outcome string, d time.Duration) {
+// Run records a run's outcome: completed, interrupted, failed, refused or error.
+func (m *Metrics) Run(graph, outcome string, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -131,7 +133,8 @@ func (m *metrics) run(graph, outcome string, d time.Duration) {
 	}
 }
 
-func (m *metrics) resolution(graph, kind string) {
+// Resolution records an answer of a kind: resolved, rejected, cancelled or expired.
+func (m *Metrics) Resolution(graph, kind string) {
 	if m == nil {
 		return
 	}

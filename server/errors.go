@@ -137,3 +137,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	writeJSON(w, ae.status, errorBody{Error: ae.object()})
 }
+
+// answer writes v as a 200 answer.
+func answer(w http.ResponseWriter, v any) error {
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}

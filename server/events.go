@@ -109,15 +109,13 @@ var errNoHub = &apiError{status: http.StatusNotImplemented, code: codeNotImpleme
 var errShuttingDown = &apiError{status: http.StatusServiceUnavailable, code: codeUnavailable, message: "the server is shutting down"}
 
 // handleEvents serves GET /v1/threads/{id}/events.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	id, err := pathID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if s.hub == nil {
-		s.writeError(w, r, errNoHub)
-		return
+		return errNoHub
 	}
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
@@ -126,14 +124,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 	var after int64
 	if last != "" {
 		if after, err = strconv.ParseInt(strings.TrimSpace(last), 10, 64); err != nil || after < 0 {
-			s.writeError(w, r, badRequest("Last-Event-ID", "Last-Event-ID %q is not an event id from this stream", last))
-			return
+			return badRequest("Last-Event-ID", "Last-Event-ID %q is not an event id from this stream", last)
 		}
 	}
 	sub, err := s.hub.Subscribe(r.Context(), id, last != "", after)
 	if err != nil {
-		s.writeSubscribeError(w, r, err)
-		return
+		return subscribeError(err)
 	}
 	defer sub.Close()
 	ew := eventstream.New(w, true, s.timeouts.Write)
@@ -142,14 +138,15 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx
 		ew.Position(sub.Position())
 	}
 	s.follow(ew, r, sub, false)
+	return nil
 }
 
-// writeSubscribeError answers a refused subscription.
-func (s *Server) writeSubscribeError(w http.ResponseWriter, r *http.Request, err error) {
+// subscribeError is the answer to a refused subscription.
+func subscribeError(err error) error {
 	if errors.Is(err, host.ErrHubClosed) {
-		err = errShuttingDown
+		return errShuttingDown
 	}
-	s.writeError(w, r, err)
+	return err
 }
 
 // slowConsumer is the error event ending the stream of a listener too far behind.
@@ -202,22 +199,20 @@ func (s *Server) follow(ew *eventstream.Writer, r *http.Request, sub *host.Subsc
 }
 
 // handleAllEvents serves GET /v1/events: every thread's live events.
-func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+func (s *Server) handleAllEvents(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	if _, err := query(r); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if s.hub == nil {
-		s.writeError(w, r, errNoHub)
-		return
+		return errNoHub
 	}
 	sub, err := s.hub.SubscribeAll(r.Context())
 	if err != nil {
-		s.writeSubscribeError(w, r, err)
-		return
+		return subscribeError(err)
 	}
 	defer sub.Close()
 	ew := eventstream.New(w, true, s.timeouts.Write)
 	ew.Comment("subscribed to every thread")
 	s.follow(ew, r, sub, true)
+	return nil
 }

@@ -7,15 +7,16 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/internal/eventstream"
+	"github.com/interludehq/interlude/server/internal/jsonbody"
 )
 
 // run is one run the server drives for a request.
@@ -26,86 +27,73 @@ type run struct {
 	answers     map[string]interlude.Resolution
 	granularity granularity
 	inputPath   string     // "input" or "messages" for an input command
-	held        *host.Held // the thread, held for the run (Server.route)
+	held        *host.Held // the thread, held for the run
 }
 
 // handleInvoke serves POST /v1/graph/invoke and, with stream set, /v1/graph/stream.
 func (s *Server) handleInvoke(stream bool) handler {
-	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 		body, err := s.readBody(w, r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if len(bytes.TrimSpace(body)) == 0 {
 			body = []byte("{}")
 		}
 		req, err := parseInvoke(body)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		need, doing := auth.RoleRun, "start or continue threads"
 		if req.kind == cmdAnswer {
 			need, doing = auth.RoleApprove, "answer interrupts"
 		}
 		if err := rc.who.Need(need, doing); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		threadID := req.threadID
 		if threadID == "" {
 			if req.kind != cmdInput {
-				s.writeError(w, r, badRequest("config.thread_id", "config.thread_id is required to answer or continue a thread"))
-				return
+				return badRequest("config.thread_id", "config.thread_id is required to answer or continue a thread")
 			}
 			threadID = newID("thr_")
 		}
-		// Refuse input fields the graph lacks before holding the thread, and
-		// once held those a new thread needs.
 		if err := s.checkInput(req, req.graph, false); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		h, err := s.hold(r.Context(), threadID, req.graph, req.kind == cmdInput)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		defer h.Release()
 		if err := s.checkInput(req, h.Graph.Name(), h.Fresh); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		s.drive(w, r, rc, run{g: h.Graph, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
+		return s.drive(w, r, rc, run{g: h.Graph, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
 	}
 }
 
 // handleAnswer serves POST /v1/threads/{id}/resume, /reject and /cancel.
 func (s *Server) handleAnswer(action string) handler {
-	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 		id, err := pathID(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		body, err := s.readBody(w, r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := parseAnswer(body, action)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		h, err := s.hold(r.Context(), id, "", false)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		defer h.Release()
-		s.drive(w, r, rc, run{g: h.Graph, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
+		return s.drive(w, r, rc, run{g: h.Graph, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
 	}
 }
 
@@ -123,9 +111,8 @@ func (s *Server) checkInput(req *invokeRequest, graphName string, fresh bool) er
 	return inputRefusal(req.inputPath, s.host.CheckInput(graphName, fields, fresh))
 }
 
-// runContext returns the context of a run: it carries the token's name to the
-// resolutions, and it is not cancelled when the client goes away (an accepted
-// answer is always acted on), only by Close.
+// runContext returns the context of a run: it carries the caller to the answers
+// and outlives the request (an accepted answer is always acted on) until Close.
 func (s *Server) runContext(r *http.Request, who auth.Caller) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	stop := context.AfterFunc(s.runCtx, cancel)
@@ -141,43 +128,22 @@ func inputRefusal(inputPath string, err error) error {
 	}
 	if len(ie.Violations) == 1 && strings.HasPrefix(ie.Violations[0].Path, "/") {
 		v := ie.Violations[0]
-		path := inputFieldPath(inputPath, v.Path)
+		base := inputPath
+		if base == "messages" { // the pointer starts at messages
+			base = ""
+		}
+		path := jsonbody.FieldPath(base, jsontext.Pointer(v.Path))
 		return badRequest(path, "%s %s: %s", path, v.Message, ie.Message)
 	}
 	return badRequest(inputPath, "%s", ie.Message)
 }
 
-// inputFieldPath names the field at pointer in the input as the body does:
-// "/messages/1/role" is messages[1].role in a messages body and
-// input.messages[1].role in an input body.
-func inputFieldPath(inputPath, pointer string) string {
-	var b strings.Builder
-	if inputPath == "input" {
-		b.WriteString("input")
+// failure classifies a run that did not end for the metrics.
+func failure(err error) string {
+	if ae, _ := toAPIError(err); ae.status < 500 {
+		return "refused"
 	}
-	for _, seg := range strings.Split(pointer, "/")[1:] {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		if _, err := strconv.Atoi(seg); err == nil && b.Len() > 0 {
-			b.WriteString("[" + seg + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(seg)
-	}
-	return b.String()
-}
-
-// runOutcome classifies a run's end for the metrics.
-func runOutcome(status interlude.RunStatus, err error) string {
-	if err != nil {
-		if ae, _ := toAPIError(err); ae.status < 500 {
-			return "refused"
-		}
-		return "error"
-	}
-	return string(status)
+	return "error"
 }
 
 func (s *Server) counted(ru *run, outcome string, d time.Duration) {
@@ -190,12 +156,11 @@ func (s *Server) counted(ru *run, outcome string, d time.Duration) {
 }
 
 // drive runs the command and answers like invoke, or streams it.
-func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) {
+func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) error {
 	ctx, cancel := s.runContext(r, rc.who)
 	defer cancel()
 	if stream {
-		s.stream(w, r, ctx, &ru)
-		return
+		return s.stream(w, r, ctx, &ru)
 	}
 	start := time.Now()
 	res, err := ru.held.Invoke(ctx, ru.cmd)
@@ -205,9 +170,8 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		if err == nil {
 			err = errors.New("the graph returned no result")
 		}
-		s.counted(&ru, runOutcome("", err), time.Since(start))
-		s.writeError(w, r, inputRefusal(ru.inputPath, err))
-		return
+		s.counted(&ru, failure(err), time.Since(start))
+		return inputRefusal(ru.inputPath, err)
 	}
 	if err != nil {
 		s.logRunFailed(r.Context(), &ru, err)
@@ -215,12 +179,11 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 	s.counted(&ru, string(res.Status), time.Since(start))
 	ans := outcomeOf(res).response(ru.granularity)
 	ans.Replayed = len(res.Replayed) > 0 && len(res.Replayed) == len(ru.answers)
-	writeJSON(w, http.StatusOK, ans)
+	return answer(w, ans)
 }
 
-// logRunFailed logs a run that failed. A node's panic is a bug in the graph's
-// code: it is logged as an error with its stack trace, which the thread and the
-// client never see.
+// logRunFailed logs a failed run; a node's panic, a bug, as an error with its
+// stack, which clients never see.
 func (s *Server) logRunFailed(ctx context.Context, ru *run, err error) {
 	attrs := []slog.Attr{slog.String("graph", ru.g.Name()), slog.String("thread_id", ru.threadID), slog.String("err", err.Error())}
 	if pe, ok := errors.AsType[*graph.PanicError](err); ok {
@@ -230,18 +193,10 @@ func (s *Server) logRunFailed(ctx context.Context, ru *run, err error) {
 	s.log.LogAttrs(ctx, slog.LevelWarn, "run failed", attrs...)
 }
 
-// wantsSSE reports whether the client asked for server-sent events.
-func wantsSSE(r *http.Request) bool {
-	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
-
-// stream runs the command and answers its events as NDJSON or SSE: metadata first,
-// updates per node, messages and custom data as nodes emit them, an updates event
-// per pause, error if the run failed, and end last with the run's answer (as
-// invoke gives it). A refused command is answered as an error with its status,
-// before any event.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Context, ru *run) {
-	sse := wantsSSE(r)
+// stream runs the command and answers its events as NDJSON or SSE (docs/API.md),
+// the last, end, with invoke's answer; a refused command is an error answer.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Context, ru *run) error {
+	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	runID := newID("run_")
 	start := time.Now()
 	var ew *eventstream.Writer
@@ -251,8 +206,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		data, _ := json.Marshal(metadataData{ThreadID: ru.threadID, Graph: ru.g.Name(), RunID: runID, Checkpoint: checkpoint})
 		return data
 	}
-	// The run never waits for the client: its events are written by another
-	// goroutine, and a client that falls too far behind is cut off.
+	// The run never waits for the client: one too far behind is cut off.
 	open := func() {
 		ew = eventstream.New(w, sse, s.timeouts.Write)
 		ew.Async(s.streamBuffer, slowConsumer("this client read the stream too slowly and was cut off; the run goes on: read its outcome with GET /v1/threads/"+ru.threadID))
@@ -282,12 +236,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	ru.held.Release()
 	if refused != nil {
-		s.counted(ru, runOutcome("", refused), time.Since(start))
-		s.writeError(w, r, inputRefusal(ru.inputPath, refused))
-		return
+		s.counted(ru, failure(refused), time.Since(start))
+		return inputRefusal(ru.inputPath, refused)
 	}
-	// An answer identical to recorded ones runs nothing and streams nothing: answer
-	// it like a run that ended where the thread is.
+	// An identical replay runs nothing: it is answered as the thread reads.
 	res, ocErr := host.Outcome(ctx, ru.g, ru.threadID, end)
 	oc := outcomeOf(res)
 	if ew == nil {
@@ -323,4 +275,5 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	ew.Send("end", data)
 	ew.Finish()
+	return nil
 }

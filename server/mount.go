@@ -25,22 +25,18 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Mount serves h at pattern (a net/http pattern such as "/mcp") behind the
-// server's authentication: without a valid bearer token the request is refused
-// as on any route, and without tokens configured only loopback requests get
-// through. Any valid token reaches h, which checks the roles an action needs
-// with auth.FromContext. Requests are logged and counted like the API's. Mount must
-// be called before the server serves. Request bodies have the server's size
-// limit and read timeout; h, as a protocol endpoint with long-lived streams and
-// calls, gets no write timeout.
+// Mount serves h at pattern (such as "/mcp") behind the server's tokens, body
+// limit and read timeout, logged and counted like the API; h learns the caller
+// with auth.FromContext and gets no write timeout. Call it before serving.
 func (s *Server) Mount(pattern string, h http.Handler) {
-	fn := func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	fn := func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 		http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		r = r.WithContext(auth.NewContext(r.Context(), rc.who))
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = &deadlineBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.bodyLimit), done: func() { s.bodyRead(w) }}
 		}
 		h.ServeHTTP(w, r)
+		return nil
 	}
 	eps := map[string]endpoint{}
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {

@@ -57,11 +57,11 @@ func TestTheServerFinishesAStepWhoseRunDiedAfterTheAnswer(t *testing.T) {
 			t.Fatalf("listed as %s: %+v (%v); want %d", status, page, err, want)
 		}
 	}
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 1 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 1 {
 		t.Fatalf("RecoverThreads = %d, %v; want 1", n, err)
 	}
 	clienttest.RefundFinishedOnce(t, e.client(admin), "r", approver.Name)
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 0 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 0 {
 		t.Fatalf("a second RecoverThreads = %d, %v; want 0", n, err)
 	}
 }
@@ -98,7 +98,7 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	if !errors.As(err, &ce) || ce.Status != 409 || ce.Code != "thread_busy" {
 		t.Fatalf("input to the unfinished thread: %v; want 409 thread_busy", err)
 	}
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 1 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 1 {
 		t.Fatalf("RecoverThreads = %d, %v; want 1", n, err)
 	}
 	th, err = e.client(admin).Thread(ctx, "p")
@@ -109,7 +109,7 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	if err != nil || json.Unmarshal(th.Values, &v) != nil || th.Status != "idle" || v.CRuns != 1 || len(v.Outcome) != 2 {
 		t.Fatalf("after recovery the thread reads %+v (%v); want idle, a and b approved, c run once", th, err)
 	}
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 0 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 0 {
 		t.Fatalf("a second RecoverThreads = %d, %v; want 0", n, err)
 	}
 }
@@ -167,7 +167,7 @@ func TestAServerClosedMidRunLeavesTheRunToTheNextServerToStart(t *testing.T) {
 	}
 
 	next := newEnv(t, setup{wrap: keep, graphs: []builder{chain}, opts: []server.Option{server.WithRecoveryWatch(0)}})
-	if n, err := next.srv.RecoverThreads(ctx); err != nil || n != 1 {
+	if n, err := next.srv.Host().RecoverThreads(ctx); err != nil || n != 1 {
 		t.Fatalf("RecoverThreads = %d, %v; want 1", n, err)
 	}
 	th, err := next.client().Thread(ctx, "c")

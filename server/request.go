@@ -31,9 +31,8 @@ func fieldError(err error) error {
 	return err
 }
 
-// passedOn reports whether p points within a value the request passes on
-// rather than one of its own fields: an answer or input, which may repeat a
-// key for what receives it to count as a violation.
+// passedOn reports whether p points within an answer or input, whose repeated
+// keys what receives it counts as violations.
 func passedOn(p jsontext.Pointer) bool {
 	var toks []string
 	for tok := range p.Tokens() {

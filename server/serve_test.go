@@ -266,10 +266,10 @@ func TestAnInstrumentedStoreKeepsTheCapabilitiesOfTheStoreItWraps(t *testing.T) 
 			if _, ok := store.As[store.RecoveryIndex](e.st); !ok {
 				t.Error("store.As finds no RecoveryIndex through the instrumentation")
 			}
-			if _, err := e.srv.ExpireQuestions(context.Background()); err != nil {
+			if _, err := e.srv.Host().ExpireQuestions(context.Background()); err != nil {
 				t.Errorf("ExpireQuestions on an instrumented store: %v", err)
 			}
-			if _, err := e.srv.RecoverThreads(context.Background()); err != nil {
+			if _, err := e.srv.Host().RecoverThreads(context.Background()); err != nil {
 				t.Errorf("RecoverThreads on an instrumented store: %v", err)
 			}
 			e.start("refund", "m", `{"amount":1}`)

@@ -136,17 +136,15 @@ func WithMetricsRegistry(reg prometheus.Registerer) Option {
 func WithEventHub(h *host.Hub) Option { return func(c *config) { c.hub = h } }
 
 // WithLeaseWatch sets how often the server's host looks for runs that died
-// with their process on a shared store (host.WithLeaseWatch; default every
-// second, 0 for never).
+// with their process (host.WithLeaseWatch; default 1s, 0 for never).
 func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch = every } }
 
 // WithExpiryWatch sets how often the server's host closes expired questions
-// (host.WithExpiryWatch; default every second, 0 for never).
+// (host.WithExpiryWatch; default 1s, 0 for never).
 func WithExpiryWatch(every time.Duration) Option { return func(c *config) { c.expiry = every } }
 
-// WithRecoveryWatch sets how often the server's host finishes runs that
-// stopped before their end (host.WithRecoveryWatch; default every second, 0
-// for never).
+// WithRecoveryWatch sets how often the server's host finishes stopped runs
+// (host.WithRecoveryWatch; default 1s, 0 for never).
 func WithRecoveryWatch(every time.Duration) Option { return func(c *config) { c.recovery = every } }
 
 // WithClock sets the clock the server's host judges expiries by (default
@@ -196,8 +194,11 @@ func New(opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if !cfg.inboxSet {
+	switch {
+	case !cfg.inboxSet:
 		cfg.inbox = inbox.Handler()
+	case cfg.inbox == nil:
+		cfg.inbox = inbox.Off()
 	}
 	s := &Server{bodyLimit: cfg.bodyLimit,
 		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(),
@@ -261,7 +262,9 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 				s.metrics.Resolution(graphName, string(interlude.Expired))
 			}
 		})}
-	opts = append(opts, hostTracing(cfg)...)
+	if cfg.tracerProvider != nil {
+		opts = append(opts, host.WithTracerProvider(cfg.tracerProvider))
+	}
 	if s.hub != nil {
 		opts = append(opts, host.WithHub(s.hub))
 	}
@@ -281,15 +284,6 @@ func newHost(cfg config, s *Server) (*host.Host, error) {
 
 // Host returns the host the server serves.
 func (s *Server) Host() *host.Host { return s.host }
-
-// ExpireQuestions closes the questions past their time to live (host.Host.ExpireQuestions).
-func (s *Server) ExpireQuestions(ctx context.Context) (int, error) {
-	return s.host.ExpireQuestions(ctx)
-}
-
-// RecoverThreads finishes the runs that stopped before their end
-// (host.Host.RecoverThreads).
-func (s *Server) RecoverThreads(ctx context.Context) (int, error) { return s.host.RecoverThreads(ctx) }
 
 // Events returns the server's event hub (WithEventHub, or its host's), or nil.
 func (s *Server) Events() *host.Hub { return s.hub }
@@ -334,7 +328,7 @@ type reqCtx struct {
 	who   auth.Caller
 }
 
-type handler func(w http.ResponseWriter, r *http.Request, rc *reqCtx)
+type handler func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error
 
 // endpoint is one method of a route.
 type endpoint struct {
@@ -384,8 +378,9 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 	}
 	if s.langgraph != nil {
 		// The LangGraph API checks each route's role itself, from the caller.
-		lg := func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+		lg := func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 			s.langgraph.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), rc.who)))
+			return nil
 		}
 		eps := map[string]endpoint{}
 		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
@@ -401,9 +396,10 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		}
 		if g, ok := reg.(prometheus.Gatherer); ok {
 			serve := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
-			rs = append(rs, route{"/metrics", false, read(func(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+			rs = append(rs, route{"/metrics", false, read(func(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 				w.Header().Set("Cache-Control", "no-store")
 				serve.ServeHTTP(w, r)
+				return nil
 			})})
 		}
 		var patterns []string
@@ -468,7 +464,9 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http
 			s.writeError(sw, r, err)
 			return
 		}
-		ep.fn(sw, r, rc)
+		if err := ep.fn(sw, r, rc); err != nil {
+			s.writeError(sw, r, err)
+		}
 	})
 }
 
@@ -556,12 +554,6 @@ func pathID(r *http.Request) (string, error) {
 	return id, nil
 }
 
-// graphFor returns the graph that runs an existing thread.
-func (s *Server) graphFor(ctx context.Context, threadID string) (graph.Erased, error) {
-	g, err := s.host.GraphFor(ctx, threadID)
-	return g, graphField(err)
-}
-
 // hold holds the thread for the request's run (host.Host.Hold).
 func (s *Server) hold(ctx context.Context, threadID, named string, create bool) (*host.Held, error) {
 	h, err := s.host.Hold(ctx, threadID, named, create)
@@ -578,32 +570,20 @@ func graphField(err error) error {
 	return err
 }
 
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
+	return answer(w, map[string]string{"status": "ok"})
 }
 
-func (s *Server) handleGraphs(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleGraphs(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(s.graphList)
+	return nil
 }
 
-const inboxPlaceholder = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Interlude inbox</title></head>
-<body><h1>Interlude inbox</h1>
-<p>The web inbox is turned off on this server. The threads waiting for answers are listed by
-<code>GET /v1/threads?status=interrupted</code>, and answered with
-<code>POST /v1/threads/{id}/resume</code>, <code>/reject</code> or <code>/cancel</code>.</p>
-</body></html>
-`
-
-func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
-	if s.inbox != nil {
-		s.inbox.ServeHTTP(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write([]byte(inboxPlaceholder))
+func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
+	s.inbox.ServeHTTP(w, r)
+	return nil
 }
 
 // meAnswer answers GET /v1/me.
@@ -614,10 +594,9 @@ type meAnswer struct {
 }
 
 // handleMe serves GET /v1/me: the caller's token name, roles and groups.
-func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 	if _, err := query(r); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, meAnswer{Name: rc.who.Name, Roles: orEmpty(rc.who.Roles), Groups: orEmpty(rc.who.Groups)})
+	return answer(w, meAnswer{Name: rc.who.Name, Roles: orEmpty(rc.who.Roles), Groups: orEmpty(rc.who.Groups)})
 }

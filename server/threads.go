@@ -48,40 +48,34 @@ func intParam(q url.Values, key string, lo, hi int64) (int64, error) {
 }
 
 // handleList serves GET /v1/threads, the inbox listing.
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	q, err := query(r, "status", "graph", "limit", "cursor")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sq := store.Query{Graph: q.Get("graph"), Cursor: q.Get("cursor")}
 	if text := q.Get("status"); text != "" {
 		if sq.Status, err = interlude.ParseThreadStatus(text); err != nil {
-			s.writeError(w, r, badRequest("status", "%s", err.(*interlude.Error).Message))
-			return
+			return badRequest("status", "%s", err.(*interlude.Error).Message)
 		}
 	}
 	// An empty parameter is as good as none: a form's empty field sends one.
 	if sq.Graph != "" && !validName(sq.Graph) {
-		s.writeError(w, r, badRequest("graph", "graph %q is not a valid graph name", sq.Graph))
-		return
+		return badRequest("graph", "graph %q is not a valid graph name", sq.Graph)
 	}
 	limit, err := intParam(q, "limit", 1, 1000)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sq.Limit = int(limit)
 	if sq.Cursor != "" {
 		if _, err := storekit.DecodeCursor(sq.Cursor); err != nil {
-			s.writeError(w, r, badRequest("cursor", "the cursor is malformed; pass next_cursor from a previous page unchanged"))
-			return
+			return badRequest("cursor", "the cursor is malformed; pass next_cursor from a previous page unchanged")
 		}
 	}
 	page, err := s.host.List(r.Context(), sq)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := threadPage{Threads: make([]threadSummary, len(page.Threads))}
 	for i, m := range page.Threads {
@@ -91,7 +85,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
 	if page.NextCursor != "" {
 		out.NextCursor = &page.NextCursor
 	}
-	writeJSON(w, http.StatusOK, out)
+	return answer(w, out)
 }
 
 // existing returns the graph of an existing thread named by the route.
@@ -100,31 +94,30 @@ func (s *Server) existing(r *http.Request) (string, graph.Erased, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	g, err := s.graphFor(r.Context(), id)
+	g, err := s.host.GraphFor(r.Context(), id)
+	err = graphField(err)
 	return id, g, err
 }
 
 // handleThread serves GET /v1/threads/{id}.
-func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	if _, err := query(r); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	id, g, err := s.existing(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	snap, err := g.State(r.Context(), id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	msgs := messagesOf(snap.Values)
 	writeJSON(w, http.StatusOK, threadResponse{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
 		Messages: msgs, FinishedToolResults: finishedToolResults(snap, msgs), Interrupts: shownAll(snap.Interrupts),
 		Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint, Error: snap.Error, Checkpoint: snap.Checkpoint,
 		CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt})
+	return nil
 }
 
 // History pages: the default and largest number of checkpoints a request gets.
@@ -135,36 +128,31 @@ const (
 
 // handleHistory serves GET /v1/threads/{id}/history?limit=&before=: a page of
 // checkpoints, newest first, whose cost does not grow with the thread.
-func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	q, err := query(r, "limit", "before")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	limit, err := intParam(q, "limit", 1, historyLimitMax)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if limit == 0 {
 		limit = historyLimit
 	}
 	before, err := intParam(q, "before", 1, 1<<62)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	id, g, err := s.existing(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	cps, err := g.History(r.Context(), id, graph.HistoryOptions{Limit: int(limit), Before: before})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, historyOf(id, g.Name(), cps))
+	return answer(w, historyOf(id, g.Name(), cps))
 }
 
 // historyOf builds a history response from a page of checkpoints (newest
@@ -187,17 +175,15 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) hi
 }
 
 // handleDelete serves DELETE /v1/threads/{id}.
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	id, err := pathID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := s.host.Delete(context.WithoutCancel(r.Context()), id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
+	return answer(w, map[string]any{"thread_id": id, "deleted": true})
 }
 
 // validName reports whether s can be a graph name: 1 to 256 bytes of UTF-8

@@ -211,7 +211,7 @@ func TestAQuestionThatExpiresWhileOpenSaysItExpired(t *testing.T) {
 	until(t, ctx, "the question", rows+` === 1`)
 	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(row("b-1"))))
 	until(t, ctx, "its page", `document.querySelector('.question h2')?.innerText === 'Still wanted?'`)
-	if n, err := e.srv.ExpireQuestions(context.Background()); err != nil || n != 1 {
+	if n, err := e.srv.Host().ExpireQuestions(context.Background()); err != nil || n != 1 {
 		t.Fatalf("closed %d questions (%v), want 1", n, err)
 	}
 	until(t, ctx, "the page to say it expired", `document.querySelector('.gone')?.offsetParent !== null`)

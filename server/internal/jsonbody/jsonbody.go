@@ -79,10 +79,10 @@ func DecodeValue(path string, raw jsontext.Value, v any) error {
 // wordError words a decoding error of the value at base.
 func wordError(base string, err error) error {
 	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
-		path := fieldPath(base, se.JSONPointer)
+		path := FieldPath(base, se.JSONPointer)
 		switch {
 		case errors.Is(se.Err, jsontext.ErrDuplicateName):
-			return refuse(path, "field %q is given twice in %s; give each field once", se.JSONPointer.LastToken(), what(fieldPath(base, se.JSONPointer.Parent())))
+			return refuse(path, "field %q is given twice in %s; give each field once", se.JSONPointer.LastToken(), what(FieldPath(base, se.JSONPointer.Parent())))
 		case errors.Is(se.Err, io.ErrUnexpectedEOF):
 			return refuse(base, "%s must be a JSON object: the JSON is empty or cut short", what(base))
 		}
@@ -92,7 +92,7 @@ func wordError(base string, err error) error {
 	if !ok {
 		return refuse(base, "%s could not be read: %v", what(base), err)
 	}
-	path := fieldPath(base, se.JSONPointer)
+	path := FieldPath(base, se.JSONPointer)
 	if errors.Is(se.Err, jsonv2.ErrUnknownName) {
 		return refuse(path, "unknown field %q at %s; known fields: %v", se.JSONPointer.LastToken(), path, fieldNames(se.GoType))
 	}
@@ -125,9 +125,9 @@ func KindName(k jsontext.Kind) string {
 	return "object"
 }
 
-// fieldPath writes a JSON pointer below base as a path: responses/0/error
+// FieldPath writes a JSON pointer below base as a path: responses/0/error
 // becomes responses[0].error.
-func fieldPath(base string, p jsontext.Pointer) string {
+func FieldPath(base string, p jsontext.Pointer) string {
 	path := base
 	for tok := range p.Tokens() {
 		if n, err := strconv.Atoi(tok); err == nil && n >= 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store/memory"
 )
 
@@ -109,8 +110,8 @@ func TestAnUnreachableServerGivesErrUnreachable(t *testing.T) {
 }
 
 func TestTheClientCoversEveryRoute(t *testing.T) {
-	admin := server.Token{Name: "root", Secret: "root-secret", Roles: []server.Role{server.RoleAdmin}}
-	_, url := serve(t, server.WithTokens([]server.Token{admin}))
+	admin := auth.Token{Name: "root", Secret: "root-secret", Roles: []auth.Role{auth.RoleAdmin}}
+	_, url := serve(t, server.WithTokens([]auth.Token{admin}))
 	c := client.New(url, client.WithToken(admin.Secret), client.WithHTTPClient(&http.Client{}))
 	ctx := context.Background()
 	if err := c.Health(ctx); err != nil {

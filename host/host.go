@@ -27,7 +27,8 @@ import (
 // concurrent use.
 type Host struct {
 	graphs    map[string]graph.Erased
-	names     []string // the names of the graphs, sorted
+	inputs    map[string]inputRules // what each graph's input schema says
+	names     []string              // the names of the graphs, sorted
 	store     store.Store
 	opener    graph.Erased   // opens threads for runs (graph.Erased.Open): any graph can, they share the store
 	threads   *keylock.Locks // one run per thread at a time in this process: the only lock a run takes
@@ -137,7 +138,7 @@ func New(opts ...Option) (*Host, error) {
 	if len(cfg.graphs) == 0 {
 		return nil, errors.New("host: no graphs; pass WithGraph(g.Erase()) for each graph to host")
 	}
-	h := &Host{graphs: map[string]graph.Erased{}, store: cfg.store, threads: keylock.New(), hub: cfg.hub,
+	h := &Host{graphs: map[string]graph.Erased{}, inputs: map[string]inputRules{}, store: cfg.store, threads: keylock.New(), hub: cfg.hub,
 		log: cfg.log, now: cfg.now, onExpired: cfg.onExpired, watch: cfg.watch, tracer: tracing.Tracer(cfg.tp), notifier: cfg.notifier}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -158,6 +159,7 @@ func New(opts ...Option) (*Host, error) {
 			return nil, fmt.Errorf("host: graph %q keeps its threads in another store than the host's; compile every graph with the same graph.WithStore", name)
 		}
 		h.graphs[name] = g
+		h.inputs[name] = rulesOf(g.InputSchema())
 		h.names = append(h.names, name)
 	}
 	slices.Sort(h.names)

@@ -3,13 +3,12 @@ package server_test
 import (
 	"context"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
-	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 type payout struct {
@@ -35,10 +34,10 @@ func assignedGraph(opts ...graph.Option) (graph.Erased, error) {
 	return app.Erase(), nil
 }
 
-var financier = server.Token{Name: "fiona", Secret: "finance-secret-00", Roles: []server.Role{server.RoleApprove}, Groups: []string{"finance"}}
+var financier = auth.Token{Name: "fiona", Secret: "finance-secret-00", Roles: []auth.Role{auth.RoleApprove}, Groups: []string{"finance"}}
 
 func TestAnAnswerFromANonAssigneeIsRefusedOnEveryAnswerRoute(t *testing.T) {
-	e := newEnv(t, setup{graphs: []builder{assignedGraph}, tokens: []server.Token{runner, approver, admin, reader, financier}})
+	e := newEnv(t, setup{graphs: []builder{assignedGraph}, tokens: []auth.Token{runner, approver, admin, reader, financier}})
 	routes := []struct{ path, body string }{
 		{"/v1/threads/p/resume", `{"response":true}`},
 		{"/v1/threads/p/reject", `{"error":{"name":"No","message":"no"}}`},
@@ -71,19 +70,4 @@ func TestAnAnswerFromANonAssigneeIsRefusedOnEveryAnswerRoute(t *testing.T) {
 	}
 	e.start("payout", "q", `{"amount":5}`)
 	expect(t, e.post("/v1/threads/q/cancel", `{}`, admin.Secret), http.StatusOK, "")
-}
-
-func TestTheTokensFileGivesGroups(t *testing.T) {
-	dir := t.TempDir()
-	path := dir + "/tokens"
-	if err := os.WriteFile(path, []byte("alice:s3cret-token:approve,@finance,@ops\nbob:other-token:run\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ts, err := server.LoadTokens(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ts[0].Groups) != 2 || ts[0].Groups[0] != "finance" || ts[0].Groups[1] != "ops" || len(ts[0].Roles) != 1 || len(ts[1].Groups) != 0 {
-		t.Fatalf("tokens = %+v", ts)
-	}
 }

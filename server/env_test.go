@@ -17,6 +17,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -40,7 +41,7 @@ type setup struct {
 	graphs []builder       // besides the default ones
 	opts   []server.Option // server options
 	wrap   func(store.Store) store.Store
-	tokens []server.Token
+	tokens []auth.Token
 }
 
 // env is a running test server.
@@ -55,10 +56,10 @@ type env struct {
 
 // Test tokens.
 var (
-	runner   = server.Token{Name: "ci", Secret: "run-secret-000000", Roles: []server.Role{server.RoleRun}}
-	approver = server.Token{Name: "alice", Secret: "approve-secret-00", Roles: []server.Role{server.RoleApprove}}
-	admin    = server.Token{Name: "root", Secret: "admin-secret-0000", Roles: []server.Role{server.RoleAdmin}}
-	reader   = server.Token{Name: "viewer", Secret: "read-secret-00000"}
+	runner   = auth.Token{Name: "ci", Secret: "run-secret-000000", Roles: []auth.Role{auth.RoleRun}}
+	approver = auth.Token{Name: "alice", Secret: "approve-secret-00", Roles: []auth.Role{auth.RoleApprove}}
+	admin    = auth.Token{Name: "root", Secret: "admin-secret-0000", Roles: []auth.Role{auth.RoleAdmin}}
+	reader   = auth.Token{Name: "viewer", Secret: "read-secret-00000"}
 )
 
 func newEnv(t *testing.T, s setup) *env {
@@ -96,7 +97,7 @@ func newEnv(t *testing.T, s setup) *env {
 	return e
 }
 
-func (e *env) client(tok ...server.Token) *client.Client {
+func (e *env) client(tok ...auth.Token) *client.Client {
 	var opts []client.Option
 	if len(tok) > 0 {
 		opts = append(opts, client.WithToken(tok[0].Secret))

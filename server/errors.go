@@ -7,11 +7,10 @@ import (
 	"net/http"
 
 	"github.com/interludehq/interlude"
-	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/internal/httpstatus"
 )
 
-// Error codes the server answers besides those of package interlude (whose codes
-// it uses as they are).
+// Error codes besides those of package interlude.
 const (
 	codeUnauthenticated  = "unauthenticated"
 	codeForbidden        = "forbidden"
@@ -20,8 +19,7 @@ const (
 	codeNotImplemented   = "not_implemented"
 	codeUnavailable      = "unavailable"
 	codeInternal         = "internal"
-	// codeSlowConsumer ends a stream whose client read too slowly to keep up.
-	codeSlowConsumer = "slow_consumer"
+	codeSlowConsumer     = "slow_consumer" // a stream's client read too slowly
 )
 
 // apiError is an error as answered to a client.
@@ -52,41 +50,20 @@ func notFound(format string, args ...any) *apiError {
 	return &apiError{status: http.StatusNotFound, code: string(interlude.CodeNotFound), message: fmt.Sprintf(format, args...)}
 }
 
-// statusOf maps an Interlude error code to its HTTP status.
-func statusOf(c interlude.Code) int {
-	switch c {
-	case interlude.CodeInvalidRequest:
-		return http.StatusBadRequest
-	case interlude.CodeNotFound:
-		return http.StatusNotFound
-	case interlude.CodeThreadInterrupted, interlude.CodeNotInterrupted, interlude.CodeUnknownInterrupt,
-		interlude.CodeAmbiguousResume, interlude.CodeConflict, interlude.CodeThreadBusy:
-		return http.StatusConflict
-	case interlude.CodeInvalidResponse:
-		return http.StatusUnprocessableEntity
-	case host.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	case interlude.CodeForbidden:
-		return http.StatusForbidden
-	}
-	return http.StatusInternalServerError
-}
-
 // interruptDetails is the details of a 409 naming interrupts.
 type interruptDetails struct {
 	Interrupts []string `json:"interrupts"`
 }
 
-// violationDetails is the details of a 422 invalid_response: the first violations,
-// ordered by path, how many there are in all, and the interrupts concerned.
+// violationDetails is the details of a 422 invalid_response.
 type violationDetails struct {
 	Violations []interlude.Violation `json:"violations"`
 	Total      int                   `json:"total"`
 	Interrupts []string              `json:"interrupts,omitempty"`
 }
 
-// toAPIError turns any error into what the client is told. The second result
-// reports an unexpected error, whose text is logged but not shown.
+// toAPIError turns any error into what the client is told, and reports an
+// unexpected error, whose text is logged but not shown.
 func toAPIError(err error) (*apiError, bool) {
 	var ae *apiError
 	if errors.As(err, &ae) {
@@ -99,11 +76,10 @@ func toAPIError(err error) (*apiError, bool) {
 	}
 	var ie *interlude.Error
 	if errors.As(err, &ie) {
-		e := &apiError{status: statusOf(ie.Code), code: string(ie.Code), message: ie.Message}
+		e := &apiError{status: httpstatus.Of(ie.Code), code: string(ie.Code), message: ie.Message}
 		switch {
 		case ie.Code == interlude.CodeThreadBusy:
-			// The store names the run holding the thread (a replica's host and
-			// process); that is for the server's log, not for clients.
+			// Who holds the thread is for the server's log, not for clients.
 			e.message = busyMessage
 		case ie.Code == interlude.CodeInvalidResponse:
 			vs := ie.Violations
@@ -141,8 +117,7 @@ func (e *apiError) object() errorObject {
 // busyMessage is what a client is told of a thread another run holds.
 const busyMessage = "another run is working on this thread; try again in a moment"
 
-// logBusy logs who holds a thread a request found busy, which clients are not
-// told.
+// logBusy logs who holds a thread a request found busy.
 func (s *Server) logBusy(r *http.Request, err error) {
 	s.log.InfoContext(r.Context(), "thread busy", "method", r.Method, "path", r.URL.Path, "err", err)
 }
@@ -157,10 +132,14 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case ae.status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="interlude"`)
 	case ae.code == string(interlude.CodeThreadBusy):
-		// Runs take milliseconds; a lease left by a dead replica expires on
-		// its own. Either way, asking again soon is right.
 		w.Header().Set("Retry-After", "1")
 		s.logBusy(r, err)
 	}
 	writeJSON(w, ae.status, errorBody{Error: ae.object()})
+}
+
+// answer writes v as a 200 answer.
+func answer(w http.ResponseWriter, v any) error {
+	writeJSON(w, http.StatusOK, v)
+	return nil
 }

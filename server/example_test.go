@@ -10,6 +10,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store/memory"
 )
 
@@ -39,7 +40,7 @@ func ExampleNew() {
 	srv, err := server.New(
 		server.WithGraph(orders.Erase()),
 		server.WithEventHub(hub),
-		server.WithTokens([]server.Token{{Name: "alice", Secret: "s3cret", Roles: []server.Role{server.RoleRun, server.RoleApprove}}}),
+		server.WithTokens([]auth.Token{{Name: "alice", Secret: "s3cret", Roles: []auth.Role{auth.RoleRun, auth.RoleApprove}}}),
 		server.WithLogger(slog.New(slog.DiscardHandler)),
 	)
 	if err != nil {

@@ -98,7 +98,7 @@ func TestExpireQuestionsClosesOnlyQuestionsWhoseTimeHasCome(t *testing.T) {
 		closed int
 	}{{59 * time.Minute, 0}, {time.Hour, 1}, {time.Hour, 0}, {90 * time.Minute, 1}, {100 * time.Hour, 0}} {
 		clock.Set(t0.Add(c.at))
-		n, err := e.srv.ExpireQuestions(ctx)
+		n, err := e.srv.Host().ExpireQuestions(ctx)
 		if err != nil || n != c.closed {
 			t.Fatalf("at +%s: closed %d (%v), want %d", c.at, n, err, c.closed)
 		}
@@ -147,7 +147,7 @@ func closeOneCounted(t *testing.T, e *env, clock *testclock.Clock, graphName str
 	t.Helper()
 	e.start(graphName, "q", `{}`)
 	clock.Set(t0.Add(time.Hour))
-	if n, err := e.srv.ExpireQuestions(context.Background()); err != nil || n != 1 {
+	if n, err := e.srv.Host().ExpireQuestions(context.Background()); err != nil || n != 1 {
 		t.Fatalf("closed %d (%v), want 1", n, err)
 	}
 	metrics := string(e.do(http.MethodGet, "/metrics", "", admin.Secret).body)
@@ -178,7 +178,7 @@ func TestThreadsOfGraphsNotHostedDoNotKeepExpiriesFromBeingClosed(t *testing.T) 
 	}
 	e.start("ttl", "mine", `{}`)
 	clock.Set(t0.Add(time.Hour))
-	if n, err := e.srv.ExpireQuestions(ctx); err != nil || n != 1 {
+	if n, err := e.srv.Host().ExpireQuestions(ctx); err != nil || n != 1 {
 		t.Fatalf("closed %d (%v), want this server's 1 question", n, err)
 	}
 }
@@ -199,7 +199,7 @@ func TestASlowRunDoesNotHoldUpTheClosingOfOtherExpiredQuestions(t *testing.T) {
 	clock.Set(t0.Add(2 * time.Hour))
 	done := make(chan int)
 	go func() {
-		n, _ := e.srv.ExpireQuestions(context.Background())
+		n, _ := e.srv.Host().ExpireQuestions(context.Background())
 		done <- n
 	}()
 	until(t, sub) // the quick thread ends while the slow one, listed first, still runs

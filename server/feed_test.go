@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 // feedEvent is one event of GET /v1/events.
@@ -83,7 +84,7 @@ func nextEvent(t *testing.T, r *bufio.Reader) (feedEvent, bool) {
 }
 
 func TestTheFeedOfEveryThreadStreamsEachThreadsEventsWithItsID(t *testing.T) {
-	e := newEnv(t, setup{tokens: []server.Token{runner, reader}})
+	e := newEnv(t, setup{tokens: []auth.Token{runner, reader}})
 	expect(t, e.do(http.MethodGet, "/v1/events", "", ""), http.StatusUnauthorized, "unauthenticated")
 	expect(t, e.do(http.MethodGet, "/v1/events?after=1", "", reader.Secret), http.StatusBadRequest, "invalid_request")
 
@@ -158,10 +159,10 @@ func TestTheFeedOfEveryThreadNeedsAHub(t *testing.T) {
 }
 
 func TestMeTellsTheTokensNameAndRoles(t *testing.T) {
-	both := server.Token{Name: "bob", Secret: "bob-runs-and-approves", Roles: []server.Role{server.RoleApprove, server.RoleRun}}
-	e := newEnv(t, setup{tokens: []server.Token{approver, admin, reader, both, financier}})
+	both := auth.Token{Name: "bob", Secret: "bob-runs-and-approves", Roles: []auth.Role{auth.RoleApprove, auth.RoleRun}}
+	e := newEnv(t, setup{tokens: []auth.Token{approver, admin, reader, both, financier}})
 	for _, c := range []struct {
-		tok  server.Token
+		tok  auth.Token
 		want string
 	}{
 		{approver, `{"name":"alice","roles":["approve"],"groups":[]}`},
@@ -185,7 +186,7 @@ func TestMeTellsTheTokensNameAndRoles(t *testing.T) {
 }
 
 func TestTheWebInboxIsServedByDefaultAndWithInboxNilTurnsItOff(t *testing.T) {
-	e := newEnv(t, setup{tokens: []server.Token{admin}})
+	e := newEnv(t, setup{tokens: []auth.Token{admin}})
 	a := e.do(http.MethodGet, "/inbox/", "", "") // no token: the page signs in itself
 	if a.status != 200 || !strings.Contains(string(a.body), `<script type="module" src="app.js">`) ||
 		!strings.HasPrefix(a.header.Get("Content-Type"), "text/html") || a.header.Get("Content-Security-Policy") == "" {

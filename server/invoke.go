@@ -7,14 +7,16 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/auth"
+	"github.com/interludehq/interlude/server/internal/eventstream"
+	"github.com/interludehq/interlude/server/internal/jsonbody"
 )
 
 // run is one run the server drives for a request.
@@ -25,226 +27,140 @@ type run struct {
 	answers     map[string]interlude.Resolution
 	granularity granularity
 	inputPath   string     // "input" or "messages" for an input command
-	held        *host.Held // the thread, held for the run (Server.route)
+	held        *host.Held // the thread, held for the run
 }
 
 // handleInvoke serves POST /v1/graph/invoke and, with stream set, /v1/graph/stream.
 func (s *Server) handleInvoke(stream bool) handler {
-	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 		body, err := s.readBody(w, r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if len(bytes.TrimSpace(body)) == 0 {
 			body = []byte("{}")
 		}
 		req, err := parseInvoke(body)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		need, doing := canRun, "start or continue threads"
+		need, doing := auth.RoleRun, "start or continue threads"
 		if req.kind == cmdAnswer {
-			need, doing = canApprove, "answer interrupts"
+			need, doing = auth.RoleApprove, "answer interrupts"
 		}
-		if err := authorize(rc.who, need, doing); err != nil {
-			s.writeError(w, r, err)
-			return
+		if err := rc.who.Need(need, doing); err != nil {
+			return err
 		}
 		threadID := req.threadID
 		if threadID == "" {
 			if req.kind != cmdInput {
-				s.writeError(w, r, badRequest("config.thread_id", "config.thread_id is required to answer or continue a thread"))
-				return
+				return badRequest("config.thread_id", "config.thread_id is required to answer or continue a thread")
 			}
 			threadID = newID("thr_")
 		}
-		if req.kind == cmdInput && req.graph != "" {
-			// Refuse bad input before holding the thread.
-			if err := s.checkInput(req.graph, req); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
+		if err := s.checkInput(req, req.graph, false); err != nil {
+			return err
 		}
-		g, h, err := s.route(r.Context(), threadID, req.graph, req.kind == cmdInput)
+		h, err := s.hold(r.Context(), threadID, req.graph, req.kind == cmdInput)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		defer h.Release()
-		if req.kind == cmdInput && req.graph == "" {
-			if err := s.checkInput(g.Name(), req); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
+		if err := s.checkInput(req, h.Graph.Name(), h.Fresh); err != nil {
+			return err
 		}
-		if req.kind == cmdInput && h.Fresh {
-			if err := s.checkNeeded(g.Name(), req); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-		}
-		s.drive(w, r, rc, run{g: g, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
+		return s.drive(w, r, rc, run{g: h.Graph, threadID: threadID, cmd: req.command(), answers: req.answers, granularity: req.granularity, inputPath: req.inputPath, held: h}, stream)
 	}
 }
 
 // handleAnswer serves POST /v1/threads/{id}/resume, /reject and /cancel.
 func (s *Server) handleAnswer(action string) handler {
-	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) {
+	return func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
 		id, err := pathID(r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		body, err := s.readBody(w, r)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req, err := parseAnswer(body, action)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		g, h, err := s.route(r.Context(), id, "", false)
+		h, err := s.hold(r.Context(), id, "", false)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		defer h.Release()
-		s.drive(w, r, rc, run{g: g, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
+		return s.drive(w, r, rc, run{g: h.Graph, threadID: id, cmd: graph.Respond(req.answers), answers: req.answers, granularity: req.granularity, held: h}, false)
 	}
 }
 
-// checkInput refuses input fields the graph's state does not have, naming them.
-func (s *Server) checkInput(graphName string, req *invokeRequest) error {
-	props := s.inputProps[graphName]
-	if props == nil {
+// checkInput refuses an input command's fields that graph graphName's state
+// lacks, or, creating the thread (fresh), that leave out a required one
+// (host.Host.CheckInput).
+func (s *Server) checkInput(req *invokeRequest, graphName string, fresh bool) error {
+	if req.kind != cmdInput || graphName == "" {
 		return nil
 	}
-	if req.inputPath == "messages" {
-		if !props["messages"] {
-			return badRequest("messages", "graph %q has no messages field; send input instead", graphName)
-		}
-		return nil
-	}
-	m, err := req.inputFields()
+	fields, err := req.inputFields()
 	if err != nil {
 		return err
 	}
-	var unknown []string
-	for k := range m {
-		if !props[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		known := make([]string, 0, len(props))
-		for k := range props {
-			known = append(known, k)
-		}
-		slices.Sort(known)
-		return badRequest("input."+unknown[0], "unknown field %q at input.%s; graph %q's state has %s", unknown[0], unknown[0], graphName, strings.Join(known, ", "))
-	}
-	return nil
+	return inputRefusal(req.inputPath, s.host.CheckInput(graphName, fields, fresh))
 }
 
-// checkNeeded refuses input that creates a thread without a field its graph's
-// input schema requires (GET /v1/graphs). Input to a thread that exists updates
-// some of its fields and needs none.
-func (s *Server) checkNeeded(graphName string, req *invokeRequest) error {
-	needs := s.inputNeeds[graphName]
-	if len(needs) == 0 {
-		return nil
-	}
-	m, err := req.inputFields()
-	if err != nil {
-		return err
-	}
-	for _, k := range needs {
-		if _, ok := m[k]; !ok {
-			return badRequest(req.inputPath+"."+k, "input.%s is required to start a thread of graph %q; the graph's input_schema lists what it needs", k, graphName)
-		}
-	}
-	return nil
-}
-
-// runContext returns the context of a run: it carries the token's name to the
-// resolutions, and it is not cancelled when the client goes away (an accepted
-// answer is always acted on), only by Close.
-func (s *Server) runContext(r *http.Request, who principal) (context.Context, context.CancelFunc) {
+// runContext returns the context of a run: it carries the caller to the answers
+// and outlives the request (an accepted answer is always acted on) until Close.
+func (s *Server) runContext(r *http.Request, who auth.Caller) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	stop := context.AfterFunc(s.runCtx, cancel)
-	return interlude.WithAnswerer(ctx, who.answerer()), func() { stop(); cancel() }
+	return interlude.WithAnswerer(ctx, who.Answerer()), func() { stop(); cancel() }
 }
 
-// refusal turns the error of a refused command into the client's answer, naming
-// the input field for an invalid input: the one its violation points at (a JSON
-// Pointer into the input), else the input itself.
-func (ru *run) refusal(err error) error {
+// inputRefusal names the input field of an invalid input's refusal: the one its
+// violation points at (a JSON Pointer into the input), else the input itself.
+func inputRefusal(inputPath string, err error) error {
 	var ie *interlude.Error
-	if ru.inputPath == "" || !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidRequest {
+	if inputPath == "" || !errors.As(err, &ie) || ie.Code != interlude.CodeInvalidRequest {
 		return err
 	}
 	if len(ie.Violations) == 1 && strings.HasPrefix(ie.Violations[0].Path, "/") {
 		v := ie.Violations[0]
-		path := inputFieldPath(ru.inputPath, v.Path)
+		base := inputPath
+		if base == "messages" { // the pointer starts at messages
+			base = ""
+		}
+		path := jsonbody.FieldPath(base, jsontext.Pointer(v.Path))
 		return badRequest(path, "%s %s: %s", path, v.Message, ie.Message)
 	}
-	return badRequest(ru.inputPath, "%s", ie.Message)
+	return badRequest(inputPath, "%s", ie.Message)
 }
 
-// inputFieldPath names the field at pointer in the input as the body does:
-// "/messages/1/role" is messages[1].role in a messages body and
-// input.messages[1].role in an input body.
-func inputFieldPath(inputPath, pointer string) string {
-	var b strings.Builder
-	if inputPath == "input" {
-		b.WriteString("input")
+// failure classifies a run that did not end for the metrics.
+func failure(err error) string {
+	if ae, _ := toAPIError(err); ae.status < 500 {
+		return "refused"
 	}
-	for _, seg := range strings.Split(pointer, "/")[1:] {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		if _, err := strconv.Atoi(seg); err == nil && b.Len() > 0 {
-			b.WriteString("[" + seg + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(seg)
-	}
-	return b.String()
-}
-
-// runOutcome classifies a run's end for the metrics.
-func runOutcome(status interlude.RunStatus, err error) string {
-	if err != nil {
-		if ae, _ := toAPIError(err); ae.status < 500 {
-			return "refused"
-		}
-		return "error"
-	}
-	return string(status)
+	return "error"
 }
 
 func (s *Server) counted(ru *run, outcome string, d time.Duration) {
-	s.metrics.run(ru.g.Name(), outcome, d)
+	s.metrics.Run(ru.g.Name(), outcome, d)
 	if outcome != "refused" && outcome != "error" {
 		for _, res := range ru.answers {
-			s.metrics.resolution(ru.g.Name(), string(res.Status))
+			s.metrics.Resolution(ru.g.Name(), string(res.Status))
 		}
 	}
 }
 
 // drive runs the command and answers like invoke, or streams it.
-func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) {
+func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru run, stream bool) error {
 	ctx, cancel := s.runContext(r, rc.who)
 	defer cancel()
 	if stream {
-		s.stream(w, r, ctx, &ru)
-		return
+		return s.stream(w, r, ctx, &ru)
 	}
 	start := time.Now()
 	res, err := ru.held.Invoke(ctx, ru.cmd)
@@ -254,20 +170,18 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		if err == nil {
 			err = errors.New("the graph returned no result")
 		}
-		s.counted(&ru, runOutcome("", err), time.Since(start))
-		s.writeError(w, r, ru.refusal(err))
-		return
+		s.counted(&ru, failure(err), time.Since(start))
+		return inputRefusal(ru.inputPath, err)
 	}
 	if err != nil {
 		s.logRunFailed(r.Context(), &ru, err)
 	}
 	s.counted(&ru, string(res.Status), time.Since(start))
-	writeJSON(w, http.StatusOK, answer(res, ru.granularity))
+	return answer(w, resultAt(res, ru.granularity))
 }
 
-// logRunFailed logs a run that failed. A node's panic is a bug in the graph's
-// code: it is logged as an error with its stack trace, which the thread and the
-// client never see.
+// logRunFailed logs a failed run; a node's panic, a bug, as an error with its
+// stack, which clients never see.
 func (s *Server) logRunFailed(ctx context.Context, ru *run, err error) {
 	attrs := []slog.Attr{slog.String("graph", ru.g.Name()), slog.String("thread_id", ru.threadID), slog.String("err", err.Error())}
 	if pe, ok := errors.AsType[*graph.PanicError](err); ok {
@@ -277,32 +191,23 @@ func (s *Server) logRunFailed(ctx context.Context, ru *run, err error) {
 	s.log.LogAttrs(ctx, slog.LevelWarn, "run failed", attrs...)
 }
 
-// wantsSSE reports whether the client asked for server-sent events.
-func wantsSSE(r *http.Request) bool {
-	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
-
-// stream runs the command and answers its events as NDJSON or SSE: metadata first,
-// updates per node, messages and custom data as nodes emit them, an updates event
-// per pause, error if the run failed, and end last with the run's answer (as
-// invoke gives it). A refused command is answered as an error with its status,
-// before any event.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Context, ru *run) {
-	sse := wantsSSE(r)
+// stream runs the command and answers its events as NDJSON or SSE (docs/API.md),
+// the last, end, with invoke's answer; a refused command is an error answer.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Context, ru *run) error {
+	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 	runID := newID("run_")
 	start := time.Now()
-	var ew *eventWriter
+	var ew *eventstream.Writer
 	var end *graph.Event
 	var refused, runErr error
 	meta := func(checkpoint int64) []byte {
 		data, _ := json.Marshal(metadataData{ThreadID: ru.threadID, Graph: ru.g.Name(), RunID: runID, Checkpoint: checkpoint})
 		return data
 	}
-	// The run never waits for the client: its events are written by another
-	// goroutine, and a client that falls too far behind is cut off.
+	// The run never waits for the client: one too far behind is cut off.
 	open := func() {
-		ew = s.newEventWriter(w, sse)
-		ew.async(s.streamBuffer, "this client read the stream too slowly and was cut off; the run goes on: read its outcome with GET /v1/threads/"+ru.threadID)
+		ew = eventstream.New(w, sse, s.timeouts.Write)
+		ew.Async(s.streamBuffer, slowConsumer("this client read the stream too slowly and was cut off; the run goes on: read its outcome with GET /v1/threads/"+ru.threadID))
 	}
 	for e, err := range ru.held.Stream(ctx, ru.cmd) {
 		if err != nil {
@@ -318,27 +223,26 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		}
 		switch e.Type {
 		case graph.EventMetadata:
-			ew.send("metadata", meta(e.Checkpoint))
+			ew.Send("metadata", meta(e.Checkpoint))
 		case graph.EventEnd:
 			end = &e
 		default:
 			if name, data, ok := payload(e); ok {
-				ew.send(name, data)
+				ew.Send(name, data)
 			}
 		}
 	}
 	ru.held.Release()
 	if refused != nil {
-		s.counted(ru, runOutcome("", refused), time.Since(start))
-		s.writeError(w, r, ru.refusal(refused))
-		return
+		s.counted(ru, failure(refused), time.Since(start))
+		return inputRefusal(ru.inputPath, refused)
 	}
-	// An answer identical to recorded ones runs nothing and streams nothing: answer
-	// it like a run that ended where the thread is.
-	oc, ocErr := s.outcomeAt(ctx, ru.g, ru.threadID, end)
+	// An identical replay runs nothing: it is answered as the thread reads.
+	res, ocErr := host.Outcome(ctx, ru.g, ru.threadID, end)
+	oc := res
 	if ew == nil {
 		open()
-		ew.send("metadata", meta(oc.Checkpoint))
+		ew.Send("metadata", meta(oc.Checkpoint))
 	}
 	outcome := string(oc.Status)
 	if runErr != nil {
@@ -357,53 +261,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 			ev, outcome = ae.object(), "error"
 		}
 		data, _ := json.Marshal(ev)
-		ew.send("error", data)
+		ew.Send("error", data)
 	}
 	if ocErr != nil {
 		s.log.ErrorContext(r.Context(), "read the thread after a stream", "graph", ru.g.Name(), "thread_id", ru.threadID, "err", ocErr)
 	}
 	s.counted(ru, outcome, time.Since(start))
-	data, err := json.Marshal(answer(oc, ru.granularity))
+	data, err := json.Marshal(resultAt(oc, ru.granularity))
 	if err != nil {
 		data, _ = json.Marshal(map[string]any{"thread_id": ru.threadID, "status": oc.Status})
 	}
-	ew.send("end", data)
-	ew.finish()
-}
-
-// outcomeAt returns the run's result from its end event, or, without one, reads
-// the thread as it is now. (An end event without values reads the thread as of its
-// checkpoint; another run may have moved the thread on since, and the checkpoint is
-// then read from history.)
-func (s *Server) outcomeAt(ctx context.Context, g graph.Erased, threadID string, end *graph.Event) (*graph.Result[json.RawMessage], error) {
-	oc := &graph.Result[json.RawMessage]{ThreadID: threadID, Status: interlude.RunFailed}
-	if end != nil {
-		oc.Status, oc.Checkpoint = end.Status, end.Checkpoint
-		if end.Values != nil { // the end event carries the run's result
-			oc.Values, oc.Next, oc.Interrupts, oc.Breakpoint, oc.Error = end.Values, end.Next, end.Interrupts, end.Breakpoint, end.Error
-			return oc, nil
-		}
-	}
-	snap, err := g.State(ctx, threadID)
-	if err != nil {
-		return oc, err
-	}
-	if end == nil || snap.Checkpoint == end.Checkpoint {
-		oc.Values, oc.Next, oc.Interrupts, oc.Breakpoint, oc.Error, oc.Checkpoint =
-			snap.Values, snap.Next, snap.Interrupts, snap.Breakpoint, snap.Error, snap.Checkpoint
-		if end == nil {
-			oc.Status = snap.Status.Outcome()
-		}
-		return oc, nil
-	}
-	cps, err := g.History(ctx, threadID, graph.HistoryOptions{Before: end.Checkpoint + 1, Limit: 1})
-	if err != nil {
-		return oc, err
-	}
-	if len(cps) == 0 || cps[0].ID != end.Checkpoint {
-		return oc, errors.New("the checkpoint of the stream's end is not in the thread's history")
-	}
-	c := cps[0]
-	oc.Values, oc.Next, oc.Interrupts, oc.Breakpoint, oc.Error = c.Values, c.Next, c.Interrupts, c.Breakpoint, c.Error
-	return oc, nil
+	ew.Send("end", data)
+	ew.Finish()
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 func WithMailLinks(l *notify.MailLinks) Option { return func(c *config) { c.mailLinks = l } }
 
 // handleMailLink serves GET and POST /mail/{token}.
-func (s *Server) handleMailLink(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleMailLink(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	s.mailLinks.ServeHTTP(w, r)
+	return nil
 }

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 // whoami answers with the caller the server names, and how much body it read.
 func whoami(w http.ResponseWriter, r *http.Request) {
-	c, ok := server.CallerFrom(r.Context())
+	c, ok := auth.FromContext(r.Context())
 	if !ok {
 		http.Error(w, "no caller", http.StatusInternalServerError)
 		return
@@ -29,7 +30,7 @@ func whoami(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestAMountedHandlerIsBehindTheServersTokens(t *testing.T) {
-	e := newEnv(t, setup{tokens: []server.Token{runner, approver, admin, reader}, opts: []server.Option{server.WithBodyLimit(64)}})
+	e := newEnv(t, setup{tokens: []auth.Token{runner, approver, admin, reader}, opts: []server.Option{server.WithBodyLimit(64)}})
 	e.srv.Mount("/extra", http.HandlerFunc(whoami))
 	cases := []struct {
 		token  string
@@ -50,13 +51,5 @@ func TestAMountedHandlerIsBehindTheServersTokens(t *testing.T) {
 		if a.status != c.status || (c.answer != "" && string(a.body) != c.answer) {
 			t.Errorf("token %q: %d %s, want %d %s", c.token, a.status, a.body, c.status, c.answer)
 		}
-	}
-}
-
-func TestCallerRolesIncludeEverythingForAnAdmin(t *testing.T) {
-	admin := server.Caller{Name: "root", Roles: []server.Role{server.RoleAdmin}}
-	runner := server.Caller{Name: "ci", Roles: []server.Role{server.RoleRun}}
-	if !admin.Has(server.RoleApprove) || !admin.Has(server.RoleRun) || runner.Has(server.RoleApprove) || !runner.Has(server.RoleRun) {
-		t.Fatal("roles")
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/interludehq/interlude/notify"
@@ -20,47 +21,36 @@ type notificationPage struct {
 	NextBefore *int64 `json:"next_before"`
 }
 
-// handleNotifications serves GET /v1/notifications, the delivery log:
-// ?state=pending|delivered|failed, ?limit=, ?before= (next_before of the page
-// before).
-func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+// handleNotifications serves GET /v1/notifications, the delivery log.
+func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	q, err := query(r, "state", "limit", "before")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	nq := store.NoticeQuery{State: store.NoticeState(q.Get("state"))}
 	switch nq.State {
 	case "", store.NoticePending, store.NoticeDelivered, store.NoticeDead:
 	default:
-		s.writeError(w, r, badRequest("state", "state %q is not one of pending, delivered, failed", nq.State))
-		return
+		return badRequest("state", "state %q is not one of pending, delivered, failed", nq.State)
 	}
 	limit, err := intParam(q, "limit", 1, 1000)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if nq.Before, err = intParam(q, "before", 1, 1<<62); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	nq.Limit = int(limit)
 	ns, err := s.host.Notices(r.Context(), nq)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := notificationPage{Notifications: ns}
-	full := nq.Limit
-	if full == 0 {
-		full = 50
-	}
-	if n := len(ns); n > 0 && n == full {
+	if n := len(ns); n > 0 && n == cmp.Or(nq.Limit, 50) {
 		next := ns[n-1].Seq
 		out.NextBefore = &next
 	}
-	writeJSON(w, http.StatusOK, out)
+	return answer(w, out)
 }
 
 // retried answers POST /v1/notifications/{id}/retry.
@@ -69,13 +59,11 @@ type retried struct {
 	State store.NoticeState `json:"state"`
 }
 
-// handleRetryNotification serves POST /v1/notifications/{id}/retry: a
-// notification whose delivery failed for good is tried again now.
-func (s *Server) handleRetryNotification(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+// handleRetryNotification serves POST /v1/notifications/{id}/retry.
+func (s *Server) handleRetryNotification(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	id := r.PathValue("id")
 	if err := s.host.RetryNotice(r.Context(), id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, retried{ID: id, State: store.NoticePending})
+	return answer(w, retried{ID: id, State: store.NoticePending})
 }

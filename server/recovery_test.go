@@ -13,6 +13,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -37,7 +38,7 @@ func TestTheServerFinishesAStepWhoseRunDiedAfterTheAnswer(t *testing.T) {
 	st := &dyingStore{}
 	st.left.Store(-1 << 20)
 	e := newEnv(t, setup{wrap: func(inner store.Store) store.Store { st.Store = inner.(*memory.Store); return st },
-		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []server.Token{admin, approver}})
+		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []auth.Token{admin, approver}})
 	ctx := context.Background()
 	started := e.start("refund", "r", `{"amount":5}`)
 	id := started["interrupts"].([]any)[0].(map[string]any)["id"].(string)
@@ -56,11 +57,11 @@ func TestTheServerFinishesAStepWhoseRunDiedAfterTheAnswer(t *testing.T) {
 			t.Fatalf("listed as %s: %+v (%v); want %d", status, page, err, want)
 		}
 	}
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 1 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 1 {
 		t.Fatalf("RecoverThreads = %d, %v; want 1", n, err)
 	}
 	clienttest.RefundFinishedOnce(t, e.client(admin), "r", approver.Name)
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 0 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 0 {
 		t.Fatalf("a second RecoverThreads = %d, %v; want 0", n, err)
 	}
 }
@@ -69,7 +70,7 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	st := &dyingStore{}
 	st.left.Store(-1 << 20)
 	e := newEnv(t, setup{wrap: func(inner store.Store) store.Store { st.Store = inner.(*memory.Store); return st },
-		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []server.Token{admin, approver}})
+		opts: []server.Option{server.WithRecoveryWatch(0)}, tokens: []auth.Token{admin, approver}})
 	ctx := context.Background()
 	// The parallel graph: a and b ask, c counts its runs, then join.
 	started := e.start("parallel", "p", `{}`)
@@ -97,7 +98,7 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	if !errors.As(err, &ce) || ce.Status != 409 || ce.Code != "thread_busy" {
 		t.Fatalf("input to the unfinished thread: %v; want 409 thread_busy", err)
 	}
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 1 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 1 {
 		t.Fatalf("RecoverThreads = %d, %v; want 1", n, err)
 	}
 	th, err = e.client(admin).Thread(ctx, "p")
@@ -108,7 +109,7 @@ func TestTheServerFinishesARunThatDiedBetweenStepsWithoutRunningItsFinishedStepA
 	if err != nil || json.Unmarshal(th.Values, &v) != nil || th.Status != "idle" || v.CRuns != 1 || len(v.Outcome) != 2 {
 		t.Fatalf("after recovery the thread reads %+v (%v); want idle, a and b approved, c run once", th, err)
 	}
-	if n, err := e.srv.RecoverThreads(ctx); err != nil || n != 0 {
+	if n, err := e.srv.Host().RecoverThreads(ctx); err != nil || n != 0 {
 		t.Fatalf("a second RecoverThreads = %d, %v; want 0", n, err)
 	}
 }
@@ -166,7 +167,7 @@ func TestAServerClosedMidRunLeavesTheRunToTheNextServerToStart(t *testing.T) {
 	}
 
 	next := newEnv(t, setup{wrap: keep, graphs: []builder{chain}, opts: []server.Option{server.WithRecoveryWatch(0)}})
-	if n, err := next.srv.RecoverThreads(ctx); err != nil || n != 1 {
+	if n, err := next.srv.Host().RecoverThreads(ctx); err != nil || n != 1 {
 		t.Fatalf("RecoverThreads = %d, %v; want 1", n, err)
 	}
 	th, err := next.client().Thread(ctx, "c")

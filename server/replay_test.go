@@ -5,16 +5,16 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
-var secondApprover = server.Token{Name: "bob", Secret: "approve-secret-bob", Roles: []server.Role{server.RoleApprove}}
+var secondApprover = auth.Token{Name: "bob", Secret: "approve-secret-bob", Roles: []auth.Role{auth.RoleApprove}}
 
 // An identical answer sent again is not applied again; whoever sends it is
 // told so, and who answered first, so a second person knows they did not
 // decide.
 func TestAReplayedAnswerSaysWhoAnsweredFirst(t *testing.T) {
-	e := newEnv(t, setup{tokens: []server.Token{runner, approver, secondApprover, admin, reader}})
+	e := newEnv(t, setup{tokens: []auth.Token{runner, approver, secondApprover, admin, reader}})
 	ctx := context.Background()
 	started := e.start("refund", "r", `{"amount":150}`)
 	id := started["interrupts"].([]any)[0].(map[string]any)["id"].(string)
@@ -26,7 +26,7 @@ func TestAReplayedAnswerSaysWhoAnsweredFirst(t *testing.T) {
 		t.Fatalf("the first answer reads as a replay: %s", first.body)
 	}
 	e.unchanged("r", func() {
-		for _, tok := range []server.Token{secondApprover, approver} {
+		for _, tok := range []auth.Token{secondApprover, approver} {
 			a := e.post("/v1/threads/r/resume", body, tok.Secret)
 			expect(t, a, http.StatusOK, "")
 			m := a.json(t)

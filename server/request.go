@@ -6,65 +6,33 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"reflect"
-	"strconv"
-	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/internal/jsonbody"
 )
 
-// Request bodies are decoded into typed structs, strictly: field names match
-// exactly, unknown and repeated fields are refused, and a refusal names the
-// path of the field in the body ("responses[0].eror") and the JSON types in
-// plain words.
+// decodeBody decodes body, one JSON object, strictly into v (package
+// jsonbody), refusing it with the path of what is wrong.
+func decodeBody(body []byte, v any) error { return fieldError(jsonbody.Decode(body, v, passedOn)) }
 
-// strict are the decoding options of request bodies.
-var strict = jsonv2.JoinOptions(jsonv2.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false))
-
-// decodeBody decodes body, which must be one JSON object, into v. A key given
-// twice is refused, except within the values a request passes on (an answer,
-// input): those go on to be checked by what receives them, an answer by its
-// question, which counts each repeated key as a violation.
-func decodeBody(body []byte, v any) error {
-	if t := bytes.TrimSpace(body); string(t) == "null" {
-		return badRequest("", "the body must be a JSON object, not null")
-	}
-	err := decodeOne(body, v, strict)
-	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok && errors.Is(se.Err, jsontext.ErrDuplicateName) && passedOn(se.JSONPointer) {
-		err = decodeOne(body, v, lenient)
-	}
-	if errors.Is(err, errTrailing) {
-		return badRequest("", "the body has data after its JSON object")
-	}
-	if err != nil {
-		return decodeError("", err)
-	}
-	return nil
+// decodeRaw decodes raw, the field at path, strictly into v.
+func decodeRaw(path string, raw jsontext.Value, v any) error {
+	return fieldError(jsonbody.DecodeValue(path, raw, v))
 }
 
-var errTrailing = errors.New("data after the JSON object")
-
-// lenient are strict's options with duplicate keys allowed.
-var lenient = jsonv2.JoinOptions(strict, jsontext.AllowDuplicateNames(true))
-
-// decodeOne decodes body, one JSON value, into v with opts.
-func decodeOne(body []byte, v any, opts jsonv2.Options) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(body), opts)
-	if err := jsonv2.UnmarshalDecode(dec, v, opts); err != nil {
-		return err
+func fieldError(err error) error {
+	if e, ok := errors.AsType[*jsonbody.Error](err); ok {
+		return badRequest(e.Path, "%s", e.Message)
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return errTrailing
-	}
-	return nil
+	return err
 }
 
-// passedOn reports whether p points within a value the request passes on
-// rather than one of its own fields: an answer or input.
+// passedOn reports whether p points within an answer or input, whose repeated
+// keys what receives it counts as violations.
 func passedOn(p jsontext.Pointer) bool {
 	var toks []string
 	for tok := range p.Tokens() {
@@ -79,115 +47,8 @@ func passedOn(p jsontext.Pointer) bool {
 	return false
 }
 
-// decodeRaw decodes raw, the field at path, into v, strictly.
-func decodeRaw(path string, raw jsontext.Value, v any) error {
-	if err := jsonv2.Unmarshal(raw, v, strict); err != nil {
-		return decodeError(path, err)
-	}
-	return nil
-}
-
-// decodeError words a decoding error of the value at base in the body's terms:
-// the field's path and the JSON types, without Go's.
-func decodeError(base string, err error) error {
-	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
-		path := fieldPath(base, se.JSONPointer)
-		if errors.Is(se.Err, jsontext.ErrDuplicateName) {
-			name := se.JSONPointer.LastToken()
-			return badRequest(path, "field %q is given twice in %s; give each field once", name, what(fieldPath(base, se.JSONPointer.Parent())))
-		}
-		if errors.Is(se.Err, io.ErrUnexpectedEOF) {
-			return badRequest(base, "%s must be a JSON object: the JSON is empty or cut short", what(base))
-		}
-		return badRequest(base, "%s must be a JSON object: invalid JSON at byte %d: %v", what(base), se.ByteOffset, se.Err)
-	}
-	se, ok := errors.AsType[*jsonv2.SemanticError](err)
-	if !ok {
-		return badRequest(base, "%s could not be read: %v", what(base), err)
-	}
-	path := fieldPath(base, se.JSONPointer)
-	if errors.Is(se.Err, jsonv2.ErrUnknownName) {
-		return badRequest(path, "unknown field %q at %s; known fields: %v", se.JSONPointer.LastToken(), path, fieldNames(se.GoType))
-	}
-	want := "a JSON object"
-	if se.GoType != nil {
-		switch se.GoType.Kind() {
-		case reflect.String:
-			want = "a string"
-		case reflect.Slice:
-			want = "an array"
-		}
-	}
-	return badRequest(path, "%s must be %s: found a JSON %s", what(path), want, kindName(se.JSONKind))
-}
-
-// kindName names a JSON kind in words.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "string"
-	case '0':
-		return "number"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	case '[':
-		return "array"
-	}
-	return "object"
-}
-
-// fieldPath writes a JSON pointer below base as a path: responses/0/error
-// becomes responses[0].error.
-func fieldPath(base string, p jsontext.Pointer) string {
-	path := base
-	for tok := range p.Tokens() {
-		if n, err := strconv.Atoi(tok); err == nil && n >= 0 {
-			path = index(path, n)
-		} else if tok != "" {
-			path = join(path, tok)
-		}
-	}
-	return path
-}
-
-// fieldNames lists the JSON names of a request struct's fields.
-func fieldNames(t reflect.Type) []string {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || t.Kind() != reflect.Struct {
-		return nil
-	}
-	var names []string
-	for f := range t.Fields() {
-		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
-			names = append(names, name)
-		}
-	}
-	return names
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
-
 // given reports whether a raw field is present and not null.
 func given(raw jsontext.Value) bool { return len(raw) > 0 && raw.Kind() != 'n' }
-
-// what names the field at path in messages ("the body" for the whole body).
-func what(path string) string {
-	if path == "" {
-		return "the body"
-	}
-	return path
-}
 
 // granularity is how much of the state a run answer carries.
 type granularity int
@@ -210,28 +71,9 @@ func parseGranularity(g string) (granularity, error) {
 	return 0, badRequest("response_granularity", "response_granularity %q is not one of low, partial, full", g)
 }
 
-// validID reports whether s can name a thread or an interrupt: 1 to 256 bytes of
-// letters, digits and -_.:@~+=, other than "." and "..", which a URL path
-// cannot carry as a segment.
-func validID(s string) bool {
-	if len(s) == 0 || len(s) > 256 || s == "." || s == ".." {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-', c == '_', c == '.', c == ':', c == '@', c == '~', c == '+', c == '=':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // checkID refuses an id given at path that cannot name a thread or an interrupt.
 func checkID(path, s string) error {
-	if s != "" && !validID(s) {
+	if s != "" && !host.ValidID(s) {
 		return badRequest(path, "%s %q is not a valid id: use 1 to 256 letters, digits or -_.:@~+= (not . or ..)", path, s)
 	}
 	return nil
@@ -348,7 +190,7 @@ func parseInvoke(body []byte) (*invokeRequest, error) {
 		req.kind, req.input, req.inputPath = cmdInput, json.RawMessage(b.Input), "input"
 	case "messages":
 		if k := b.Messages.Kind(); k != '[' {
-			return nil, badRequest("messages", "messages must be an array: found a JSON %s", kindName(k))
+			return nil, badRequest("messages", "messages must be an array: found a JSON %s", jsonbody.KindName(k))
 		}
 		req.kind, req.inputPath = cmdInput, "messages"
 		req.input = append(append([]byte(`{"messages":`), b.Messages...), '}')
@@ -382,48 +224,49 @@ func parseResponses(raw jsontext.Value) (map[string]interlude.Resolution, error)
 	}
 	out := make(map[string]interlude.Resolution, len(xs))
 	for i, x := range xs {
-		p := index("responses", i)
+		p := jsonbody.Index("responses", i)
+		at := func(field string) string { return jsonbody.Join(p, field) }
+		// refuse names the field at the start of its message.
+		refuse := func(field, format string, args ...any) error {
+			return badRequest(at(field), "%s "+format, append([]any{at(field)}, args...)...)
+		}
 		if x == nil {
 			return nil, badRequest(p, "%s must be a JSON object, not null", p)
 		}
-		if err := checkID(join(p, "interrupt_id"), x.InterruptID); err != nil {
+		if err := checkID(at("interrupt_id"), x.InterruptID); err != nil {
 			return nil, err
 		}
 		if x.InterruptID == "" {
-			return nil, badRequest(join(p, "interrupt_id"), "%s is required", join(p, "interrupt_id"))
+			return nil, refuse("interrupt_id", "is required")
 		}
 		if _, dup := out[x.InterruptID]; dup {
-			return nil, badRequest(join(p, "interrupt_id"), "interrupt %s is answered twice", x.InterruptID)
+			return nil, badRequest(at("interrupt_id"), "interrupt %s is answered twice", x.InterruptID)
 		}
 		var res interlude.Resolution
-		switch interlude.ResolutionStatus(x.Status) {
-		case interlude.Resolved:
-			if len(x.Response) == 0 {
-				return nil, badRequest(join(p, "response"), "%s is required for status resolved", join(p, "response"))
-			}
-			if len(x.Error) > 0 {
-				return nil, badRequest(join(p, "error"), "%s is only for status rejected", join(p, "error"))
-			}
+		switch status := interlude.ResolutionStatus(x.Status); {
+		case status == interlude.Resolved && len(x.Response) == 0:
+			return nil, refuse("response", "is required for status resolved")
+		case status == interlude.Resolved && len(x.Error) > 0:
+			return nil, refuse("error", "is only for status rejected")
+		case status == interlude.Resolved:
 			res = interlude.Resolve(json.RawMessage(x.Response))
-		case interlude.Rejected:
-			if len(x.Response) > 0 {
-				return nil, badRequest(join(p, "response"), "%s is only for status resolved", join(p, "response"))
-			}
+		case status == interlude.Rejected && len(x.Response) > 0:
+			return nil, refuse("response", "is only for status resolved")
+		case status == interlude.Rejected:
 			var err error
-			if res, err = parseRejection(join(p, "error"), x.Error); err != nil {
+			if res, err = parseRejection(at("error"), x.Error); err != nil {
 				return nil, err
 			}
-		case interlude.Cancelled:
-			for k, raw := range map[string]jsontext.Value{"response": x.Response, "error": x.Error} {
-				if len(raw) > 0 {
-					return nil, badRequest(join(p, k), "%s is not allowed for status cancelled", join(p, k))
-				}
-			}
+		case status == interlude.Cancelled && len(x.Response) > 0:
+			return nil, refuse("response", "is not allowed for status cancelled")
+		case status == interlude.Cancelled && len(x.Error) > 0:
+			return nil, refuse("error", "is not allowed for status cancelled")
+		case status == interlude.Cancelled:
 			res = interlude.Cancel()
-		case "":
-			return nil, badRequest(join(p, "status"), "%s is required: resolved, rejected or cancelled", join(p, "status"))
+		case status == "":
+			return nil, refuse("status", "is required: resolved, rejected or cancelled")
 		default:
-			return nil, badRequest(join(p, "status"), "%s %q is not one of resolved, rejected, cancelled", join(p, "status"), x.Status)
+			return nil, refuse("status", "%q is not one of resolved, rejected, cancelled", x.Status)
 		}
 		out[x.InterruptID] = res
 	}

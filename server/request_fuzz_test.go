@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/server/internal/httpstatus"
 )
 
 // FuzzParseRequestBody parses arbitrary bytes as the body of invoke (and stream)
@@ -70,7 +71,7 @@ func FuzzParseRequestBody(f *testing.F) {
 			}
 			if err := (interlude.Interruption{ID: "int_q"}).Check(res); err != nil {
 				var ie *interlude.Error
-				if !errors.As(err, &ie) || statusOf(ie.Code)/100 != 4 {
+				if !errors.As(err, &ie) || httpstatus.Of(ie.Code)/100 != 4 {
 					t.Fatalf("checking an accepted answer: %v, want a 4xx *interlude.Error", err)
 				}
 			}

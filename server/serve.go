@@ -13,10 +13,8 @@ import (
 // an address other than loopback without tokens configured.
 var ErrInsecureListen = errors.New("server: refusing to listen on a non-loopback address without API tokens; configure tokens (WithTokens) or listen on 127.0.0.1 or [::1]")
 
-// CheckListenAddr refuses addr (host:port) unless tokens are configured or its
-// host is a loopback address or "localhost". An empty host means every interface
-// and is refused without tokens. A host name other than localhost is checked once
-// listening, on the address actually bound.
+// CheckListenAddr refuses addr (host:port) without tokens unless its host is
+// a loopback address or "localhost" (other host names are checked once bound).
 func CheckListenAddr(addr string, tokensConfigured bool) error {
 	if tokensConfigured {
 		return nil
@@ -57,32 +55,19 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, tokensConf
 	return Serve(ctx, ln, h, tokensConfigured)
 }
 
-// Timeouts bound how long a client may take over each part of an exchange, so
-// that a slow or stalled client holds no connection for long, and how long a
-// shutdown waits. A zero field takes its default; a negative one turns the
-// bound off.
+// Timeouts bound how long a client may take over each part of an exchange,
+// and a shutdown. A zero field takes its default; a negative one no bound.
 type Timeouts struct {
-	// ReadHeader bounds reading a request's headers (default 10s).
-	ReadHeader time.Duration
-	// Read bounds reading a request's body, from the end of its headers
-	// (default 30s): a body that stalls fails the request.
-	Read time.Duration
-	// Write bounds writing an answer once it is ready (default 30s): the time
-	// a run takes is not counted, and in a stream each event has this long.
-	// A client that stops reading is cut off.
-	Write time.Duration
-	// Idle bounds how long a kept-alive connection waits for its next request
-	// (default 2m).
-	Idle time.Duration
-	// Shutdown bounds a graceful shutdown (default 15s). Past it, the
-	// connections still open are closed and the runs still going are cancelled:
-	// their unfinished steps are not committed, so each thread continues later
-	// from its last checkpoint, and nothing acknowledged is lost.
+	ReadHeader time.Duration // reading a request's headers (10s)
+	Read       time.Duration // reading its body (30s)
+	Write      time.Duration // writing an answer once ready, or each event of a stream (30s)
+	Idle       time.Duration // a kept-alive connection's wait for the next request (2m)
+	// Shutdown bounds a graceful shutdown (15s); past it, the runs still going
+	// are cancelled, to continue later from their last checkpoint.
 	Shutdown time.Duration
 }
 
-// withDefaults fills the zero fields with their defaults and turns negative
-// ones into 0 (no bound).
+// withDefaults fills the zero fields with defaults and turns negative ones into 0.
 func (t Timeouts) withDefaults() Timeouts {
 	pick := func(d *time.Duration, def time.Duration) {
 		switch {
@@ -100,9 +85,7 @@ func (t Timeouts) withDefaults() Timeouts {
 	return t
 }
 
-// deadlines bounds reading the request's body and writing its answer. A
-// request without a body has no read deadline: the connection is read only
-// to notice that the client left, which may take as long as the request does.
+// deadlines bounds reading the request's body (if it has one) and writing its answer.
 func (s *Server) deadlines(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	if t := s.timeouts.Read; t > 0 && r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
@@ -113,9 +96,8 @@ func (s *Server) deadlines(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// bodyRead lifts the read deadline once the request's body is read, so that a
-// request that runs long is not cut off while the connection is watched for
-// the client leaving.
+// bodyRead lifts the read deadline once the body is read, so that a long run
+// is not cut off.
 func (s *Server) bodyRead(w http.ResponseWriter) {
 	if s.timeouts.Read > 0 {
 		http.NewResponseController(w).SetReadDeadline(time.Time{})
@@ -129,12 +111,10 @@ func (s *Server) writeDeadline(w http.ResponseWriter) {
 	}
 }
 
-// serveTimeouts returns the timeouts Serve gives the server's connections.
 func (s *Server) serveTimeouts() Timeouts { return s.timeouts }
 
-// abandon gives up what a shutdown could not wait for: it cancels the runs
-// still going, so that each stops before its next commit, and waits up to
-// grace for the requests to end.
+// abandon cancels the runs a shutdown could not wait for and waits up to
+// grace for their requests to end.
 func (s *Server) abandon(grace time.Duration) bool {
 	s.log.Warn("the shutdown deadline passed: the connections left were closed and the runs still going cancelled; their threads continue from their last checkpoint", "deadline", s.timeouts.Shutdown.String())
 	s.stopRuns()
@@ -153,20 +133,14 @@ func (s *Server) abandon(grace time.Duration) bool {
 	}
 }
 
-// abandonGrace is how long Serve waits, past the shutdown deadline, for the
-// cancelled runs' requests to end.
+// abandonGrace is how long Serve waits past the shutdown deadline.
 const abandonGrace = 2 * time.Second
 
-// Serve serves h on ln until ctx ends, then shuts down gracefully: it stops
-// accepting connections, ends live event streams (if h has a Drain method, as
-// *Server does), waits for the running requests, and with them their runs, to
-// finish, and returns nil. The shutdown waits at most the server's shutdown
-// timeout (Timeouts; 15s by default): then it closes the connections still
-// open and, for a *Server, cancels the runs still going, which continue later
-// from their last checkpoint. The server's other timeouts bound each
-// connection (see Timeouts). Without tokens configured it refuses (closing ln)
-// a listener that is not on a loopback address, with an error matching
-// ErrInsecureListen.
+// Serve serves h on ln until ctx ends, then shuts down gracefully: it ends
+// live event streams (h's Drain method), waits for the running requests and
+// their runs up to the shutdown timeout, then closes the connections left and
+// cancels their runs (a *Server's). Without tokens it refuses a listener that
+// is not on a loopback address (ErrInsecureListen).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, tokensConfigured bool) error {
 	if !tokensConfigured && !loopback(ln.Addr()) {
 		ln.Close()
@@ -207,11 +181,10 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, tokensConfigure
 
 // ListenAndServe serves the server on addr until ctx ends; see Serve.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	return ListenAndServe(ctx, addr, s, len(s.tokens) > 0)
+	return ListenAndServe(ctx, addr, s, !s.keys.Open())
 }
 
-// Serve serves the server on ln until ctx ends, then shuts down gracefully; see
-// the package function Serve.
+// Serve serves the server on ln until ctx ends; see the package function Serve.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	return Serve(ctx, ln, s, len(s.tokens) > 0)
+	return Serve(ctx, ln, s, !s.keys.Open())
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
+	"github.com/interludehq/interlude/store/storemetrics"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -180,7 +182,7 @@ func scrape(t *testing.T, e *env) map[string]*dto.MetricFamily {
 }
 
 func TestMetricsCountRunsPausesResolutionsRequestsAndStoreLatency(t *testing.T) {
-	e := newEnv(t, setup{wrap: server.InstrumentStore})
+	e := newEnv(t, setup{wrap: storemetrics.Instrument})
 	e.start("refund", "m", `{"amount":1}`)
 	expect(t, e.post("/v1/threads/m/resume", `{"response":{"approved":true}}`), 200, "")
 	expect(t, e.post("/v1/threads/m/resume", `{"response":{"approved":true}}`), 409, "not_interrupted")
@@ -254,8 +256,8 @@ func TestAnInstrumentedStoreKeepsTheCapabilitiesOfTheStoreItWraps(t *testing.T) 
 		name string
 		wrap func(store.Store) store.Store
 	}{
-		{"instrumented", server.InstrumentStore},
-		{"instrumented twice", func(s store.Store) store.Store { return server.InstrumentStore(server.InstrumentStore(s)) }},
+		{"instrumented", storemetrics.Instrument},
+		{"instrumented twice", func(s store.Store) store.Store { return storemetrics.Instrument(storemetrics.Instrument(s)) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, setup{wrap: c.wrap})
@@ -265,10 +267,10 @@ func TestAnInstrumentedStoreKeepsTheCapabilitiesOfTheStoreItWraps(t *testing.T) 
 			if _, ok := store.As[store.RecoveryIndex](e.st); !ok {
 				t.Error("store.As finds no RecoveryIndex through the instrumentation")
 			}
-			if _, err := e.srv.ExpireQuestions(context.Background()); err != nil {
+			if _, err := e.srv.Host().ExpireQuestions(context.Background()); err != nil {
 				t.Errorf("ExpireQuestions on an instrumented store: %v", err)
 			}
-			if _, err := e.srv.RecoverThreads(context.Background()); err != nil {
+			if _, err := e.srv.Host().RecoverThreads(context.Background()); err != nil {
 				t.Errorf("RecoverThreads on an instrumented store: %v", err)
 			}
 			e.start("refund", "m", `{"amount":1}`)
@@ -281,7 +283,7 @@ func TestAnInstrumentedStoreKeepsTheCapabilitiesOfTheStoreItWraps(t *testing.T) 
 }
 
 func TestHealthAndInboxPlaceholder(t *testing.T) {
-	e := newEnv(t, setup{tokens: []server.Token{admin}})
+	e := newEnv(t, setup{tokens: []auth.Token{admin}})
 	expect(t, e.do(http.MethodGet, "/healthz", "", ""), 200, "")
 	a := e.do(http.MethodGet, "/inbox/", "", "")
 	if a.status != 200 || !strings.Contains(string(a.body), "inbox") || !strings.HasPrefix(a.header.Get("Content-Type"), "text/html") {

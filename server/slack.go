@@ -8,6 +8,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/notify"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 // WithSlack serves the interactivity requests of sl's Slack app (its buttons
@@ -21,8 +22,9 @@ import (
 func WithSlack(sl *notify.Slack) Option { return func(c *config) { c.slack = sl } }
 
 // handleSlack serves POST /v1/slack/interactions.
-func (s *Server) handleSlack(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleSlack(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	s.slack.Handler(s.slackAnswer).ServeHTTP(w, r)
+	return nil
 }
 
 // slackAnswer answers a decision made in Slack through the host, as the
@@ -35,7 +37,7 @@ func (s *Server) slackAnswer(ctx context.Context, d notify.Decision) (*interlude
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer context.AfterFunc(s.runCtx, cancel)()
 	defer cancel()
-	res, err := s.host.Invoke(interlude.WithAnswerer(ctx, who.answerer()), d.ThreadID, "", graph.Resume(d.Resolution.For(d.InterruptID)))
+	res, err := s.host.Invoke(interlude.WithAnswerer(ctx, who.Answerer()), d.ThreadID, "", graph.Resume(d.Resolution.For(d.InterruptID)))
 	if res == nil || (err != nil && res.Status != interlude.RunFailed) {
 		return nil, err // refused; a run that failed after taking the answer took it
 	}
@@ -46,23 +48,21 @@ func (s *Server) slackAnswer(ctx context.Context, d notify.Decision) (*interlude
 	return nil, nil
 }
 
-// named returns the principal an Interlude name stands for: the token of
-// that name, which must be allowed to answer, or, on a server without
-// tokens, the name alone.
-func (s *Server) named(name string) (principal, error) {
-	if len(s.tokens) == 0 {
-		return principal{name: name, roles: canApprove}, nil
+// named returns the caller an Interlude name stands for: the token of that
+// name, which must be allowed to answer, or, on a server without tokens, the
+// name alone.
+func (s *Server) named(name string) (auth.Caller, error) {
+	if s.keys.Open() {
+		return auth.Caller{Name: name, Roles: []auth.Role{auth.RoleApprove}}, nil
 	}
-	for _, t := range s.tokens {
-		if t.name != name {
-			continue
-		}
-		if !t.roles.allows(canApprove) {
-			return principal{}, &interlude.Error{Code: interlude.CodeForbidden,
-				Message: fmt.Sprintf("%s may read questions but not answer them; that needs the approve role", name)}
-		}
-		return principal{name: t.name, roles: t.roles, groups: t.groups}, nil
+	c, ok := s.keys.Named(name)
+	if !ok {
+		return auth.Caller{}, &interlude.Error{Code: interlude.CodeForbidden,
+			Message: fmt.Sprintf("no API token is named %s, the name your Slack user maps to; ask an admin to fix the Slack users of the notification config", name)}
 	}
-	return principal{}, &interlude.Error{Code: interlude.CodeForbidden,
-		Message: fmt.Sprintf("no API token is named %s, the name your Slack user maps to; ask an admin to fix the Slack users of the notification config", name)}
+	if !c.Has(auth.RoleApprove) {
+		return auth.Caller{}, &interlude.Error{Code: interlude.CodeForbidden,
+			Message: fmt.Sprintf("%s may read questions but not answer them; that needs the approve role", name)}
+	}
+	return c, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/interludehq/interlude/internal/testclock"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store/memory"
 	"github.com/slack-go/slack/slacktest"
 )
@@ -110,9 +111,9 @@ type slackEnv struct {
 }
 
 var (
-	fiona = server.Token{Name: "fiona", Secret: "fiona-secret-0001", Roles: []server.Role{server.RoleApprove}, Groups: []string{"finance"}}
-	bob   = server.Token{Name: "bob", Secret: "bob-secret-000001", Roles: []server.Role{server.RoleApprove}}
-	rita  = server.Token{Name: "rita", Secret: "rita-secret-00001", Roles: []server.Role{server.RoleRun}}
+	fiona = auth.Token{Name: "fiona", Secret: "fiona-secret-0001", Roles: []auth.Role{auth.RoleApprove}, Groups: []string{"finance"}}
+	bob   = auth.Token{Name: "bob", Secret: "bob-secret-000001", Roles: []auth.Role{auth.RoleApprove}}
+	rita  = auth.Token{Name: "rita", Secret: "rita-secret-00001", Roles: []auth.Role{auth.RoleRun}}
 )
 
 func newSlackEnv(t *testing.T, assignees []string) *slackEnv {
@@ -153,7 +154,7 @@ func newSlackEnv(t *testing.T, assignees []string) *slackEnv {
 	}
 	e.host.Start(context.Background())
 	t.Cleanup(func() { e.host.Close() })
-	srv, err := server.New(server.WithHost(e.host), server.WithSlack(sl), server.WithTokens([]server.Token{fiona, bob, rita}))
+	srv, err := server.New(server.WithHost(e.host), server.WithSlack(sl), server.WithTokens([]auth.Token{fiona, bob, rita}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
 	"github.com/interludehq/interlude/wire"
@@ -48,47 +49,41 @@ func intParam(q url.Values, key string, lo, hi int64) (int64, error) {
 }
 
 // handleList serves GET /v1/threads, the inbox listing.
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	q, err := query(r, "status", "graph", "limit", "cursor")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sq := store.Query{Graph: q.Get("graph"), Cursor: q.Get("cursor")}
 	if text := q.Get("status"); text != "" {
 		if sq.Status, err = interlude.ParseThreadStatus(text); err != nil {
-			s.writeError(w, r, badRequest("status", "%s", err.(*interlude.Error).Message))
-			return
+			return badRequest("status", "%s", err.(*interlude.Error).Message)
 		}
 	}
 	// An empty parameter is as good as none: a form's empty field sends one.
 	if sq.Graph != "" && !validName(sq.Graph) {
-		s.writeError(w, r, badRequest("graph", "graph %q is not a valid graph name", sq.Graph))
-		return
+		return badRequest("graph", "graph %q is not a valid graph name", sq.Graph)
 	}
 	limit, err := intParam(q, "limit", 1, 1000)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sq.Limit = int(limit)
 	if sq.Cursor != "" {
 		if _, err := storekit.DecodeCursor(sq.Cursor); err != nil {
-			s.writeError(w, r, badRequest("cursor", "the cursor is malformed; pass next_cursor from a previous page unchanged"))
-			return
+			return badRequest("cursor", "the cursor is malformed; pass next_cursor from a previous page unchanged")
 		}
 	}
 	page, err := s.host.List(r.Context(), sq)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := wire.ThreadPage{Threads: make([]wire.ThreadSummary, len(page.Threads)), NextCursor: page.NextCursor}
 	for i, m := range page.Threads {
 		out.Threads[i] = wire.ThreadSummary{ThreadID: m.ThreadID, Graph: m.Graph, Status: m.Status, Interrupts: shownAll(m.Interrupts),
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 	}
-	writeJSON(w, http.StatusOK, out)
+	return answer(w, out)
 }
 
 // existing returns the graph of an existing thread named by the route.
@@ -97,37 +92,35 @@ func (s *Server) existing(r *http.Request) (string, graph.Erased, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	g, err := s.graphFor(r.Context(), id)
+	g, err := s.host.GraphFor(r.Context(), id)
+	err = graphField(err)
 	return id, g, err
 }
 
 // handleThread serves GET /v1/threads/{id}[?subgraphs=true].
-func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleThread(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	q, err := query(r, "subgraphs")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	withSubgraphs, err := boolParam(q, "subgraphs")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	id, g, err := s.existing(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	snap, err := g.State(r.Context(), id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	msgs := messagesOf(snap.Values)
-	writeJSON(w, http.StatusOK, wire.Thread{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
+	answer(w, wire.Thread{ThreadID: id, Graph: snap.Graph, Status: snap.Status, Values: snap.Values,
 		Messages: msgs, FinishedToolResults: finishedToolResults(snap, msgs), Interrupts: shownAll(snap.Interrupts),
 		Next: orEmpty(snap.Next), Breakpoint: snap.Breakpoint, Error: snap.Error, Checkpoint: snap.Checkpoint,
 		CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt, Subgraphs: subgraphsShown(snap.Subgraphs, withSubgraphs, false)})
+	return nil
 }
 
 // boolParam reads an optional boolean query parameter (true or false, 1 or 0).
@@ -166,83 +159,47 @@ const (
 
 // handleHistory serves GET /v1/threads/{id}/history?limit=&before=&subgraphs=: a
 // page of checkpoints, newest first, whose cost does not grow with the thread.
-func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	q, err := query(r, "limit", "before", "subgraphs")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	withSubgraphs, err := boolParam(q, "subgraphs")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	limit, err := intParam(q, "limit", 1, historyLimitMax)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if limit == 0 {
 		limit = historyLimit
 	}
 	before, err := intParam(q, "before", 1, 1<<62)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	id, g, err := s.existing(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	cps, err := g.History(r.Context(), id, graph.HistoryOptions{Limit: int(limit), Before: before})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := historyOf(id, g.Name(), cps)
 	for i := range out.Checkpoints {
 		out.Checkpoints[i].Subgraphs = subgraphsShown(cps[i].Subgraphs, withSubgraphs, true)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return answer(w, out)
 }
 
-// historyOf builds a history response from a page of checkpoints (newest first).
-// Its tool calls are those whose questions the page raises or answers, each
-// with those questions in the order asked and the answers the page gives.
+// historyOf builds a history response from a page of checkpoints (newest
+// first), with the exchanges of each tool call it shows (host.ToolCalls).
 func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) wire.History {
-	out := wire.History{ThreadID: id, Graph: graphName, Checkpoints: []wire.Checkpoint{}, ToolCalls: map[string][]interlude.Exchange{}}
+	out := wire.History{ThreadID: id, Graph: graphName, Checkpoints: []wire.Checkpoint{}, ToolCalls: host.ToolCalls(cps)}
 	if n := len(cps); n > 0 && cps[n-1].ID > 1 {
 		out.NextBefore = cps[n-1].ID
-	}
-	type place struct {
-		call string
-		i    int
-	}
-	where := map[string]place{} // interrupt id -> its entry in ToolCalls
-	asked := func(q interlude.Interruption) {
-		if _, seen := where[q.ID]; q.ToolCallID == "" || seen {
-			return
-		}
-		where[q.ID] = place{q.ToolCallID, len(out.ToolCalls[q.ToolCallID])}
-		out.ToolCalls[q.ToolCallID] = append(out.ToolCalls[q.ToolCallID], interlude.Exchange{Interrupt: q})
-	}
-	for i := len(cps) - 1; i >= 0; i-- {
-		c := cps[i]
-		for _, a := range c.Resolved {
-			if a.Interrupt.Node != "" { // raised before the page, perhaps
-				asked(a.Interrupt)
-			}
-			if p, ok := where[a.Interrupt.ID]; ok {
-				out.ToolCalls[p.call][p.i].Resolution = a.Resolution
-			}
-		}
-		for _, q := range c.Raised {
-			asked(q)
-		}
-	}
-	for _, xs := range out.ToolCalls {
-		slices.SortStableFunc(xs, func(a, b interlude.Exchange) int { return a.Interrupt.CreatedAt.Compare(b.Interrupt.CreatedAt) })
 	}
 	for _, c := range cps {
 		wc := wire.Checkpoint{ID: c.ID, Kind: c.Kind, At: c.At, Status: c.Status, Step: c.Step, Next: orEmpty(c.Next), Values: c.Values,
@@ -257,17 +214,15 @@ func historyOf(id, graphName string, cps []graph.Checkpoint[json.RawMessage]) wi
 }
 
 // handleDelete serves DELETE /v1/threads/{id}.
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx) {
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
 	id, err := pathID(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := s.host.Delete(context.WithoutCancel(r.Context()), id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"thread_id": id, "deleted": true})
+	return answer(w, map[string]any{"thread_id": id, "deleted": true})
 }
 
 // validName reports whether s can be a graph name: 1 to 256 bytes of UTF-8

@@ -11,7 +11,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
-	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 func TestGraphsListsEachGraphWithNodesAndInputSchema(t *testing.T) {
@@ -118,7 +118,7 @@ func TestThreadShowsStatusValuesInterruptsAndNext(t *testing.T) {
 }
 
 func TestHistoryListsCheckpointsNewestFirstAndEachToolCallsInterrupts(t *testing.T) {
-	e := newEnv(t, setup{tokens: []server.Token{approver, admin}})
+	e := newEnv(t, setup{tokens: []auth.Token{approver, admin}})
 	ctx := context.Background()
 	res, err := e.client(admin).Invoke(ctx, client.InvokeRequest{Graph: "tool", ThreadID: "t", Input: map[string]any{}})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model/scripted"
-	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 func supportAgent(opts ...graph.Option) (graph.Erased, error) {
@@ -85,4 +85,4 @@ func TestImportedTurnsShowAsImportedInTheThreadsMessages(t *testing.T) {
 	}
 }
 
-var allTokens = []server.Token{runner, approver, admin, reader}
+var allTokens = []auth.Token{runner, approver, admin, reader}

@@ -28,10 +28,10 @@ func shownAll(qs []interlude.Interruption) []interlude.Interruption {
 	return out
 }
 
-// answer shapes a run's result as the API answers it at granularity g: its
+// resultAt shapes a run's result as the API answers it at granularity g: its
 // interrupts shown, its error only when it failed, its values and messages
 // from partial on, its state at full.
-func answer(r *graph.Result[json.RawMessage], g granularity) *graph.Result[json.RawMessage] {
+func resultAt(r *graph.Result[json.RawMessage], g granularity) *graph.Result[json.RawMessage] {
 	a := &graph.Result[json.RawMessage]{ThreadID: r.ThreadID, Status: r.Status, Interrupts: shownAll(r.Interrupts),
 		Breakpoint: r.Breakpoint, Replayed: r.Replayed, Replays: r.Replays}
 	if r.Status == interlude.RunFailed {

@@ -11,7 +11,7 @@
 // interface, the types it speaks, and the optional capabilities a store may
 // have (Leaser, LeaseWatcher, ExpiryIndex, RecoveryIndex, Outbox, Documents,
 // Copier), which callers find with As, through any wrappers (such as
-// server.InstrumentStore).
+// storemetrics.Instrument).
 //
 // # Durability
 //

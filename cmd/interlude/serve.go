@@ -21,11 +21,13 @@ import (
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/server/mcpserver"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/postgres"
 	"github.com/interludehq/interlude/store/sqlite"
+	"github.com/interludehq/interlude/store/storemetrics"
 )
 
 var serveCommand = &command{
@@ -172,10 +174,10 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 				return usageOf(fs, "--postgres-schema needs --postgres")
 			}
 			log := slog.New(h)
-			var tokens []server.Token
+			var tokens []auth.Token
 			if *tokensFile != "" {
 				var err error
-				if tokens, err = server.LoadTokens(*tokensFile); err != nil {
+				if tokens, err = auth.LoadTokens(*tokensFile); err != nil {
 					return err
 				}
 				if len(tokens) == 0 {
@@ -253,7 +255,7 @@ func (l *limits) check(fs *flag.FlagSet) error {
 	return nil
 }
 
-func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []server.Token, bodyLimit int64, lim limits) error {
+func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.Token, bodyLimit int64, lim limits) error {
 	crashpoint.Arm(e.getenv(crashpoint.Env)) // tests only: die right after a chosen commit
 	tp, err := tracingFromEnv(e.ctx, e.getenv)
 	if err != nil {
@@ -304,7 +306,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 	if tp != nil {
 		log.Info("tracing", "exporter", "otlp/http")
 	}
-	gopts := []graph.Option{graph.WithStore(server.InstrumentStore(st)), graph.WithEvents(hub.Publish), graph.WithListeners(hub.Listening), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
+	gopts := []graph.Option{graph.WithStore(storemetrics.Instrument(st)), graph.WithEvents(hub.Publish), graph.WithListeners(hub.Listening), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
 	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}
 	if sc.notify != nil {
 		d, err := dispatcher(st, sc.notify, log)
@@ -384,7 +386,7 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []serve
 // the tokens' secrets, so that a restarted server, and every replica given the
 // same tokens file, accepts the retries of the others. Without tokens the
 // server is reached from this machine only, and a key of its own will do.
-func mcpKey(tokens []server.Token) []byte {
+func mcpKey(tokens []auth.Token) []byte {
 	if len(tokens) == 0 {
 		return nil
 	}

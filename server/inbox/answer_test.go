@@ -16,13 +16,14 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 const amountField = `[data-path="/arguments/amount"]`
 
 func TestToolApprovalEditedInTheFormRunsTheToolWithTheEditAndShowsServerErrorsAtTheField(t *testing.T) {
 	ctx := tab(t)
-	e := newEnv(t, []server.Token{alice, ci})
+	e := newEnv(t, []auth.Token{alice, ci})
 	e.ask(e.client(ci), "s-1", "Please refund $40 on order A-2002")
 
 	openInbox(t, ctx, e)
@@ -79,7 +80,7 @@ func TestToolApprovalEditedInTheFormRunsTheToolWithTheEditAndShowsServerErrorsAt
 
 func TestRejectingWithAReasonShowsInTheHistoryWithTheApproversName(t *testing.T) {
 	ctx := tab(t)
-	e := newEnv(t, []server.Token{alice, ci})
+	e := newEnv(t, []auth.Token{alice, ci})
 	e.ask(e.client(ci), "s-2", "Please refund $900 on order B-7")
 	e.start(e.client(ci), "two-step", "t-1", map[string]any{})
 
@@ -157,7 +158,7 @@ func TestCancellingAQuestionIsAlwaysOffered(t *testing.T) {
 
 func TestATokenWithoutTheApproveRoleSeesTheQuestionsButNoAnswerButtons(t *testing.T) {
 	ctx := tab(t)
-	e := newEnv(t, []server.Token{alice, ci, viewer})
+	e := newEnv(t, []auth.Token{alice, ci, viewer})
 	res := e.start(e.client(ci), "refund", "r-1", map[string]any{"amount": 150})
 
 	openInbox(t, ctx, e)
@@ -210,7 +211,7 @@ func TestAQuestionThatExpiresWhileOpenSaysItExpired(t *testing.T) {
 	until(t, ctx, "the question", rows+` === 1`)
 	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(row("b-1"))))
 	until(t, ctx, "its page", `document.querySelector('.question h2')?.innerText === 'Still wanted?'`)
-	if n, err := e.srv.ExpireQuestions(context.Background()); err != nil || n != 1 {
+	if n, err := e.srv.Host().ExpireQuestions(context.Background()); err != nil || n != 1 {
 		t.Fatalf("closed %d questions (%v), want 1", n, err)
 	}
 	until(t, ctx, "the page to say it expired", `document.querySelector('.gone')?.offsetParent !== null`)

@@ -22,6 +22,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store/sqlite"
 )
 
@@ -150,20 +151,20 @@ type env struct {
 
 // Test tokens.
 var (
-	alice  = server.Token{Name: "alice", Secret: "alice-approves-0001", Roles: []server.Role{server.RoleApprove}}
-	ci     = server.Token{Name: "ci", Secret: "ci-runs-threads-0001", Roles: []server.Role{server.RoleRun}}
-	viewer = server.Token{Name: "viewer", Secret: "viewer-reads-00001"}
+	alice  = auth.Token{Name: "alice", Secret: "alice-approves-0001", Roles: []auth.Role{auth.RoleApprove}}
+	ci     = auth.Token{Name: "ci", Secret: "ci-runs-threads-0001", Roles: []auth.Role{auth.RoleRun}}
+	viewer = auth.Token{Name: "viewer", Secret: "viewer-reads-00001"}
 )
 
 // newEnv serves the built-in graphs, and extra ones, on a fresh SQLite file,
 // requiring tokens if any are given.
-func newEnv(t *testing.T, tokens []server.Token, extra ...func(...graph.Option) (graph.Erased, error)) *env {
+func newEnv(t *testing.T, tokens []auth.Token, extra ...func(...graph.Option) (graph.Erased, error)) *env {
 	t.Helper()
 	return newEnvWith(t, tokens, nil, extra...)
 }
 
 // newEnvWith is newEnv with server options of the test's own.
-func newEnvWith(t *testing.T, tokens []server.Token, serverOpts []server.Option, extra ...func(...graph.Option) (graph.Erased, error)) *env {
+func newEnvWith(t *testing.T, tokens []auth.Token, serverOpts []server.Option, extra ...func(...graph.Option) (graph.Erased, error)) *env {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "inbox.db"))
 	if err != nil {
@@ -212,7 +213,7 @@ func newEnvWith(t *testing.T, tokens []server.Token, serverOpts []server.Option,
 }
 
 // client returns an API client, with the token if one is given.
-func (e *env) client(tok ...server.Token) *client.Client {
+func (e *env) client(tok ...auth.Token) *client.Client {
 	if len(tok) > 0 {
 		return client.New(e.url, client.WithToken(tok[0].Secret))
 	}
@@ -290,7 +291,7 @@ func openInbox(t *testing.T, ctx context.Context, e *env) {
 }
 
 // signIn types a token into the sign-in form.
-func signIn(t *testing.T, ctx context.Context, tok server.Token) {
+func signIn(t *testing.T, ctx context.Context, tok auth.Token) {
 	t.Helper()
 	until(t, ctx, "the sign-in form", `document.body.dataset.state === 'signin'`)
 	do(t, ctx, "sign in",

@@ -77,6 +77,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -167,4 +168,20 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Set("Content-Security-Policy", csp)
 	}
 	http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(f.data))
+}
+
+// Off returns the page served at /inbox/ when the web inbox is turned off: it
+// points at the API routes that list and answer the waiting threads.
+func Off() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Interlude inbox</title></head>
+<body><h1>Interlude inbox</h1>
+<p>The web inbox is turned off on this server. The threads waiting for answers are listed by
+<code>GET /v1/threads?status=interrupted</code>, and answered with
+<code>POST /v1/threads/{id}/resume</code>, <code>/reject</code> or <code>/cancel</code>.</p>
+</body></html>
+`)
+	})
 }

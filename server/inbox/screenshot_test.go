@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 // TestScreenshot writes the screenshot of the inbox that the README shows, when
@@ -19,7 +19,7 @@ func TestScreenshot(t *testing.T) {
 		t.Skip("set INTERLUDE_INBOX_SCREENSHOT to a file name to write the inbox's screenshot")
 	}
 	ctx := tab(t)
-	e := newEnv(t, []server.Token{alice, ci})
+	e := newEnv(t, []auth.Token{alice, ci})
 	c := e.client(ci)
 	e.start(c, "refund", "order-1042", map[string]any{"amount": 150})
 	e.start(c, "two-step", "deploy-web-7", map[string]any{})

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 )
 
 func TestTokensAreAcceptedFromXAPIKeyWithTheirRoles(t *testing.T) {
-	s := newLGServer(t, server.WithTokens([]server.Token{
-		{Name: "runner", Secret: "run-secret", Roles: []server.Role{server.RoleRun}},
-		{Name: "approver", Secret: "approve-secret", Roles: []server.Role{server.RoleApprove}},
+	s := newLGServer(t, server.WithTokens([]auth.Token{
+		{Name: "runner", Secret: "run-secret", Roles: []auth.Role{auth.RoleRun}},
+		{Name: "approver", Secret: "approve-secret", Roles: []auth.Role{auth.RoleApprove}},
 	}))
 	if r := s.call("POST", "/threads", map[string]any{}); r.status != 401 {
 		t.Fatalf("a request without a token answered %d", r.status)

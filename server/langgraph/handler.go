@@ -14,6 +14,8 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/auth"
+	"github.com/interludehq/interlude/server/internal/httpstatus"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -172,50 +174,14 @@ func (h *Handler) routes() {
 	h.mux = m
 }
 
-// Caller is who sends a request, as the mounting server authenticated it:
-// its name is recorded with the answers it gives, and the roles say what it
-// may do besides reading.
-type Caller struct {
-	// Name is the caller's token name ("" when anonymous).
-	Name string
-	// Run allows starting and continuing threads.
-	Run bool
-	// Approve allows answering interrupts.
-	Approve bool
-	// Admin allows everything, including deleting threads.
-	Admin bool
-}
-
-type callerKey struct{}
-
-// WithCaller returns ctx carrying the caller of a request. A request without
-// one is served as an anonymous admin, as a server without tokens does.
-func WithCaller(ctx context.Context, c Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-func callerOf(r *http.Request) Caller {
-	if c, ok := r.Context().Value(callerKey{}).(Caller); ok {
+// callerOf returns who sends the request, as the mounting server put it in
+// the context (auth.NewContext); without one, an anonymous admin, as a server
+// without tokens has.
+func callerOf(r *http.Request) auth.Caller {
+	if c, ok := auth.FromContext(r.Context()); ok {
 		return c
 	}
-	return Caller{Admin: true}
-}
-
-// need refuses the request unless its caller has the role.
-func need(r *http.Request, role, doing string) error {
-	c := callerOf(r)
-	ok := c.Admin
-	switch role {
-	case "run":
-		ok = ok || c.Run
-	case "approve":
-		ok = ok || c.Approve
-	}
-	if ok {
-		return nil
-	}
-	return &apiError{status: http.StatusForbidden, code: "forbidden",
-		message: fmt.Sprintf("token %q may not %s: that needs the %s role", c.Name, doing, role)}
+	return auth.Anonymous
 }
 
 // apiError is an error answered to a client, shaped as LangGraph's Python
@@ -247,7 +213,7 @@ func conflict(code, format string, args ...any) *apiError {
 }
 
 // toAPIError turns an error into what the client is told: Interlude's
-// refusals keep their code, with a status the SDKs do not retry.
+// refusals keep their code, with their status (package httpstatus).
 func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
@@ -255,21 +221,7 @@ func toAPIError(err error) *apiError {
 	}
 	var ie *interlude.Error
 	if errors.As(err, &ie) {
-		e := &apiError{code: string(ie.Code), message: ie.Message, interrupts: ie.Interrupts, violations: ie.Violations}
-		switch ie.Code {
-		case interlude.CodeInvalidRequest:
-			e.status = http.StatusBadRequest
-		case interlude.CodeNotFound:
-			e.status = http.StatusNotFound
-		case interlude.CodeInvalidResponse:
-			e.status = http.StatusUnprocessableEntity
-		case interlude.CodeThreadInterrupted, interlude.CodeNotInterrupted, interlude.CodeUnknownInterrupt,
-			interlude.CodeAmbiguousResume, interlude.CodeConflict, interlude.CodeThreadBusy:
-			e.status = http.StatusConflict
-		default:
-			e.status = http.StatusInternalServerError
-		}
-		return e
+		return &apiError{status: httpstatus.Of(ie.Code), code: string(ie.Code), message: ie.Message, interrupts: ie.Interrupts, violations: ie.Violations}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &apiError{status: http.StatusServiceUnavailable, code: "unavailable", message: "the request was cancelled: " + err.Error()}

@@ -15,6 +15,8 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/auth"
+	"github.com/interludehq/interlude/server/internal/eventstream"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -591,13 +593,13 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	}
 	switch p.kind {
 	case "resume", "end":
-		err = need(r, "approve", "answer interrupts")
+		err = callerOf(r).Need(auth.RoleApprove, "answer interrupts")
 	case "update":
-		if err = need(r, "run", "change a thread's state"); err == nil && !isNull(p.resume) {
-			err = need(r, "approve", "answer interrupts")
+		if err = callerOf(r).Need(auth.RoleRun, "change a thread's state"); err == nil && !isNull(p.resume) {
+			err = callerOf(r).Need(auth.RoleApprove, "answer interrupts")
 		}
 	default:
-		err = need(r, "run", "start or continue threads")
+		err = callerOf(r).Need(auth.RoleRun, "start or continue threads")
 	}
 	if err != nil {
 		return nil, err
@@ -614,7 +616,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		}
 		threadID = newUUID()
 	} else {
-		if !validID(threadID) {
+		if !host.ValidID(threadID) {
 			return nil, badRequest("thread id %q is not valid", threadID)
 		}
 		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
@@ -680,7 +682,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
 		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, modes: modes,
 		status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
-	runCtx, cancel := context.WithCancel(interlude.WithActor(h.runCtx, callerOf(r).Name))
+	runCtx, cancel := context.WithCancel(interlude.WithAnswerer(h.runCtx, callerOf(r).Answerer()))
 	ru.cancel = cancel
 	h.runs.add(ru)
 	h.wg.Add(1)
@@ -1092,21 +1094,8 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 	ru.mu.Lock()
 	cancelled := ru.cancelled
 	ru.mu.Unlock()
-	var values json.RawMessage
-	var pending []interlude.Interruption
-	var checkpoint int64
-	status, failure := interlude.RunFailed, ""
-	if end != nil {
-		values, pending, checkpoint, status, failure = end.Values, end.Interrupts, end.Checkpoint, end.Status, end.Error
-	}
-	if values == nil {
-		if snap, err := g.State(context.WithoutCancel(ctx), ru.ThreadID); err == nil {
-			values, pending, checkpoint = snap.Values, snap.Interrupts, snap.Checkpoint
-			if end == nil && runErr == nil {
-				status = map[string]interlude.RunStatus{"idle": interlude.RunCompleted, "interrupted": interlude.RunInterrupted}[threadStatus(snap.Status)]
-			}
-		}
-	}
+	res, _ := host.Outcome(context.WithoutCancel(ctx), g, ru.ThreadID, end)
+	values, pending, status, failure := res.Values, res.Interrupts, res.Status, res.Error
 	out := map[string]json.RawMessage{}
 	json.Unmarshal(h.outValues(values), &out)
 	switch {
@@ -1150,7 +1139,6 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.add("events", map[string]any{"event": "on_chain_end", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
 			"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{"output": out}})
 	}
-	_ = checkpoint
 	ru.output, _ = json.Marshal(out)
 	ru.setStatus("success")
 }
@@ -1206,32 +1194,24 @@ func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
 // writeStream answers the run's events as SSE from index from on, until the
 // run ends; with cancelOnGone, a client that goes away cancels the run.
 func (h *Handler) writeStream(w http.ResponseWriter, r *http.Request, ru *run, from int, cancelOnGone bool) {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("Connection", "keep-alive")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(h.writeWait))
-	rc.Flush()
+	ew := eventstream.New(w, true, h.writeWait)
 	tick := time.NewTicker(h.heartbeat)
 	defer tick.Stop()
+	gone := func() {
+		if cancelOnGone {
+			ru.stop()
+		}
+	}
 	for {
 		evs, first, next, changed, ended := ru.since(from)
-		if len(evs) > 0 {
-			var b strings.Builder
-			for i, e := range evs {
-				fmt.Fprintf(&b, "event: %s\ndata: %s\nid: %d\n\n", e.name, e.data, first+i)
+		for i, e := range evs {
+			ew.SendID(e.name, e.data, int64(first+i))
+		}
+		if ew.Broken() {
+			if !ended {
+				gone()
 			}
-			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
-			if _, err := w.Write([]byte(b.String())); err != nil {
-				if cancelOnGone && !ended {
-					ru.stop()
-				}
-				return
-			}
-			rc.Flush()
+			return
 		}
 		from = next
 		if ended {
@@ -1240,18 +1220,12 @@ func (h *Handler) writeStream(w http.ResponseWriter, r *http.Request, ru *run, f
 		select {
 		case <-changed:
 		case <-tick.C:
-			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
-			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil {
-				if cancelOnGone {
-					ru.stop()
-				}
+			if ew.Comment("heartbeat"); ew.Broken() {
+				gone()
 				return
 			}
-			rc.Flush()
 		case <-r.Context().Done():
-			if cancelOnGone {
-				ru.stop()
-			}
+			gone()
 			return
 		}
 	}
@@ -1319,7 +1293,7 @@ func (h *Handler) handleRunGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handleRunDelete(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "delete runs"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "delete runs"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -1392,7 +1366,7 @@ func truthy(s string) bool {
 // handleRunCancel cancels a run: it stops where it is, its thread at its last
 // checkpoint, and its status becomes interrupted.
 func (h *Handler) handleRunCancel(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "cancel runs"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "cancel runs"); err != nil {
 		writeError(w, err)
 		return
 	}

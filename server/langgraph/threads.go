@@ -15,6 +15,8 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -270,7 +272,7 @@ func (h *Handler) taskInterrupts(graphName, threadID string, version int64, pend
 }
 
 func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "create threads"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "create threads"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -295,7 +297,7 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, h.bookView(id, rec).thread)
 		return
 	}
-	if !validID(body.ThreadID) {
+	if !host.ValidID(body.ThreadID) {
 		writeError(w, badRequest("thread_id %q is not valid: use 1 to 256 letters, digits or -_.:@~+=", body.ThreadID))
 		return
 	}
@@ -319,19 +321,6 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, tv.thread)
 }
 
-// validID reports whether s can be a thread id (as Interlude's API takes them).
-func validID(s string) bool {
-	if len(s) == 0 || len(s) > 256 || s == "." || s == ".." {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.:@~+=", c)) {
-			return false
-		}
-	}
-	return true
-}
-
 // threadIn returns the request's thread id, or answers that it is not valid
 // and returns false.
 func threadIn(w http.ResponseWriter, r *http.Request) (string, bool) {
@@ -344,7 +333,7 @@ func threadIn(w http.ResponseWriter, r *http.Request) (string, bool) {
 
 func pathThread(r *http.Request) (string, error) {
 	id := r.PathValue("tid")
-	if !validID(id) {
+	if !host.ValidID(id) {
 		return "", badRequest("thread id %q is not valid", id)
 	}
 	return id, nil
@@ -364,7 +353,7 @@ func (h *Handler) handleThreadGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "change threads"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "change threads"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -396,7 +385,7 @@ func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "admin", "delete threads"); err != nil {
+	if err := callerOf(r).Need(auth.RoleAdmin, "delete threads"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -426,7 +415,7 @@ func (h *Handler) handleThreadDelete(w http.ResponseWriter, r *http.Request) {
 // status as stored (store.Copier), and the metadata clients set; not its runs.
 // Pending questions are asked again on the copy, with ids of its own.
 func (h *Handler) handleThreadCopy(w http.ResponseWriter, r *http.Request) {
-	if err := need(r, "run", "create threads"); err != nil {
+	if err := callerOf(r).Need(auth.RoleRun, "create threads"); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -1070,11 +1059,11 @@ func (h *Handler) handleStatePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resolve := isNull(body.Values) && body.AsNode == graph.End
-	role, doing := "run", "change a thread's state"
+	role, doing := auth.RoleRun, "change a thread's state"
 	if resolve {
-		role, doing = "approve", "answer interrupts"
+		role, doing = auth.RoleApprove, "answer interrupts"
 	}
-	if err := need(r, role, doing); err != nil {
+	if err := callerOf(r).Need(role, doing); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -1161,7 +1150,7 @@ func sameCheckpoint(a, b string) bool {
 // cancelAll cancels every pending question of the thread (none pending is no
 // change) and returns the thread's version after.
 func (h *Handler) cancelAll(r *http.Request, id string) (int64, error) {
-	ctx := interlude.WithActor(context.WithoutCancel(r.Context()), callerOf(r).Name)
+	ctx := interlude.WithAnswerer(context.WithoutCancel(r.Context()), callerOf(r).Answerer())
 	held, err := h.host.Hold(ctx, id, "", false)
 	if errors.Is(err, interlude.ErrNotFound) {
 		if _, ok := h.threads.get(ctx, id); ok {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/mcpserver"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,7 +23,7 @@ func BenchmarkElicitationRoundTrip(b *testing.B) {
 			ctx := context.Background()
 			h := newHost(b)
 			srv, err := server.New(server.WithHost(h), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithMetrics(false),
-				server.WithTokens([]server.Token{{Name: "alice", Secret: "a", Roles: []server.Role{server.RoleAdmin}}}))
+				server.WithTokens([]auth.Token{{Name: "alice", Secret: "a", Roles: []auth.Role{auth.RoleAdmin}}}))
 			if err != nil {
 				b.Fatal(err)
 			}

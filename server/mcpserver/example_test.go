@@ -7,6 +7,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/mcpserver"
 )
 
@@ -22,7 +23,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	srv, err := server.New(server.WithHost(h),
-		server.WithTokens([]server.Token{{Name: "alice", Secret: "s3cret", Roles: []server.Role{server.RoleRun, server.RoleApprove}}}))
+		server.WithTokens([]auth.Token{{Name: "alice", Secret: "s3cret", Roles: []auth.Role{auth.RoleRun, auth.RoleApprove}}}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -57,9 +57,9 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
-	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -149,7 +149,7 @@ const answerSchema = `{"type":"object","properties":{
 func (s *Server) MCP() *sdk.Server { return s.mcp }
 
 // Handler returns the streamable HTTP endpoint. It must be mounted behind the
-// server's authentication (server.Server.Mount), which names the caller; a
+// server's authentication (server.Server.Mount, with auth.NewContext), which names the caller; a
 // request that reaches it without a caller is refused.
 func (s *Server) Handler() http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{
@@ -158,21 +158,21 @@ func (s *Server) Handler() http.Handler {
 		// A session a client abandons does not stay in memory.
 		SessionTimeout: 30 * time.Minute,
 	})
-	verify := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-		c, ok := server.CallerFrom(r.Context())
+	verify := func(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
+		c, ok := auth.FromContext(r.Context())
 		if !ok {
-			return nil, auth.ErrInvalidToken
+			return nil, sdkauth.ErrInvalidToken
 		}
 		// The server's tokens do not expire; the SDK asks for a time all the same.
-		info := &auth.TokenInfo{UserID: c.Name, Extra: map[string]any{callerExtra: c}, Expiration: time.Now().Add(24 * time.Hour)}
+		info := &sdkauth.TokenInfo{UserID: c.Name, Extra: map[string]any{callerExtra: c}, Expiration: time.Now().Add(24 * time.Hour)}
 		for _, r := range c.Roles {
 			info.Scopes = append(info.Scopes, string(r))
 		}
 		return info, nil
 	}
-	protected := auth.RequireBearerToken(verify, nil)(h)
+	protected := sdkauth.RequireBearerToken(verify, nil)(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := server.CallerFrom(r.Context()); !ok {
+		if _, ok := auth.FromContext(r.Context()); !ok {
 			http.Error(w, "the MCP endpoint must be mounted behind the server's authentication", http.StatusUnauthorized)
 			return
 		}
@@ -190,14 +190,14 @@ const callerExtra = "interlude.caller"
 
 // callerOf returns who makes the request: the server's caller over HTTP, the
 // trusted program over other transports.
-func callerOf(extra *sdk.RequestExtra) server.Caller {
+func callerOf(extra *sdk.RequestExtra) auth.Caller {
 	if extra != nil && extra.TokenInfo != nil {
-		if c, ok := extra.TokenInfo.Extra[callerExtra].(server.Caller); ok {
+		if c, ok := extra.TokenInfo.Extra[callerExtra].(auth.Caller); ok {
 			return c
 		}
-		return server.Caller{Name: extra.TokenInfo.UserID}
+		return auth.Caller{Name: extra.TokenInfo.UserID}
 	}
-	return server.Caller{Roles: []server.Role{server.RoleAdmin}}
+	return auth.Anonymous
 }
 
 func errorResult(format string, args ...any) *sdk.CallToolResult {
@@ -206,8 +206,8 @@ func errorResult(format string, args ...any) *sdk.CallToolResult {
 
 // runContext is the context of a run: it carries the caller's name to the
 // answers, and a client that goes away does not stop a run it started.
-func runContext(ctx context.Context, c server.Caller) context.Context {
-	return interlude.WithActor(context.WithoutCancel(ctx), c.Name)
+func runContext(ctx context.Context, c auth.Caller) context.Context {
+	return interlude.WithAnswerer(context.WithoutCancel(ctx), c.Answerer())
 }
 
 // runGraph is the tool of one graph.
@@ -221,7 +221,7 @@ func (s *Server) runGraph(name string) sdk.ToolHandler {
 			if serr != nil {
 				return errorResult("%v", serr), nil
 			}
-			if !c.Has(server.RoleApprove) {
+			if !c.Has(auth.RoleApprove) {
 				return errorResult("token %q may not answer questions: that needs the approve role", c.Name), nil
 			}
 			answers := map[string]interlude.Resolution{}
@@ -234,7 +234,7 @@ func (s *Server) runGraph(name string) sdk.ToolHandler {
 			}
 			res, err = s.host.Invoke(runContext(ctx, c), st.Thread, name, graph.Respond(answers))
 		} else {
-			if !c.Has(server.RoleRun) {
+			if !c.Has(auth.RoleRun) {
 				return errorResult("token %q may not start threads: that needs the run role", c.Name), nil
 			}
 			input := req.Params.Arguments
@@ -249,7 +249,7 @@ func (s *Server) runGraph(name string) sdk.ToolHandler {
 
 // settle turns a run's outcome into the call's result: the values, a failure,
 // the questions elicited, or the news that the thread waits.
-func (s *Server) settle(ctx context.Context, req *sdk.CallToolRequest, c server.Caller, name string, res *graph.Result[json.RawMessage], err error) (*sdk.CallToolResult, error) {
+func (s *Server) settle(ctx context.Context, req *sdk.CallToolRequest, c auth.Caller, name string, res *graph.Result[json.RawMessage], err error) (*sdk.CallToolResult, error) {
 	for {
 		if err != nil {
 			return errorResult("%v", err), nil
@@ -262,7 +262,7 @@ func (s *Server) settle(ctx context.Context, req *sdk.CallToolRequest, c server.
 		}
 		forms, ok := elicitable(res.Interrupts)
 		caps := req.ClientCapabilities()
-		if !ok || caps == nil || caps.Elicitation == nil || !c.Has(server.RoleApprove) || len(res.Interrupts) == 0 {
+		if !ok || caps == nil || caps.Elicitation == nil || !c.Has(auth.RoleApprove) || len(res.Interrupts) == 0 {
 			return s.waiting(res), nil
 		}
 		if req.ProtocolVersion() >= "2026-07-28" {
@@ -481,7 +481,7 @@ type stateQuestion struct {
 	Wrapped bool   `json:"wrapped,omitempty"`
 }
 
-func (s *Server) inputRequired(thread string, c server.Caller, forms []form) *sdk.CallToolResult {
+func (s *Server) inputRequired(thread string, c auth.Caller, forms []form) *sdk.CallToolResult {
 	st := requestState{Thread: thread, Caller: c.Name}
 	reqs := sdk.InputRequestMap{}
 	for _, f := range forms {
@@ -500,7 +500,7 @@ func (s *Server) sign(st requestState) string {
 
 var errBadState = errors.New("the requestState is not one this server signed (it may have restarted with another key); the questions still wait: list them with pending_questions and answer with answer_question")
 
-func (s *Server) openState(text string, c server.Caller) (requestState, error) {
+func (s *Server) openState(text string, c auth.Caller) (requestState, error) {
 	var st requestState
 	body, sig, ok := strings.Cut(text, ".")
 	data, err1 := base64.RawURLEncoding.DecodeString(body)
@@ -564,7 +564,7 @@ func (s *Server) pendingQuestions(ctx context.Context, req *sdk.CallToolRequest)
 // answerQuestion answers one question, with the API's checks.
 func (s *Server) answerQuestion(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	c := callerOf(req.Extra)
-	if !c.Has(server.RoleApprove) {
+	if !c.Has(auth.RoleApprove) {
 		return errorResult("token %q may not answer questions: that needs the approve role", c.Name), nil
 	}
 	var in struct {

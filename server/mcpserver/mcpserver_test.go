@@ -14,6 +14,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/mcpserver"
 	"github.com/interludehq/interlude/store/memory"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -259,10 +260,10 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestTheEndpointTakesTheServersTokensAndRoles(t *testing.T) {
 	ctx := context.Background()
 	h := newHost(t)
-	srv, err := server.New(server.WithHost(h), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithTokens([]server.Token{
+	srv, err := server.New(server.WithHost(h), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithTokens([]auth.Token{
 		{Name: "reader", Secret: "r"},
-		{Name: "runner", Secret: "u", Roles: []server.Role{server.RoleRun}},
-		{Name: "alice", Secret: "a", Roles: []server.Role{server.RoleRun, server.RoleApprove}},
+		{Name: "runner", Secret: "u", Roles: []auth.Role{auth.RoleRun}},
+		{Name: "alice", Secret: "a", Roles: []auth.Role{auth.RoleRun, auth.RoleApprove}},
 	}))
 	if err != nil {
 		t.Fatal(err)

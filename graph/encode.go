@@ -13,7 +13,7 @@ import (
 // else go through encoding/json.
 func encodeDelta(d *delta) ([]byte, error) {
 	if d.Reset != nil || len(d.Resolve) > 0 || len(d.Ledger) > 0 || len(d.Memo) > 0 || len(d.Calls) > 0 ||
-		len(d.Raised) > 0 || d.Break != nil {
+		len(d.Raised) > 0 || len(d.Esc) > 0 || d.Break != nil {
 		return json.Marshal(d)
 	}
 	b := make([]byte, 0, 64+writesSize(d.Input)+writesSize(d.Writes))

@@ -17,7 +17,7 @@ func TestANotifyFileMayNameOnlyASlackChannelAndItsFieldsAreChecked(t *testing.T)
 		{"no signing secret", `{"slack": {"bot_token": "xoxb-1", "channel": "C1"}}`, "signing_secret"},
 		{"no channel", `{"slack": {"bot_token": "xoxb-1", "signing_secret": "s"}}`, "channel id"},
 		{"a misspelt field", `{"slack": {"bot_token": "xoxb-1", "signing_secret": "s", "channel": "C1", "user": {}}}`, "unknown field"},
-		{"nothing", `{}`, "no webhook and no Slack channel"},
+		{"nothing", `{}`, "names no destination"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

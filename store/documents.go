@@ -10,7 +10,9 @@ import (
 // LangGraph client sets on a thread and the runs it started, so that they
 // survive a restart and every process sharing the store reads the same. A
 // document may come before its thread's first record (a thread created empty),
-// and Store.Delete forgets a thread's documents with the thread.
+// and Store.Delete forgets a thread's documents with the thread. A store may
+// write documents without waiting for the disk: they are bookkeeping about
+// threads, and the store's next durable commit makes them durable.
 type Documents interface {
 	// PutDocument writes d, replacing the document with the same thread, kind
 	// and key. A replacement keeps the CreatedAt of the first put.

@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/keylock"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 )
@@ -27,9 +28,10 @@ import (
 // replica reads the same, or in this process's memory for a store without
 // them. A record that cannot be read reads as absent.
 type threadBook struct {
-	docs store.Documents // nil: the map below
-	mu   sync.Mutex
-	m    map[string]*threadRecord
+	docs  store.Documents // nil: the map below
+	locks *keylock.Locks  // one read-and-write of a thread's record at a time
+	mu    sync.Mutex      // guards m
+	m     map[string]*threadRecord
 }
 
 type threadRecord struct {
@@ -42,7 +44,7 @@ type threadRecord struct {
 const threadDoc = "langgraph.thread"
 
 func newThreadBook(docs store.Documents) *threadBook {
-	return &threadBook{docs: docs, m: map[string]*threadRecord{}}
+	return &threadBook{docs: docs, locks: keylock.New(), m: map[string]*threadRecord{}}
 }
 
 func (b *threadBook) get(ctx context.Context, id string) (threadRecord, bool) {
@@ -70,8 +72,11 @@ const maxBook = 100000
 // merge adds metadata to the thread's, creating its record.
 func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, now time.Time) error {
 	if b.docs != nil {
-		b.mu.Lock() // one read-and-write at a time in this process
-		defer b.mu.Unlock()
+		unlock, err := b.locks.Lock(ctx, id)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		d := store.Document{ThreadID: id, Kind: threadDoc, CreatedAt: now, UpdatedAt: now}
 		cur := map[string]any{}
 		if old, err := b.docs.Document(ctx, id, threadDoc, ""); err == nil {

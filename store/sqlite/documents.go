@@ -12,8 +12,8 @@ import (
 )
 
 // write runs fn in a durable write transaction.
-func (s *Store) write(ctx context.Context, op, threadID string, fn func(tx *sql.Tx) error) error {
-	conn, err := s.writer(ctx, true)
+func (s *Store) write(ctx context.Context, op, threadID string, durable bool, fn func(tx *sql.Tx) error) error {
+	conn, err := s.writer(ctx, durable)
 	if err != nil {
 		return s.wrap(op, threadID, err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	if !d.UpdatedAt.IsZero() {
 		updated = d.UpdatedAt.UnixNano()
 	}
-	return s.write(ctx, "put a document of", d.ThreadID, func(tx *sql.Tx) error {
+	return s.write(ctx, "put a document of", d.ThreadID, false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO documents (thread_id, kind, key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (thread_id, kind, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
 			d.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
@@ -110,7 +110,7 @@ func (s *Store) Documents(ctx context.Context, q store.DocumentQuery) ([]store.D
 
 // DeleteDocument implements store.Documents.
 func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) error {
-	return s.write(ctx, "delete a document of", threadID, func(tx *sql.Tx) error {
+	return s.write(ctx, "delete a document of", threadID, false, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`, threadID, kind, key)
 		return err
 	})
@@ -122,7 +122,7 @@ func (s *Store) CopyThread(ctx context.Context, from, to string) error {
 		return err
 	}
 	now := time.Now().UnixNano()
-	return s.write(ctx, "copy", from, func(tx *sql.Tx) error {
+	return s.write(ctx, "copy", from, true, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM threads WHERE id = ?`, to).Scan(&n); err != nil {
 			return err

@@ -14,3 +14,7 @@ CREATE TABLE IF NOT EXISTS documents (
 
 -- Listings of one kind, newest first, across threads or for one thread.
 CREATE INDEX IF NOT EXISTS documents_kind ON documents (kind, created_at DESC, thread_id DESC, key DESC);
+
+-- Listings of one kind for one thread, newest first, without reading the
+-- other threads' documents.
+CREATE INDEX IF NOT EXISTS documents_thread ON documents (thread_id, kind, created_at DESC, key DESC);

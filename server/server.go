@@ -301,9 +301,13 @@ func New(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	if cfg.langgraph != nil {
-		opts := append([]langgraph.Option{langgraph.WithLogger(s.log), langgraph.WithBodyLimit(s.bodyLimit),
-			langgraph.WithWriteTimeout(s.timeouts.Write)}, cfg.langgraph...)
-		s.langgraph = langgraph.New(s.host, opts...)
+		opts := []langgraph.Option{langgraph.WithLogger(s.log), langgraph.WithBodyLimit(s.bodyLimit)}
+		if s.timeouts.Write > 0 { // else no bound: the handler's own default
+			opts = append(opts, langgraph.WithWriteTimeout(s.timeouts.Write))
+		}
+		if s.langgraph, err = langgraph.New(s.host, append(opts, cfg.langgraph...)...); err != nil {
+			return nil, err
+		}
 	}
 	s.slack = cfg.slack
 	if cfg.mailLinks != nil {

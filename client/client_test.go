@@ -22,7 +22,10 @@ import (
 func serve(t *testing.T, opts ...server.Option) (*client.Client, string) {
 	t.Helper()
 	st := memory.New()
-	hub := server.NewEventHub()
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
 	refund, err := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)

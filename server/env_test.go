@@ -64,7 +64,11 @@ var (
 
 func newEnv(t *testing.T, s setup) *env {
 	t.Helper()
-	e := &env{t: t, hub: server.NewEventHub()}
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, hub: hub}
 	e.st = memory.New()
 	if s.wrap != nil {
 		e.st = s.wrap(e.st)

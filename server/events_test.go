@@ -127,7 +127,10 @@ func TestDrainEndsLiveEventStreams(t *testing.T) {
 }
 
 func TestEventHubKeepsABoundedBufferPerThread(t *testing.T) {
-	hub := server.NewEventHub(host.WithHubBuffer(3), host.WithHubThreads(1))
+	hub, err := server.NewEventHub(host.WithHubBuffer(3), host.WithHubThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
 	g, err := flakyGraph(graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)

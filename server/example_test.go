@@ -32,7 +32,10 @@ func ExampleNew() {
 		return Order{Shipped: ok}, nil
 	})
 	b.AddEdge(graph.Start, "ship")
-	hub := server.NewEventHub()
+	hub, err := server.NewEventHub()
+	if err != nil {
+		panic(err)
+	}
 	orders, err := b.Compile(graph.WithName("orders"), graph.WithStore(memory.New()), graph.WithEvents(hub.Publish))
 	if err != nil {
 		panic(err)

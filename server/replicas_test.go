@@ -139,7 +139,10 @@ func (l *memLog) hold(on bool) {
 // replica starts a server over st whose hub exchanges events through log.
 func replica(t *testing.T, st store.Store, log host.EventLog) *client.Client {
 	t.Helper()
-	hub := server.NewEventHub(host.WithHubLog(log))
+	hub, err := server.NewEventHub(host.WithHubLog(log))
+	if err != nil {
+		t.Fatal(err)
+	}
 	refund, err := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)

@@ -230,7 +230,11 @@ func TestAShutdownPastItsDeadlineGivesUpRunsWhichContinueFromTheirLastCheckpoint
 
 func TestAStreamClientThatStopsReadingNeverHoldsUpTheRun(t *testing.T) {
 	started := make(chan struct{}, 1)
-	addr, _ := serveLoud(t, memory.New(), server.NewEventHub(), []builder{loudGraph(started)}, server.WithStreamBuffer(1<<20))
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := serveLoud(t, memory.New(), hub, []builder{loudGraph(started)}, server.WithStreamBuffer(1<<20))
 	// 24 MiB of events, far more than the socket buffers and the stream's 1 MiB.
 	conn := dialRaw(t, addr, post("/v1/graph/stream", `{"config":{"thread_id":"s"},"input":{"events":48,"size":524288}}`))
 	<-started
@@ -254,7 +258,10 @@ func TestAStreamClientThatStopsReadingNeverHoldsUpTheRun(t *testing.T) {
 }
 
 func TestAnEventsListenerThatStopsReadingIsCutOffWithoutHoldingUpTheRun(t *testing.T) {
-	hub := server.NewEventHub(host.WithHubBytes(8 << 20)) // listeners may fall 1 MiB behind
+	hub, err := server.NewEventHub(host.WithHubBytes(8 << 20)) // listeners may fall 1 MiB behind
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr, _ := serveLoud(t, memory.New(), hub, []builder{loudGraph(nil)})
 	conn := dialRaw(t, addr, "GET /v1/threads/e/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
 	if got := readUntil(t, conn, ": subscribed to thread e"); !strings.Contains(got, "subscribed") {

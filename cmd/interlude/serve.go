@@ -292,7 +292,10 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 			return err
 		}
 		defer events.Close() // after the server: the last runs' events are written
-		st, hub = pg, server.NewEventHub(host.WithHubLog(events), host.WithHubBytes(lim.eventBytes))
+		st = pg
+		if hub, err = server.NewEventHub(host.WithHubLog(events), host.WithHubBytes(lim.eventBytes)); err != nil {
+			return err
+		}
 		where = []any{"store", "postgres", "schema", sc.schema, "lease_ttl", sc.leaseTTL.String()}
 	} else {
 		lite, err := sqlite.Open(sc.sqlite)
@@ -300,7 +303,10 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 			return err
 		}
 		defer lite.Close()
-		st, hub = lite, server.NewEventHub(host.WithHubBytes(lim.eventBytes))
+		st = lite
+		if hub, err = server.NewEventHub(host.WithHubBytes(lim.eventBytes)); err != nil {
+			return err
+		}
 		where = []any{"db", sc.sqlite}
 	}
 	if tp != nil {

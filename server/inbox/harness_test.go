@@ -171,7 +171,10 @@ func newEnvWith(t *testing.T, tokens []auth.Token, serverOpts []server.Option, e
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	hub := server.NewEventHub()
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
 	gopts := []graph.Option{graph.WithStore(st), graph.WithEvents(hub.Publish)}
 	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(slog.New(slog.DiscardHandler))}
 	add := func(g graph.Erased, err error) {

@@ -106,7 +106,7 @@ func (e *env) client(tok ...auth.Token) *client.Client {
 	if len(tok) > 0 {
 		opts = append(opts, client.WithToken(tok[0].Secret))
 	}
-	return client.New(e.url, opts...)
+	return mustClient(e.t, e.url, opts...)
 }
 
 // answer is a raw HTTP answer.

@@ -141,7 +141,7 @@ func TestEventHubKeepsABoundedBufferPerThread(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	c := client.New(hs.URL)
+	c := mustClient(t, hs.URL)
 	ctx := context.Background()
 	sub, err := c.Subscribe(ctx, "a", "")
 	if err != nil {

@@ -55,7 +55,10 @@ func ExampleNew() {
 	defer hs.Close()
 
 	ctx := context.Background()
-	c := client.New(hs.URL, client.WithToken("s3cret"))
+	c, err := client.New(hs.URL, client.WithToken("s3cret"))
+	if err != nil {
+		panic(err)
+	}
 	res, err := c.Invoke(ctx, client.InvokeRequest{Graph: "orders", ThreadID: "order-1", Input: map[string]any{"item": "books"}})
 	if err != nil {
 		panic(err)

@@ -153,7 +153,7 @@ func replica(t *testing.T, st store.Store, log host.EventLog) *client.Client {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	return client.New(hs.URL)
+	return mustClient(t, hs.URL)
 }
 
 // replayed subscribes to a thread's events with a Last-Event-ID and returns
@@ -366,4 +366,15 @@ func TestListenersHearHowAThreadReadsOnceItsRunDiedWithItsProcess(t *testing.T) 
 			}
 		})
 	}
+}
+
+// mustClient returns a client of the server at baseURL, failing tb if New
+// refuses.
+func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
+	tb.Helper()
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

@@ -80,7 +80,7 @@ func TestServeShutsDownGracefullyLettingRunningRunsFinish(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 
-	c := client.New("http://" + ln.Addr().String())
+	c := mustClient(t, "http://"+ln.Addr().String())
 	sub, err := c.Subscribe(context.Background(), "slow", "")
 	if err != nil {
 		t.Fatal(err)

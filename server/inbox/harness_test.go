@@ -218,9 +218,9 @@ func newEnvWith(t *testing.T, tokens []auth.Token, serverOpts []server.Option, e
 // client returns an API client, with the token if one is given.
 func (e *env) client(tok ...auth.Token) *client.Client {
 	if len(tok) > 0 {
-		return client.New(e.url, client.WithToken(tok[0].Secret))
+		return mustClient(e.t, e.url, client.WithToken(tok[0].Secret))
 	}
-	return client.New(e.url)
+	return mustClient(e.t, e.url)
 }
 
 // start starts a thread of the graph with input and checks that it paused.
@@ -363,4 +363,15 @@ func contains(t *testing.T, what, s string, subs ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, sub, s)
 		}
 	}
+}
+
+// mustClient returns a client of the server at baseURL, failing tb if New
+// refuses.
+func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
+	tb.Helper()
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

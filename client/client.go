@@ -1,6 +1,6 @@
 // Package client is a Go client of Interlude's HTTP API (package server).
 //
-//	c, err := client.New("http://127.0.0.1:8080", client.WithToken(os.Getenv("INTERLUDE_TOKEN")))
+//	c, err := client.New("http://127.0.0.1:8080", client.WithToken(secret))
 //	res, err := c.Invoke(ctx, client.InvokeRequest{Graph: "refund", Input: map[string]any{"amount": 150}})
 //	// res.Status == "interrupted"; res.Interrupts[0].Message == "Approve a refund of $150?"
 //	res, err = c.Resume(ctx, res.ThreadID, res.Interrupts[0].ID, map[string]any{"approved": true})

@@ -1,6 +1,6 @@
 // Package client is a Go client of Interlude's HTTP API (package server).
 //
-//	c := client.New("http://127.0.0.1:8080", client.WithToken(os.Getenv("INTERLUDE_TOKEN")))
+//	c, err := client.New("http://127.0.0.1:8080", client.WithToken(secret))
 //	res, err := c.Invoke(ctx, client.InvokeRequest{Graph: "refund", Input: map[string]any{"amount": 150}})
 //	// res.Status == "interrupted"; res.Interrupts[0].Message == "Approve a refund of $150?"
 //	res, err = c.Resume(ctx, res.ThreadID, res.Interrupts[0].ID, map[string]any{"approved": true})
@@ -27,6 +27,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/wire"
 )
 
@@ -38,29 +39,55 @@ type Client struct {
 }
 
 // Option configures New.
-type Option func(*Client)
+type Option func(*config)
 
-// WithToken authenticates every request with the bearer token.
-func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+type config struct {
+	options.Problems
+	hc    *http.Client
+	token string
+}
+
+// WithToken authenticates every request with the bearer token, which must
+// not be empty (leave the option out to send none).
+func WithToken(token string) Option {
+	return func(c *config) {
+		if token == "" {
+			c.Refuse("client.WithToken", "the token is empty; give a token's secret, or leave the option out to send none")
+			return
+		}
+		c.token = token
+	}
+}
 
 // WithHTTPClient sends requests with hc (default http.DefaultClient). Streams last
 // as long as the run or the subscription, so hc should have no overall Timeout;
 // bound calls with their contexts instead.
 func WithHTTPClient(hc *http.Client) Option {
-	return func(c *Client) {
-		if hc != nil {
-			c.hc = hc
+	return func(c *config) {
+		if hc == nil {
+			c.Refuse("client.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
+			return
 		}
+		c.hc = hc
 	}
 }
 
-// New returns a client of the server at baseURL (such as "http://127.0.0.1:8080").
-func New(baseURL string, opts ...Option) *Client {
-	c := &Client{base: strings.TrimRight(baseURL, "/"), hc: http.DefaultClient}
-	for _, o := range opts {
-		o(c)
+// New returns a client of the server at baseURL (such as
+// "http://127.0.0.1:8080"). It refuses a baseURL that is not an http or https
+// URL, and a bad option value, with an interlude.ErrInvalidRequest error.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest,
+			Message: fmt.Sprintf("client: %q is not a server URL; give one such as http://127.0.0.1:8080", baseURL)}
 	}
-	return c
+	cfg := config{hc: http.DefaultClient}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), hc: cfg.hc, token: cfg.token}, nil
 }
 
 // Error is an error answered by the server.

@@ -22,7 +22,10 @@ import (
 func serve(t *testing.T, opts ...server.Option) (*client.Client, string) {
 	t.Helper()
 	st := memory.New()
-	hub := server.NewEventHub()
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
 	refund, err := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +41,7 @@ func serve(t *testing.T, opts ...server.Option) (*client.Client, string) {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return client.New(hs.URL + "/"), hs.URL
+	return mustClient(t, hs.URL+"/"), hs.URL
 }
 
 func TestServerErrorsMatchTheRootPackagesErrorsByCode(t *testing.T) {
@@ -89,7 +92,7 @@ func TestAnUnreachableServerGivesErrUnreachable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	c := client.New("http://" + addr)
+	c := mustClient(t, "http://"+addr)
 	ctx := context.Background()
 	if err := c.Health(ctx); !errors.Is(err, client.ErrUnreachable) {
 		t.Fatalf("Health: %v", err)
@@ -112,7 +115,7 @@ func TestAnUnreachableServerGivesErrUnreachable(t *testing.T) {
 func TestTheClientCoversEveryRoute(t *testing.T) {
 	admin := auth.Token{Name: "root", Secret: "root-secret", Roles: []auth.Role{auth.RoleAdmin}}
 	_, url := serve(t, server.WithTokens([]auth.Token{admin}))
-	c := client.New(url, client.WithToken(admin.Secret), client.WithHTTPClient(&http.Client{}))
+	c := mustClient(t, url, client.WithToken(admin.Secret), client.WithHTTPClient(&http.Client{}))
 	ctx := context.Background()
 	if err := c.Health(ctx); err != nil {
 		t.Fatal(err)
@@ -187,4 +190,15 @@ func TestTheClientCoversEveryRoute(t *testing.T) {
 	if _, err := c.Cancel(ctx, "r", ""); !errors.Is(err, interlude.ErrNotFound) {
 		t.Fatalf("cancel after delete: %v", err)
 	}
+}
+
+// mustClient returns a client of the server at baseURL, failing tb if New
+// refuses.
+func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
+	tb.Helper()
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

@@ -22,7 +22,10 @@ func Example() {
 	defer hs.Close()
 
 	ctx := context.Background()
-	c := client.New(hs.URL) // with tokens: client.WithToken(secret)
+	c, err := client.New(hs.URL) // with tokens: client.WithToken(secret)
+	if err != nil {
+		panic(err)
+	}
 	var question *interlude.Interruption
 	for ev, err := range c.Stream(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "order-42", Input: map[string]any{"amount": 150}}) {
 		if err != nil {
@@ -35,7 +38,7 @@ func Example() {
 	}
 	fmt.Println("question:", question.Message)
 
-	_, err := c.Invoke(ctx, client.InvokeRequest{ThreadID: "order-42", Input: map[string]any{"amount": 1}})
+	_, err = c.Invoke(ctx, client.InvokeRequest{ThreadID: "order-42", Input: map[string]any{"amount": 1}})
 	fmt.Println("new input refused:", errors.Is(err, interlude.ErrThreadInterrupted))
 
 	res, err := c.Resume(ctx, "order-42", question.ID, map[string]any{"approved": true})

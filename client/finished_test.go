@@ -26,7 +26,7 @@ func TestTheClientSeesAWaitingTurnsFinishedToolResults(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	c := client.New(hs.URL)
+	c := mustClient(t, hs.URL)
 	ctx := context.Background()
 
 	var reported []client.SubTask

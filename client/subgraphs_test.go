@@ -27,7 +27,7 @@ func TestASubgraphsStateIsReadByNamespaceOnlyWhenAskedFor(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	c := client.New(hs.URL + "/")
+	c := mustClient(t, hs.URL+"/")
 	ctx := context.Background()
 	res, err := c.Invoke(ctx, client.InvokeRequest{Graph: "nested", ThreadID: "n", Input: map[string]any{"amount": 250}})
 	if err != nil || res.Status != interlude.RunInterrupted {

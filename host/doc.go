@@ -18,7 +18,7 @@
 // Package server is an HTTP adapter over a Host; a program without HTTP runs
 // one itself:
 //
-//	hub := host.NewHub()
+//	hub, _ := host.NewHub()
 //	refund, _ := b.Compile(graph.WithName("refund"), graph.WithEvents(hub.Publish), graph.WithListeners(hub.Listening))
 //	h, err := host.New(host.WithGraph(refund.Erase()), host.WithHub(hub))
 //	h.Start(ctx)

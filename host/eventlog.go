@@ -49,7 +49,13 @@ type EventLog interface {
 // replays reads the log, not the hub's memory, so it misses nothing the log
 // still keeps, whichever process it subscribes to.
 func WithHubLog(log EventLog) HubOption {
-	return func(h *Hub) { h.elog = log }
+	return func(c *hubConfig) {
+		if log == nil {
+			c.Refuse("host.WithHubLog", "the event log is nil; leave the option out for a hub of this process alone")
+			return
+		}
+		c.elog = log
+	}
 }
 
 // startListening feeds the hub from its log until Close.

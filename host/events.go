@@ -12,6 +12,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/options"
 )
 
 // Event is a thread's event as the hub keeps and delivers it: numbered, named
@@ -244,38 +245,55 @@ func (k *keptEvents) usage() (int64, int) {
 }
 
 // HubOption configures NewHub.
-type HubOption func(*Hub)
+type HubOption func(*hubConfig)
+
+type hubConfig struct {
+	options.Problems
+	perThread  int
+	maxThreads int
+	budget     int64
+	encode     Encoding
+	elog       EventLog
+}
 
 // WithHubBuffer sets how many recent events the hub keeps per thread for
 // listeners that resume (default 256), which is also how many events a
-// listener may fall behind before it is disconnected.
+// listener may fall behind before it is disconnected. n must be positive.
 func WithHubBuffer(n int) HubOption {
-	return func(h *Hub) {
-		if n > 0 {
-			h.perThread = n
+	return func(c *hubConfig) {
+		if n <= 0 {
+			c.Refuse("host.WithHubBuffer", "%d events is not a buffer; give a positive number", n)
+			return
 		}
+		c.perThread = n
 	}
 }
 
 // WithHubThreads sets for how many threads the hub keeps recent events (default
-// 1024); the threads that published least recently are forgotten first.
+// 1024); the threads that published least recently are forgotten first. n
+// must be positive.
 func WithHubThreads(n int) HubOption {
-	return func(h *Hub) {
-		if n > 0 {
-			h.kept.maxThreads = n
+	return func(c *hubConfig) {
+		if n <= 0 {
+			c.Refuse("host.WithHubThreads", "%d threads is not a number to keep; give a positive number", n)
+			return
 		}
+		c.maxThreads = n
 	}
 }
 
 // WithHubBytes sets how many bytes of recent events the hub keeps for
 // listeners that resume, across all threads (default DefaultHubBytes, 32 MiB).
 // An event over an eighth of it is not kept, and a listener with more than an
-// eighth of it waiting to be read is disconnected as too slow.
+// eighth of it waiting to be read is disconnected as too slow. n must be
+// positive.
 func WithHubBytes(n int64) HubOption {
-	return func(h *Hub) {
-		if n > 0 {
-			h.kept.budget = n
+	return func(c *hubConfig) {
+		if n <= 0 {
+			c.Refuse("host.WithHubBytes", "%d bytes is not a budget; give a positive number of bytes", n)
+			return
 		}
+		c.budget = n
 	}
 }
 
@@ -283,10 +301,12 @@ func WithHubBytes(n int64) HubOption {
 // the HTTP API's encoding (server.NewEventHub); the default names an event by
 // its type and encodes the graph.Event as JSON.
 func WithHubEncoding(enc Encoding) HubOption {
-	return func(h *Hub) {
-		if enc != nil {
-			h.encode = enc
+	return func(c *hubConfig) {
+		if enc == nil {
+			c.Refuse("host.WithHubEncoding", "the encoding is nil; leave the option out for the default JSON encoding")
+			return
 		}
+		c.encode = enc
 	}
 }
 
@@ -296,14 +316,18 @@ func encodeEvent(e graph.Event) (string, []byte, bool) {
 	return string(e.Type), data, err == nil
 }
 
-// NewHub returns an empty hub.
-func NewHub(opts ...HubOption) *Hub {
-	h := &Hub{perThread: 256, seed: maphash.MakeSeed(), all: map[*listener]struct{}{}, encode: encodeEvent}
-	h.kept = keptEvents{budget: DefaultHubBytes, maxThreads: 1024, threads: map[string]*keptThread{}}
+// NewHub returns an empty hub. It refuses a bad option value with an
+// interlude.ErrInvalidRequest error that names the option.
+func NewHub(opts ...HubOption) (*Hub, error) {
+	cfg := hubConfig{perThread: 256, maxThreads: 1024, budget: DefaultHubBytes, encode: encodeEvent}
 	for _, o := range opts {
-		o(h)
+		o(&cfg)
 	}
-	h.kept.perThread = h.perThread
+	if err := cfg.Err(); err != nil {
+		return nil, err
+	}
+	h := &Hub{perThread: cfg.perThread, seed: maphash.MakeSeed(), all: map[*listener]struct{}{}, encode: cfg.encode, elog: cfg.elog}
+	h.kept = keptEvents{budget: cfg.budget, maxThreads: cfg.maxThreads, perThread: cfg.perThread, threads: map[string]*keptThread{}}
 	h.seq.Store(time.Now().UnixMicro())
 	for i := range h.shards {
 		h.shards[i].threads = make(map[string]map[*listener]struct{})
@@ -311,7 +335,7 @@ func NewHub(opts ...HubOption) *Hub {
 	if h.elog != nil {
 		h.startListening()
 	}
-	return h
+	return h, nil
 }
 
 // Listeners returns how many listeners are subscribed.

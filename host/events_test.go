@@ -17,7 +17,10 @@ import (
 )
 
 func TestAProgramWithoutHTTPGetsTheEventsOfItsThreads(t *testing.T) {
-	hub := host.NewHub()
+	hub, err := host.NewHub()
+	if err != nil {
+		t.Fatal(err)
+	}
 	app, err := shipping("ship", graph.WithStore(memory.New()), graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +90,10 @@ func TestAProgramWithoutHTTPGetsTheEventsOfItsThreads(t *testing.T) {
 }
 
 func TestAListenerThatFallsBehindIsToldToResume(t *testing.T) {
-	hub := host.NewHub(host.WithHubBuffer(2))
+	hub, err := host.NewHub(host.WithHubBuffer(2))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	sub, err := hub.Subscribe(ctx, "t", false, 0)
 	if err != nil {

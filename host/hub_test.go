@@ -25,7 +25,10 @@ func kept(h *Hub, threadID string) []int64 {
 }
 
 func TestTheHubForgetsTheThreadsThatPublishedLeastRecentlyFirst(t *testing.T) {
-	h := NewHub(WithHubBytes(64 << 10)) // events of up to 8 KiB are kept
+	h, err := NewHub(WithHubBytes(64 << 10)) // events of up to 8 KiB are kept
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{"a", "b", "c"} {
 		for range 4 {
 			publish(h, id, 4000)
@@ -50,7 +53,10 @@ func TestTheHubForgetsTheThreadsThatPublishedLeastRecentlyFirst(t *testing.T) {
 }
 
 func TestTheHubKeepsNoEventOverAnEighthOfItsBudgetNorTheOlderOnes(t *testing.T) {
-	h := NewHub(WithHubBytes(64 << 10))
+	h, err := NewHub(WithHubBytes(64 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
 	publish(h, "t", 100)
 	publish(h, "other", 100)
 	publish(h, "t", 9000) // over 8 KiB
@@ -75,7 +81,10 @@ func TestTheHubKeepsNoEventOverAnEighthOfItsBudgetNorTheOlderOnes(t *testing.T) 
 
 func TestHubEventsKeepTheHeapWithinTheBudget(t *testing.T) {
 	const budget = 8 << 20
-	h := NewHub(WithHubBytes(budget))
+	h, err := NewHub(WithHubBytes(budget))
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := heapAlloc()
 	// Threads publish 0.9 MB events (as a large topic's updates would), 22 MB
 	// in all.
@@ -101,7 +110,10 @@ func heapAlloc() uint64 {
 }
 
 func TestAHubIsListeningOnlyWhileSomeoneSubscribes(t *testing.T) {
-	hub := NewHub()
+	hub, err := NewHub()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer hub.Close()
 	if hub.Listening("t") {
 		t.Fatal("a hub without subscribers says someone listens")

@@ -1,7 +1,7 @@
 // Package server is Interlude's HTTP API: an http.Handler that users mount in
 // their own program over their own compiled graphs and store.
 //
-//	hub := server.NewEventHub()
+//	hub, _ := server.NewEventHub()
 //	st := storemetrics.Instrument(sqliteStore)
 //	refund, _ := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
 //	srv, _ := server.New(server.WithGraph(refund.Erase()), server.WithEventHub(hub),

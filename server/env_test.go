@@ -64,7 +64,11 @@ var (
 
 func newEnv(t *testing.T, s setup) *env {
 	t.Helper()
-	e := &env{t: t, hub: server.NewEventHub()}
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, hub: hub}
 	e.st = memory.New()
 	if s.wrap != nil {
 		e.st = s.wrap(e.st)
@@ -102,7 +106,7 @@ func (e *env) client(tok ...auth.Token) *client.Client {
 	if len(tok) > 0 {
 		opts = append(opts, client.WithToken(tok[0].Secret))
 	}
-	return client.New(e.url, opts...)
+	return mustClient(e.t, e.url, opts...)
 }
 
 // answer is a raw HTTP answer.

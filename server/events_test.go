@@ -127,7 +127,10 @@ func TestDrainEndsLiveEventStreams(t *testing.T) {
 }
 
 func TestEventHubKeepsABoundedBufferPerThread(t *testing.T) {
-	hub := server.NewEventHub(host.WithHubBuffer(3), host.WithHubThreads(1))
+	hub, err := server.NewEventHub(host.WithHubBuffer(3), host.WithHubThreads(1))
+	if err != nil {
+		t.Fatal(err)
+	}
 	g, err := flakyGraph(graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +141,7 @@ func TestEventHubKeepsABoundedBufferPerThread(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	c := client.New(hs.URL)
+	c := mustClient(t, hs.URL)
 	ctx := context.Background()
 	sub, err := c.Subscribe(ctx, "a", "")
 	if err != nil {

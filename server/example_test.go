@@ -32,7 +32,10 @@ func ExampleNew() {
 		return Order{Shipped: ok}, nil
 	})
 	b.AddEdge(graph.Start, "ship")
-	hub := server.NewEventHub()
+	hub, err := server.NewEventHub()
+	if err != nil {
+		panic(err)
+	}
 	orders, err := b.Compile(graph.WithName("orders"), graph.WithStore(memory.New()), graph.WithEvents(hub.Publish))
 	if err != nil {
 		panic(err)
@@ -52,7 +55,10 @@ func ExampleNew() {
 	defer hs.Close()
 
 	ctx := context.Background()
-	c := client.New(hs.URL, client.WithToken("s3cret"))
+	c, err := client.New(hs.URL, client.WithToken("s3cret"))
+	if err != nil {
+		panic(err)
+	}
 	res, err := c.Invoke(ctx, client.InvokeRequest{Graph: "orders", ThreadID: "order-1", Input: map[string]any{"item": "books"}})
 	if err != nil {
 		panic(err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/interludehq/interlude"
-	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/server"
@@ -50,7 +49,7 @@ func TestAServerServesTheHostItIsGiven(t *testing.T) {
 	if _, err := h.Invoke(ctx, "order-1", "orders", graph.Input(Order{Item: "books"})); err != nil {
 		t.Fatal(err)
 	}
-	c := client.New(hs.URL)
+	c := mustClient(t, hs.URL)
 	th, err := c.Thread(ctx, "order-1")
 	if err != nil || len(th.Interrupts) != 1 {
 		t.Fatalf("the server reads the host's thread as %+v (%v), want one question", th, err)

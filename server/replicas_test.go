@@ -139,7 +139,10 @@ func (l *memLog) hold(on bool) {
 // replica starts a server over st whose hub exchanges events through log.
 func replica(t *testing.T, st store.Store, log host.EventLog) *client.Client {
 	t.Helper()
-	hub := server.NewEventHub(host.WithHubLog(log))
+	hub, err := server.NewEventHub(host.WithHubLog(log))
+	if err != nil {
+		t.Fatal(err)
+	}
 	refund, err := graphs.Refund(graph.WithStore(st), graph.WithEvents(hub.Publish))
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +153,7 @@ func replica(t *testing.T, st store.Store, log host.EventLog) *client.Client {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	return client.New(hs.URL)
+	return mustClient(t, hs.URL)
 }
 
 // replayed subscribes to a thread's events with a Last-Event-ID and returns
@@ -363,4 +366,15 @@ func TestListenersHearHowAThreadReadsOnceItsRunDiedWithItsProcess(t *testing.T) 
 			}
 		})
 	}
+}
+
+// mustClient returns a client of the server at baseURL, failing tb if New
+// refuses.
+func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
+	tb.Helper()
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

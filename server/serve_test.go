@@ -59,7 +59,10 @@ func TestListeningBeyondLoopbackWithoutTokensIsRefused(t *testing.T) {
 
 func TestServeShutsDownGracefullyLettingRunningRunsFinish(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
-	hub := server.NewEventHub()
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := blockingGraph(entered, release)
 	g, err := b(graph.WithStore(memory.New()), graph.WithEvents(hub.Publish))
 	if err != nil {
@@ -77,7 +80,7 @@ func TestServeShutsDownGracefullyLettingRunningRunsFinish(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 
-	c := client.New("http://" + ln.Addr().String())
+	c := mustClient(t, "http://"+ln.Addr().String())
 	sub, err := c.Subscribe(context.Background(), "slow", "")
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/inbox"
@@ -61,6 +62,7 @@ type Server struct {
 type Option func(*config)
 
 type config struct {
+	options.Problems
 	host      *host.Host
 	graphs    []graph.Erased
 	tokens    []auth.Token
@@ -91,12 +93,26 @@ type config struct {
 // the caller starts and closes it, and WithGraph, WithClock and the Watch
 // options are not taken. Without it the server builds, starts and closes a
 // host of its own.
-func WithHost(h *host.Host) Option { return func(c *config) { c.host = h } }
+func WithHost(h *host.Host) Option {
+	return func(c *config) {
+		if h == nil {
+			c.Refuse("server.WithHost", "the host is nil; leave the option out for a host of the server's own")
+			return
+		}
+		c.host = h
+	}
+}
 
 // WithGraph hosts g under its name; repeat it for each graph. All graphs
 // share one store (graph.WithStore).
 func WithGraph(g graph.Erased) Option {
-	return func(c *config) { c.graphs = append(c.graphs, g) }
+	return func(c *config) {
+		if g == nil {
+			c.Refuse("server.WithGraph", "the graph is nil; give a compiled graph's Erase()")
+			return
+		}
+		c.graphs = append(c.graphs, g)
+	}
 }
 
 // WithTokens requires bearer tokens. Without tokens anyone who reaches the API
@@ -106,21 +122,25 @@ func WithTokens(ts []auth.Token) Option {
 }
 
 // WithBodyLimit caps request bodies at n bytes (default 1 MiB), refusing
-// larger ones with 413.
+// larger ones with 413. n must be positive.
 func WithBodyLimit(n int64) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.bodyLimit = n
+		if n <= 0 {
+			c.Refuse("server.WithBodyLimit", "%d bytes is not a limit; give a positive number of bytes", n)
+			return
 		}
+		c.bodyLimit = n
 	}
 }
 
 // WithLogger sets the logger of requests and errors (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
-		if l != nil {
-			c.log = l
+		if l == nil {
+			c.Refuse("server.WithLogger", "the logger is nil; leave the option out for slog.Default()")
+			return
 		}
+		c.log = l
 	}
 }
 
@@ -142,19 +162,51 @@ func WithEventHub(h *host.Hub) Option { return func(c *config) { c.hub = h } }
 
 // WithLeaseWatch sets how often the server's host looks for runs that died
 // with their process (host.WithLeaseWatch; default 1s, 0 for never).
-func WithLeaseWatch(every time.Duration) Option { return func(c *config) { c.watch = every } }
+func WithLeaseWatch(every time.Duration) Option {
+	return func(c *config) {
+		if every < 0 {
+			c.Refuse("server.WithLeaseWatch", "%v is negative; give a period, or 0 for never", every)
+			return
+		}
+		c.watch = every
+	}
+}
 
 // WithExpiryWatch sets how often the server's host closes expired questions
 // (host.WithExpiryWatch; default 1s, 0 for never).
-func WithExpiryWatch(every time.Duration) Option { return func(c *config) { c.expiry = every } }
+func WithExpiryWatch(every time.Duration) Option {
+	return func(c *config) {
+		if every < 0 {
+			c.Refuse("server.WithExpiryWatch", "%v is negative; give a period, or 0 for never", every)
+			return
+		}
+		c.expiry = every
+	}
+}
 
 // WithRecoveryWatch sets how often the server's host finishes stopped runs
 // (host.WithRecoveryWatch; default 1s, 0 for never).
-func WithRecoveryWatch(every time.Duration) Option { return func(c *config) { c.recovery = every } }
+func WithRecoveryWatch(every time.Duration) Option {
+	return func(c *config) {
+		if every < 0 {
+			c.Refuse("server.WithRecoveryWatch", "%v is negative; give a period, or 0 for never", every)
+			return
+		}
+		c.recovery = every
+	}
+}
 
 // WithClock sets the clock the server's host judges expiries by (default
 // time.Now); give the graphs the same (graph.WithClock).
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now == nil {
+			c.Refuse("server.WithClock", "the clock is nil; leave the option out for time.Now")
+			return
+		}
+		c.now = now
+	}
+}
 
 // ExpiryActor is the name an expiry is recorded as given by (host.ExpiryActor).
 const ExpiryActor = host.ExpiryActor
@@ -172,12 +224,14 @@ func WithTimeouts(t Timeouts) Option { return func(c *config) { c.timeouts = t }
 
 // WithStreamBuffer sets how many bytes of a run stream's events may wait for
 // a slow client (default 4 MiB): one further behind is cut off with an error
-// event of code slow_consumer, and the run goes on.
+// event of code slow_consumer, and the run goes on. n must be positive.
 func WithStreamBuffer(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.streamBuf = n
+		if n <= 0 {
+			c.Refuse("server.WithStreamBuffer", "%d bytes is not a buffer; give a positive number of bytes", n)
+			return
 		}
+		c.streamBuf = n
 	}
 }
 
@@ -188,9 +242,18 @@ func WithLangGraphAPI(opts ...langgraph.Option) Option {
 }
 
 // WithCORSOrigins lets web pages from these origins (such as
-// "http://localhost:3000") call the API from a browser.
+// "http://localhost:3000") call the API from a browser. Each must be
+// scheme://host[:port] with scheme http or https.
 func WithCORSOrigins(origins ...string) Option {
-	return func(c *config) { c.cors = append(c.cors, origins...) }
+	return func(c *config) {
+		for _, o := range origins {
+			if !isOrigin(o) {
+				c.Refuse("server.WithCORSOrigins", "%q is not an origin; give scheme://host[:port], such as http://localhost:3000", o)
+				return
+			}
+		}
+		c.cors = append(c.cors, origins...)
+	}
 }
 
 // New returns a server over the given graphs.
@@ -198,6 +261,9 @@ func New(opts ...Option) (*Server, error) {
 	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, recovery: time.Second, now: time.Now, streamBuf: 4 << 20}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
 	}
 	switch {
 	case !cfg.inboxSet:
@@ -235,9 +301,13 @@ func New(opts ...Option) (*Server, error) {
 		return nil, err
 	}
 	if cfg.langgraph != nil {
-		opts := append([]langgraph.Option{langgraph.WithLogger(s.log), langgraph.WithBodyLimit(s.bodyLimit),
-			langgraph.WithWriteTimeout(s.timeouts.Write)}, cfg.langgraph...)
-		s.langgraph = langgraph.New(s.host, opts...)
+		opts := []langgraph.Option{langgraph.WithLogger(s.log), langgraph.WithBodyLimit(s.bodyLimit)}
+		if s.timeouts.Write > 0 { // else no bound: the handler's own default
+			opts = append(opts, langgraph.WithWriteTimeout(s.timeouts.Write))
+		}
+		if s.langgraph, err = langgraph.New(s.host, append(opts, cfg.langgraph...)...); err != nil {
+			return nil, err
+		}
 	}
 	s.slack = cfg.slack
 	if cfg.mailLinks != nil {

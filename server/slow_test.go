@@ -189,7 +189,7 @@ func TestAShutdownPastItsDeadlineGivesUpRunsWhichContinueFromTheirLastCheckpoint
 	entered, release := make(chan struct{}, 4), make(chan struct{}, 1)
 	addr, shutdown := serveLoud(t, st, nil, []builder{blockingGraph(entered, release)},
 		server.WithTimeouts(server.Timeouts{Shutdown: 100 * time.Millisecond}))
-	c := client.New("http://" + addr)
+	c := mustClient(t, "http://"+addr)
 	ctx := context.Background()
 	release <- struct{}{} // the first run goes through
 	if res, err := c.Invoke(ctx, client.InvokeRequest{ThreadID: "b", Input: map[string]any{"n": 1}}); err != nil || res.Status != "completed" {
@@ -222,7 +222,7 @@ func TestAShutdownPastItsDeadlineGivesUpRunsWhichContinueFromTheirLastCheckpoint
 	// Another server over the same store continues the thread from there.
 	addr2, _ := serveLoud(t, st, nil, []builder{blockingGraph(entered, release)})
 	release <- struct{}{}
-	res, err := client.New("http://"+addr2).Invoke(ctx, client.InvokeRequest{ThreadID: "b", Input: map[string]any{"n": 3}})
+	res, err := mustClient(t, "http://"+addr2).Invoke(ctx, client.InvokeRequest{ThreadID: "b", Input: map[string]any{"n": 3}})
 	if err != nil || res.Status != "completed" || !strings.Contains(string(res.Values), `"n":3`) {
 		t.Fatalf("continuing the thread: %v %+v", err, res)
 	}
@@ -230,7 +230,11 @@ func TestAShutdownPastItsDeadlineGivesUpRunsWhichContinueFromTheirLastCheckpoint
 
 func TestAStreamClientThatStopsReadingNeverHoldsUpTheRun(t *testing.T) {
 	started := make(chan struct{}, 1)
-	addr, _ := serveLoud(t, memory.New(), server.NewEventHub(), []builder{loudGraph(started)}, server.WithStreamBuffer(1<<20))
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := serveLoud(t, memory.New(), hub, []builder{loudGraph(started)}, server.WithStreamBuffer(1<<20))
 	// 24 MiB of events, far more than the socket buffers and the stream's 1 MiB.
 	conn := dialRaw(t, addr, post("/v1/graph/stream", `{"config":{"thread_id":"s"},"input":{"events":48,"size":524288}}`))
 	<-started
@@ -238,7 +242,7 @@ func TestAStreamClientThatStopsReadingNeverHoldsUpTheRun(t *testing.T) {
 	// another request on the thread is served.
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	res, err := client.New("http://"+addr).Invoke(ctx, client.InvokeRequest{ThreadID: "s", Input: map[string]any{"events": 1, "size": 1}})
+	res, err := mustClient(t, "http://"+addr).Invoke(ctx, client.InvokeRequest{ThreadID: "s", Input: map[string]any{"events": 1, "size": 1}})
 	if err != nil || res.Status != "completed" {
 		t.Fatalf("the next request on the thread: %v %+v", err, res)
 	}
@@ -254,7 +258,10 @@ func TestAStreamClientThatStopsReadingNeverHoldsUpTheRun(t *testing.T) {
 }
 
 func TestAnEventsListenerThatStopsReadingIsCutOffWithoutHoldingUpTheRun(t *testing.T) {
-	hub := server.NewEventHub(host.WithHubBytes(8 << 20)) // listeners may fall 1 MiB behind
+	hub, err := server.NewEventHub(host.WithHubBytes(8 << 20)) // listeners may fall 1 MiB behind
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr, _ := serveLoud(t, memory.New(), hub, []builder{loudGraph(nil)})
 	conn := dialRaw(t, addr, "GET /v1/threads/e/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
 	if got := readUntil(t, conn, ": subscribed to thread e"); !strings.Contains(got, "subscribed") {
@@ -263,7 +270,7 @@ func TestAnEventsListenerThatStopsReadingIsCutOffWithoutHoldingUpTheRun(t *testi
 	// The listener reads no more while the run publishes 24 MiB of events.
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	c := client.New("http://" + addr)
+	c := mustClient(t, "http://"+addr)
 	for _, in := range []map[string]any{{"events": 48, "size": 524288}, {"events": 1, "size": 1}} {
 		if res, err := c.Invoke(ctx, client.InvokeRequest{ThreadID: "e", Input: in}); err != nil || res.Status != "completed" {
 			t.Fatalf("a run on the thread: %v %+v", err, res)

@@ -124,7 +124,11 @@ func main() {
 		}
 		atExit(func() { srv.Process.Kill(); srv.Wait() })
 		srvs = append(srvs, srv)
-		cs = append(cs, client.New("http://"+addr, client.WithHTTPClient(hc)))
+		c, err := client.New("http://"+addr, client.WithHTTPClient(hc))
+		if err != nil {
+			fatalf("%v", err)
+		}
+		cs = append(cs, c)
 	}
 	for _, c := range cs {
 		if err := waitHealthy(ctx, c); err != nil {

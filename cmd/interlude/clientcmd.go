@@ -45,7 +45,7 @@ func (r *remote) client() (*client.Client, error) {
 	if tok := r.e.getenv("INTERLUDE_TOKEN"); tok != "" {
 		opts = append(opts, client.WithToken(tok))
 	}
-	return client.New(strings.TrimRight(*r.server, "/"), opts...), nil
+	return client.New(strings.TrimRight(*r.server, "/"), opts...)
 }
 
 // fail reports a request error; with --json a refusal is also printed on stdout

@@ -74,7 +74,11 @@ func demoModel(e *env, provider, name string) (model.Model, error) {
 		if name != "" {
 			opts = append(opts, openai.WithModel(name))
 		}
-		return openai.New(opts...), nil
+		m, err := openai.New(opts...)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	case "anthropic":
 		key := e.getenv("ANTHROPIC_API_KEY")
 		if key == "" {
@@ -84,7 +88,11 @@ func demoModel(e *env, provider, name string) (model.Model, error) {
 		if name != "" {
 			opts = append(opts, anthropic.WithModel(name))
 		}
-		return anthropic.New(opts...), nil
+		m, err := anthropic.New(opts...)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
 	return nil, usagef("unknown model %q: use scripted, openai or anthropic", provider)
 }

@@ -105,7 +105,7 @@ func TestAKilledServersNotificationsAreDeliveredAfterRestart(t *testing.T) {
 	hooks, url := newHookReceiver(t)
 	hookFlags := []string{"--webhook", url, "--webhook-secret", hookSecret}
 	dying := startServerIn(t, dir, []string{crashpoint.Env + "=resolve"}, hookFlags...)
-	alice := client.New(dying.url, client.WithToken(aliceToken))
+	alice := mustClient(t, dying.url, client.WithToken(aliceToken))
 	res, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "order-1", Input: map[string]any{"amount": 150}})
 	if err != nil || res.Status != "interrupted" {
 		t.Fatalf("start: %+v, %v", res, err)
@@ -150,7 +150,7 @@ func TestFailedNotificationsAreListedAndRetriedFromTheCommandLine(t *testing.T) 
 		t.Fatal(err)
 	}
 	s := startServerIn(t, dir, nil, "--notify", cfg, "--tokens", tokens)
-	alice := client.New(s.url, client.WithToken(aliceToken))
+	alice := mustClient(t, s.url, client.WithToken(aliceToken))
 	if _, err := alice.Invoke(context.Background(), client.InvokeRequest{Graph: "refund", ThreadID: "order-2", Input: map[string]any{"amount": 10}}); err != nil {
 		t.Fatal(err)
 	}

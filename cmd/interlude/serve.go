@@ -292,7 +292,10 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 			return err
 		}
 		defer events.Close() // after the server: the last runs' events are written
-		st, hub = pg, server.NewEventHub(host.WithHubLog(events), host.WithHubBytes(lim.eventBytes))
+		st = pg
+		if hub, err = server.NewEventHub(host.WithHubLog(events), host.WithHubBytes(lim.eventBytes)); err != nil {
+			return err
+		}
 		where = []any{"store", "postgres", "schema", sc.schema, "lease_ttl", sc.leaseTTL.String()}
 	} else {
 		lite, err := sqlite.Open(sc.sqlite)
@@ -300,7 +303,10 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 			return err
 		}
 		defer lite.Close()
-		st, hub = lite, server.NewEventHub(host.WithHubBytes(lim.eventBytes))
+		st = lite
+		if hub, err = server.NewEventHub(host.WithHubBytes(lim.eventBytes)); err != nil {
+			return err
+		}
 		where = []any{"db", sc.sqlite}
 	}
 	if tp != nil {
@@ -366,8 +372,15 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 	if sc.tls != nil {
 		ln = tls.NewListener(ln, sc.tls)
 	}
-	srv.Mount("/mcp", mcpserver.New(srv.Host(), mcpserver.WithInboxURL(inboxURL(ln.Addr(), sc.tls != nil)),
-		mcpserver.WithSigningKey(mcpKey(tokens))).Handler())
+	mcpOpts := []mcpserver.Option{mcpserver.WithInboxURL(inboxURL(ln.Addr(), sc.tls != nil))}
+	if key := mcpKey(tokens); key != nil {
+		mcpOpts = append(mcpOpts, mcpserver.WithSigningKey(key))
+	}
+	mcp, err := mcpserver.New(srv.Host(), mcpOpts...)
+	if err != nil {
+		return err
+	}
+	srv.Mount("/mcp", mcp.Handler())
 	ctx, stop := signal.NotifyContext(e.ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Info("listening", append([]any{"addr", ln.Addr().String(), "inbox", inboxURL(ln.Addr(), sc.tls != nil), "mcp", "/mcp", "tls", sc.tls != nil, "graphs", names, "tokens", len(tokens)}, where...)...)

@@ -52,7 +52,10 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer, getenv
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	m, provider := chooseModel(getenv, *modelName)
+	m, provider, err := chooseModel(getenv, *modelName)
+	if err != nil {
+		return err
+	}
 	a, err := graphs.SupportAgent(m)
 	if err != nil {
 		return err
@@ -83,22 +86,30 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer, getenv
 }
 
 // chooseModel picks the provider from the environment.
-func chooseModel(getenv func(string) string, name string) (model.Model, string) {
+func chooseModel(getenv func(string) string, name string) (model.Model, string, error) {
 	if key := getenv("OPENAI_API_KEY"); key != "" {
 		opts := []openai.Option{openai.WithAPIKey(key)}
 		if name != "" {
 			opts = append(opts, openai.WithModel(name))
 		}
-		return openai.New(opts...), "OpenAI"
+		m, err := openai.New(opts...)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "OpenAI", nil
 	}
 	if key := getenv("ANTHROPIC_API_KEY"); key != "" {
 		opts := []anthropic.Option{anthropic.WithAPIKey(key)}
 		if name != "" {
 			opts = append(opts, anthropic.WithModel(name))
 		}
-		return anthropic.New(opts...), "Anthropic"
+		m, err := anthropic.New(opts...)
+		if err != nil {
+			return nil, "", err
+		}
+		return m, "Anthropic", nil
 	}
-	return nil, "the scripted model (set OPENAI_API_KEY or ANTHROPIC_API_KEY for a real one)"
+	return nil, "the scripted model (set OPENAI_API_KEY or ANTHROPIC_API_KEY for a real one)", nil
 }
 
 // converse runs cmd and answers every question the run pauses on, until the agent

@@ -63,14 +63,14 @@ func TestEndOfInputAtTheQuestion(t *testing.T) {
 
 func TestModelFromTheEnvironment(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}
-	if _, p := chooseModel(func(k string) string { return env[k] }, ""); p != "OpenAI" {
+	if _, p, _ := chooseModel(func(k string) string { return env[k] }, ""); p != "OpenAI" {
 		t.Fatalf("both keys: %s", p)
 	}
 	delete(env, "OPENAI_API_KEY")
-	if _, p := chooseModel(func(k string) string { return env[k] }, "claude-x"); p != "Anthropic" {
+	if _, p, _ := chooseModel(func(k string) string { return env[k] }, "claude-x"); p != "Anthropic" {
 		t.Fatalf("anthropic key: %s", p)
 	}
-	if m, _ := chooseModel(noEnv, ""); m != nil {
+	if m, _, _ := chooseModel(noEnv, ""); m != nil {
 		t.Fatalf("no key: %T", m)
 	}
 }

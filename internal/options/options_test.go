@@ -3,6 +3,7 @@ package options_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +12,16 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
+	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/model/anthropic"
+	"github.com/interludehq/interlude/model/openai"
 	"github.com/interludehq/interlude/model/scripted"
 	"github.com/interludehq/interlude/notify"
+	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/langgraph"
+	"github.com/interludehq/interlude/server/mcpserver"
 	"github.com/interludehq/interlude/store/memory"
 	"github.com/interludehq/interlude/store/postgres"
 	"github.com/interludehq/interlude/store/sqlite"
@@ -31,13 +38,26 @@ func compile(opts ...graph.Option) error {
 	return err
 }
 
-func hostWith(t *testing.T, opts ...host.Option) error {
+func erased(t *testing.T) graph.Erased {
 	g := graph.New[state]().AddNode("a", func(ctx context.Context, s state) (state, error) { return s, nil }).AddEdge(graph.Start, "a")
 	app, err := g.Compile(graph.WithName("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = host.New(append([]host.Option{host.WithGraph(app.Erase())}, opts...)...)
+	return app.Erase()
+}
+
+func hostWith(t *testing.T, opts ...host.Option) error {
+	_, err := host.New(append([]host.Option{host.WithGraph(erased(t))}, opts...)...)
+	return err
+}
+
+// serverWith builds a server over one graph; a server that builds is closed.
+func serverWith(t *testing.T, opts ...server.Option) error {
+	srv, err := server.New(append([]server.Option{server.WithGraph(erased(t)), server.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+	if err == nil {
+		srv.Close()
+	}
 	return err
 }
 
@@ -54,6 +74,17 @@ func TestEveryConstructorRefusesABadOptionValueNamingTheOption(t *testing.T) {
 	}
 	defer pool.Close()
 	m := scripted.New(scripted.Text("ok"))
+	h, err := host.New(host.WithGraph(erased(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	lg := func(o langgraph.Option) error { _, err := langgraph.New(h, o); return err }
+	mcp := func(o mcpserver.Option) error { _, err := mcpserver.New(h, o); return err }
+	hub := func(o host.HubOption) error { _, err := host.NewHub(o); return err }
+	cl := func(o client.Option) error { _, err := client.New("http://127.0.0.1:8080", o); return err }
+	oai := func(o openai.Option) error { _, err := openai.New(o); return err }
+	ant := func(o anthropic.Option) error { _, err := anthropic.New(o); return err }
 	cases := []struct {
 		option string
 		build  func() error
@@ -102,6 +133,41 @@ func TestEveryConstructorRefusesABadOptionValueNamingTheOption(t *testing.T) {
 			_, err := postgres.New(ctx, pool, postgres.WithBatchWait(-time.Millisecond))
 			return err
 		}},
+		{"server.WithHost", func() error { return serverWith(t, server.WithHost(nil)) }},
+		{"server.WithGraph", func() error { return serverWith(t, server.WithGraph(nil)) }},
+		{"server.WithBodyLimit", func() error { return serverWith(t, server.WithBodyLimit(0)) }},
+		{"server.WithLogger", func() error { return serverWith(t, server.WithLogger(nil)) }},
+		{"server.WithLeaseWatch", func() error { return serverWith(t, server.WithLeaseWatch(-time.Second)) }},
+		{"server.WithExpiryWatch", func() error { return serverWith(t, server.WithExpiryWatch(-time.Second)) }},
+		{"server.WithRecoveryWatch", func() error { return serverWith(t, server.WithRecoveryWatch(-time.Second)) }},
+		{"server.WithClock", func() error { return serverWith(t, server.WithClock(nil)) }},
+		{"server.WithStreamBuffer", func() error { return serverWith(t, server.WithStreamBuffer(-1)) }},
+		{"server.WithCORSOrigins", func() error { return serverWith(t, server.WithCORSOrigins("localhost:3000")) }},
+		{"langgraph.WithInterruptFormat", func() error { return lg(langgraph.WithInterruptFormat("a", "xml")) }},
+		{"langgraph.WithLogger", func() error { return lg(langgraph.WithLogger(nil)) }},
+		{"langgraph.WithBodyLimit", func() error { return lg(langgraph.WithBodyLimit(0)) }},
+		{"langgraph.WithHeartbeat", func() error { return lg(langgraph.WithHeartbeat(-time.Second)) }},
+		{"langgraph.WithWriteTimeout", func() error { return lg(langgraph.WithWriteTimeout(0)) }},
+		{"mcpserver.WithSigningKey", func() error { return mcp(mcpserver.WithSigningKey([]byte("short"))) }},
+		{"mcpserver.WithInboxURL", func() error { return mcp(mcpserver.WithInboxURL("inbox")) }},
+		{"host.WithHubBuffer", func() error { return hub(host.WithHubBuffer(0)) }},
+		{"host.WithHubThreads", func() error { return hub(host.WithHubThreads(-1)) }},
+		{"host.WithHubBytes", func() error { return hub(host.WithHubBytes(0)) }},
+		{"host.WithHubEncoding", func() error { return hub(host.WithHubEncoding(nil)) }},
+		{"host.WithHubLog", func() error { return hub(host.WithHubLog(nil)) }},
+		{"client.WithToken", func() error { return cl(client.WithToken("")) }},
+		{"client.WithHTTPClient", func() error { return cl(client.WithHTTPClient(nil)) }},
+		{"openai.WithBaseURL", func() error { return oai(openai.WithBaseURL("localhost:11434")) }},
+		{"openai.WithAPIKey", func() error { return oai(openai.WithAPIKey("")) }},
+		{"openai.WithModel", func() error { return oai(openai.WithModel("")) }},
+		{"openai.WithHTTPClient", func() error { return oai(openai.WithHTTPClient(nil)) }},
+		{"openai.WithMaxRetries", func() error { return oai(openai.WithMaxRetries(-1)) }},
+		{"anthropic.WithBaseURL", func() error { return ant(anthropic.WithBaseURL("")) }},
+		{"anthropic.WithAPIKey", func() error { return ant(anthropic.WithAPIKey("")) }},
+		{"anthropic.WithModel", func() error { return ant(anthropic.WithModel("")) }},
+		{"anthropic.WithMaxTokens", func() error { return ant(anthropic.WithMaxTokens(0)) }},
+		{"anthropic.WithHTTPClient", func() error { return ant(anthropic.WithHTTPClient(nil)) }},
+		{"anthropic.WithMaxRetries", func() error { return ant(anthropic.WithMaxRetries(-1)) }},
 	}
 	for _, c := range cases {
 		t.Run(c.option, func(t *testing.T) {
@@ -130,6 +196,33 @@ func TestGoodOptionValuesAreTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := notify.New(memory.New(), nil, notify.WithInboxURL(""), notify.WithPoll(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := serverWith(t, server.WithBodyLimit(1), server.WithStreamBuffer(1), server.WithLeaseWatch(0), server.WithExpiryWatch(0),
+		server.WithRecoveryWatch(0), server.WithCORSOrigins("http://localhost:3000"),
+		server.WithLangGraphAPI(langgraph.WithBodyLimit(1), langgraph.WithHeartbeat(1), langgraph.WithInterruptFormat("a", langgraph.FormatAgentInbox))); err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(host.WithGraph(erased(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := mcpserver.New(h, mcpserver.WithSigningKey(make([]byte, 16)), mcpserver.WithInboxURL("/inbox/")); err != nil {
+		t.Fatal(err)
+	}
+	hub, err := host.NewHub(host.WithHubBuffer(1), host.WithHubThreads(1), host.WithHubBytes(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Close()
+	if _, err := client.New("https://interlude.example.com/", client.WithToken("s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openai.New(openai.WithBaseURL("http://localhost:11434/v1"), openai.WithMaxRetries(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anthropic.New(anthropic.WithMaxTokens(1), anthropic.WithMaxRetries(0)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -32,8 +32,8 @@ func tokensFile(t *testing.T) string {
 }
 
 // asAlice returns a client of r that sends alice's token.
-func asAlice(r *replica) *client.Client {
-	return client.New(r.url, client.WithHTTPClient(httpClient), client.WithToken(aliceToken))
+func asAlice(t testing.TB, r *replica) *client.Client {
+	return mustClient(t, r.url, client.WithHTTPClient(httpClient), client.WithToken(aliceToken))
 }
 
 // crashed waits for r to die at its crash point and fails the test if it
@@ -66,16 +66,16 @@ func TestAReplicaKilledRightAfterAnAnswerLeavesTheStepToAnother(t *testing.T) {
 	dying.waitUp(t)
 	other.waitUp(t)
 	ctx := context.Background()
-	res, err := asAlice(other).Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "t", Input: map[string]any{"amount": 5}})
+	res, err := asAlice(t, other).Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "t", Input: map[string]any{"amount": 5}})
 	if err != nil || res.Status != "interrupted" || len(res.Interrupts) != 1 {
 		t.Fatalf("start: %+v, %v", res, err)
 	}
-	if _, err := asAlice(dying).Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": true}); err == nil {
+	if _, err := asAlice(t, dying).Resume(ctx, "t", res.Interrupts[0].ID, map[string]any{"approved": true}); err == nil {
 		t.Fatal("the answer was acknowledged: the replica did not die after committing it")
 	}
 	crashed(t, dying)
 
-	alice := asAlice(other)
+	alice := asAlice(t, other)
 	finishedByAnother(t, other, "t")
 	clienttest.RefundFinishedOnce(t, alice, "t", "alice")
 	clienttest.NoneListed(t, alice, "running", "interrupted", "failed")
@@ -169,7 +169,7 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 	dying.waitUp(t)
 	other.waitUp(t)
 	ctx := context.Background()
-	res, err := asAlice(other).Invoke(ctx, client.InvokeRequest{Graph: "parallel", ThreadID: "p", Input: map[string]any{}})
+	res, err := asAlice(t, other).Invoke(ctx, client.InvokeRequest{Graph: "parallel", ThreadID: "p", Input: map[string]any{}})
 	if err != nil || res.Status != "interrupted" || len(res.Interrupts) != 2 {
 		t.Fatalf("start: %+v, %v", res, err)
 	}
@@ -177,12 +177,12 @@ func TestAReplicaKilledBetweenStepsLeavesTheRunToAnother(t *testing.T) {
 	for _, q := range res.Interrupts {
 		answers = append(answers, interlude.Resolve(true).For(q.ID))
 	}
-	if _, err := asAlice(dying).Respond(ctx, "p", answers); err == nil {
+	if _, err := asAlice(t, dying).Respond(ctx, "p", answers); err == nil {
 		t.Fatal("the answers were acknowledged: the replica did not die after the step")
 	}
 	crashed(t, dying)
 
-	alice := asAlice(other)
+	alice := asAlice(t, other)
 	th := finishedByAnother(t, other, "p")
 	var v struct {
 		CRuns   int      `json:"c_runs"`
@@ -206,7 +206,7 @@ func finishedByAnother(t *testing.T, other *replica, thread string) *wire.Thread
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		th, err := asAlice(other).Thread(context.Background(), thread)
+		th, err := asAlice(t, other).Thread(context.Background(), thread)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,4 +221,15 @@ func finishedByAnother(t *testing.T, other *replica, thread string) *wire.Thread
 		}
 		time.Sleep(20 * time.Millisecond) // polling another process
 	}
+}
+
+// mustClient returns a client of the server at baseURL, failing tb if New
+// refuses.
+func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
+	tb.Helper()
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

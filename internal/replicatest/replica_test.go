@@ -157,7 +157,7 @@ func launchWith(t *testing.T, name, dsn, schema string, leaseTTL time.Duration, 
 			t.Logf("replica %s output (tail):\n%s", r.name, out)
 		}
 	})
-	r.client = client.New(r.url, client.WithHTTPClient(httpClient))
+	r.client = mustClient(t, r.url, client.WithHTTPClient(httpClient))
 	return r
 }
 

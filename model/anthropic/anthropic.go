@@ -41,6 +41,8 @@
 package anthropic
 
 import (
+	neturl "net/url"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +50,8 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+
+	"github.com/interludehq/interlude/internal/options"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -73,6 +77,7 @@ const Provider = "anthropic"
 type Option func(*config)
 
 type config struct {
+	options.Problems
 	model     string
 	maxTokens int
 	opts      []option.RequestOption
@@ -83,49 +88,83 @@ type config struct {
 // WithBaseURL sets the API's base URL. By default it is Anthropic's, or the
 // ANTHROPIC_BASE_URL environment variable.
 func WithBaseURL(url string) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithBaseURL(url)) }
+	return func(c *config) {
+		if !isHTTPURL(url) {
+			c.Refuse("anthropic.WithBaseURL", "%q is not a base URL; give an http or https URL such as https://api.anthropic.com", url)
+			return
+		}
+		c.opts = append(c.opts, option.WithBaseURL(url))
+	}
 }
 
 // WithAPIKey sets the API key. By default the SDK looks for credentials in
 // the environment (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, profiles).
 func WithAPIKey(key string) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithAPIKey(key)) }
+	return func(c *config) {
+		if key == "" {
+			c.Refuse("anthropic.WithAPIKey", "the key is empty; give a key, or leave the option out to take it from the environment")
+			return
+		}
+		c.opts = append(c.opts, option.WithAPIKey(key))
+	}
 }
 
 // WithModel sets the model name sent with every request. The default is
 // [DefaultModel].
 func WithModel(name string) Option {
-	return func(c *config) { c.model = name }
-}
-
-// WithMaxTokens sets the answer cap used when a request has no MaxTokens.
-// The default is [DefaultMaxTokens].
-func WithMaxTokens(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.maxTokens = n
+		if name == "" {
+			c.Refuse("anthropic.WithModel", "the model name is empty; give one, or leave the option out for DefaultModel")
+			return
 		}
+		c.model = name
 	}
 }
 
-// WithHTTPClient sets the HTTP client requests go through.
+// WithMaxTokens sets the answer cap used when a request has no MaxTokens.
+// The default is [DefaultMaxTokens]; n must be positive.
+func WithMaxTokens(n int) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.Refuse("anthropic.WithMaxTokens", "%d tokens is not a cap; give a positive number", n)
+			return
+		}
+		c.maxTokens = n
+	}
+}
+
+// WithHTTPClient sets the HTTP client requests go through (default
+// http.DefaultClient).
 func WithHTTPClient(client *http.Client) Option {
-	return func(c *config) { c.client = client }
+	return func(c *config) {
+		if client == nil {
+			c.Refuse("anthropic.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
+			return
+		}
+		c.client = client
+	}
 }
 
 // WithTracerProvider makes the model trace its calls through tp (by default
 // the global provider, otel.GetTracerProvider): a span per call following
 // OpenTelemetry's GenAI conventions (operation, provider, request and response
 // model, token usage, finish reasons), and a span per HTTP request, which
-// carries the trace context to the provider (with the global propagator).
+// carries the trace context to the provider (with the global propagator). A
+// nil tp is the global provider.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) { c.tp = tp }
 }
 
 // WithMaxRetries sets how many times a failed request is retried (the SDK's
-// default is 2). 0 disables retries. Negative values count as 0.
+// default is 2). 0 disables retries; n must not be negative.
 func WithMaxRetries(n int) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithMaxRetries(max(n, 0))) }
+	return func(c *config) {
+		if n < 0 {
+			c.Refuse("anthropic.WithMaxRetries", "%d retries is negative; give 0 for none", n)
+			return
+		}
+		c.opts = append(c.opts, option.WithMaxRetries(n))
+	}
 }
 
 // WithRequestOptions adds SDK request options to every request, for settings
@@ -145,14 +184,18 @@ type Model struct {
 
 var _ model.Model = (*Model)(nil)
 
-// New returns a model configured by opts.
-func New(opts ...Option) *Model {
+// New returns a model configured by opts. It refuses a bad option value with
+// an interlude.ErrInvalidRequest error that names the option.
+func New(opts ...Option) (*Model, error) {
 	c := config{model: DefaultModel, maxTokens: DefaultMaxTokens}
 	for _, o := range opts {
 		o(&c)
 	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
 	sdkOpts := append([]option.RequestOption{option.WithHTTPClient(genai.Client(c.client, c.tp))}, c.opts...)
-	return &Model{client: sdk.NewClient(sdkOpts...), model: c.model, maxTokens: c.maxTokens, trace: genai.New(c.tp, Provider)}
+	return &Model{client: sdk.NewClient(sdkOpts...), model: c.model, maxTokens: c.maxTokens, trace: genai.New(c.tp, Provider)}, nil
 }
 
 // ModelName returns the model name sent with every request.
@@ -596,4 +639,10 @@ func typeError(typ, msg string) *model.Error {
 		e.Kind, e.Retryable = model.ErrUnavailable, true
 	}
 	return e
+}
+
+// isHTTPURL reports whether u is an absolute http or https URL.
+func isHTTPURL(u string) bool {
+	p, err := neturl.Parse(u)
+	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
 }

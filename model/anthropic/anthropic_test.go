@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"go.opentelemetry.io/otel/trace"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/model/anthropic"
@@ -23,7 +24,11 @@ func newModel(srv *wiretest.Server, opts ...anthropic.Option) *anthropic.Model {
 		anthropic.WithAPIKey(apiKey),
 		anthropic.WithMaxRetries(2),
 	}
-	return anthropic.New(append(base, opts...)...)
+	m, err := anthropic.New(append(base, opts...)...)
+	if err != nil {
+		panic(err) // the options above are good: a refusal is a bug of the test
+	}
+	return m
 }
 
 // conversation is this provider's side of the canned conversation.

@@ -11,7 +11,11 @@ import (
 
 // A Claude model; the API key comes from ANTHROPIC_API_KEY.
 func ExampleNew() {
-	m := anthropic.New(anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithMaxTokens(2048))
+	m, err := anthropic.New(anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithMaxTokens(2048))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	resp, err := m.Generate(context.Background(), &model.Request{
 		System:   "Answer in one sentence.",
 		Messages: []model.Message{model.UserText("What is a durable workflow?")},

@@ -36,6 +36,8 @@
 package openai
 
 import (
+	neturl "net/url"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -45,6 +47,8 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+
+	"github.com/interludehq/interlude/internal/options"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -68,6 +72,7 @@ const Provider = "openai"
 type Option func(*config)
 
 type config struct {
+	options.Problems
 	model  string
 	legacy bool
 	opts   []option.RequestOption
@@ -79,39 +84,71 @@ type config struct {
 // for Ollama. By default it is OpenAI's, or the OPENAI_BASE_URL environment
 // variable.
 func WithBaseURL(url string) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithBaseURL(url)) }
+	return func(c *config) {
+		if !isHTTPURL(url) {
+			c.Refuse("openai.WithBaseURL", "%q is not a base URL; give an http or https URL such as http://localhost:11434/v1", url)
+			return
+		}
+		c.opts = append(c.opts, option.WithBaseURL(url))
+	}
 }
 
 // WithAPIKey sets the API key, sent as a bearer token. By default it is the
 // OPENAI_API_KEY environment variable.
 func WithAPIKey(key string) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithAPIKey(key)) }
+	return func(c *config) {
+		if key == "" {
+			c.Refuse("openai.WithAPIKey", "the key is empty; give a key, or leave the option out to take it from the environment")
+			return
+		}
+		c.opts = append(c.opts, option.WithAPIKey(key))
+	}
 }
 
 // WithModel sets the model name sent with every request. The default is
 // [DefaultModel].
 func WithModel(name string) Option {
-	return func(c *config) { c.model = name }
+	return func(c *config) {
+		if name == "" {
+			c.Refuse("openai.WithModel", "the model name is empty; give one, or leave the option out for DefaultModel")
+			return
+		}
+		c.model = name
+	}
 }
 
-// WithHTTPClient sets the HTTP client requests go through.
+// WithHTTPClient sets the HTTP client requests go through (default
+// http.DefaultClient).
 func WithHTTPClient(client *http.Client) Option {
-	return func(c *config) { c.client = client }
+	return func(c *config) {
+		if client == nil {
+			c.Refuse("openai.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
+			return
+		}
+		c.client = client
+	}
 }
 
 // WithTracerProvider makes the model trace its calls through tp (by default
 // the global provider, otel.GetTracerProvider): a span per call following
 // OpenTelemetry's GenAI conventions (operation, provider, request and response
 // model, token usage, finish reasons), and a span per HTTP request, which
-// carries the trace context to the provider (with the global propagator).
+// carries the trace context to the provider (with the global propagator). A
+// nil tp is the global provider.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) { c.tp = tp }
 }
 
 // WithMaxRetries sets how many times a failed request is retried (the SDK's
-// default is 2). 0 disables retries. Negative values count as 0.
+// default is 2). 0 disables retries; n must not be negative.
 func WithMaxRetries(n int) Option {
-	return func(c *config) { c.opts = append(c.opts, option.WithMaxRetries(max(n, 0))) }
+	return func(c *config) {
+		if n < 0 {
+			c.Refuse("openai.WithMaxRetries", "%d retries is negative; give 0 for none", n)
+			return
+		}
+		c.opts = append(c.opts, option.WithMaxRetries(n))
+	}
 }
 
 // WithLegacyMaxTokens sends [model.Request.MaxTokens] as max_tokens instead
@@ -137,14 +174,18 @@ type Model struct {
 
 var _ model.Model = (*Model)(nil)
 
-// New returns a model configured by opts.
-func New(opts ...Option) *Model {
+// New returns a model configured by opts. It refuses a bad option value with
+// an interlude.ErrInvalidRequest error that names the option.
+func New(opts ...Option) (*Model, error) {
 	c := config{model: DefaultModel}
 	for _, o := range opts {
 		o(&c)
 	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
 	sdkOpts := append([]option.RequestOption{option.WithMiddleware(quotaIsFinal), option.WithHTTPClient(genai.Client(c.client, c.tp))}, c.opts...)
-	return &Model{client: oai.NewClient(sdkOpts...), model: c.model, legacy: c.legacy, trace: genai.New(c.tp, Provider)}
+	return &Model{client: oai.NewClient(sdkOpts...), model: c.model, legacy: c.legacy, trace: genai.New(c.tp, Provider)}, nil
 }
 
 // quotaCode is the error code of a 429 that says the account's quota or
@@ -525,4 +566,10 @@ func eventError(se *ssestream.StreamError) *model.Error {
 		e.Kind, e.Retryable = model.ErrInvalidRequest, false
 	}
 	return e
+}
+
+// isHTTPURL reports whether u is an absolute http or https URL.
+func isHTTPURL(u string) bool {
+	p, err := neturl.Parse(u)
+	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
 }

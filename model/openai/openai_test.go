@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"net/http"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/model/internal/wiretest"
@@ -22,7 +23,11 @@ func newModel(srv *wiretest.Server, opts ...openai.Option) *openai.Model {
 		openai.WithAPIKey("sk-test-123"),
 		openai.WithMaxRetries(2),
 	}
-	return openai.New(append(base, opts...)...)
+	m, err := openai.New(append(base, opts...)...)
+	if err != nil {
+		panic(err) // the options above are good: a refusal is a bug of the test
+	}
+	return m
 }
 
 // conversation is this provider's side of the canned conversation.

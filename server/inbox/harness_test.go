@@ -171,7 +171,10 @@ func newEnvWith(t *testing.T, tokens []auth.Token, serverOpts []server.Option, e
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	hub := server.NewEventHub()
+	hub, err := server.NewEventHub()
+	if err != nil {
+		t.Fatal(err)
+	}
 	gopts := []graph.Option{graph.WithStore(st), graph.WithEvents(hub.Publish)}
 	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(slog.New(slog.DiscardHandler))}
 	add := func(g graph.Erased, err error) {
@@ -215,9 +218,9 @@ func newEnvWith(t *testing.T, tokens []auth.Token, serverOpts []server.Option, e
 // client returns an API client, with the token if one is given.
 func (e *env) client(tok ...auth.Token) *client.Client {
 	if len(tok) > 0 {
-		return client.New(e.url, client.WithToken(tok[0].Secret))
+		return mustClient(e.t, e.url, client.WithToken(tok[0].Secret))
 	}
-	return client.New(e.url)
+	return mustClient(e.t, e.url)
 }
 
 // start starts a thread of the graph with input and checks that it paused.
@@ -360,4 +363,15 @@ func contains(t *testing.T, what, s string, subs ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, sub, s)
 		}
 	}
+}
+
+// mustClient returns a client of the server at baseURL, failing tb if New
+// refuses.
+func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
+	tb.Helper()
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }

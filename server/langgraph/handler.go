@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/internal/httpstatus"
 	"github.com/interludehq/interlude/store"
@@ -39,7 +40,16 @@ type Handler struct {
 }
 
 // Option configures New.
-type Option func(*Handler)
+type Option func(*config)
+
+type config struct {
+	options.Problems
+	log       *slog.Logger
+	bodyLimit int64
+	formats   map[string]InterruptFormat
+	heartbeat time.Duration
+	writeWait time.Duration
+}
 
 // InterruptFormat is how an agent's tool approvals are shown to LangGraph
 // clients (see the package doc).
@@ -60,61 +70,90 @@ const (
 // WithInterruptFormat sets how the tool approvals of graph graphName appear
 // (default FormatHITL). Both answer formats are accepted whatever the choice.
 func WithInterruptFormat(graphName string, f InterruptFormat) Option {
-	return func(h *Handler) { h.formats[graphName] = f }
+	return func(c *config) {
+		switch {
+		case graphName == "":
+			c.Refuse("langgraph.WithInterruptFormat", "the graph name is empty; give the name of a hosted graph")
+		case f != FormatHITL && f != FormatAgentInbox:
+			c.Refuse("langgraph.WithInterruptFormat", "%q is not a format; give FormatHITL or FormatAgentInbox", f)
+		default:
+			c.formats[graphName] = f
+		}
+	}
 }
 
 // WithLogger sets the logger of failed runs (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
-	return func(h *Handler) {
-		if l != nil {
-			h.log = l
+	return func(c *config) {
+		if l == nil {
+			c.Refuse("langgraph.WithLogger", "the logger is nil; leave the option out for slog.Default()")
+			return
 		}
+		c.log = l
 	}
 }
 
-// WithBodyLimit caps request bodies at n bytes (default 1 MiB).
+// WithBodyLimit caps request bodies at n bytes (default 1 MiB); n must be
+// positive.
 func WithBodyLimit(n int64) Option {
-	return func(h *Handler) {
-		if n > 0 {
-			h.bodyLimit = n
+	return func(c *config) {
+		if n <= 0 {
+			c.Refuse("langgraph.WithBodyLimit", "%d bytes is not a limit; give a positive number of bytes", n)
+			return
 		}
+		c.bodyLimit = n
 	}
 }
 
 // WithHeartbeat sets how often an SSE stream with nothing to say sends a
-// comment line, so that proxies and clients keep it open (default 10 seconds).
+// comment line, so that proxies and clients keep it open (default 10
+// seconds); d must be positive.
 func WithHeartbeat(d time.Duration) Option {
-	return func(h *Handler) {
-		if d > 0 {
-			h.heartbeat = d
+	return func(c *config) {
+		if d <= 0 {
+			c.Refuse("langgraph.WithHeartbeat", "%v is not a period; give a positive duration", d)
+			return
 		}
+		c.heartbeat = d
 	}
 }
 
 // WithWriteTimeout sets how long one write of an answer may take (default 30
-// seconds): streams and waits renew it before each write, so that a run may last
-// longer than one write may.
+// seconds; d must be positive): streams and waits renew it before each write,
+// so that a run may last longer than one write may.
 func WithWriteTimeout(d time.Duration) Option {
-	return func(h *Handler) {
-		if d > 0 {
-			h.writeWait = d
+	return func(c *config) {
+		if d <= 0 {
+			c.Refuse("langgraph.WithWriteTimeout", "%v is not a timeout; give a positive duration", d)
+			return
 		}
+		c.writeWait = d
 	}
 }
 
-// New returns the LangGraph API over h: one assistant per hosted graph.
-func New(h *host.Host, opts ...Option) *Handler {
-	lg := &Handler{host: h, log: slog.Default(), bodyLimit: 1 << 20, formats: map[string]InterruptFormat{},
-		heartbeat: 10 * time.Second, writeWait: 30 * time.Second, now: time.Now}
-	for _, o := range opts {
-		o(lg)
+// New returns the LangGraph API over h: one assistant per hosted graph. It
+// refuses a nil host and a bad option value with an interlude.ErrInvalidRequest
+// error.
+func New(h *host.Host, opts ...Option) (*Handler, error) {
+	if h == nil {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "langgraph: the host is nil; give the host whose graphs to serve"}
 	}
+	cfg := config{log: slog.Default(), bodyLimit: 1 << 20, formats: map[string]InterruptFormat{},
+		heartbeat: 10 * time.Second, writeWait: 30 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
+	}
+	lg := &Handler{host: h, log: cfg.log, bodyLimit: cfg.bodyLimit, formats: cfg.formats,
+		heartbeat: cfg.heartbeat, writeWait: cfg.writeWait, now: time.Now}
 	docs, _ := store.As[store.Documents](h.Store())
 	lg.threads = newThreadBook(docs)
 	lg.runs = newRunBook(docs)
 	lg.runCtx, lg.stop = context.WithCancel(context.Background())
 	lg.routes()
-	return lg
+	return lg, nil
 }
 
 // Close cancels the runs still going (their threads stay at their last

@@ -9,7 +9,6 @@ import (
 
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/auth"
-	"github.com/interludehq/interlude/server/mcpserver"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,7 +27,7 @@ func BenchmarkElicitationRoundTrip(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer srv.Close()
-			srv.Mount("/mcp", mcpserver.New(h).Handler())
+			srv.Mount("/mcp", mustMCP(b, h).Handler())
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
 			e := &elicitor{result: &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approved": true}}}

@@ -27,6 +27,10 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv.Mount("/mcp", mcpserver.New(h, mcpserver.WithInboxURL("https://interlude.example.com/inbox/")).Handler())
+	mcp, err := mcpserver.New(h, mcpserver.WithInboxURL("https://interlude.example.com/inbox/"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv.Mount("/mcp", mcp.Handler())
 	log.Fatal(srv.ListenAndServe(context.Background(), ":8000"))
 }

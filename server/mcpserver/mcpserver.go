@@ -57,6 +57,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -72,24 +73,59 @@ type Server struct {
 }
 
 // Option configures a Server.
-type Option func(*Server)
+type Option func(*config)
+
+type config struct {
+	options.Problems
+	key   []byte
+	inbox string
+}
+
+// minKey is the fewest bytes a signing key may have.
+const minKey = 16
 
 // WithSigningKey sets the key that signs requestState; replicas behind one
 // address, and a server that restarts, should share one. A random key is made
-// otherwise.
-func WithSigningKey(key []byte) Option { return func(s *Server) { s.key = slices.Clone(key) } }
+// otherwise. The key must have at least 16 bytes.
+func WithSigningKey(key []byte) Option {
+	return func(c *config) {
+		if len(key) < minKey {
+			c.Refuse("mcpserver.WithSigningKey", "a key of %d bytes is too short; give at least %d random bytes, or leave the option out for a random key", len(key), minKey)
+			return
+		}
+		c.key = slices.Clone(key)
+	}
+}
 
 // WithInboxURL sets the inbox's address (such as "https://interlude.example.com/inbox/"),
-// for the links to waiting questions. Without it the links are paths
-// ("/inbox/#/q/...").
-func WithInboxURL(u string) Option { return func(s *Server) { s.inbox = u } }
-
-// New returns the MCP server for the host's graphs.
-func New(h *host.Host, opts ...Option) *Server {
-	s := &Server{host: h, inbox: "/inbox/"}
-	for _, o := range opts {
-		o(s)
+// for the links to waiting questions: an http or https URL, or a path
+// starting with "/". Without it the links are paths ("/inbox/#/q/...").
+func WithInboxURL(u string) Option {
+	return func(c *config) {
+		p, err := url.Parse(u)
+		if u == "" || err != nil || (p.Scheme == "" && !strings.HasPrefix(u, "/")) ||
+			(p.Scheme != "" && ((p.Scheme != "http" && p.Scheme != "https") || p.Host == "")) {
+			c.Refuse("mcpserver.WithInboxURL", "%q is not an inbox address; give an http(s) URL such as https://interlude.example.com/inbox/, or a path such as /inbox/", u)
+			return
+		}
+		c.inbox = u
 	}
+}
+
+// New returns the MCP server for the host's graphs. It refuses a nil host and
+// a bad option value with an interlude.ErrInvalidRequest error.
+func New(h *host.Host, opts ...Option) (*Server, error) {
+	if h == nil {
+		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "mcpserver: the host is nil; give the host whose graphs to serve"}
+	}
+	cfg := config{inbox: "/inbox/"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
+	}
+	s := &Server{host: h, key: cfg.key, inbox: cfg.inbox}
 	if len(s.key) == 0 {
 		s.key = make([]byte, 32)
 		rand.Read(s.key)
@@ -113,7 +149,7 @@ func New(h *host.Host, opts ...Option) *Server {
 		Description: "Answer a question a thread waits on: resume it with a response that matches its response_schema, reject it with a message, or cancel it. The thread then runs on.",
 		InputSchema: json.RawMessage(answerSchema),
 	}, s.answerQuestion)
-	return s
+	return s, nil
 }
 
 // objectSchema returns a graph's input schema with the top-level "type":

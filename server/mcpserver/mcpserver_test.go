@@ -98,7 +98,7 @@ func text(res *sdk.CallToolResult) string {
 
 func TestEachGraphIsAToolWithItsInputSchema(t *testing.T) {
 	h := newHost(t)
-	cs := connect(t, mcpserver.New(h), "", nil)
+	cs := connect(t, mustMCP(t, h), "", nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestAPauseIsElicitedAndItsAnswerFinishesTheRunInTheSameCall(t *testing.T) {
 		for _, c := range cases {
 			t.Run(version+"/"+c.action+"/"+c.outcome, func(t *testing.T) {
 				e := &elicitor{result: &sdk.ElicitResult{Action: c.action, Content: c.content}}
-				cs := connect(t, mcpserver.New(newHost(t)), version, e)
+				cs := connect(t, mustMCP(t, newHost(t)), version, e)
 				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "refund", Arguments: map[string]any{"amount": 150}})
 				if err != nil || res.IsError {
 					t.Fatalf("%v %+v", err, res)
@@ -165,7 +165,7 @@ func TestAPauseIsElicitedAndItsAnswerFinishesTheRunInTheSameCall(t *testing.T) {
 func TestAClientWithoutElicitationAnswersThroughTheTools(t *testing.T) {
 	ctx := context.Background()
 	h := newHost(t)
-	cs := connect(t, mcpserver.New(h, mcpserver.WithInboxURL("https://example.com/inbox/")), "", nil)
+	cs := connect(t, mustMCP(t, h, mcpserver.WithInboxURL("https://example.com/inbox/")), "", nil)
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "refund", Arguments: map[string]any{"amount": 80}})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
@@ -202,7 +202,7 @@ func TestAClientWithoutElicitationAnswersThroughTheTools(t *testing.T) {
 
 func TestAQuestionMCPFormsCannotExpressIsNotElicited(t *testing.T) {
 	e := &elicitor{result: &sdk.ElicitResult{Action: "accept"}}
-	cs := connect(t, mcpserver.New(newHost(t)), "", e)
+	cs := connect(t, mustMCP(t, newHost(t)), "", e)
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "support-agent", Arguments: map[string]any{
 		"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Please refund order 42"}}}}}})
 	if err != nil || res.IsError {
@@ -215,7 +215,7 @@ func TestAQuestionMCPFormsCannotExpressIsNotElicited(t *testing.T) {
 
 func TestAForgedRequestStateIsRefused(t *testing.T) {
 	ctx := context.Background()
-	a := mcpserver.New(newHost(t))
+	a := mustMCP(t, newHost(t))
 	st, ct := sdk.NewInMemoryTransports()
 	a.MCP().Connect(ctx, st, nil)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, &sdk.ClientOptions{
@@ -269,7 +269,7 @@ func TestTheEndpointTakesTheServersTokensAndRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	srv.Mount("/mcp", mcpserver.New(h).Handler())
+	srv.Mount("/mcp", mustMCP(t, h).Handler())
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	dial := func(token string, e *elicitor) (*sdk.ClientSession, error) {
@@ -344,4 +344,14 @@ func TestTheEndpointTakesTheServersTokensAndRoles(t *testing.T) {
 	if res := call(alice2, "refund", map[string]any{"amount": 3}); res.IsError || structured(t, res)["outcome"] != "refunded" || e2.asked.Load() != 1 {
 		t.Fatalf("%s", text(res))
 	}
+}
+
+// mustMCP returns the MCP server over h, failing tb if New refuses.
+func mustMCP(tb testing.TB, h *host.Host, opts ...mcpserver.Option) *mcpserver.Server {
+	tb.Helper()
+	s, err := mcpserver.New(h, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -82,8 +82,7 @@ func payload(e graph.Event) (string, []byte, bool) {
 }
 
 // NewEventHub returns an event hub (host.NewHub) whose events read as the
-// HTTP API streams them; see WithEventHub. Like host.NewHub it refuses a bad
-// option value.
+// HTTP API streams them; see WithEventHub.
 func NewEventHub(opts ...host.HubOption) (*host.Hub, error) {
 	return host.NewHub(append([]host.HubOption{host.WithHubEncoding(encodeLive)}, opts...)...)
 }

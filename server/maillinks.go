@@ -1,8 +1,6 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/interludehq/interlude/notify"
 )
 
@@ -11,9 +9,3 @@ import (
 // is the authority, and an answer given through it is recorded as its
 // recipient's. Give l the URL https://<server>/mail/.
 func WithMailLinks(l *notify.MailLinks) Option { return func(c *config) { c.mailLinks = l } }
-
-// handleMailLink serves GET and POST /mail/{token}.
-func (s *Server) handleMailLink(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
-	s.mailLinks.ServeHTTP(w, r)
-	return nil
-}

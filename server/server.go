@@ -95,11 +95,7 @@ type config struct {
 // host of its own.
 func WithHost(h *host.Host) Option {
 	return func(c *config) {
-		if h == nil {
-			c.Refuse("server.WithHost", "the host is nil; leave the option out for a host of the server's own")
-			return
-		}
-		c.host = h
+		options.Set(&c.Problems, &c.host, h, h != nil, "server.WithHost", "the host is nil; leave the option out for a host of the server's own")
 	}
 }
 
@@ -125,22 +121,14 @@ func WithTokens(ts []auth.Token) Option {
 // larger ones with 413. n must be positive.
 func WithBodyLimit(n int64) Option {
 	return func(c *config) {
-		if n <= 0 {
-			c.Refuse("server.WithBodyLimit", "%d bytes is not a limit; give a positive number of bytes", n)
-			return
-		}
-		c.bodyLimit = n
+		options.Set(&c.Problems, &c.bodyLimit, n, n > 0, "server.WithBodyLimit", "%d bytes is not a limit; give a positive number of bytes", n)
 	}
 }
 
 // WithLogger sets the logger of requests and errors (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
-		if l == nil {
-			c.Refuse("server.WithLogger", "the logger is nil; leave the option out for slog.Default()")
-			return
-		}
-		c.log = l
+		options.Set(&c.Problems, &c.log, l, l != nil, "server.WithLogger", "the logger is nil; leave the option out for slog.Default()")
 	}
 }
 
@@ -164,11 +152,7 @@ func WithEventHub(h *host.Hub) Option { return func(c *config) { c.hub = h } }
 // with their process (host.WithLeaseWatch; default 1s, 0 for never).
 func WithLeaseWatch(every time.Duration) Option {
 	return func(c *config) {
-		if every < 0 {
-			c.Refuse("server.WithLeaseWatch", "%v is negative; give a period, or 0 for never", every)
-			return
-		}
-		c.watch = every
+		options.Set(&c.Problems, &c.watch, every, every >= 0, "server.WithLeaseWatch", "%v is negative; give a period, or 0 for never", every)
 	}
 }
 
@@ -176,11 +160,7 @@ func WithLeaseWatch(every time.Duration) Option {
 // (host.WithExpiryWatch; default 1s, 0 for never).
 func WithExpiryWatch(every time.Duration) Option {
 	return func(c *config) {
-		if every < 0 {
-			c.Refuse("server.WithExpiryWatch", "%v is negative; give a period, or 0 for never", every)
-			return
-		}
-		c.expiry = every
+		options.Set(&c.Problems, &c.expiry, every, every >= 0, "server.WithExpiryWatch", "%v is negative; give a period, or 0 for never", every)
 	}
 }
 
@@ -188,11 +168,7 @@ func WithExpiryWatch(every time.Duration) Option {
 // (host.WithRecoveryWatch; default 1s, 0 for never).
 func WithRecoveryWatch(every time.Duration) Option {
 	return func(c *config) {
-		if every < 0 {
-			c.Refuse("server.WithRecoveryWatch", "%v is negative; give a period, or 0 for never", every)
-			return
-		}
-		c.recovery = every
+		options.Set(&c.Problems, &c.recovery, every, every >= 0, "server.WithRecoveryWatch", "%v is negative; give a period, or 0 for never", every)
 	}
 }
 
@@ -200,11 +176,7 @@ func WithRecoveryWatch(every time.Duration) Option {
 // time.Now); give the graphs the same (graph.WithClock).
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
-		if now == nil {
-			c.Refuse("server.WithClock", "the clock is nil; leave the option out for time.Now")
-			return
-		}
-		c.now = now
+		options.Set(&c.Problems, &c.now, now, now != nil, "server.WithClock", "the clock is nil; leave the option out for time.Now")
 	}
 }
 
@@ -227,11 +199,7 @@ func WithTimeouts(t Timeouts) Option { return func(c *config) { c.timeouts = t }
 // event of code slow_consumer, and the run goes on. n must be positive.
 func WithStreamBuffer(n int) Option {
 	return func(c *config) {
-		if n <= 0 {
-			c.Refuse("server.WithStreamBuffer", "%d bytes is not a buffer; give a positive number of bytes", n)
-			return
-		}
-		c.streamBuf = n
+		options.Set(&c.Problems, &c.streamBuf, n, n > 0, "server.WithStreamBuffer", "%d bytes is not a buffer; give a positive number of bytes", n)
 	}
 }
 
@@ -258,7 +226,7 @@ func WithCORSOrigins(origins ...string) Option {
 
 // New returns a server over the given graphs.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{bodyLimit: 1 << 20, metrics: true, watch: time.Second, expiry: time.Second, recovery: time.Second, now: time.Now, streamBuf: 4 << 20}
+	cfg := config{bodyLimit: 1 << 20, log: slog.Default(), metrics: true, watch: time.Second, expiry: time.Second, recovery: time.Second, now: time.Now, streamBuf: 4 << 20}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -274,9 +242,6 @@ func New(opts ...Option) (*Server, error) {
 	s := &Server{bodyLimit: cfg.bodyLimit,
 		log: cfg.log, hub: cfg.hub, inbox: cfg.inbox, csrf: http.NewCrossOriginProtection(),
 		timeouts: cfg.timeouts.withDefaults(), streamBuffer: cfg.streamBuf}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	var err error
 	if s.host, err = newHost(cfg, s); err != nil {
 		return nil, err
@@ -287,8 +252,7 @@ func New(opts ...Option) (*Server, error) {
 	var infos []wire.GraphInfo
 	for _, name := range s.host.Graphs() {
 		g := s.host.Graph(name)
-		schema := g.InputSchema()
-		infos = append(infos, wire.GraphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: schema})
+		infos = append(infos, wire.GraphInfo{Name: name, Nodes: orEmpty(g.Nodes()), InputSchema: g.InputSchema()})
 	}
 	if s.graphList, err = json.Marshal(wire.GraphList{Graphs: infos}); err != nil {
 		return nil, fmt.Errorf("server: encode the graphs' input schemas: %w", err)
@@ -409,6 +373,11 @@ type reqCtx struct {
 
 type handler func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error
 
+// plain is h as a route's handler, for routes that answer every request themselves.
+func plain(h http.Handler) handler {
+	return func(w http.ResponseWriter, r *http.Request, _ *reqCtx) error { h.ServeHTTP(w, r); return nil }
+}
+
 // endpoint is one method of a route.
 type endpoint struct {
 	need  auth.Role // beyond reading
@@ -456,10 +425,10 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		{"/", true, nil},
 	}
 	if s.slack != nil { // Slack signs its requests: no bearer token
-		rs = append(rs, route{"/v1/slack/interactions", true, map[string]endpoint{http.MethodPost: {fn: s.handleSlack}}})
+		rs = append(rs, route{"/v1/slack/interactions", true, map[string]endpoint{http.MethodPost: {fn: plain(s.slack.Handler(s.slackAnswer))}}})
 	}
 	if s.mailLinks != nil {
-		rs = append(rs, route{"/mail/", true, map[string]endpoint{http.MethodGet: {fn: s.handleMailLink}, http.MethodPost: {fn: s.handleMailLink}}})
+		rs = append(rs, route{"/mail/", true, map[string]endpoint{http.MethodGet: {fn: plain(s.mailLinks)}, http.MethodPost: {fn: plain(s.mailLinks)}}})
 	}
 	if s.langgraph != nil {
 		// The LangGraph API checks each route's role itself, from the caller.

@@ -2,13 +2,10 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/notify"
-	"github.com/interludehq/interlude/server/auth"
 )
 
 // WithSlack serves the interactivity requests of sl's Slack app (its buttons
@@ -21,16 +18,10 @@ import (
 // questions are posted and their messages updated.
 func WithSlack(sl *notify.Slack) Option { return func(c *config) { c.slack = sl } }
 
-// handleSlack serves POST /v1/slack/interactions.
-func (s *Server) handleSlack(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
-	s.slack.Handler(s.slackAnswer).ServeHTTP(w, r)
-	return nil
-}
-
 // slackAnswer answers a decision made in Slack through the host, as the
 // person it names.
 func (s *Server) slackAnswer(ctx context.Context, d notify.Decision) (*interlude.Resolution, error) {
-	who, err := s.named(d.Name)
+	who, err := s.keys.Approver(d.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -46,23 +37,4 @@ func (s *Server) slackAnswer(ctx context.Context, d notify.Decision) (*interlude
 		return &prev, nil
 	}
 	return nil, nil
-}
-
-// named returns the caller an Interlude name stands for: the token of that
-// name, which must be allowed to answer, or, on a server without tokens, the
-// name alone.
-func (s *Server) named(name string) (auth.Caller, error) {
-	if s.keys.Open() {
-		return auth.Caller{Name: name, Roles: []auth.Role{auth.RoleApprove}}, nil
-	}
-	c, ok := s.keys.Named(name)
-	if !ok {
-		return auth.Caller{}, &interlude.Error{Code: interlude.CodeForbidden,
-			Message: fmt.Sprintf("no API token is named %s, the name your Slack user maps to; ask an admin to fix the Slack users of the notification config", name)}
-	}
-	if !c.Has(auth.RoleApprove) {
-		return auth.Caller{}, &interlude.Error{Code: interlude.CodeForbidden,
-			Message: fmt.Sprintf("%s may read questions but not answer them; that needs the approve role", name)}
-	}
-	return c, nil
 }

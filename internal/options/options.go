@@ -27,3 +27,13 @@ func (p *Problems) Refuse(option, format string, args ...any) {
 
 // Err returns the first problem recorded, or nil.
 func (p *Problems) Err() error { return p.first }
+
+// Set stores v in *dst when ok, and otherwise records that option refused
+// it, the message saying what it takes instead.
+func Set[T any](p *Problems, dst *T, v T, ok bool, option, format string, args ...any) {
+	if !ok {
+		p.Refuse(option, format, args...)
+		return
+	}
+	*dst = v
+}

@@ -175,6 +175,26 @@ func (k *Keys) Named(name string) (Caller, bool) {
 	return Caller{}, false
 }
 
+// Approver returns the caller a person's name stands for when they answer
+// from outside the API (a Slack click): the token of that name, which must
+// hold the approve role, or, without tokens, the name alone. Anything else is
+// an error of code interlude.CodeForbidden.
+func (k *Keys) Approver(name string) (Caller, error) {
+	if k.Open() {
+		return Caller{Name: name, Roles: []Role{RoleApprove}}, nil
+	}
+	c, ok := k.Named(name)
+	if !ok {
+		return Caller{}, &interlude.Error{Code: interlude.CodeForbidden,
+			Message: fmt.Sprintf("no API token is named %s, the name your Slack user maps to; ask an admin to fix the Slack users of the notification config", name)}
+	}
+	if !c.Has(RoleApprove) {
+		return Caller{}, &interlude.Error{Code: interlude.CodeForbidden,
+			Message: fmt.Sprintf("%s may read questions but not answer them; that needs the approve role", name)}
+	}
+	return c, nil
+}
+
 // Authenticate returns who sends r, from its Authorization: Bearer or
 // x-api-key header (as LangGraph's clients send it), or ErrNoToken or
 // ErrBadToken. The secret is compared with every token in constant time.

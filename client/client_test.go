@@ -14,6 +14,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store/memory"
@@ -41,7 +42,7 @@ func serve(t *testing.T, opts ...server.Option) (*client.Client, string) {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return mustClient(t, hs.URL+"/"), hs.URL
+	return clienttest.New(t, hs.URL+"/"), hs.URL
 }
 
 func TestServerErrorsMatchTheRootPackagesErrorsByCode(t *testing.T) {
@@ -92,7 +93,7 @@ func TestAnUnreachableServerGivesErrUnreachable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	c := mustClient(t, "http://"+addr)
+	c := clienttest.New(t, "http://"+addr)
 	ctx := context.Background()
 	if err := c.Health(ctx); !errors.Is(err, client.ErrUnreachable) {
 		t.Fatalf("Health: %v", err)
@@ -115,7 +116,7 @@ func TestAnUnreachableServerGivesErrUnreachable(t *testing.T) {
 func TestTheClientCoversEveryRoute(t *testing.T) {
 	admin := auth.Token{Name: "root", Secret: "root-secret", Roles: []auth.Role{auth.RoleAdmin}}
 	_, url := serve(t, server.WithTokens([]auth.Token{admin}))
-	c := mustClient(t, url, client.WithToken(admin.Secret), client.WithHTTPClient(&http.Client{}))
+	c := clienttest.New(t, url, client.WithToken(admin.Secret), client.WithHTTPClient(&http.Client{}))
 	ctx := context.Background()
 	if err := c.Health(ctx); err != nil {
 		t.Fatal(err)
@@ -190,15 +191,4 @@ func TestTheClientCoversEveryRoute(t *testing.T) {
 	if _, err := c.Cancel(ctx, "r", ""); !errors.Is(err, interlude.ErrNotFound) {
 		t.Fatalf("cancel after delete: %v", err)
 	}
-}
-
-// mustClient returns a client of the server at baseURL, failing tb if New
-// refuses.
-func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
-	tb.Helper()
-	c, err := client.New(baseURL, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/memory"
@@ -26,7 +27,7 @@ func TestTheClientSeesAWaitingTurnsFinishedToolResults(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	c := mustClient(t, hs.URL)
+	c := clienttest.New(t, hs.URL)
 	ctx := context.Background()
 
 	var reported []client.SubTask

@@ -12,6 +12,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -27,7 +28,7 @@ func TestASubgraphsStateIsReadByNamespaceOnlyWhenAskedFor(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	c := mustClient(t, hs.URL+"/")
+	c := clienttest.New(t, hs.URL+"/")
 	ctx := context.Background()
 	res, err := c.Invoke(ctx, client.InvokeRequest{Graph: "nested", ThreadID: "n", Input: map[string]any{"amount": 250}})
 	if err != nil || res.Status != interlude.RunInterrupted {

@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
@@ -106,7 +107,7 @@ func (e *env) client(tok ...auth.Token) *client.Client {
 	if len(tok) > 0 {
 		opts = append(opts, client.WithToken(tok[0].Secret))
 	}
-	return mustClient(e.t, e.url, opts...)
+	return clienttest.New(e.t, e.url, opts...)
 }
 
 // answer is a raw HTTP answer.

@@ -14,6 +14,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 )
 
@@ -141,7 +142,7 @@ func TestEventHubKeepsABoundedBufferPerThread(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	c := mustClient(t, hs.URL)
+	c := clienttest.New(t, hs.URL)
 	ctx := context.Background()
 	sub, err := c.Subscribe(ctx, "a", "")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -49,7 +50,7 @@ func TestAServerServesTheHostItIsGiven(t *testing.T) {
 	if _, err := h.Invoke(ctx, "order-1", "orders", graph.Input(Order{Item: "books"})); err != nil {
 		t.Fatal(err)
 	}
-	c := mustClient(t, hs.URL)
+	c := clienttest.New(t, hs.URL)
 	th, err := c.Thread(ctx, "order-1")
 	if err != nil || len(th.Interrupts) != 1 {
 		t.Fatalf("the server reads the host's thread as %+v (%v), want one question", th, err)

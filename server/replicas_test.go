@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
@@ -153,7 +154,7 @@ func replica(t *testing.T, st store.Store, log host.EventLog) *client.Client {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() { srv.Close(); hs.Close() })
-	return mustClient(t, hs.URL)
+	return clienttest.New(t, hs.URL)
 }
 
 // replayed subscribes to a thread's events with a Last-Event-ID and returns
@@ -366,15 +367,4 @@ func TestListenersHearHowAThreadReadsOnceItsRunDiedWithItsProcess(t *testing.T) 
 			}
 		})
 	}
-}
-
-// mustClient returns a client of the server at baseURL, failing tb if New
-// refuses.
-func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
-	tb.Helper()
-	c, err := client.New(baseURL, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
 }

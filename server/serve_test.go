@@ -14,6 +14,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
@@ -80,7 +81,7 @@ func TestServeShutsDownGracefullyLettingRunningRunsFinish(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 
-	c := mustClient(t, "http://"+ln.Addr().String())
+	c := clienttest.New(t, "http://"+ln.Addr().String())
 	sub, err := c.Subscribe(context.Background(), "slow", "")
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
@@ -189,7 +190,7 @@ func TestAShutdownPastItsDeadlineGivesUpRunsWhichContinueFromTheirLastCheckpoint
 	entered, release := make(chan struct{}, 4), make(chan struct{}, 1)
 	addr, shutdown := serveLoud(t, st, nil, []builder{blockingGraph(entered, release)},
 		server.WithTimeouts(server.Timeouts{Shutdown: 100 * time.Millisecond}))
-	c := mustClient(t, "http://"+addr)
+	c := clienttest.New(t, "http://"+addr)
 	ctx := context.Background()
 	release <- struct{}{} // the first run goes through
 	if res, err := c.Invoke(ctx, client.InvokeRequest{ThreadID: "b", Input: map[string]any{"n": 1}}); err != nil || res.Status != "completed" {
@@ -222,7 +223,7 @@ func TestAShutdownPastItsDeadlineGivesUpRunsWhichContinueFromTheirLastCheckpoint
 	// Another server over the same store continues the thread from there.
 	addr2, _ := serveLoud(t, st, nil, []builder{blockingGraph(entered, release)})
 	release <- struct{}{}
-	res, err := mustClient(t, "http://"+addr2).Invoke(ctx, client.InvokeRequest{ThreadID: "b", Input: map[string]any{"n": 3}})
+	res, err := clienttest.New(t, "http://"+addr2).Invoke(ctx, client.InvokeRequest{ThreadID: "b", Input: map[string]any{"n": 3}})
 	if err != nil || res.Status != "completed" || !strings.Contains(string(res.Values), `"n":3`) {
 		t.Fatalf("continuing the thread: %v %+v", err, res)
 	}
@@ -242,7 +243,7 @@ func TestAStreamClientThatStopsReadingNeverHoldsUpTheRun(t *testing.T) {
 	// another request on the thread is served.
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	res, err := mustClient(t, "http://"+addr).Invoke(ctx, client.InvokeRequest{ThreadID: "s", Input: map[string]any{"events": 1, "size": 1}})
+	res, err := clienttest.New(t, "http://"+addr).Invoke(ctx, client.InvokeRequest{ThreadID: "s", Input: map[string]any{"events": 1, "size": 1}})
 	if err != nil || res.Status != "completed" {
 		t.Fatalf("the next request on the thread: %v %+v", err, res)
 	}
@@ -270,7 +271,7 @@ func TestAnEventsListenerThatStopsReadingIsCutOffWithoutHoldingUpTheRun(t *testi
 	// The listener reads no more while the run publishes 24 MiB of events.
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	c := mustClient(t, "http://"+addr)
+	c := clienttest.New(t, "http://"+addr)
 	for _, in := range []map[string]any{{"events": 48, "size": 524288}, {"events": 1, "size": 1}} {
 		if res, err := c.Invoke(ctx, client.InvokeRequest{ThreadID: "e", Input: in}); err != nil || res.Status != "completed" {
 			t.Fatalf("a run on the thread: %v %+v", err, res)

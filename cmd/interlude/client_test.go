@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
-	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/proctest"
 	"github.com/interludehq/interlude/wire"
 )
@@ -66,7 +66,7 @@ func startServerIn(t *testing.T, dir string, extraEnv []string, extra ...string)
 			<-s.done
 		}
 	})
-	c := mustClient(t, s.url)
+	c := clienttest.New(t, s.url)
 	up := waitFor(15*time.Second, func() bool {
 		select {
 		case <-s.done:
@@ -374,15 +374,4 @@ func TestAFailedRunExitsOne(t *testing.T) {
 	s := &liveServer{url: hs.URL}
 	s.expectCLI(t, nil, exitFailed, []string{"run", "flaky", "{}", "--thread", "f-1"},
 		"Thread f-1: failed", `Error: node "work": the disk is full`)
-}
-
-// mustClient returns a client of the server at baseURL, failing tb if New
-// refuses.
-func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
-	tb.Helper()
-	c, err := client.New(baseURL, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
 }

@@ -28,7 +28,7 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	dying := startServerIn(t, dir, []string{crashpoint.Env + "=resolve"})
-	alice := mustClient(t, dying.url, client.WithToken(aliceToken))
+	alice := clienttest.New(t, dying.url, client.WithToken(aliceToken))
 	res, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "order-1", Input: map[string]any{"amount": 150}})
 	if err != nil || res.Status != "interrupted" || len(res.Interrupts) != 1 {
 		t.Fatalf("start: %+v, %v", res, err)
@@ -46,7 +46,7 @@ func TestAServerFinishesAnAnswerWhoseProcessDiedBeforeItsStep(t *testing.T) {
 	}
 
 	fresh := startServerIn(t, dir, nil)
-	alice = mustClient(t, fresh.url, client.WithToken(aliceToken))
+	alice = clienttest.New(t, fresh.url, client.WithToken(aliceToken))
 	var th *wire.Thread
 	finished := waitFor(15*time.Second, func() bool {
 		if th, err = alice.Thread(ctx, "order-1"); err != nil {
@@ -75,7 +75,7 @@ func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
 	dir := t.TempDir()
 	ctx := context.Background()
 	dying := startServerIn(t, dir, []string{crashpoint.Env + "=step"})
-	alice := mustClient(t, dying.url, client.WithToken(aliceToken))
+	alice := clienttest.New(t, dying.url, client.WithToken(aliceToken))
 	message := []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Please refund order A-1001"}}}}
 	if _, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "support-agent", ThreadID: "chat-1", Messages: message}); err == nil {
 		t.Fatal("the run was acknowledged: the process did not die after the model's turn")
@@ -88,7 +88,7 @@ func TestAServerFinishesAnAgentRunWhoseProcessDiedBetweenItsModelTurnAndItsTools
 	}
 
 	fresh := startServerIn(t, dir, nil)
-	alice = mustClient(t, fresh.url, client.WithToken(aliceToken))
+	alice = clienttest.New(t, fresh.url, client.WithToken(aliceToken))
 	var th *wire.Thread
 	finished := waitFor(15*time.Second, func() bool {
 		if th, err = alice.Thread(ctx, "chat-1"); err != nil {
@@ -170,7 +170,7 @@ func TestAServerKilledAfterAnyCommitLosesNothingItAcknowledged(t *testing.T) {
 			dir := t.TempDir()
 			ctx := context.Background()
 			dying := startServerIn(t, dir, []string{fmt.Sprintf("%s=#%d", crashpoint.Env, n)})
-			alice := mustClient(t, dying.url, client.WithToken(aliceToken))
+			alice := clienttest.New(t, dying.url, client.WithToken(aliceToken))
 			asked := "" // the question the dead server acknowledged
 			res, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "support-agent", ThreadID: "chat-1", Messages: message})
 			if err == nil {
@@ -185,7 +185,7 @@ func TestAServerKilledAfterAnyCommitLosesNothingItAcknowledged(t *testing.T) {
 			crashed(t, dying)
 
 			fresh := startServerIn(t, dir, nil)
-			alice = mustClient(t, fresh.url, client.WithToken(aliceToken))
+			alice = clienttest.New(t, fresh.url, client.WithToken(aliceToken))
 			var th *wire.Thread
 			settled := waitFor(15*time.Second, func() bool {
 				th, err = alice.Thread(ctx, "chat-1")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/crashpoint"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
@@ -105,7 +106,7 @@ func TestAKilledServersNotificationsAreDeliveredAfterRestart(t *testing.T) {
 	hooks, url := newHookReceiver(t)
 	hookFlags := []string{"--webhook", url, "--webhook-secret", hookSecret}
 	dying := startServerIn(t, dir, []string{crashpoint.Env + "=resolve"}, hookFlags...)
-	alice := mustClient(t, dying.url, client.WithToken(aliceToken))
+	alice := clienttest.New(t, dying.url, client.WithToken(aliceToken))
 	res, err := alice.Invoke(ctx, client.InvokeRequest{Graph: "refund", ThreadID: "order-1", Input: map[string]any{"amount": 150}})
 	if err != nil || res.Status != "interrupted" {
 		t.Fatalf("start: %+v, %v", res, err)
@@ -150,7 +151,7 @@ func TestFailedNotificationsAreListedAndRetriedFromTheCommandLine(t *testing.T) 
 		t.Fatal(err)
 	}
 	s := startServerIn(t, dir, nil, "--notify", cfg, "--tokens", tokens)
-	alice := mustClient(t, s.url, client.WithToken(aliceToken))
+	alice := clienttest.New(t, s.url, client.WithToken(aliceToken))
 	if _, err := alice.Invoke(context.Background(), client.InvokeRequest{Graph: "refund", ThreadID: "order-2", Input: map[string]any{"amount": 10}}); err != nil {
 		t.Fatal(err)
 	}

@@ -59,3 +59,14 @@ func NoneListed(t testing.TB, c *client.Client, statuses ...interlude.ThreadStat
 		}
 	}
 }
+
+// New returns a client of the server at baseURL, failing tb if client.New
+// refuses its options.
+func New(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
+	tb.Helper()
+	c, err := client.New(baseURL, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}

@@ -33,7 +33,7 @@ func tokensFile(t *testing.T) string {
 
 // asAlice returns a client of r that sends alice's token.
 func asAlice(t testing.TB, r *replica) *client.Client {
-	return mustClient(t, r.url, client.WithHTTPClient(httpClient), client.WithToken(aliceToken))
+	return clienttest.New(t, r.url, client.WithHTTPClient(httpClient), client.WithToken(aliceToken))
 }
 
 // crashed waits for r to die at its crash point and fails the test if it
@@ -221,15 +221,4 @@ func finishedByAnother(t *testing.T, other *replica, thread string) *wire.Thread
 		}
 		time.Sleep(20 * time.Millisecond) // polling another process
 	}
-}
-
-// mustClient returns a client of the server at baseURL, failing tb if New
-// refuses.
-func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
-	tb.Helper()
-	c, err := client.New(baseURL, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
 }

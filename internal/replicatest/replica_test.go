@@ -25,6 +25,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/internal/proctest"
 	"github.com/interludehq/interlude/store/postgres"
 )
@@ -157,7 +158,7 @@ func launchWith(t *testing.T, name, dsn, schema string, leaseTTL time.Duration, 
 			t.Logf("replica %s output (tail):\n%s", r.name, out)
 		}
 	})
-	r.client = mustClient(t, r.url, client.WithHTTPClient(httpClient))
+	r.client = clienttest.New(t, r.url, client.WithHTTPClient(httpClient))
 	return r
 }
 

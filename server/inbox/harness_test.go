@@ -21,6 +21,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/clienttest"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store/sqlite"
@@ -218,9 +219,9 @@ func newEnvWith(t *testing.T, tokens []auth.Token, serverOpts []server.Option, e
 // client returns an API client, with the token if one is given.
 func (e *env) client(tok ...auth.Token) *client.Client {
 	if len(tok) > 0 {
-		return mustClient(e.t, e.url, client.WithToken(tok[0].Secret))
+		return clienttest.New(e.t, e.url, client.WithToken(tok[0].Secret))
 	}
-	return mustClient(e.t, e.url)
+	return clienttest.New(e.t, e.url)
 }
 
 // start starts a thread of the graph with input and checks that it paused.
@@ -363,15 +364,4 @@ func contains(t *testing.T, what, s string, subs ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, sub, s)
 		}
 	}
-}
-
-// mustClient returns a client of the server at baseURL, failing tb if New
-// refuses.
-func mustClient(tb testing.TB, baseURL string, opts ...client.Option) *client.Client {
-	tb.Helper()
-	c, err := client.New(baseURL, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
 }

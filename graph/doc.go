@@ -15,16 +15,20 @@
 // next one starts. A node returns an update, not a new state: the fields it sets
 // to a non-zero value are written, each combined with the current value by the
 // field's reducer (`graph:"append"`, `graph:"add"`, `graph:"merge"`; replace by
-// default). Two nodes of one step may not both write a replace field.
+// default). Two nodes of one step may not both write a replace field. An
+// update made in this process is applied as the node returned it, while a
+// reload decodes the stored JSON: keep state types whose JSON says all of
+// them (no unexported or `json:"-"` fields that matter).
 //
 // # Pauses
 //
 // A node (or a tool, or a hook, inside a node) calls interlude.Interrupt or
 // interlude.Ask and returns the error it gets. The step is then committed with
 // the question pending and [Graph.Invoke] returns a [Result] with status
-// [Interrupted] and every pending question; it is not an error. Answers are
-// commands: [Resume] (the single pending question), [Respond] (any of them, by
-// id), [Reject] and [Cancel]. Each answer is validated against the question's
+// interlude.RunInterrupted and every pending question; it is not an error.
+// Answers are commands: [Resume] gives one interlude.Resolution (made with
+// interlude.Resolve, Reject, Cancel or Expire; .For names the question) and
+// [Respond] several, by id. Each answer is validated against the question's
 // response schema and committed, with who gave it (interlude.WithActor), before
 // the node runs again from its top; the k-th Interrupt call of the node then
 // returns the k-th answer. Nodes of the same step that finished are not run

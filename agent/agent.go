@@ -138,22 +138,14 @@ func WithSystemPrompt(s string) Option { return func(c *config) { c.system = s }
 // ErrMaxTurns; Continue then fails the same way, and new input starts a new run.
 func WithMaxTurns(n int) Option {
 	return func(c *config) {
-		if n < 0 {
-			c.Refuse("agent.WithMaxTurns", "%d turns is negative; give 0 for no cap", n)
-			return
-		}
-		c.maxTurns = n
+		options.Set(&c.Problems, &c.maxTurns, n, n >= 0, "agent.WithMaxTurns", "%d turns is negative; give 0 for no cap", n)
 	}
 }
 
 // WithParallelTools runs up to n tool calls of a turn at once (the default is 4).
 func WithParallelTools(n int) Option {
 	return func(c *config) {
-		if n < 1 {
-			c.Refuse("agent.WithParallelTools", "%d calls at once: give at least 1", n)
-			return
-		}
-		c.parallel = n
+		options.Set(&c.Problems, &c.parallel, n, n >= 1, "agent.WithParallelTools", "%d calls at once: give at least 1", n)
 	}
 }
 

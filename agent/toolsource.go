@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/tool"
 )
@@ -23,11 +24,7 @@ type ToolSource interface {
 // src offers when New is called.
 func WithToolSource(src ToolSource) Option {
 	return func(c *config) {
-		if src == nil {
-			c.Refuse("agent.WithToolSource", "the source is nil; give one, or pass the tools to New")
-			return
-		}
-		c.source = src
+		options.Set(&c.Problems, &c.source, src, src != nil, "agent.WithToolSource", "the source is nil; give one, or pass the tools to New")
 	}
 }
 

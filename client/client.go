@@ -51,11 +51,7 @@ type config struct {
 // not be empty (leave the option out to send none).
 func WithToken(token string) Option {
 	return func(c *config) {
-		if token == "" {
-			c.Refuse("client.WithToken", "the token is empty; give a token's secret, or leave the option out to send none")
-			return
-		}
-		c.token = token
+		options.Set(&c.Problems, &c.token, token, token != "", "client.WithToken", "the token is empty; give a token's secret, or leave the option out to send none")
 	}
 }
 
@@ -64,11 +60,7 @@ func WithToken(token string) Option {
 // bound calls with their contexts instead.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *config) {
-		if hc == nil {
-			c.Refuse("client.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
-			return
-		}
-		c.hc = hc
+		options.Set(&c.Problems, &c.hc, hc, hc != nil, "client.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
 	}
 }
 

@@ -271,22 +271,14 @@ func InterruptAfter(nodes ...string) Option {
 // Compile refuses a limit below 1.
 func WithRecursionLimit(n int) Option {
 	return func(c *config) {
-		if n < 1 {
-			c.Refuse("graph.WithRecursionLimit", "%d steps: a run needs at least 1", n)
-			return
-		}
-		c.limit = n
+		options.Set(&c.Problems, &c.limit, n, n >= 1, "graph.WithRecursionLimit", "%d steps: a run needs at least 1", n)
 	}
 }
 
 // WithClock sets the clock used for timestamps (for deterministic tests).
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
-		if now == nil {
-			c.Refuse("graph.WithClock", "the clock is nil; leave the option out for the system clock")
-			return
-		}
-		c.now = now
+		options.Set(&c.Problems, &c.now, now, now != nil, "graph.WithClock", "the clock is nil; leave the option out for the system clock")
 	}
 }
 
@@ -298,11 +290,7 @@ func WithClock(now func() time.Time) Option {
 // store that it is current.
 func WithCacheBytes(n int64) Option {
 	return func(c *config) {
-		if n < 0 {
-			c.Refuse("graph.WithCacheBytes", "%d bytes is negative; give 0 to turn the cache off", n)
-			return
-		}
-		c.cacheBytes = n
+		options.Set(&c.Problems, &c.cacheBytes, n, n >= 0, "graph.WithCacheBytes", "%d bytes is negative; give 0 to turn the cache off", n)
 	}
 }
 

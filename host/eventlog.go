@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/interludehq/interlude/internal/options"
 )
 
 // EventLog is a log of thread events shared by the processes (server
@@ -50,11 +52,7 @@ type EventLog interface {
 // still keeps, whichever process it subscribes to.
 func WithHubLog(log EventLog) HubOption {
 	return func(c *hubConfig) {
-		if log == nil {
-			c.Refuse("host.WithHubLog", "the event log is nil; leave the option out for a hub of this process alone")
-			return
-		}
-		c.elog = log
+		options.Set(&c.Problems, &c.elog, log, log != nil, "host.WithHubLog", "the event log is nil; leave the option out for a hub of this process alone")
 	}
 }
 

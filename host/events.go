@@ -261,11 +261,7 @@ type hubConfig struct {
 // listener may fall behind before it is disconnected. n must be positive.
 func WithHubBuffer(n int) HubOption {
 	return func(c *hubConfig) {
-		if n <= 0 {
-			c.Refuse("host.WithHubBuffer", "%d events is not a buffer; give a positive number", n)
-			return
-		}
-		c.perThread = n
+		options.Set(&c.Problems, &c.perThread, n, n > 0, "host.WithHubBuffer", "%d events is not a buffer; give a positive number", n)
 	}
 }
 
@@ -274,11 +270,7 @@ func WithHubBuffer(n int) HubOption {
 // must be positive.
 func WithHubThreads(n int) HubOption {
 	return func(c *hubConfig) {
-		if n <= 0 {
-			c.Refuse("host.WithHubThreads", "%d threads is not a number to keep; give a positive number", n)
-			return
-		}
-		c.maxThreads = n
+		options.Set(&c.Problems, &c.maxThreads, n, n > 0, "host.WithHubThreads", "%d threads is not a number to keep; give a positive number", n)
 	}
 }
 
@@ -289,11 +281,7 @@ func WithHubThreads(n int) HubOption {
 // positive.
 func WithHubBytes(n int64) HubOption {
 	return func(c *hubConfig) {
-		if n <= 0 {
-			c.Refuse("host.WithHubBytes", "%d bytes is not a budget; give a positive number of bytes", n)
-			return
-		}
-		c.budget = n
+		options.Set(&c.Problems, &c.budget, n, n > 0, "host.WithHubBytes", "%d bytes is not a budget; give a positive number of bytes", n)
 	}
 }
 
@@ -302,11 +290,7 @@ func WithHubBytes(n int64) HubOption {
 // its type and encodes the graph.Event as JSON.
 func WithHubEncoding(enc Encoding) HubOption {
 	return func(c *hubConfig) {
-		if enc == nil {
-			c.Refuse("host.WithHubEncoding", "the encoding is nil; leave the option out for the default JSON encoding")
-			return
-		}
-		c.encode = enc
+		options.Set(&c.Problems, &c.encode, enc, enc != nil, "host.WithHubEncoding", "the encoding is nil; leave the option out for the default JSON encoding")
 	}
 }
 

@@ -89,11 +89,7 @@ func WithHub(hub *Hub) Option { return func(c *config) { c.hub = hub } }
 // WithLogger sets the logger of what the watches do (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
-		if l == nil {
-			c.Refuse("host.WithLogger", "the logger is nil; leave the option out for slog.Default()")
-			return
-		}
-		c.log = l
+		options.Set(&c.Problems, &c.log, l, l != nil, "host.WithLogger", "the logger is nil; leave the option out for slog.Default()")
 	}
 }
 
@@ -101,11 +97,7 @@ func WithLogger(l *slog.Logger) Option {
 // graphs judge them by theirs (graph.WithClock), so give both the same.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
-		if now == nil {
-			c.Refuse("host.WithClock", "the clock is nil; leave the option out for time.Now")
-			return
-		}
-		c.now = now
+		options.Set(&c.Problems, &c.now, now, now != nil, "host.WithClock", "the clock is nil; leave the option out for time.Now")
 	}
 }
 

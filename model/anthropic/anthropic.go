@@ -113,11 +113,7 @@ func WithAPIKey(key string) Option {
 // [DefaultModel].
 func WithModel(name string) Option {
 	return func(c *config) {
-		if name == "" {
-			c.Refuse("anthropic.WithModel", "the model name is empty; give one, or leave the option out for DefaultModel")
-			return
-		}
-		c.model = name
+		options.Set(&c.Problems, &c.model, name, name != "", "anthropic.WithModel", "the model name is empty; give one, or leave the option out for DefaultModel")
 	}
 }
 
@@ -125,11 +121,7 @@ func WithModel(name string) Option {
 // The default is [DefaultMaxTokens]; n must be positive.
 func WithMaxTokens(n int) Option {
 	return func(c *config) {
-		if n <= 0 {
-			c.Refuse("anthropic.WithMaxTokens", "%d tokens is not a cap; give a positive number", n)
-			return
-		}
-		c.maxTokens = n
+		options.Set(&c.Problems, &c.maxTokens, n, n > 0, "anthropic.WithMaxTokens", "%d tokens is not a cap; give a positive number", n)
 	}
 }
 
@@ -137,11 +129,7 @@ func WithMaxTokens(n int) Option {
 // http.DefaultClient).
 func WithHTTPClient(client *http.Client) Option {
 	return func(c *config) {
-		if client == nil {
-			c.Refuse("anthropic.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
-			return
-		}
-		c.client = client
+		options.Set(&c.Problems, &c.client, client, client != nil, "anthropic.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
 	}
 }
 

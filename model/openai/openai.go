@@ -109,11 +109,7 @@ func WithAPIKey(key string) Option {
 // [DefaultModel].
 func WithModel(name string) Option {
 	return func(c *config) {
-		if name == "" {
-			c.Refuse("openai.WithModel", "the model name is empty; give one, or leave the option out for DefaultModel")
-			return
-		}
-		c.model = name
+		options.Set(&c.Problems, &c.model, name, name != "", "openai.WithModel", "the model name is empty; give one, or leave the option out for DefaultModel")
 	}
 }
 
@@ -121,11 +117,7 @@ func WithModel(name string) Option {
 // http.DefaultClient).
 func WithHTTPClient(client *http.Client) Option {
 	return func(c *config) {
-		if client == nil {
-			c.Refuse("openai.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
-			return
-		}
-		c.client = client
+		options.Set(&c.Problems, &c.client, client, client != nil, "openai.WithHTTPClient", "the HTTP client is nil; leave the option out for http.DefaultClient")
 	}
 }
 

@@ -85,11 +85,7 @@ func WithInterruptFormat(graphName string, f InterruptFormat) Option {
 // WithLogger sets the logger of failed runs (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
-		if l == nil {
-			c.Refuse("langgraph.WithLogger", "the logger is nil; leave the option out for slog.Default()")
-			return
-		}
-		c.log = l
+		options.Set(&c.Problems, &c.log, l, l != nil, "langgraph.WithLogger", "the logger is nil; leave the option out for slog.Default()")
 	}
 }
 
@@ -97,11 +93,7 @@ func WithLogger(l *slog.Logger) Option {
 // positive.
 func WithBodyLimit(n int64) Option {
 	return func(c *config) {
-		if n <= 0 {
-			c.Refuse("langgraph.WithBodyLimit", "%d bytes is not a limit; give a positive number of bytes", n)
-			return
-		}
-		c.bodyLimit = n
+		options.Set(&c.Problems, &c.bodyLimit, n, n > 0, "langgraph.WithBodyLimit", "%d bytes is not a limit; give a positive number of bytes", n)
 	}
 }
 
@@ -110,11 +102,7 @@ func WithBodyLimit(n int64) Option {
 // seconds); d must be positive.
 func WithHeartbeat(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			c.Refuse("langgraph.WithHeartbeat", "%v is not a period; give a positive duration", d)
-			return
-		}
-		c.heartbeat = d
+		options.Set(&c.Problems, &c.heartbeat, d, d > 0, "langgraph.WithHeartbeat", "%v is not a period; give a positive duration", d)
 	}
 }
 
@@ -123,11 +111,7 @@ func WithHeartbeat(d time.Duration) Option {
 // so that a run may last longer than one write may.
 func WithWriteTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			c.Refuse("langgraph.WithWriteTimeout", "%v is not a timeout; give a positive duration", d)
-			return
-		}
-		c.writeWait = d
+		options.Set(&c.Problems, &c.writeWait, d, d > 0, "langgraph.WithWriteTimeout", "%v is not a timeout; give a positive duration", d)
 	}
 }
 

@@ -123,11 +123,7 @@ const DefaultBatchWait = 500 * time.Microsecond
 // fewer commits leave more CPU for the work.
 func WithBatchWait(d time.Duration) Option {
 	return func(c *config) {
-		if d < 0 {
-			c.Refuse("postgres.WithBatchWait", "%v is negative; give 0 to turn the wait off", d)
-			return
-		}
-		c.batchWait = d
+		options.Set(&c.Problems, &c.batchWait, d, d >= 0, "postgres.WithBatchWait", "%v is negative; give 0 to turn the wait off", d)
 	}
 }
 

@@ -118,11 +118,7 @@ func WithSynchronous(mode string) Option {
 // process using the same file before failing (default 5s).
 func WithBusyTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d < 0 {
-			c.Refuse("sqlite.WithBusyTimeout", "%v is negative; use 0 or more", d)
-			return
-		}
-		c.busyTimeout = d
+		options.Set(&c.Problems, &c.busyTimeout, d, d >= 0, "sqlite.WithBusyTimeout", "%v is negative; use 0 or more", d)
 	}
 }
 
@@ -130,11 +126,7 @@ func WithBusyTimeout(d time.Duration) Option {
 // at least 4).
 func WithReadConns(n int) Option {
 	return func(c *config) {
-		if n < 1 {
-			c.Refuse("sqlite.WithReadConns", "%d read connections; use at least 1", n)
-			return
-		}
-		c.readConns = n
+		options.Set(&c.Problems, &c.readConns, n, n >= 1, "sqlite.WithReadConns", "%d read connections; use at least 1", n)
 	}
 }
 

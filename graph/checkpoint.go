@@ -15,7 +15,9 @@ import (
 	"github.com/interludehq/interlude/store"
 )
 
-// The persisted format, version 1.
+// The persisted format (store.FormatVersion; every older version stays
+// readable). Format 2 stores a question with its answer as an
+// interlude.Exchange, where format 1 wrote {"q", "r"}.
 //
 // A thread's log is a sequence of deltas (records); each holds only what its step
 // changed. A snapshot holds the whole state as of one version. Both are JSON; a

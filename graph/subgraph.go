@@ -16,33 +16,10 @@ import (
 	"github.com/interludehq/interlude/store/storekit"
 )
 
-// Subgraphs.
-//
-// A compiled graph runs inside a task of another graph in two ways: as a node
-// (SubgraphNode, with a mapping from the parent's state to its own and back), or
-// called from a node's or a tool's code (Subgraph). Either way it runs in the
-// parent's thread, under a namespace: the task path that leads to it (["approval"]
-// for a subgraph node named approval, ["tools", "call_1", "billing"] for a
-// subgraph called as "billing" from an agent's tool call).
-//
-// The subgraph keeps its own checkpoint while it waits: when it pauses (or
-// fails), its state, its step in progress and the ledger of its finished tasks are
-// kept in the parent's step, under its namespace, and committed with the parent's
-// pause. Loading the parent reads them as data; nothing of the subgraph runs. An
-// answer re-runs the parent's task from its top (code before the call runs
-// again), and the call continues the subgraph from that checkpoint: inner steps
-// that completed, and inner tasks that finished, are not run again. Once the
-// parent's step completes, the subgraph's checkpoint is dropped with the step's
-// ledger.
-//
-// An interrupt raised inside carries its full path, outermost first
-// (["approval", "manager"]), and its id derives from the parent step's identity,
-// the namespace and the subgraph's own checkpoint, so a resume yields the same
-// ids and a later cycle of a loop (of the parent or of the subgraph) new ones.
-// The parent answers it like any other of its interrupts.
-//
-// Sticky approvals and other RunMemory entries of a subgraph belong to that
-// subgraph's invocation: each call starts with an empty RunMemory.
+// Subgraphs run inside a task of another graph, in its thread, under a
+// namespace; a waiting one keeps its checkpoint in the parent's step (see
+// "Why a subgraph keeps its checkpoint in its parent's step" in
+// docs/ARCHITECTURE.md).
 
 // progress is a waiting subgraph's checkpoint, as kept in its parent's step.
 type progress struct {

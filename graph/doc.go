@@ -160,8 +160,9 @@
 // lists waiting subgraphs by namespace, and [WithSubgraphs] makes a stream carry
 // their events. A breakpoint names a subgraph's node by its path from the
 // parent ([InterruptBefore]("approval/finance")), and [Graph.ForkSubgraph]
-// continues a thread from a subgraph's kept checkpoint, by namespace.
-// docs/ARCHITECTURE.md says where their checkpoints are kept.
+// continues a thread from a subgraph's kept checkpoint, by namespace. Each
+// call of a subgraph starts with an empty [RunMemory], so sticky approvals stay
+// within it. docs/ARCHITECTURE.md says where their checkpoints are kept.
 //
 // # Tracing
 //

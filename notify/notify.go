@@ -9,8 +9,9 @@
 // signature and answering as the Interlude user the Slack user is mapped to.
 // The message is updated in place when the question is answered, rejected,
 // cancelled or expired, from those notices, wherever the answer came from.
-// It remembers its messages in memory: after a restart, the messages of
-// questions asked before it are no longer updated.
+// It remembers which message shows which question in the dispatcher's store
+// (store.Documents), so that a message posted before a restart is updated
+// after it.
 //
 // A Dispatcher claims due notices from the outbox, hands each to every
 // destination whose route wants it, and records the outcome in the store:
@@ -302,6 +303,9 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 	}
 	names := map[string]bool{}
 	for _, dst := range dests {
+		if u, ok := dst.(interface{ useStore(store.Store) }); ok {
+			u.useStore(st) // such as Slack, which remembers its messages there
+		}
 		if dst == nil || dst.Name() == "" {
 			return nil, errors.New("notify: a destination has no name")
 		}

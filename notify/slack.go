@@ -46,6 +46,11 @@ type SlackConfig struct {
 // link to the question in the web inbox. When the question is closed (in
 // Slack, the inbox, through the API, or by expiry) the message is updated in
 // place to say how and by whom.
+//
+// Which message shows which question is kept in the store of the dispatcher
+// the destination is given to (New), as a document of kind SlackMessageKind,
+// if the store keeps documents (store.Documents): so a message posted before
+// a restart is still updated after it. Without one it is kept in memory only.
 type Slack struct {
 	cfg    SlackConfig
 	name   string
@@ -54,6 +59,22 @@ type Slack struct {
 
 	mu   sync.Mutex
 	msgs map[string]*slackMessage // by thread and question
+	docs store.Documents          // where messages are remembered across restarts, or nil
+}
+
+// SlackMessageKind is the kind of the documents (store.Documents) in which a
+// Slack destination remembers the message it posted for a question, filed
+// under the question's thread, keyed by question and destination.
+const SlackMessageKind = "slack.message"
+
+// slackDoc is a SlackMessageKind document: where the question's message is,
+// and the question as posted, to answer its buttons and show its outcome.
+type slackDoc struct {
+	Channel  string          `json:"channel"`
+	TS       string          `json:"ts"`
+	Graph    string          `json:"graph"`
+	InboxURL string          `json:"inbox_url,omitempty"`
+	Notice   json.RawMessage `json:"notice"` // the raised notice's payload (graph.NoticeData)
 }
 
 // slackMessage is what a Slack destination knows of one question's message.
@@ -61,6 +82,93 @@ type slackMessage struct {
 	channel, ts string
 	raised      *Notification // the question, once posted
 	closed      *Notification // how it was closed, once known
+	stored      bool          // the store has channel and ts
+}
+
+// useStore makes s remember its messages in st, if st keeps documents; New
+// calls it with the dispatcher's store.
+func (s *Slack) useStore(st store.Store) {
+	docs, _ := store.As[store.Documents](st)
+	s.mu.Lock()
+	s.docs = docs
+	s.mu.Unlock()
+}
+
+// docKey is the key of the document of a question's message: the question's
+// id and the destination's name, so that two channels keep theirs apart.
+func (s *Slack) docKey(interruptID string) string { return interruptID + " " + s.name }
+
+// remember stores where the question n raised was posted.
+func (s *Slack) remember(ctx context.Context, n *Notification, channel, ts string) error {
+	s.mu.Lock()
+	docs := s.docs
+	s.mu.Unlock()
+	if docs == nil {
+		return nil
+	}
+	data, err := json.Marshal(slackDoc{Channel: channel, TS: ts, Graph: n.Notice.Graph, InboxURL: n.InboxURL, Notice: n.Notice.Data})
+	if err != nil {
+		return err
+	}
+	if err := docs.PutDocument(ctx, store.Document{ThreadID: n.Notice.ThreadID, Kind: SlackMessageKind, Key: s.docKey(n.Data.Interrupt.ID), Data: data}); err != nil {
+		return fmt.Errorf("remember the Slack message: %w", err)
+	}
+	return nil
+}
+
+// recall returns the stored message of a question and the question as posted,
+// or nil if none is stored.
+func (s *Slack) recall(ctx context.Context, threadID, interruptID string) (*slackMessage, error) {
+	s.mu.Lock()
+	docs := s.docs
+	s.mu.Unlock()
+	if docs == nil {
+		return nil, nil
+	}
+	d, err := docs.Document(ctx, threadID, SlackMessageKind, s.docKey(interruptID))
+	if errors.Is(err, interlude.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recall the Slack message: %w", err)
+	}
+	var doc slackDoc
+	if err := json.Unmarshal(d.Data, &doc); err != nil {
+		return nil, fmt.Errorf("recall the Slack message: %w", err)
+	}
+	n := &Notification{Notice: store.Notice{ThreadID: threadID, Graph: doc.Graph, Type: store.NoticeRaised, InterruptID: interruptID, Data: doc.Notice},
+		InboxURL: doc.InboxURL}
+	if err := json.Unmarshal(doc.Notice, &n.Data); err != nil || n.Data.Interrupt == nil {
+		return nil, fmt.Errorf("recall the Slack message: the stored question cannot be read (%v)", err)
+	}
+	return &slackMessage{channel: doc.Channel, ts: doc.TS, raised: n, stored: true}, nil
+}
+
+// forget deletes the stored message of a question, once it shows the outcome.
+func (s *Slack) forget(ctx context.Context, threadID, interruptID string) error {
+	s.mu.Lock()
+	docs := s.docs
+	s.mu.Unlock()
+	if docs == nil {
+		return nil
+	}
+	if err := docs.DeleteDocument(ctx, threadID, SlackMessageKind, s.docKey(interruptID)); err != nil {
+		return fmt.Errorf("forget the Slack message: %w", err)
+	}
+	return nil
+}
+
+// message returns what s knows of a question's message: in memory, else in
+// the store (a message posted before a restart), else nil.
+func (s *Slack) message(ctx context.Context, threadID, interruptID string) (*slackMessage, error) {
+	key := threadID + "\x00" + interruptID
+	s.mu.Lock()
+	m := s.msgs[key]
+	s.mu.Unlock()
+	if m != nil && m.ts != "" {
+		return m, nil
+	}
+	return s.recall(ctx, threadID, interruptID)
 }
 
 // NewSlack returns the Slack destination cfg describes. client may be nil for
@@ -107,11 +215,22 @@ func (s *Slack) Wants(n *Notification) bool { return n.Data.Interrupt != nil && 
 func (s *Slack) Deliver(ctx context.Context, n *Notification) error {
 	key := n.Notice.ThreadID + "\x00" + n.Data.Interrupt.ID
 	if n.Notice.Type == store.NoticeRaised {
-		s.mu.Lock()
-		m := s.msgs[key]
-		s.mu.Unlock()
+		m, err := s.message(ctx, n.Notice.ThreadID, n.Data.Interrupt.ID)
+		if err != nil {
+			return err
+		}
 		if m != nil && m.ts != "" {
-			return nil // posted by an attempt whose settle was lost
+			// Posted by an attempt whose settle was lost, or that could
+			// not store the message.
+			if !m.stored {
+				if err := s.remember(ctx, n, m.channel, m.ts); err != nil {
+					return err
+				}
+				s.mu.Lock()
+				m.stored = true
+				s.mu.Unlock()
+			}
+			return nil
 		}
 		blocks := slackQuestion(n)
 		channel, ts, err := s.client.PostMessageContext(ctx, s.cfg.Channel,
@@ -125,6 +244,12 @@ func (s *Slack) Deliver(ctx context.Context, n *Notification) error {
 			s.msgs[key] = m
 		}
 		m.channel, m.ts, m.raised = channel, ts, n
+		s.mu.Unlock()
+		if err := s.remember(ctx, n, channel, ts); err != nil {
+			return err // tried again without posting twice: the message is in memory
+		}
+		s.mu.Lock()
+		m.stored = true
 		closed := m.closed
 		s.mu.Unlock()
 		if closed == nil {
@@ -143,7 +268,15 @@ func (s *Slack) Deliver(ctx context.Context, n *Notification) error {
 	channel, ts := m.channel, m.ts
 	s.mu.Unlock()
 	if ts == "" {
-		return nil // not posted (yet): posting it will show the outcome
+		// Posted before a restart?
+		old, err := s.recall(ctx, n.Notice.ThreadID, n.Data.Interrupt.ID)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return nil // not posted (yet): posting it will show the outcome
+		}
+		channel, ts = old.channel, old.ts
 	}
 	if err := s.update(ctx, channel, ts, n, n.Data.Resolution); err != nil {
 		return err
@@ -151,7 +284,7 @@ func (s *Slack) Deliver(ctx context.Context, n *Notification) error {
 	s.mu.Lock()
 	delete(s.msgs, key) // done with: a later click is told the answer given
 	s.mu.Unlock()
-	return nil
+	return s.forget(ctx, n.Notice.ThreadID, n.Data.Interrupt.ID)
 }
 
 // update rewrites a question's message to show its outcome.
@@ -457,7 +590,7 @@ func (s *Slack) clicked(ctx context.Context, cb *slack.InteractionCallback, answ
 		}
 		return
 	}
-	q := s.question(ref)
+	q := s.question(ctx, ref)
 	res := interlude.Resolve(true)
 	if q != nil {
 		res = approveAnswer(q.Data.Interrupt)
@@ -507,14 +640,17 @@ func writeViewErrors(w http.ResponseWriter, msg string) {
 }
 
 // question returns the posted notification of the question ref names, if
-// this destination posted it.
-func (s *Slack) question(ref slackRef) *Notification {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m := s.msgs[ref.ThreadID+"\x00"+ref.InterruptID]; m != nil {
-		return m.raised
+// this destination posted it (before a restart too, if its store keeps the
+// message).
+func (s *Slack) question(ctx context.Context, ref slackRef) *Notification {
+	m, err := s.message(ctx, ref.ThreadID, ref.InterruptID)
+	if err != nil {
+		s.log.Warn("reading a Slack message's question failed", "thread_id", ref.ThreadID, "interrupt_id", ref.InterruptID, "err", err)
 	}
-	return nil
+	if m == nil {
+		return nil
+	}
+	return m.raised
 }
 
 // decide answers d and returns what to tell the person, or "" when the answer
@@ -533,7 +669,7 @@ func (s *Slack) decide(ctx context.Context, ref slackRef, d Decision, answer Ans
 	if prev == nil {
 		return ""
 	}
-	if q := s.question(ref); q != nil && ref.TS != "" {
+	if q := s.question(ctx, ref); q != nil && ref.TS != "" {
 		if err := s.update(ctx, ref.Channel, ref.TS, q, prev); err != nil {
 			s.log.Warn("updating a Slack message failed", "err", err)
 		}

@@ -10,6 +10,7 @@
 //	go run ./bench/load [-clients 1,8,64] [-duration 10s] [-paused 100000]
 //	go run ./bench/load -postgres DSN [-replicas 3] [-clients 16,64,128] [-paused 0]
 //	go run ./bench/load -trace [-clients 64] [-paused 0]
+//	go run ./bench/load -webhook [-clients 64] [-paused 0]
 //
 // It builds cmd/interlude, starts `interlude serve` on a free loopback port with a
 // fresh SQLite file, and drives it with the Go client. With -postgres it starts
@@ -19,7 +20,13 @@
 // replicas. The DSN may set the servers' pool size (pool_max_conns=N). With
 // -trace the servers trace every request, run, step, node and append and send
 // the spans by OTLP over HTTP to a sink in this process, which reads and drops
-// them (its CPU counts as the load generator's).
+// them (its CPU counts as the load generator's). With -webhook the servers
+// deliver every notification (a question raised, answered, ...) to a webhook
+// receiver in this process, which counts each notice's id: each client
+// count's run then ends once no notice is left to deliver, so its CPU per
+// cycle includes delivering the cycles' notices, and the report says how many
+// notices arrived, more than once, or never. Compare with a run without
+// -webhook for what delivery adds.
 package main
 
 import (
@@ -66,6 +73,7 @@ func main() {
 	replicas := flag.Int("replicas", 1, "with -postgres, how many servers share the database")
 	procs := flag.Int("server-procs", 0, "run each server with GOMAXPROCS=`N` (0: Go's default, every core)")
 	traced := flag.Bool("trace", false, "trace every request (OTEL_TRACES_SAMPLER=always_on), exporting the spans by OTLP/HTTP to a sink in this process")
+	webhook := flag.Bool("webhook", false, "deliver every notification to a webhook receiver in this process, which checks that each arrives once")
 	flag.Parse()
 	log.SetFlags(0)
 	if *replicas < 1 || (*replicas > 1 && *dsn == "") {
@@ -108,11 +116,19 @@ func main() {
 		env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.url, "OTEL_TRACES_SAMPLER=always_on")
 		header += ", traced (always_on, OTLP/HTTP to a local sink)"
 	}
+	var rcv *receiver
+	if *webhook {
+		rcv = startReceiver()
+		header += ", every notification delivered to a local webhook receiver"
+	}
 	for range *replicas {
 		addr := freeAddr()
 		args := []string{"serve", "--addr", addr, "--db", filepath.Join(dir, "load.db")}
 		if *dsn != "" {
 			args = []string{"serve", "--addr", addr, "--postgres", withAppName(*dsn, schema), "--postgres-schema", schema}
+		}
+		if rcv != nil {
+			args = append(args, "--webhook", rcv.url, "--webhook-secret", rcv.secret)
 		}
 		srv := exec.Command(bin, args...)
 		if len(env) > 0 {
@@ -151,6 +167,7 @@ func main() {
 	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | CPU/cycle load generator | CPU/cycle machine | commits/cycle | switches/cycle | errors |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var seq atomic.Int64
+	var drained []string
 	for _, f := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
@@ -158,6 +175,14 @@ func main() {
 		}
 		before := measure(srvs, *dsn, schema)
 		r := run(ctx, c, n, *duration, &seq)
+		if rcv != nil {
+			// The cycles' cost includes delivering their notices.
+			d, err := drain(ctx, c, time.Minute)
+			if err != nil {
+				fatalf("%d clients: %v", n, err)
+			}
+			drained = append(drained, fmt.Sprintf("%d clients: the last notices were delivered %s after the run", n, d.Round(time.Millisecond)))
+		}
 		u := measure(srvs, *dsn, schema).since(before)
 		cycles := float64(r.cycles)
 		ms := func(d time.Duration) string { return perCycle(float64(d.Microseconds())/1000, cycles, "%.2f ms") }
@@ -165,6 +190,17 @@ func main() {
 		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, cycles/r.elapsed.Seconds(),
 			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), ms(u.servers), ms(u.database),
 			ms(u.generator), ms(u.machine), count(u.commits), count(u.switches), r.errors)
+	}
+	if rcv != nil {
+		fmt.Println()
+		for _, l := range drained {
+			fmt.Println("webhook: " + l)
+		}
+		got, err := rcv.check(ctx, c)
+		if err != nil {
+			fatalf("reading the delivery log: %v", err)
+		}
+		fmt.Println("webhook: " + got)
 	}
 	fmt.Printf("\nhost speed: the loopback round trip took %s after the runs\n", hostLine())
 	if sink != nil {

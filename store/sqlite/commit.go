@@ -18,7 +18,10 @@ import (
 // append), and commits them with one fsync. An append returns when the transaction
 // holding it is durable. A lone append costs what it did before; under load, the
 // cost of the fsync is shared. A group of appends marked store.Append.NoSync
-// commits without the fsync.
+// commits without the fsync. Other writes that need not wait for the disk (the
+// outbox's claims and settles, outbox.go) join a group as an op instead of an
+// append, so that they share its transaction rather than take the writer in
+// turn.
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256
@@ -27,6 +30,7 @@ type appendReq struct {
 	ctx        context.Context
 	a          store.Append
 	interrupts []byte
+	op         func(ctx context.Context, tx *sql.Tx) error // if set, run instead of applying a, without waiting for the disk
 	err        error
 	done       chan struct{}
 }
@@ -113,7 +117,7 @@ func (c *committer) commit(group []*appendReq) {
 	}
 	ctx := context.Background() // the group outlives any one caller's context
 	// The group waits for the disk if any of its appends must.
-	durable := slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && !r.a.NoSync })
+	durable := slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && r.op == nil && !r.a.NoSync })
 	conn, err := s.writer(ctx, durable)
 	if err != nil {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
@@ -131,7 +135,7 @@ func (c *committer) commit(group []*appendReq) {
 			continue
 		}
 		if len(group) == 1 {
-			r.err = s.apply(ctx, tx, r)
+			r.err = s.applyReq(ctx, tx, r)
 		} else {
 			r.err = s.applySaved(ctx, tx, r)
 		}
@@ -167,7 +171,7 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 	if _, err := tx.StmtContext(ctx, s.savepoint).ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
-	err := s.apply(ctx, tx, r)
+	err := s.applyReq(ctx, tx, r)
 	if err != nil {
 		if _, rerr := tx.StmtContext(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)
@@ -177,6 +181,14 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 		return errors.Join(err, rerr)
 	}
 	return err
+}
+
+// applyReq applies r's append, or runs its op.
+func (s *Store) applyReq(ctx context.Context, tx *sql.Tx, r *appendReq) error {
+	if r.op != nil {
+		return r.op(ctx, tx)
+	}
+	return s.apply(ctx, tx, r)
 }
 
 // drain refuses the appends still queued when the store closes.

@@ -68,28 +68,19 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 	return out, nil
 }
 
-// ClaimNotices implements store.Outbox. A claim commits without waiting for
-// the disk: one lost to a crash leaves its notices due, to be claimed again.
+// ClaimNotices implements store.Outbox. A claim joins the appends' group
+// commit (commit.go), sharing their transaction rather than taking the writer
+// on its own, and does not make the group wait for the disk: a claim lost to
+// a crash leaves its notices due, to be claimed again.
 func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
 	now := c.Now.UnixNano()
-	conn, err := s.writer(ctx, false)
+	var out []store.Notice
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, op: func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		out, err = scanNotices(tx.StmtContext(ctx, s.claimNotices).QueryContext(ctx, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
+		return err
+	}})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
-	}
-	defer tx.Rollback()
-	out, err := scanNotices(tx.QueryContext(ctx, `UPDATE outbox SET owner = ?1, claimed_until = ?2, attempts = attempts + 1
-		WHERE seq IN (SELECT seq FROM outbox WHERE state = 'pending' AND next_at <= ?3 AND (owner = '' OR claimed_until <= ?3)
-			ORDER BY next_at, seq LIMIT ?4)
-		RETURNING `+noticeColumns, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
 	}
 	slices.SortFunc(out, func(a, b store.Notice) int {
@@ -106,8 +97,9 @@ func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
 	return s.SettleNotices(ctx, []store.NoticeSettle{st})
 }
 
-// SettleNotices implements store.Outbox: one transaction, committed without
-// waiting for the disk (a settle lost to a crash delivers its notice again).
+// SettleNotices implements store.Outbox: the outcomes are written together in
+// the appends' group commit (commit.go), without making the group wait for the
+// disk (a settle lost to a crash delivers its notice again).
 func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) error {
 	var errs []error
 	valid := make([]store.NoticeSettle, 0, len(ss))
@@ -121,53 +113,47 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 	if len(valid) == 0 {
 		return errors.Join(errs...)
 	}
-	conn, err := s.writer(ctx, false)
-	if err != nil {
-		return fmt.Errorf("sqlite store: settle notices: %w", err)
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite store: settle notices: %w", err)
-	}
-	defer tx.Rollback()
-	upd, err := tx.PrepareContext(ctx, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0
-		WHERE id = ? AND owner = ? AND state = 'pending'`)
-	if err != nil {
-		return fmt.Errorf("sqlite store: settle notices: %w", err)
-	}
-	defer upd.Close()
-	for _, st := range valid {
+	tos := make([]string, len(valid))
+	for i, st := range valid {
 		to, err := json.Marshal(nonNilNames(st.DeliveredTo))
 		if err != nil {
 			return err
 		}
-		var settled any
-		next := st.NextAt.UnixNano()
-		if st.State != store.NoticePending {
-			settled, next = st.At.UnixNano(), 0
-		}
-		res, err := upd.ExecContext(ctx, string(st.State), next, st.Error, string(to), settled, st.ID, st.Owner)
-		if err != nil {
-			return fmt.Errorf("sqlite store: settle notice %s: %w", st.ID, err)
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			continue
-		}
-		var one int
-		switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM outbox WHERE id = ?`, st.ID).Scan(&one); {
-		case errors.Is(err, sql.ErrNoRows):
-			errs = append(errs, storekit.NoticeNotFound(st.ID))
-		case err != nil:
-			return fmt.Errorf("sqlite store: read notice %s: %w", st.ID, err)
-		default:
-			errs = append(errs, storekit.ClaimLost(st.ID, st.Owner))
-		}
+		tos[i] = string(to)
 	}
-	if err := tx.Commit(); err != nil {
+	var refused []error // the notices the op found missing or claimed by another, if it commits
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, op: func(ctx context.Context, tx *sql.Tx) error {
+		refused = refused[:0]
+		upd := tx.StmtContext(ctx, s.settleNotice)
+		for i, st := range valid {
+			var settled any
+			next := st.NextAt.UnixNano()
+			if st.State != store.NoticePending {
+				settled, next = st.At.UnixNano(), 0
+			}
+			res, err := upd.ExecContext(ctx, string(st.State), next, st.Error, tos[i], settled, st.ID, st.Owner)
+			if err != nil {
+				return fmt.Errorf("sqlite store: settle notice %s: %w", st.ID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				continue
+			}
+			var one int
+			switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM outbox WHERE id = ?`, st.ID).Scan(&one); {
+			case errors.Is(err, sql.ErrNoRows):
+				refused = append(refused, storekit.NoticeNotFound(st.ID))
+			case err != nil:
+				return fmt.Errorf("sqlite store: read notice %s: %w", st.ID, err)
+			default:
+				refused = append(refused, storekit.ClaimLost(st.ID, st.Owner))
+			}
+		}
+		return nil
+	}})
+	if err != nil {
 		return fmt.Errorf("sqlite store: settle notices: %w", err)
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, refused...)...)
 }
 
 // noticeMissing returns NoticeNotFound for an unknown id, else otherwise.

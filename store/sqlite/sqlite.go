@@ -62,7 +62,7 @@ type Store struct {
 	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
 	savepoint, release, rollbackTo                           *sql.Stmt // on w: an append of a group
-	insNotice                                                *sql.Stmt // on w
+	insNotice, claimNotices, settleNotice                    *sql.Stmt // on w
 	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
 	selPage, selBase, selUnfinished                          *sql.Stmt // on r
 
@@ -200,6 +200,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 			ON CONFLICT (thread_id, version) DO UPDATE SET format = ?3, data = ?4`},
 		{w, &s.insNotice, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`},
+		{w, &s.claimNotices, `UPDATE outbox SET owner = ?1, claimed_until = ?2, attempts = attempts + 1
+			WHERE seq IN (SELECT seq FROM outbox WHERE state = 'pending' AND next_at <= ?3 AND (owner = '' OR claimed_until <= ?3)
+				ORDER BY next_at, seq LIMIT ?4)
+			RETURNING ` + noticeColumns},
+		{w, &s.settleNotice, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0
+			WHERE id = ? AND owner = ? AND state = 'pending'`},
 		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
 		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
 		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},

@@ -14,8 +14,10 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/tracing"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Webhook posts notifications to an HTTP endpoint as the Standard Webhooks
@@ -69,7 +71,7 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 		// connections to the endpoint open rather than dialling anew.
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = 16
-		client = &http.Client{Transport: otelhttp.NewTransport(tr),
+		client = &http.Client{Transport: traced{base: tr, otel: otelhttp.NewTransport(tr)},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	name := cfg.Name
@@ -77,6 +79,20 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 		name = "webhook " + cfg.URL
 	}
 	return &Webhook{name: name, url: cfg.URL, signer: signer, route: cfg.Route, client: client, now: time.Now}, nil
+}
+
+// traced sends a request through OpenTelemetry's instrumentation (a client
+// span, the trace context in the headers) when there is a trace to carry on:
+// the program has set the global tracer provider, or the request's context
+// holds a span. Otherwise it goes straight to base: the instrumentation would
+// add half again to a delivery's CPU, to propagate nothing.
+type traced struct{ base, otel http.RoundTripper }
+
+func (t traced) RoundTrip(r *http.Request) (*http.Response, error) {
+	if tracing.GlobalSet() || trace.SpanContextFromContext(r.Context()).IsValid() {
+		return t.otel.RoundTrip(r)
+	}
+	return t.base.RoundTrip(r)
 }
 
 // Name implements Destination.

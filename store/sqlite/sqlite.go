@@ -204,8 +204,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 			ON CONFLICT (thread_id, version) DO UPDATE SET format = ?3, data = ?4`},
 		{w, &s.insNotice, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`},
+		// The claim walks the due index in order and stops at the limit; left
+		// to itself, the planner (without statistics) takes the state index,
+		// reading and sorting every pending notice on each claim, which
+		// costs most when the dispatcher has the most to catch up on.
 		{w, &s.claimNotices, `UPDATE outbox SET owner = ?1, claimed_until = ?2, attempts = attempts + 1
-			WHERE seq IN (SELECT seq FROM outbox WHERE state = 'pending' AND next_at <= ?3 AND (owner = '' OR claimed_until <= ?3)
+			WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_due WHERE state = 'pending' AND next_at <= ?3 AND (owner = '' OR claimed_until <= ?3)
 				ORDER BY next_at, seq LIMIT ?4)
 			RETURNING ` + noticeColumns},
 		{w, &s.settleNotice, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0

@@ -341,19 +341,41 @@ func (d *Dispatcher) Wake() {
 	}
 }
 
-// Run delivers due notices until ctx ends.
+// Run delivers due notices until ctx ends. The outcomes of a batch are
+// written while the next batch is claimed, so that on SQLite the two share a
+// group commit; Run returns once the last batch's outcomes are written.
 func (d *Dispatcher) Run(ctx context.Context) {
 	tick := time.NewTicker(d.poll)
 	defer tick.Stop()
+	var settled chan struct{} // closed once the batch before is settled
+	defer func() {
+		if settled != nil {
+			<-settled
+		}
+	}()
 	for {
 		for {
-			n, err := d.DeliverDue(ctx)
+			b, err := d.claimAndDeliver(ctx)
+			if settled != nil {
+				<-settled
+				settled = nil
+			}
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("delivering notifications failed", "err", err)
 			}
+			if len(b.notices) > 0 {
+				done := make(chan struct{})
+				settled = done
+				go func() {
+					defer close(done)
+					if err := d.settle(ctx, b); err != nil {
+						d.log.Warn("recording notification outcomes failed; they will be delivered again", "err", err)
+					}
+				}()
+			}
 			// A claim that took less than a batch took all that was due; what
 			// comes due later wakes the dispatcher again.
-			if n < claimBatch || err != nil {
+			if len(b.notices) < claimBatch || err != nil {
 				break
 			}
 		}
@@ -372,9 +394,27 @@ const claimBatch = 100
 // DeliverDue claims the notices due now (up to a batch of 100), delivers them
 // and records the outcomes in one write, and returns how many it attempted.
 func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
+	b, err := d.claimAndDeliver(ctx)
+	if err != nil || len(b.notices) == 0 {
+		return 0, err
+	}
+	return len(b.notices), d.settle(ctx, b)
+}
+
+// batch is a claimed batch of notices, delivered, with how to settle each
+// and why its delivery failed if it did.
+type batch struct {
+	notices []store.Notice
+	settles []store.NoticeSettle
+	fails   []error
+}
+
+// claimAndDeliver claims the notices due now (up to a batch) and delivers
+// them.
+func (d *Dispatcher) claimAndDeliver(ctx context.Context) (batch, error) {
 	ns, err := d.outbox.ClaimNotices(ctx, store.NoticeClaim{Owner: d.owner, Now: d.now(), TTL: d.claimTTL, Limit: claimBatch})
 	if err != nil || len(ns) == 0 {
-		return 0, err
+		return batch{}, err
 	}
 	var (
 		wg      sync.WaitGroup
@@ -390,10 +430,16 @@ func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 		})
 	}
 	wg.Wait()
-	if err := d.outbox.SettleNotices(context.WithoutCancel(ctx), settles); err != nil {
-		return len(ns), err
+	return batch{notices: ns, settles: settles, fails: fails}, nil
+}
+
+// settle records the outcomes of a delivered batch in one write, even when
+// ctx has ended, and counts them.
+func (d *Dispatcher) settle(ctx context.Context, b batch) error {
+	if err := d.outbox.SettleNotices(context.WithoutCancel(ctx), b.settles); err != nil {
+		return err
 	}
-	for i, st := range settles {
+	for i, st := range b.settles {
 		switch st.State {
 		case store.NoticeDelivered:
 			d.stats.delivered.Add(1)
@@ -403,10 +449,10 @@ func (d *Dispatcher) DeliverDue(ctx context.Context) (int, error) {
 			d.stats.failed.Add(1)
 		}
 		if d.observe != nil {
-			d.observe(Delivery{Notice: ns[i], State: st.State, Err: fails[i]})
+			d.observe(Delivery{Notice: b.notices[i], State: st.State, Err: b.fails[i]})
 		}
 	}
-	return len(ns), nil
+	return nil
 }
 
 // attempt delivers one claimed notice and returns how to settle it, and why

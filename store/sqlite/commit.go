@@ -18,7 +18,9 @@ import (
 // append), and commits them with one fsync. An append returns when the transaction
 // holding it is durable. A lone append costs what it did before; under load, the
 // cost of the fsync is shared. A group of appends marked store.Append.NoSync
-// commits without the fsync.
+// commits without the fsync. Document writes (documents.go) queue here too, as
+// requests whose write replaces the append: they share the group's transaction
+// and fsync.
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256
@@ -27,8 +29,11 @@ type appendReq struct {
 	ctx        context.Context
 	a          store.Append
 	interrupts []byte
-	err        error
-	done       chan struct{}
+	// write, if set, is the request's change instead of the append a (of
+	// which only ThreadID, for messages, is set): a document's write.
+	write func(ctx context.Context, tx *sql.Tx) error
+	err   error
+	done  chan struct{}
 }
 
 type committer struct {
@@ -131,7 +136,7 @@ func (c *committer) commit(group []*appendReq) {
 			continue
 		}
 		if len(group) == 1 {
-			r.err = s.apply(ctx, tx, r)
+			r.err = s.do(ctx, tx, r)
 		} else {
 			r.err = s.applySaved(ctx, tx, r)
 		}
@@ -167,7 +172,7 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 	if _, err := tx.StmtContext(ctx, s.savepoint).ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
-	err := s.apply(ctx, tx, r)
+	err := s.do(ctx, tx, r)
 	if err != nil {
 		if _, rerr := tx.StmtContext(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)
@@ -177,6 +182,14 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 		return errors.Join(err, rerr)
 	}
 	return err
+}
+
+// do applies one request of a group: its write, or else its append.
+func (s *Store) do(ctx context.Context, tx *sql.Tx, r *appendReq) error {
+	if r.write != nil {
+		return r.write(ctx, tx)
+	}
+	return s.apply(ctx, tx, r)
 }
 
 // drain refuses the appends still queued when the store closes.

@@ -148,9 +148,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 	busy := cfg.busyTimeout.Milliseconds()
 
 	// The writer never checkpoints; the checkpointer does (see checkpoint.go).
+	// It keeps its statement journals in memory: each append of a group has
+	// its savepoint (commit.go), whose journal would otherwise spill to a
+	// temporary file, written and never read, past 64 KiB.
 	writer := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=%s&_foreign_keys=1&_txlock=immediate",
 		path, busy, cfg.synchronous)
-	w, err := sql.Open("sqlite", writer+"&_pragma=wal_autocheckpoint(0)")
+	w, err := sql.Open("sqlite", writer+"&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}

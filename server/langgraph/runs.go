@@ -1158,8 +1158,9 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		}
 		out["__interrupt__"] = raw
 	}
+	output, _ := json.Marshal(out) // encoded once, for the values event and the output
 	if (ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"]) && (status == interlude.RunInterrupted || !sameJSON(ru.lastValues, out)) {
-		ru.add("values", out)
+		ru.add("values", json.RawMessage(output))
 	}
 	if ru.modes["checkpoints"] {
 		if st, err := h.stateAt(context.WithoutCancel(ctx), ru.ThreadID, ""); err == nil {
@@ -1171,7 +1172,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.add("events", map[string]any{"event": "on_chain_end", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
 			"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{"output": out}})
 	}
-	ru.output, _ = json.Marshal(out)
+	ru.output = output
 	ru.setStatus("success")
 }
 

@@ -10,9 +10,11 @@ import (
 // LangGraph client sets on a thread and the runs it started, so that they
 // survive a restart and every process sharing the store reads the same. A
 // document may come before its thread's first record (a thread created empty),
-// and Store.Delete forgets a thread's documents with the thread. A store may
-// write documents without waiting for the disk: they are bookkeeping about
-// threads, and the store's next durable commit makes them durable.
+// and Store.Delete forgets a thread's documents with the thread. A write
+// (PutDocument, DeleteDocument) is durable when it returns, as an append is:
+// what a server answers after writing a document survives a crash. A store
+// may commit concurrent writes together to share the cost (SQLite commits
+// them with the appends waiting at the same moment, under one fsync).
 type Documents interface {
 	// PutDocument writes d, replacing the document with the same thread, kind
 	// and key. A replacement keeps the CreatedAt of the first put.

@@ -157,8 +157,13 @@
 // created empty, and every run's Run object and output are kept in the
 // store's documents (store.Documents, which the memory, SQLite and Postgres
 // stores have): they survive a restart and every replica sharing the store
-// reads them. A run that was going when its process stopped reads as
-// interrupted; the newest 100 runs of each thread are kept. A run's events live in the memory of the process that runs it:
+// reads them. A run is recorded when it starts and when it ends, before its
+// answer is sent (a /runs/wait run, which starts answering only once its graph
+// has run, once, when it ends). A recorded run that was going when its process
+// stopped reads as interrupted. The newest 100 runs of each thread are kept (a
+// run's end forgets the older ones now and then, so a thread may list a few
+// more for a while). A run's
+// events live in the memory of the process that runs it:
 // joining a run's stream (/runs/{id}/stream) and a resumable stream's replay
 // from Last-Event-ID work on that replica, and its Location header points at
 // that route; elsewhere, or after a restart, /join answers the run's output and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -105,6 +106,7 @@ type run struct {
 	resumable   bool
 	stateless   bool
 	waited      bool // POST .../runs/wait: only its output is read
+	temporary   bool // a stateless run whose thread goes when it ends
 	modes       map[string]bool
 
 	mu        sync.Mutex
@@ -119,10 +121,13 @@ type run struct {
 	output     json.RawMessage
 	cancel     context.CancelFunc
 	cancelled  bool
-	begun      bool      // it started (was not refused)
-	heldAt     time.Time // when it took its thread, before its first commit
-	done       chan struct{}
-	started    chan error // receives nil once running, or the refusal
+	begun      bool // it started (was not refused)
+	// storedThread says the run stored its thread, which was not stored
+	// before (it may have had a record in the thread book).
+	storedThread bool
+	heldAt       time.Time // when it took its thread, before its first commit
+	done         chan struct{}
+	started      chan error // receives nil once running, or the refusal
 }
 
 // maxLogEvents bounds the events a run keeps for joining and reconnecting.
@@ -211,10 +216,14 @@ type runBook struct {
 }
 
 // maxRunsPerThread and maxRuns bound the finished runs remembered, per thread
-// and in all: the oldest are forgotten first.
+// and in all: the oldest are forgotten first. In the store's documents, a
+// run's end forgets its thread's runs beyond the newest maxRunsPerThread one
+// time in pruneEvery, picked at random: a listing costs a read, and a thread
+// keeps a few more runs for a while (pruneEvery on average) instead.
 const (
 	maxRunsPerThread = 100
 	maxRuns          = 10000
+	pruneEvery       = 8
 )
 
 func newRunBook(docs store.Documents) *runBook {
@@ -235,14 +244,15 @@ func (b *runBook) persist(ctx context.Context, ru *run) error {
 	if b.docs == nil {
 		return nil
 	}
+	o := ru.object()
 	ru.mu.Lock()
 	out := ru.output
 	ru.mu.Unlock()
-	data, err := json.Marshal(storedRun{Run: ru.object(), Output: out})
+	data, err := json.Marshal(storedRun{Run: o, Output: out})
 	if err != nil {
 		return err
 	}
-	return b.docs.PutDocument(ctx, store.Document{ThreadID: ru.ThreadID, Kind: runDoc, Key: ru.ID, Data: data, CreatedAt: ru.CreatedAt, UpdatedAt: ru.object().UpdatedAt})
+	return b.docs.PutDocument(ctx, store.Document{ThreadID: ru.ThreadID, Kind: runDoc, Key: ru.ID, Data: data, CreatedAt: ru.CreatedAt, UpdatedAt: o.UpdatedAt})
 }
 
 // fromDoc is a run read back from its record: ended, with its output and
@@ -677,10 +687,11 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	if md == nil {
 		md = map[string]any{}
 	}
+	temporary := stateless && b.OnCompletion != "keep"
 	kwargs := map[string]any{"input": b.Input, "command": b.Command, "config": b.Config, "context": b.Context, "stream_mode": modeList,
-		"temporary": stateless && b.OnCompletion != "keep", "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
+		"temporary": temporary, "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
 	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
-		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, modes: modes,
+		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, temporary: temporary, modes: modes,
 		status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
 	runCtx, cancel := context.WithCancel(interlude.WithAnswerer(h.runCtx, callerOf(r).Answerer()))
 	ru.cancel = cancel
@@ -690,17 +701,23 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		defer h.wg.Done()
 		defer cancel()
 		h.execute(runCtx, ru, p)
+		// Housekeeping no answer waits for, once the run's end is known.
 		ru.mu.Lock()
-		begun := ru.begun
+		begun, storedThread := ru.begun, ru.storedThread
 		ru.mu.Unlock()
-		if begun {
-			if err := h.runs.persist(context.Background(), ru); err != nil {
-				h.log.Warn("the run's end could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
-			} else if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
+		if storedThread && !ru.temporary {
+			// A record of the thread without metadata, which POST /threads
+			// left, is of no more use now that the store keeps the thread.
+			if err := h.threads.forgetEmpty(context.Background(), ru.ThreadID); err != nil {
+				h.log.Warn("the thread's empty record could not be forgotten", "thread_id", ru.ThreadID, "err", err)
+			}
+		}
+		if begun && !ru.temporary && rand.N(pruneEvery) == 0 {
+			if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
 				h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
 			}
 		}
-		if stateless && b.OnCompletion != "keep" {
+		if ru.temporary {
 			h.dropThread(ru.ThreadID)
 		}
 	}()
@@ -863,6 +880,17 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		}
 	}
 	defer func() {
+		// The run's end is recorded before anyone learns that it ended (its
+		// output is answered once done is closed), so what they learn is
+		// durable.
+		ru.mu.Lock()
+		begun := ru.begun
+		ru.mu.Unlock()
+		if begun && !ru.temporary {
+			if err := h.runs.persist(context.Background(), ru); err != nil {
+				h.log.Warn("the run's end could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+			}
+		}
 		ru.mu.Lock()
 		close(ru.done)
 		close(ru.changed)
@@ -967,8 +995,12 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			ru.mu.Lock()
 			ru.begun = true
 			ru.mu.Unlock()
-			if err := h.runs.persist(context.WithoutCancel(ctx), ru); err != nil {
-				h.log.Warn("the run could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+			// A waited run starts once its graph has run (invokeEvents): its
+			// end, recorded next, is all there is to record.
+			if !ru.waited {
+				if err := h.runs.persist(context.WithoutCancel(ctx), ru); err != nil {
+					h.log.Warn("the run could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
+				}
 			}
 			ru.started <- nil
 			if ru.modes["events"] {
@@ -1001,9 +1033,9 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		}
 	}
 	h.finish(ctx, g, ru, end, runErr)
-	if rec, ok := h.threads.get(context.WithoutCancel(ctx), ru.ThreadID); ok && len(rec.metadata) == 0 && end != nil {
-		h.threads.forget(context.WithoutCancel(ctx), ru.ThreadID) // the store keeps the thread now, and there is no metadata to keep
-	}
+	ru.mu.Lock()
+	ru.storedThread = held.Fresh && end != nil
+	ru.mu.Unlock()
 }
 
 // invokeEvents runs the command without a stream, reported as the end of a run.
@@ -1126,8 +1158,9 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		}
 		out["__interrupt__"] = raw
 	}
+	output, _ := json.Marshal(out) // encoded once, for the values event and the output
 	if (ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"]) && (status == interlude.RunInterrupted || !sameJSON(ru.lastValues, out)) {
-		ru.add("values", out)
+		ru.add("values", json.RawMessage(output))
 	}
 	if ru.modes["checkpoints"] {
 		if st, err := h.stateAt(context.WithoutCancel(ctx), ru.ThreadID, ""); err == nil {
@@ -1139,7 +1172,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.add("events", map[string]any{"event": "on_chain_end", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
 			"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{"output": out}})
 	}
-	ru.output, _ = json.Marshal(out)
+	ru.output = output
 	ru.setStatus("success")
 }
 

@@ -2,9 +2,16 @@ package langgraph_test
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store/memory"
 )
 
 func (s *lgServer) startGate(id string, extra map[string]any) map[string]any {
@@ -101,5 +108,53 @@ func TestACancelledRunLeavesItsThreadFreeAndInterruptTakesOver(t *testing.T) {
 	s.must(200, "GET", "/threads/"+id+"/runs/"+third["run_id"].(string)+"/join", nil, &out)
 	if out["n"] != 1.0 {
 		t.Fatalf("the run that took over ended with %v", out)
+	}
+}
+
+// replicas serves the refund graph twice over one store, as two replicas
+// would.
+func replicas(t *testing.T) (a, b *lgServer) {
+	t.Helper()
+	st := memory.New()
+	serve := func() *lgServer {
+		refund, err := graphs.Refund(graph.WithStore(st))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := server.New(server.WithGraph(refund.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithLangGraphAPI())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		t.Cleanup(func() {
+			hs.Close()
+			srv.Close()
+		})
+		return &lgServer{t: t, url: hs.URL}
+	}
+	return serve(), serve()
+}
+
+func TestAWaitedRunsEndIsRecordedBeforeItsAnswer(t *testing.T) {
+	a, b := replicas(t)
+	id := a.newThread()
+	paused := a.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"amount": 150}, "assistant_id": "refund"}, nil)
+	rid := strings.TrimSuffix(strings.TrimPrefix(paused.header.Get("Location"), "/threads/"+id+"/runs/"), "/join")
+	// Answered, the run's end is recorded: another replica reads it at once.
+	var got map[string]any
+	b.must(200, "GET", "/threads/"+id+"/runs/"+rid, nil, &got)
+	if got["status"] != "success" {
+		t.Fatalf("another replica reads the answered run as %v, want success", got["status"])
+	}
+	var out map[string]any
+	b.must(200, "GET", "/threads/"+id+"/runs/"+rid+"/join", nil, &out)
+	if out["__interrupt__"] == nil {
+		t.Fatalf("joining the answered run on another replica answered %v, want its output, paused", out)
+	}
+	b.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"approved": true}}, "assistant_id": "refund"}, nil)
+	var runs []map[string]any
+	a.must(200, "GET", "/threads/"+id+"/runs", nil, &runs)
+	if len(runs) != 2 || runs[0]["status"] != "success" || runs[1]["run_id"] != rid {
+		t.Fatalf("the replica that ran the first run lists %v, want both, the resumed one first and ended", runs)
 	}
 }

@@ -109,17 +109,54 @@ func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, no
 	return nil
 }
 
-// create records a new thread with its metadata and returns its record, as
-// get would.
+// create records a new thread, whose id names no thread yet (a fresh one),
+// with its metadata, and returns its record, as get would. A new id has no
+// record to merge with: in the store's documents it is one write.
 func (b *threadBook) create(ctx context.Context, id string, md map[string]any, now time.Time) (threadRecord, error) {
-	if err := b.merge(ctx, id, md, now); err != nil {
+	if b.docs == nil {
+		if err := b.merge(ctx, id, md, now); err != nil {
+			return threadRecord{}, err
+		}
+		rec, _ := b.get(ctx, id)
+		return rec, nil
+	}
+	if md == nil {
+		md = map[string]any{}
+	}
+	data, err := json.Marshal(md)
+	if err != nil {
+		return threadRecord{}, badRequest("metadata cannot be encoded as JSON: %v", err)
+	}
+	if err := b.docs.PutDocument(ctx, store.Document{ThreadID: id, Kind: threadDoc, Data: data, CreatedAt: now, UpdatedAt: now}); err != nil {
 		return threadRecord{}, err
 	}
-	rec, ok := b.get(ctx, id)
-	if !ok {
-		return threadRecord{createdAt: now, updatedAt: now, metadata: maps.Clone(md)}, nil
-	}
+	// What get would read back: the metadata as decoded from its JSON.
+	rec := threadRecord{createdAt: now.UTC(), updatedAt: now.UTC(), metadata: map[string]any{}}
+	json.Unmarshal(data, &rec.metadata)
 	return rec, nil
+}
+
+// forgetEmpty forgets the thread's record if it holds no metadata: once the
+// store keeps the thread, a record without metadata tells nothing more.
+func (b *threadBook) forgetEmpty(ctx context.Context, id string) error {
+	if b.docs == nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if r, ok := b.m[id]; ok && len(r.metadata) == 0 {
+			delete(b.m, id)
+		}
+		return nil
+	}
+	unlock, err := b.locks.Lock(ctx, id) // a merge in between keeps its metadata
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rec, ok := b.get(ctx, id)
+	if !ok || len(rec.metadata) > 0 {
+		return nil
+	}
+	return b.docs.DeleteDocument(ctx, id, threadDoc, "")
 }
 
 func (b *threadBook) forget(ctx context.Context, id string) {
@@ -373,15 +410,19 @@ func (h *Handler) handleThreadPatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if _, err := h.load(r.Context(), id); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := h.threads.merge(r.Context(), id, body.Metadata, h.now()); err != nil {
-		writeError(w, err)
-		return
-	}
 	tv, err := h.load(r.Context(), id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(body.Metadata) > 0 || tv.snap == nil {
+		// A stored thread's record holds only metadata: none is no change.
+		if err := h.threads.merge(r.Context(), id, body.Metadata, h.now()); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	tv, err = h.load(r.Context(), id)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -18,10 +18,11 @@ import (
 // append), and commits them with one fsync. An append returns when the transaction
 // holding it is durable. A lone append costs what it did before; under load, the
 // cost of the fsync is shared. A group of appends marked store.Append.NoSync
-// commits without the fsync. Other writes that need not wait for the disk (the
-// outbox's claims and settles, outbox.go) join a group as an op instead of an
-// append, so that they share its transaction rather than take the writer in
-// turn.
+// commits without the fsync. Other writes join a group as requests whose
+// write replaces the append, so that they share its transaction rather than
+// take the writer in turn: document writes (documents.go), which share its
+// fsync, and the outbox's claims and settles (outbox.go), which are marked
+// NoSync and never make a group wait for the disk.
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256
@@ -30,9 +31,12 @@ type appendReq struct {
 	ctx        context.Context
 	a          store.Append
 	interrupts []byte
-	op         func(ctx context.Context, tx *sql.Tx) error // if set, run instead of applying a, without waiting for the disk
-	err        error
-	done       chan struct{}
+	// write, if set, is the request's change instead of the append a (of
+	// which only ThreadID, for messages, and NoSync are read): a document's
+	// write, or an outbox claim or settle.
+	write func(ctx context.Context, tx *sql.Tx) error
+	err   error
+	done  chan struct{}
 }
 
 type committer struct {
@@ -117,7 +121,7 @@ func (c *committer) commit(group []*appendReq) {
 	}
 	ctx := context.Background() // the group outlives any one caller's context
 	// The group waits for the disk if any of its appends must.
-	durable := slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && r.op == nil && !r.a.NoSync })
+	durable := slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && !r.a.NoSync })
 	conn, err := s.writer(ctx, durable)
 	if err != nil {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
@@ -135,7 +139,7 @@ func (c *committer) commit(group []*appendReq) {
 			continue
 		}
 		if len(group) == 1 {
-			r.err = s.applyReq(ctx, tx, r)
+			r.err = s.do(ctx, tx, r)
 		} else {
 			r.err = s.applySaved(ctx, tx, r)
 		}
@@ -171,7 +175,7 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 	if _, err := tx.StmtContext(ctx, s.savepoint).ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
-	err := s.applyReq(ctx, tx, r)
+	err := s.do(ctx, tx, r)
 	if err != nil {
 		if _, rerr := tx.StmtContext(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)
@@ -183,10 +187,10 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 	return err
 }
 
-// applyReq applies r's append, or runs its op.
-func (s *Store) applyReq(ctx context.Context, tx *sql.Tx, r *appendReq) error {
-	if r.op != nil {
-		return r.op(ctx, tx)
+// do applies one request of a group: its write, or else its append.
+func (s *Store) do(ctx context.Context, tx *sql.Tx, r *appendReq) error {
+	if r.write != nil {
+		return r.write(ctx, tx)
 	}
 	return s.apply(ctx, tx, r)
 }

@@ -32,7 +32,9 @@ func (s *Store) write(ctx context.Context, op, threadID string, durable bool, fn
 	return nil
 }
 
-// PutDocument implements store.Documents.
+// PutDocument implements store.Documents. The write joins the group commit of
+// the appends (commit.go): it returns once the transaction holding it is
+// durable, and writes made at the same moment share its fsync.
 func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	if err := storekit.CheckDocument(d.ThreadID, d.Kind); err != nil {
 		return err
@@ -45,12 +47,13 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	if !d.UpdatedAt.IsZero() {
 		updated = d.UpdatedAt.UnixNano()
 	}
-	return s.write(ctx, "put a document of", d.ThreadID, false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO documents (thread_id, kind, key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (thread_id, kind, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
-			d.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
-		return err
-	})
+	data := nonNil(d.Data)
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: d.ThreadID}, write: func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, s.putDocument).ExecContext(ctx, d.ThreadID, d.Kind, d.Key, data, created, updated); err != nil {
+			return s.wrap("put a document of", d.ThreadID, err)
+		}
+		return nil
+	}})
 }
 
 const documentColumns = `thread_id, kind, key, data, created_at, updated_at`
@@ -67,7 +70,11 @@ func scanDocument(row scanner) (store.Document, error) {
 
 // Document implements store.Documents.
 func (s *Store) Document(ctx context.Context, threadID, kind, key string) (*store.Document, error) {
-	d, err := scanDocument(s.r.QueryRowContext(ctx, `SELECT `+documentColumns+` FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`, threadID, kind, key))
+	ctx, err := byKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := scanDocument(s.selDocument.QueryRowContext(ctx, threadID, kind, key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storekit.DocumentNotFound(threadID, kind, key)
 	}
@@ -82,14 +89,13 @@ func (s *Store) Documents(ctx context.Context, q store.DocumentQuery) ([]store.D
 	if err := storekit.CheckDocumentQuery(q); err != nil {
 		return nil, err
 	}
-	query := `SELECT ` + documentColumns + ` FROM documents WHERE kind = ?`
-	args := []any{q.Kind}
+	var rows *sql.Rows
+	var err error
 	if q.ThreadID != "" {
-		query += ` AND thread_id = ?`
-		args = append(args, q.ThreadID)
+		rows, err = s.selThreadDocuments.QueryContext(ctx, q.Kind, q.ThreadID, store.DocumentLimit(q), q.Offset)
+	} else {
+		rows, err = s.selDocuments.QueryContext(ctx, q.Kind, store.DocumentLimit(q), q.Offset)
 	}
-	query += ` ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`
-	rows, err := s.r.QueryContext(ctx, query, append(args, store.DocumentLimit(q), q.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list %s documents: %w", q.Kind, err)
 	}
@@ -108,13 +114,26 @@ func (s *Store) Documents(ctx context.Context, q store.DocumentQuery) ([]store.D
 	return out, nil
 }
 
-// DeleteDocument implements store.Documents.
+// DeleteDocument implements store.Documents. Like PutDocument, it joins the
+// group commit of the appends.
 func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) error {
-	return s.write(ctx, "delete a document of", threadID, false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`, threadID, kind, key)
-		return err
-	})
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: threadID}, write: func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, s.delDocument).ExecContext(ctx, threadID, kind, key); err != nil {
+			return s.wrap("delete a document of", threadID, err)
+		}
+		return nil
+	}})
 }
+
+// The statements of documents.
+const (
+	putDocumentSQL = `INSERT INTO documents (thread_id, kind, key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (thread_id, kind, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`
+	delDocumentSQL        = `DELETE FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`
+	selDocumentSQL        = `SELECT ` + documentColumns + ` FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`
+	selDocumentsSQL       = `SELECT ` + documentColumns + ` FROM documents WHERE kind = ? ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`
+	selThreadDocumentsSQL = `SELECT ` + documentColumns + ` FROM documents WHERE kind = ? AND thread_id = ? ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`
+)
 
 // CopyThread implements store.Copier, in one transaction.
 func (s *Store) CopyThread(ctx context.Context, from, to string) error {

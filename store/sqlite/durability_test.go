@@ -63,3 +63,52 @@ func TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync(t *
 		})
 	}
 }
+
+// TestADocumentWriteCommitsUnderTheChosenMode checks that a document's put and
+// delete wait for the disk as a durable append does (store.Documents: a write
+// is durable when it returns), even right after an append marked NoSync left
+// the writer without the fsync.
+func TestADocumentWriteCommitsUnderTheChosenMode(t *testing.T) {
+	const normal, full = 1, 2
+	s := openTemp(t)
+	ctx := context.Background()
+	mode := func() int {
+		t.Helper()
+		conn, err := s.w.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var m int
+		if err := conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
+	noSync := func(v int64) {
+		t.Helper()
+		a := store.Append{ThreadID: "t", Expect: v, Meta: meta, NoSync: true,
+			Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: []byte("x")}}}
+		if err := s.Append(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if got := mode(); got != normal {
+			t.Fatalf("the NoSync append committed under synchronous=%d, want %d", got, normal)
+		}
+	}
+	noSync(0)
+	if err := s.PutDocument(ctx, store.Document{ThreadID: "t", Kind: "k", Data: []byte("d")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := mode(); got != full {
+		t.Errorf("the document's put committed under synchronous=%d, want %d", got, full)
+	}
+	noSync(1)
+	if err := s.DeleteDocument(ctx, "t", "k", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := mode(); got != full {
+		t.Errorf("the document's delete committed under synchronous=%d, want %d", got, full)
+	}
+}

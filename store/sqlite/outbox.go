@@ -75,7 +75,7 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
 	now := c.Now.UnixNano()
 	var out []store.Notice
-	err := s.commits.submit(ctx, &appendReq{ctx: ctx, op: func(ctx context.Context, tx *sql.Tx) error {
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		out, err = scanNotices(tx.StmtContext(ctx, s.claimNotices).QueryContext(ctx, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
 		return err
@@ -122,7 +122,7 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 		tos[i] = string(to)
 	}
 	var refused []error // the notices the op found missing or claimed by another, if it commits
-	err := s.commits.submit(ctx, &appendReq{ctx: ctx, op: func(ctx context.Context, tx *sql.Tx) error {
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *sql.Tx) error {
 		refused = refused[:0]
 		upd := tx.StmtContext(ctx, s.settleNotice)
 		for i, st := range valid {

@@ -63,6 +63,8 @@ type Store struct {
 	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
 	savepoint, release, rollbackTo                           *sql.Stmt // on w: an append of a group
 	insNotice, claimNotices, settleNotice                    *sql.Stmt // on w
+	putDocument, delDocument                                 *sql.Stmt // on w
+	selDocument, selDocuments, selThreadDocuments            *sql.Stmt // on r
 	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
 	selPage, selBase, selUnfinished                          *sql.Stmt // on r
 
@@ -217,6 +219,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
 		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
 		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},
+		{w, &s.putDocument, putDocumentSQL},
+		{w, &s.delDocument, delDocumentSQL},
 		{w, &s.savepoint, `SAVEPOINT one_append`},
 		{w, &s.release, `RELEASE one_append`},
 		{w, &s.rollbackTo, `ROLLBACK TO one_append`},
@@ -229,6 +233,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
 		{r, &s.selExpired, expiredSQL},
 		{r, &s.selUnfinished, unfinishedSQL},
+		{r, &s.selDocument, selDocumentSQL},
+		{r, &s.selDocuments, selDocumentsSQL},
+		{r, &s.selThreadDocuments, selThreadDocumentsSQL},
 	}
 	for _, p := range prep {
 		if *p.stmt, err = p.db.PrepareContext(ctx, p.sql); err != nil {

@@ -30,6 +30,9 @@ func TestMessagesEncodeAsEncodingJSONDoes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if appended, err := m.AppendJSON([]byte("x")); err != nil || string(appended) != "x"+string(got) {
+			t.Errorf("AppendJSON wrote %s (%v), json.Marshal %s", appended, err, got)
+		}
 		type plain Message
 		p := plain(m)
 		if p.Content == nil {

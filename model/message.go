@@ -359,6 +359,11 @@ func (m Message) Clone() Message {
 // MarshalJSON writes the message; an empty content list is written as [].
 func (m Message) MarshalJSON() ([]byte, error) { return appendMessage(nil, m) }
 
+// AppendJSON appends the message's JSON to dst exactly as json.Marshal writes
+// it, for encoders of many messages (a step's writes to a transcript) that
+// would otherwise have encoding/json check and compact each message again.
+func (m *Message) AppendJSON(dst []byte) ([]byte, error) { return appendMessage(dst, *m) }
+
 // Validate reports the first problem that would make the message unusable:
 // an unknown role or block type, a tool call without an id, a name or a JSON
 // object as input, a tool result without the id of its call, a tool call

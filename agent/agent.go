@@ -253,7 +253,7 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	g.AddNode(ToolsNode, l.runTools)
 	g.AddEdge(graph.Start, ModelNode)
 	g.AddRoute(ModelNode, func(ctx context.Context, s State) ([]string, error) {
-		if n := len(s.Messages); n > 0 && len(s.Messages[n-1].ToolUses()) > 0 {
+		if n := len(s.Messages); n > 0 && slices.ContainsFunc(s.Messages[n-1].Content, func(b model.Block) bool { return b.Type == model.BlockToolUse }) {
 			return []string{ToolsNode}, nil
 		}
 		return []string{graph.End}, nil

@@ -335,7 +335,16 @@ func (m Message) ToolResults() []Block {
 }
 
 func (m Message) blocksOf(t BlockType) []Block {
-	var out []Block
+	n := 0
+	for i := range m.Content {
+		if m.Content[i].Type == t {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Block, 0, n)
 	for _, b := range m.Content {
 		if b.Type == t {
 			out = append(out, b)

@@ -253,7 +253,7 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	g.AddNode(ToolsNode, l.runTools)
 	g.AddEdge(graph.Start, ModelNode)
 	g.AddRoute(ModelNode, func(ctx context.Context, s State) ([]string, error) {
-		if n := len(s.Messages); n > 0 && len(s.Messages[n-1].ToolUses()) > 0 {
+		if n := len(s.Messages); n > 0 && slices.ContainsFunc(s.Messages[n-1].Content, func(b model.Block) bool { return b.Type == model.BlockToolUse }) {
 			return []string{ToolsNode}, nil
 		}
 		return []string{graph.End}, nil
@@ -409,12 +409,20 @@ func (l *loop) runTools(ctx context.Context, s State) (State, error) {
 			}
 		}
 	} else {
-		sem := make(chan struct{}, l.cfg.parallel)
-		var wg sync.WaitGroup
-		for i := range calls {
-			sem <- struct{}{}
-			wg.Go(func() { defer func() { <-sem }(); run(i) })
+		// Up to parallel workers take the calls in order; this goroutine is
+		// one of them, so a turn of n calls starts n-1 goroutines at most, and
+		// one call runs on a stack that has already grown.
+		var next atomic.Int32
+		work := func() {
+			for i := int(next.Add(1)) - 1; i < len(calls); i = int(next.Add(1)) - 1 {
+				run(i)
+			}
 		}
+		var wg sync.WaitGroup
+		for range min(l.cfg.parallel, len(calls)) - 1 {
+			wg.Go(work)
+		}
+		work()
 		wg.Wait()
 	}
 	var paused error
@@ -506,14 +514,16 @@ func (l *loop) decide(ctx context.Context, c *Call) (tool.Result, error) {
 	if t == nil {
 		return tool.Errorf("there is no tool named %q", c.Tool), nil
 	}
+	valid := false
 	if a := l.cfg.approvals[c.Tool]; a != nil {
-		out, err := a.ask(ctx, t, c)
+		out, ok, err := a.ask(ctx, t, c)
 		if err != nil {
 			return tool.Result{}, err
 		}
 		if out != nil {
 			return *out, nil
 		}
+		valid = ok
 	}
 	for _, h := range l.cfg.hooks {
 		err := h.fn(ctx, *c)
@@ -527,6 +537,11 @@ func (l *loop) decide(ctx context.Context, c *Call) (tool.Result, error) {
 		default:
 			return tool.Result{}, fmt.Errorf("hook %q on call %s: %w", h.name, c.ID, err)
 		}
+	}
+	if valid && len(l.cfg.hooks) == 0 {
+		// The approval has just validated the arguments, and no hook ran
+		// since to change them.
+		return tool.RunChecked(ctx, t, c.Arguments, nil)
 	}
 	return tool.Run(ctx, t, c.Arguments)
 }

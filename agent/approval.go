@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -84,6 +85,22 @@ type approval struct {
 	message   func(Call) string
 	ttl       time.Duration
 	assignees []string
+	schema    atomic.Pointer[decisionSchemaOf] // the last decision schema built
+}
+
+// decisionSchemaOf is the decision schema built for a tool's input schema.
+type decisionSchemaOf struct{ input, decision json.RawMessage }
+
+// decisionSchema returns the response schema of the approval question for a
+// tool with the input schema given, built once for as long as the tool's
+// schema stays the same.
+func (a *approval) decisionSchema(input json.RawMessage) json.RawMessage {
+	if c := a.schema.Load(); c != nil && bytes.Equal(c.input, input) {
+		return c.decision
+	}
+	c := &decisionSchemaOf{input: bytes.Clone(input), decision: decisionSchema(input)}
+	a.schema.Store(c)
+	return c.decision
 }
 
 // ApprovalOption configures an approval policy.
@@ -145,18 +162,20 @@ func stickyKey(toolName string) string { return "agent.sticky-approval:" + toolN
 
 // ask puts the approval question for call c of tool t. It returns a result when the
 // decision settles the call without running the tool, nil to run it (c's arguments
-// possibly edited), or the pause.
-func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (*tool.Result, error) {
+// possibly edited), or the pause. valid reports that c's arguments, as they are
+// on return, have just passed the tool's schema, so that running the call need
+// not validate them again.
+func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (res *tool.Result, valid bool, err error) {
 	vs, err := tool.Validate(t, c.Arguments)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !a.applies(c.Arguments, len(vs) == 0) {
-		return nil, nil
+		return nil, len(vs) == 0, nil
 	}
 	if mem := graph.RunMemory(ctx); mem != nil && len(vs) == 0 {
 		if _, ok := mem.Load(stickyKey(c.Tool)); ok {
-			return nil, nil
+			return nil, true, nil
 		}
 	}
 	value := map[string]any{"tool": c.Tool, "tool_call_id": c.ID, "input_schema": t.InputSchema()}
@@ -177,44 +196,44 @@ func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (*tool.Result,
 		Message:   msg,
 		Reason:    interlude.ReasonToolApproval,
 		Value:     value,
-		Schema:    decisionSchema(t.InputSchema()),
+		Schema:    a.decisionSchema(t.InputSchema()),
 		TTL:       a.ttl,
 		Assignees: a.assignees,
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if ans.Cancelled {
-		return withdrawn(c.Tool, ans.Expired), nil
+		return withdrawn(c.Tool, ans.Expired), false, nil
 	}
 	var d Decision
 	if err := ans.Decode(&d); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	switch d.Action {
 	case ActionApprove:
 		if len(vs) > 0 {
-			return &tool.Result{Content: fmt.Sprintf("The call to %s was approved, but its arguments do not match the tool's schema, so it was not run.", c.Tool), IsError: true}, nil
+			return &tool.Result{Content: fmt.Sprintf("The call to %s was approved, but its arguments do not match the tool's schema, so it was not run.", c.Tool), IsError: true}, false, nil
 		}
 		if d.Sticky {
 			if mem := graph.RunMemory(ctx); mem != nil {
 				mem.Store(stickyKey(c.Tool), true)
 			}
 		}
-		return nil, nil
+		return nil, true, nil
 	case ActionEdit:
 		c.Arguments = d.Arguments
-		return nil, nil
+		return nil, false, nil // the tool's schema may have changed since the answer was checked
 	case ActionReject:
 		msg, given := "", d.Message != nil
 		if given {
 			msg = *d.Message
 		}
-		return &tool.Result{Content: rejectionText(c.Tool, msg, given), IsError: true}, nil
+		return &tool.Result{Content: rejectionText(c.Tool, msg, given), IsError: true}, false, nil
 	case ActionRespond:
-		return &tool.Result{Content: *d.Message}, nil
+		return &tool.Result{Content: *d.Message}, false, nil
 	}
-	return nil, fmt.Errorf("unknown approval action %q", d.Action)
+	return nil, false, fmt.Errorf("unknown approval action %q", d.Action)
 }
 
 // decisionSchema is the response schema of an approval question: a Decision whose

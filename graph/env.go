@@ -125,7 +125,9 @@ type SubTaskResult struct {
 // step waits, the thread's Snapshot lists it in Finished.
 //
 // A tool node runs each tool call through Once, so finished calls are never run
-// again while others wait for answers. T must encode as JSON.
+// again while others wait for answers. T must encode as JSON; the result is
+// encoded when it is reported or when the step is held, not when the step
+// completes, since a completed step keeps no ledger.
 func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (T, error), opts ...OnceOption) (T, error) {
 	var zero T
 	s := task.From(ctx)
@@ -137,7 +139,11 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 		o(&cfg)
 	}
 	lk := s.LedgerKey(key)
-	if raw, ok := s.Recorded(lk); ok {
+	if r, ok := s.RecordedResult(lk); ok {
+		raw, err := r.JSON() // recorded earlier in this attempt, it is encoded now
+		if err != nil {
+			return zero, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of %q cannot be recorded as JSON: %v", key, err)}
+		}
 		var v T
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return zero, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("recorded result of %q does not fit %T: %v", key, v, err)}
@@ -155,15 +161,20 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 	if err != nil {
 		return zero, err
 	}
+	e := envFrom(ctx)
+	if e == nil || !e.live {
+		// Encoded only if the step is held: a step whose tasks all finish keeps
+		// no result.
+		s.RecordValue(lk, cfg.toolCallID, v)
+		return v, nil
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return zero, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of %q cannot be recorded as JSON: %v", key, err)}
 	}
 	s.Record(lk, cfg.toolCallID, raw)
-	if e := envFrom(ctx); e != nil && e.live {
-		e.runner(Event{Type: EventSubTask, Node: e.node, Step: e.step,
-			SubTask: &SubTaskResult{Path: sub.Path(), ToolCallID: cfg.toolCallID, Result: raw}})
-	}
+	e.runner(Event{Type: EventSubTask, Node: e.node, Step: e.step,
+		SubTask: &SubTaskResult{Path: sub.Path(), ToolCallID: cfg.toolCallID, Result: raw}})
 	return v, nil
 }
 

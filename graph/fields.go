@@ -38,6 +38,42 @@ type field struct {
 	index   int
 	typ     reflect.Type
 	reducer Reducer
+	appends bool // a slice whose elements are JSON appenders (see jsonAppender)
+}
+
+// jsonAppender is a value that appends its JSON encoding to dst, exactly as
+// json.Marshal encodes it (compact, with HTML characters escaped).
+// model.Message is one: the messages a step appends to a transcript are
+// encoded once, without encoding/json checking and compacting each
+// message's encoding again.
+type jsonAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+var jsonAppenderType = reflect.TypeFor[jsonAppender]()
+
+// appendsElems reports whether t is a slice whose elements (not pointers)
+// append their own JSON.
+func appendsElems(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Pointer && reflect.PointerTo(t.Elem()).Implements(jsonAppenderType)
+}
+
+// encodeField encodes a field's value as json.Marshal does.
+func encodeField(f *field, v reflect.Value) ([]byte, error) {
+	if !f.appends || v.IsNil() {
+		return json.Marshal(v.Interface())
+	}
+	data := append(make([]byte, 0, 256), '[')
+	for i := range v.Len() {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		var err error
+		if data, err = v.Index(i).Addr().Interface().(jsonAppender).AppendJSON(data); err != nil {
+			return nil, err
+		}
+	}
+	return append(data, ']'), nil
 }
 
 // fields describes the fields of a state type S.
@@ -67,7 +103,7 @@ func describe(t reflect.Type) (*fields, error) {
 				name = n
 			}
 		}
-		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer}
+		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer, appends: appendsElems(sf.Type)}
 		if tag := sf.Tag.Get("graph"); tag != "" {
 			f.reducer = Reducer(tag)
 		}
@@ -127,12 +163,13 @@ type write struct {
 // the offending value.
 func (fs *fields) writesOf(update reflect.Value, who string) ([]write, error) {
 	var out []write
-	for _, f := range fs.list {
+	for i := range fs.list {
+		f := &fs.list[i]
 		v := update.Field(f.index)
 		if v.IsZero() {
 			continue
 		}
-		data, err := json.Marshal(v.Interface())
+		data, err := encodeField(f, v)
 		if err != nil {
 			return nil, unencodable(who, f.name, v, err)
 		}

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -98,5 +99,51 @@ func TestAWaitingStepShowsItsFinishedSubTasksAndStreamsEachOnce(t *testing.T) {
 	}
 	if len(snap.Finished) != 0 || !slices.Equal(snap.Values.Log, []string{"packed", "shipped"}) {
 		t.Fatalf("after the step: Finished %+v, log %v", snap.Finished, snap.Values.Log)
+	}
+}
+
+func TestAResultFinishedWithoutAStreamIsKeptWhileItsStepWaits(t *testing.T) {
+	ctx := context.Background()
+	var packs atomic.Int32
+	app := shipGraph(t, &packs)
+	res, err := app.Invoke(ctx, "s1", graph.Input(shipState{}))
+	if err != nil || res.Status != interlude.RunInterrupted {
+		t.Fatalf("%v %+v", err, res)
+	}
+	snap, err := app.State(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Finished) != 1 || string(snap.Finished[0].Result) != `"packed"` || snap.Finished[0].ToolCallID != "call_pack" {
+		t.Fatalf("the waiting step shows %+v, want the packing", snap.Finished)
+	}
+	res, err = app.Invoke(ctx, "s1", graph.Resume(interlude.Resolve("yes")))
+	if err != nil || res.Status != interlude.RunCompleted || !slices.Equal(res.Values.Log, []string{"packed", "shipped"}) {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if n := packs.Load(); n != 1 {
+		t.Fatalf("the packing ran %d times, want once", n)
+	}
+}
+
+func TestAResultThatCannotBeRecordedFailsTheStepThatWaits(t *testing.T) {
+	g := graph.New[shipState]()
+	g.AddNode("ship", func(ctx context.Context, s shipState) (shipState, error) {
+		if _, err := graph.Once(ctx, "pack", func(ctx context.Context) (func(), error) { return func() {}, nil }); err != nil {
+			return shipState{}, err
+		}
+		if _, err := interlude.Interrupt(ctx, interlude.Request{Message: "Ship it?"}); err != nil {
+			return shipState{}, err
+		}
+		return shipState{}, nil
+	})
+	g.AddEdge(graph.Start, "ship")
+	app, err := g.Compile(graph.WithStore(memory.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := app.Invoke(context.Background(), "s1", graph.Input(shipState{}))
+	if !errors.Is(err, &interlude.Error{Code: interlude.CodeInvalidUpdate}) || res == nil || res.Status != interlude.RunFailed {
+		t.Fatalf("got %v %+v, want the step failed: its result cannot be recorded", err, res)
 	}
 }

@@ -821,16 +821,9 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var ledger []ledgerEntry
 	var raised []interlude.Interruption
 	var partial []write
-	var memo map[string]json.RawMessage
 	var failures []error
 	var inside *Breakpoint
 	for _, o := range outs {
-		for k, v := range o.memo {
-			if memo == nil {
-				memo = make(map[string]json.RawMessage, len(o.memo))
-			}
-			memo[k] = v.Value
-		}
 		var bi *breakInside
 		if len(o.raised) == 0 && o.err != nil {
 			bi = breakOf(o.err)
@@ -852,6 +845,10 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 	}
 	if len(failures) > 0 || len(raised) > 0 || waiting || inside != nil {
+		memo, err := memoOf(outs)
+		if err != nil {
+			failures = append(failures, err)
+		}
 		if err := r.g.codec.fs.apply(reflect.ValueOf(&st.values).Elem(), partial); err != nil {
 			failures = append(failures, err)
 		}
@@ -892,7 +889,8 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
-		return r.hold(&delta{Ledger: ledger, Memo: memo, Calls: callsOf(outs), Base: base}, err)
+		memo, merr := memoOf(outs)
+		return r.hold(&delta{Ledger: ledger, Memo: memo, Calls: callsOf(outs), Base: base}, errors.Join(err, merr))
 	}
 	st.values = r.combined
 	r.dirty = true
@@ -957,6 +955,26 @@ func breakOf(err error) *breakInside {
 		return bi
 	}
 	return nil
+}
+
+// memoOf returns the sub-task results the attempts recorded, as JSON by
+// ledger key, for a step that is held: a step that completes keeps none, so
+// results are encoded here rather than when recorded.
+func memoOf(outs []outcome) (map[string]json.RawMessage, error) {
+	var memo map[string]json.RawMessage
+	for _, o := range outs {
+		for k, v := range o.memo {
+			raw, err := v.JSON()
+			if err != nil {
+				return nil, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of sub-task %s cannot be recorded as JSON: %v", strings.Join(task.PathOf(k), "/"), err)}
+			}
+			if memo == nil {
+				memo = make(map[string]json.RawMessage, len(o.memo))
+			}
+			memo[k] = raw
+		}
+	}
+	return memo, nil
 }
 
 // callsOf returns the tool call ids of the sub-tasks the attempts recorded, by

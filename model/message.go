@@ -335,7 +335,16 @@ func (m Message) ToolResults() []Block {
 }
 
 func (m Message) blocksOf(t BlockType) []Block {
-	var out []Block
+	n := 0
+	for i := range m.Content {
+		if m.Content[i].Type == t {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Block, 0, n)
 	for _, b := range m.Content {
 		if b.Type == t {
 			out = append(out, b)
@@ -358,6 +367,11 @@ func (m Message) Clone() Message {
 
 // MarshalJSON writes the message; an empty content list is written as [].
 func (m Message) MarshalJSON() ([]byte, error) { return appendMessage(nil, m) }
+
+// AppendJSON appends the message's JSON to dst exactly as json.Marshal writes
+// it, for encoders of many messages (a step's writes to a transcript) that
+// would otherwise have encoding/json check and compact each message again.
+func (m *Message) AppendJSON(dst []byte) ([]byte, error) { return appendMessage(dst, *m) }
 
 // Validate reports the first problem that would make the message unusable:
 // an unknown role or block type, a tool call without an id, a name or a JSON

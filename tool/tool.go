@@ -124,13 +124,21 @@ func Validate(t Tool, args json.RawMessage) ([]Violation, error) {
 // Run validates args and calls the tool. Invalid arguments, a returned error and a
 // panic all become an error Result for the model. The only error Run returns is a
 // pause (matching interlude.ErrPaused), which the caller must pass up.
-func Run(ctx context.Context, t Tool, args json.RawMessage) (res Result, err error) {
+func Run(ctx context.Context, t Tool, args json.RawMessage) (Result, error) {
+	vs, err := Validate(t, args)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	return RunChecked(ctx, t, args, vs)
+}
+
+// RunChecked is Run for a caller that has just validated args itself: vs is
+// what Validate(t, args) returned. Invalid arguments (vs not empty) become an
+// error Result as with Run, and the tool is not called; valid ones are not
+// validated again.
+func RunChecked(ctx context.Context, t Tool, args json.RawMessage, vs []Violation) (res Result, err error) {
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
-	}
-	vs, verr := Validate(t, args)
-	if verr != nil {
-		return Errorf("%v", verr), nil
 	}
 	if len(vs) > 0 {
 		return Errorf("invalid arguments for %s: %s", t.Name(), describe(vs)), nil

@@ -73,3 +73,26 @@ func TestRunPassesPausesThrough(t *testing.T) {
 		t.Fatalf("err = %v, want the pause", err)
 	}
 }
+
+func TestRunCheckedRunsValidArgumentsAndRefusesTheViolationsItIsGiven(t *testing.T) {
+	calls := 0
+	tl := tool.Func("add", "Adds", func(ctx context.Context, in struct {
+		A int `json:"a"`
+	}) (string, error) {
+		calls++
+		return "ok", nil
+	})
+	args := json.RawMessage(`{"a":"x"}`)
+	vs, err := tool.Validate(tl, args)
+	if err != nil || len(vs) == 0 {
+		t.Fatalf("%v %v", vs, err)
+	}
+	res, err := tool.RunChecked(context.Background(), tl, args, vs)
+	if err != nil || !res.IsError || !strings.Contains(res.Content, vs[0].Message) || calls != 0 {
+		t.Fatalf("invalid arguments gave %+v %v after %d calls; want their violations, the tool not called", res, err, calls)
+	}
+	res, err = tool.RunChecked(context.Background(), tl, json.RawMessage(`{"a":1}`), nil)
+	if err != nil || res.IsError || res.Content != "ok" || calls != 1 {
+		t.Fatalf("valid arguments gave %+v %v after %d calls", res, err, calls)
+	}
+}

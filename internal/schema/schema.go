@@ -75,6 +75,12 @@ func (s *Schema) Validate(data []byte) ([]Violation, int) {
 // ValidateN is Validate describing at most limit violations, for callers that
 // validate documents they built themselves and want every violation.
 func (s *Schema) ValidateN(data []byte, limit int) ([]Violation, int) {
+	if doc, ok := parseClean(data); ok {
+		if s.simple != nil && s.simple.accepts(doc) {
+			return nil, 0
+		}
+		return s.validateValue(doc, limit)
+	}
 	vs, total, syntaxOK := scanKeys(data, MaxDepth, limit)
 	if syntaxOK && total > 0 {
 		return vs, total
@@ -87,6 +93,22 @@ func (s *Schema) ValidateN(data []byte, limit int) ([]Violation, int) {
 		return nil, 0
 	}
 	return s.validateValue(doc, limit)
+}
+
+// ValidateJSON is Validate for callers that must tell data that is not JSON
+// from data that fails the schema: isJSON reports whether data is one JSON
+// value, and when it is not, the violations are Validate's. A small valid
+// document is read once for both answers.
+func (s *Schema) ValidateJSON(data []byte) (vs []Violation, total int, isJSON bool) {
+	if doc, ok := parseClean(data); ok {
+		if s.simple != nil && s.simple.accepts(doc) {
+			return nil, 0, true
+		}
+		vs, total = s.validateValue(doc, MaxViolations)
+		return vs, total, true
+	}
+	vs, total = s.Validate(data)
+	return vs, total, json.Valid(data)
 }
 
 // ValidateValue checks an already decoded JSON value (as produced by

@@ -2,19 +2,57 @@ package schema
 
 import (
 	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
 	"strings"
 )
 
 // shape is a schema of the plainest and most common kind, such as the input
 // schemas tool.Func derives: an object whose properties are each a string, a
 // number, an integer or a boolean, some of them required, others perhaps refused
-// (additionalProperties false). A document such a schema clearly accepts is
+// (additionalProperties false), numbers perhaps bounded by "minimum" and
+// "maximum". A document such a schema clearly accepts is
 // accepted without the general validator; any other document, including every
 // one it refuses, goes to the general validator, which describes what is wrong.
 type shape struct {
 	props    map[string]string // property name to its type
+	bounds   map[string]bounds // a number's or integer's minimum and maximum
 	required []string
 	closed   bool // additionalProperties is false
+}
+
+// bounds are a property's "minimum" and "maximum", each exactly a float64.
+type bounds struct {
+	min, max       float64
+	hasMin, hasMax bool
+}
+
+// exactBound reads a bound that a float64 holds exactly, so that comparing a
+// number's float64 with it strictly is exact (see inside).
+func exactBound(raw json.RawMessage) (float64, bool) {
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	r, ok := new(big.Rat).SetString(string(n))
+	if err != nil || !ok || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, r.Cmp(new(big.Rat).SetFloat64(f)) == 0
+}
+
+// inside reports whether the JSON number n lies strictly between the bounds.
+// The number's nearest float64 lying strictly inside bounds a float64 holds
+// exactly puts the number itself strictly inside; a number on or near a bound
+// is left to the general validator.
+func (b bounds) inside(n json.Number) bool {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return false
+	}
+	return (!b.hasMin || f > b.min) && (!b.hasMax || f < b.max)
 }
 
 // shapeOf returns the shape of a schema document, or nil if the document uses
@@ -53,10 +91,28 @@ func shapeOf(raw []byte) *shape {
 						default:
 							return nil
 						}
+					case "minimum", "maximum":
+						f, ok := exactBound(pv)
+						if !ok {
+							return nil
+						}
+						if sh.bounds == nil {
+							sh.bounds = map[string]bounds{}
+						}
+						b := sh.bounds[name]
+						if pk == "minimum" {
+							b.min, b.hasMin = f, true
+						} else {
+							b.max, b.hasMax = f, true
+						}
+						sh.bounds[name] = b
 					case "description", "title":
 					default:
 						return nil
 					}
+				}
+				if _, ok := sh.bounds[name]; ok && sh.props[name] != "number" && sh.props[name] != "integer" {
+					return nil
 				}
 				if sh.props[name] == "" {
 					return nil
@@ -111,11 +167,18 @@ func (sh *shape) accepts(doc any) bool {
 		case "boolean":
 			_, ok = v.(bool)
 		case "number":
-			_, ok = v.(json.Number)
+			var n json.Number
+			n, ok = v.(json.Number)
+			if b, bounded := sh.bounds[k]; ok && bounded {
+				ok = b.inside(n)
+			}
 		case "integer":
 			var n json.Number
 			n, ok = v.(json.Number)
 			ok = ok && !strings.ContainsAny(string(n), ".eE")
+			if b, bounded := sh.bounds[k]; ok && bounded {
+				ok = b.inside(n)
+			}
 		}
 		if !ok {
 			return false

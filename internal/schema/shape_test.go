@@ -14,6 +14,8 @@ func TestPlainObjectSchemaAnswersAsTheValidator(t *testing.T) {
 		`{"properties":{"order_id":{"type":"string"},"amount":{"type":"number"},"n":{"type":"integer"},"ok":{"type":"boolean","description":"d"}},"additionalProperties":false,"type":"object","required":["order_id","amount"]}`,
 		`{"type":"object","properties":{"a":{"type":"string"}}}`,
 		`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a","b"]}`,
+		`{"type":"object","properties":{"order_id":{"type":"string"},"amount":{"type":"number","minimum":0,"maximum":1000}},"required":["order_id","amount"],"additionalProperties":false}`,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":-3},"a":{"type":"number","maximum":0.5},"amount":{"type":"number","minimum":9007199254740992}}}`,
 	}
 	docs := []string{
 		`{"order_id":"1","amount":10}`, `{"order_id":"1","amount":10.5,"n":3,"ok":true}`,
@@ -22,6 +24,10 @@ func TestPlainObjectSchemaAnswersAsTheValidator(t *testing.T) {
 		`{"order_id":"1","amount":10,"n":2.0}`, `{"order_id":"1","amount":10,"n":1e2}`,
 		`{"order_id":"1","amount":10,"ok":"yes"}`, `{"order_id":null,"amount":10}`,
 		`{"a":"x"}`, `{"a":1}`, `{"a":1,"b":2}`, `{}`, `[]`, `"s"`, `null`, `{"a":-3,"b":null}`,
+		`{"order_id":"1","amount":0}`, `{"order_id":"1","amount":1000}`, `{"order_id":"1","amount":-0.0000001}`,
+		`{"order_id":"1","amount":1000.0000000000000001}`, `{"order_id":"1","amount":999.9999999999999999}`, `{"order_id":"1","amount":1e3}`,
+		`{"order_id":"1","amount":1e-400}`, `{"order_id":"1","amount":-1e-400}`, `{"n":-3}`, `{"n":-4}`, `{"n":-2}`, `{"a":0.5}`, `{"a":0.49999999999999999999}`,
+		`{"a":0.50000000000000000001}`, `{"amount":9007199254740993}`, `{"amount":9007199254740992}`, `{"amount":9007199254740994}`,
 	}
 	for _, raw := range schemas {
 		s, err := Compile([]byte(raw))
@@ -58,6 +64,10 @@ func TestOtherSchemasAreNotTakenAsPlainObjects(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"string"},"a":{"type":"integer"}}}`,
 		`{"type":"object","additionalProperties":{"type":"string"}}`,
 		`{"type":"object","properties":{"a":{"enum":["x"]}}}`,
+		`{"type":"object","properties":{"a":{"type":"number","exclusiveMaximum":3}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","minimum":3}}}`,
+		`{"type":"object","properties":{"a":{"type":"number","maximum":0.1}}}`,
+		`{"type":"object","properties":{"a":{"type":"number","maximum":9007199254740993}}}`,
 	} {
 		s, err := Compile([]byte(raw))
 		if err != nil {

@@ -47,10 +47,23 @@ type Collector struct {
 
 // Result is a finished sub-task's recorded result.
 type Result struct {
-	// Value is what the sub-task returned, as JSON.
+	// Value is what the sub-task returned, as JSON; nil for a result recorded
+	// by RecordValue and not encoded yet (see JSON).
 	Value json.RawMessage
 	// ToolCallID is the tool call the sub-task ran, or "".
 	ToolCallID string
+
+	value any // the result as returned, when recorded by RecordValue
+}
+
+// JSON returns the result as JSON, encoding a result recorded by RecordValue:
+// a step whose tasks all finish keeps no result, so none is encoded until a
+// step is held.
+func (r Result) JSON() (json.RawMessage, error) {
+	if r.Value != nil {
+		return r.Value, nil
+	}
+	return json.Marshal(r.value)
 }
 
 // Raised returns the interrupts raised by the task and its sub-tasks, in order.
@@ -250,17 +263,28 @@ func (s *Scope) LedgerKey(key string) string {
 // node, then the sub-task keys.
 func PathOf(ledgerKey string) []string { return strings.Split(ledgerKey, "\x1f") }
 
-// Recorded returns a sub-task result recorded by an earlier attempt of this step.
+// Recorded returns a sub-task result recorded by an earlier attempt of this step,
+// or earlier in this attempt, as JSON (nil for a result recorded by RecordValue
+// that cannot be encoded).
 func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
-	v, ok := s.step.Ledger[ledgerKey]
+	r, ok := s.RecordedResult(ledgerKey)
 	if !ok {
-		s.collector.mu.Lock()
-		var r Result
-		r, ok = s.collector.ledger[ledgerKey]
-		v = r.Value
-		s.collector.mu.Unlock()
+		return nil, false
 	}
-	return v, ok
+	v, _ := r.JSON()
+	return v, true
+}
+
+// RecordedResult is Recorded giving the result as recorded: a result recorded
+// earlier in this attempt by RecordValue is not encoded yet.
+func (s *Scope) RecordedResult(ledgerKey string) (Result, bool) {
+	if v, ok := s.step.Ledger[ledgerKey]; ok {
+		return Result{Value: v}, true
+	}
+	s.collector.mu.Lock()
+	defer s.collector.mu.Unlock()
+	r, ok := s.collector.ledger[ledgerKey]
+	return r, ok
 }
 
 // Record stores a finished sub-task's result in this attempt's ledger, with the
@@ -272,6 +296,18 @@ func (s *Scope) Record(ledgerKey, toolCallID string, result json.RawMessage) {
 		s.collector.ledger = make(map[string]Result)
 	}
 	s.collector.ledger[ledgerKey] = Result{Value: result, ToolCallID: toolCallID}
+}
+
+// RecordValue is Record for a result not yet encoded: it is encoded as JSON
+// only if the step is held (Result.JSON), or read back by a later sub-task of
+// this attempt with the same key.
+func (s *Scope) RecordValue(ledgerKey, toolCallID string, result any) {
+	s.collector.mu.Lock()
+	defer s.collector.mu.Unlock()
+	if s.collector.ledger == nil {
+		s.collector.ledger = make(map[string]Result)
+	}
+	s.collector.ledger[ledgerKey] = Result{value: result, ToolCallID: toolCallID}
 }
 
 type ctxKey struct{}

@@ -148,9 +148,7 @@ func (q Interruption) Check(r Resolution) error {
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	if !json.Valid(data) {
-		return &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
-	}
+	notJSON := &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
 	var (
 		vs    []schema.Violation
 		total int
@@ -160,14 +158,24 @@ func (q Interruption) Check(r Resolution) error {
 		// Without a schema the answer is still refused if Go would decode it to
 		// another value than the one recorded (a key repeated, or twice in two
 		// cases); Validate checks that too.
+		if !json.Valid(data) {
+			return notJSON
+		}
 		problem = "is ambiguous"
 		vs, total = schema.AmbiguousKeys(data)
 	} else {
 		s, err := schema.Compile(q.Schema)
 		if err != nil {
+			if !json.Valid(data) {
+				return notJSON
+			}
 			return &Error{Code: CodeInvalidRequest, Message: "interrupt " + q.ID + " has an unusable response schema: " + err.Error(), Interrupts: []string{q.ID}}
 		}
-		vs, total = s.Validate(data)
+		var isJSON bool
+		// One read of the answer tells whether it is JSON and validates it.
+		if vs, total, isJSON = s.ValidateJSON(data); !isJSON {
+			return notJSON
+		}
 	}
 	if total == 0 {
 		return nil

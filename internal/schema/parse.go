@@ -1,0 +1,262 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// parseClean decodes data in one pass into the value jsonschema.UnmarshalJSON
+// gives (objects as map[string]any, arrays as []any, numbers as json.Number),
+// when data is one JSON value that the checks scanKeys makes before the schema
+// applies all pass: no key repeated or repeated in another case, nesting at
+// most MaxDepth deep, at most MaxValues values, every number checkable. For any
+// other data it reports false, and Validate takes the slower path that reads
+// data twice and says what is wrong; so the answers are the same, and the
+// common case, a small valid document, is read once.
+func parseClean(data []byte) (any, bool) {
+	p := cleanParser{data: data}
+	p.space()
+	v, ok := p.value(0)
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	return v, p.i == len(p.data)
+}
+
+// cleanParser is parseClean's state: the document and the read position, and
+// how many values it has read so far.
+type cleanParser struct {
+	data   []byte
+	i      int
+	values int
+}
+
+func (p *cleanParser) space() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// value reads the value at p.i, inside depth open objects and arrays.
+func (p *cleanParser) value(depth int) (any, bool) {
+	if p.i >= len(p.data) {
+		return nil, false
+	}
+	if p.values++; p.values > MaxValues {
+		return nil, false
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object(depth + 1)
+	case c == '[':
+		return p.array(depth + 1)
+	case c == '"':
+		return p.str()
+	case c == '-' || ('0' <= c && c <= '9'):
+		return p.number()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	}
+	return nil, false
+}
+
+func (p *cleanParser) literal(s string) bool {
+	if !strings.HasPrefix(string(p.data[p.i:min(len(p.data), p.i+len(s))]), s) {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+func (p *cleanParser) object(depth int) (any, bool) {
+	if depth > MaxDepth {
+		return nil, false
+	}
+	p.i++ // '{'
+	m := map[string]any{}
+	// The first keys are compared by strings.EqualFold; past a few, by their
+	// folded forms in a map (foldKey), so that a large object costs linear time.
+	var few [8]string
+	n := 0
+	var folded map[string]struct{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return m, true
+	}
+	for {
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return nil, false
+		}
+		k, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		key := k.(string)
+		if n < len(few) {
+			for _, o := range few[:n] {
+				if strings.EqualFold(o, key) {
+					return nil, false
+				}
+			}
+			few[n] = key
+		} else {
+			if folded == nil {
+				folded = make(map[string]struct{}, 2*len(few))
+				for _, o := range few {
+					folded[foldKey(o)] = struct{}{}
+				}
+			}
+			f := foldKey(key)
+			if _, dup := folded[f]; dup {
+				return nil, false
+			}
+			folded[f] = struct{}{}
+		}
+		n++
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return nil, false
+		}
+		p.i++
+		p.space()
+		v, ok := p.value(depth)
+		if !ok {
+			return nil, false
+		}
+		m[key] = v
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, false
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case '}':
+			p.i++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (p *cleanParser) array(depth int) (any, bool) {
+	if depth > MaxDepth {
+		return nil, false
+	}
+	p.i++ // '['
+	a := []any{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return a, true
+	}
+	for {
+		v, ok := p.value(depth)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, false
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case ']':
+			p.i++
+			return a, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// str reads a string. One without escapes and in valid UTF-8 is its bytes; any
+// other is decoded by encoding/json, so that escapes and invalid bytes come out
+// as the validator's decoder has them.
+func (p *cleanParser) str() (any, bool) {
+	start := p.i
+	p.i++ // '"'
+	plain := true
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			lit := p.data[start:p.i]
+			if plain && utf8.Valid(lit) {
+				return string(lit[1 : len(lit)-1]), true
+			}
+			var s string
+			if json.Unmarshal(lit, &s) != nil {
+				return nil, false
+			}
+			return s, true
+		case c == '\\':
+			plain = false
+			p.i += 2
+		case c < 0x20:
+			return nil, false
+		default:
+			p.i++
+		}
+	}
+	return nil, false
+}
+
+// number reads a number as JSON's grammar has it, kept as its text.
+func (p *cleanParser) number() (any, bool) {
+	d, start := p.data, p.i
+	digits := func() bool {
+		s := p.i
+		for p.i < len(d) && '0' <= d[p.i] && d[p.i] <= '9' {
+			p.i++
+		}
+		return p.i > s
+	}
+	if d[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(d) && d[p.i] == '0':
+		p.i++
+	case !digits():
+		return nil, false
+	}
+	if p.i < len(d) && d[p.i] == '.' {
+		p.i++
+		if !digits() {
+			return nil, false
+		}
+	}
+	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
+		p.i++
+		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
+			p.i++
+		}
+		if !digits() {
+			return nil, false
+		}
+	}
+	n := string(d[start:p.i])
+	if !checkable(n) {
+		return nil, false
+	}
+	return json.Number(n), true
+}

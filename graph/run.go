@@ -750,7 +750,7 @@ type outcome struct {
 	writes  []write // all writes of a finished task
 	partial []write // writes kept although the task paused
 	raised  []interlude.Interruption
-	memo    map[string]task.Result
+	memo    *task.Collector // its recorded sub-task results
 	err     error
 }
 
@@ -825,10 +825,10 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var failures []error
 	var inside *Breakpoint
 	for _, o := range outs {
-		for k, v := range o.memo {
-			if memo == nil {
-				memo = make(map[string]json.RawMessage, len(o.memo))
-			}
+		if n := o.memo.Count(); n > 0 && memo == nil {
+			memo = make(map[string]json.RawMessage, n)
+		}
+		for k, v := range o.memo.Ledger() {
 			memo[k] = v.Value
 		}
 		var bi *breakInside
@@ -888,7 +888,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return r.failStep(err)
 	}
 	ran := st.next
-	next, err := g.successors(task.Without(r.ctx), ran, r.combined)
+	next, err := g.successors(r.ctx, ran, r.combined)
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
@@ -964,7 +964,7 @@ func breakOf(err error) *breakInside {
 func callsOf(outs []outcome) map[string]string {
 	var calls map[string]string
 	for _, o := range outs {
-		for k, r := range o.memo {
+		for k, r := range o.memo.Ledger() {
 			if r.ToolCallID == "" {
 				continue
 			}
@@ -1034,7 +1034,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		g.observer.AfterNode(task.Without(ctx), info, upd, err)
 	}
 	o.raised = sc.Collector().Raised()
-	o.memo = sc.Collector().Ledger()
+	o.memo = sc.Collector()
 	o.partial = env.writes()
 	if len(o.raised) > 0 {
 		return o

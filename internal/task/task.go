@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,16 @@ type Step struct {
 type Collector struct {
 	mu     sync.Mutex
 	raised []vocab.Interruption
+	// first is the first sub-task result recorded (most tasks record at most
+	// one), ledger the others: a map costs more than the result it keeps.
+	first  recorded
 	ledger map[string]Result
+}
+
+// recorded is one sub-task result with its ledger key.
+type recorded struct {
+	Key string
+	Result
 }
 
 // Result is a finished sub-task's recorded result.
@@ -60,12 +70,41 @@ func (c *Collector) Raised() []vocab.Interruption {
 	return append([]vocab.Interruption(nil), c.raised...)
 }
 
-// Ledger returns the sub-task results recorded during this attempt, by ledger
-// key.
-func (c *Collector) Ledger() map[string]Result {
+// Ledger yields the sub-task results recorded during this attempt by ledger
+// key, in no particular order. It is read once the attempt is over, and holds
+// c's lock while it yields: the loop must not call c.
+func (c *Collector) Ledger() iter.Seq2[string, Result] {
+	return func(yield func(string, Result) bool) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.first.Key == "" || !yield(c.first.Key, c.first.Result) {
+			return
+		}
+		for k, r := range c.ledger {
+			if !yield(k, r) {
+				return
+			}
+		}
+	}
+}
+
+// Count counts the sub-task results recorded during this attempt.
+func (c *Collector) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.ledger
+	if c.first.Key == "" {
+		return 0
+	}
+	return 1 + len(c.ledger)
+}
+
+// lookup returns the result recorded under key in this attempt. c.mu is held.
+func (c *Collector) lookup(key string) (Result, bool) {
+	if c.first.Key == key && key != "" {
+		return c.first.Result, true
+	}
+	r, ok := c.ledger[key]
+	return r, ok
 }
 
 // Scope is one task or sub-task attempt.
@@ -256,7 +295,7 @@ func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
 	if !ok {
 		s.collector.mu.Lock()
 		var r Result
-		r, ok = s.collector.ledger[ledgerKey]
+		r, ok = s.collector.lookup(ledgerKey)
 		v = r.Value
 		s.collector.mu.Unlock()
 	}
@@ -268,10 +307,16 @@ func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
 func (s *Scope) Record(ledgerKey, toolCallID string, result json.RawMessage) {
 	s.collector.mu.Lock()
 	defer s.collector.mu.Unlock()
-	if s.collector.ledger == nil {
-		s.collector.ledger = make(map[string]Result)
+	c, r := s.collector, Result{Value: result, ToolCallID: toolCallID}
+	switch {
+	case c.first.Key == "" || c.first.Key == ledgerKey:
+		c.first = recorded{Key: ledgerKey, Result: r}
+	default:
+		if c.ledger == nil {
+			c.ledger = make(map[string]Result)
+		}
+		c.ledger[ledgerKey] = r
 	}
-	s.collector.ledger[ledgerKey] = Result{Value: result, ToolCallID: toolCallID}
 }
 
 type ctxKey struct{}

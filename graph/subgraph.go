@@ -87,7 +87,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if env.live && env.subgraphs {
 		r.emit = func(e Event) {
 			e.Namespace = append(slices.Clone(prefix), e.Namespace...)
-			env.runner(e)
+			env.runner.send(e)
 		}
 	}
 	key := s.ProgressKey()

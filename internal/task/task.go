@@ -326,6 +326,30 @@ func With(ctx context.Context, s *Scope) context.Context {
 	return context.WithValue(ctx, ctxKey{}, s)
 }
 
+// Context is a context carrying a scope and one more value (the runtime's own
+// state of the task), in one context: a task starts with both, and the
+// runtime may allocate it together with that state.
+type Context struct {
+	context.Context
+	// Scope is the task's scope (From finds it).
+	Scope *Scope
+	// Key and Val are the other value and its key, as context.WithValue takes
+	// them.
+	Key, Val any
+}
+
+// Value returns the scope for From's key, Val for Key, and else the parent's
+// value.
+func (c *Context) Value(key any) any {
+	switch key {
+	case ctxKey{}:
+		return c.Scope
+	case c.Key:
+		return c.Val
+	}
+	return c.Context.Value(key)
+}
+
 // From returns the scope on ctx, or nil outside a running task.
 func From(ctx context.Context) *Scope {
 	s, _ := ctx.Value(ctxKey{}).(*Scope)

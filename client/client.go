@@ -531,6 +531,20 @@ func (c *Client) Cancel(ctx context.Context, threadID, interruptID string) (*gra
 	}{interruptID})
 }
 
+// Fork continues a thread from its checkpoint (an id of History) and waits for
+// the run it starts (POST /v1/threads/{id}/fork). With a namespace (as
+// History's subgraphs list them) the thread goes on from the checkpoint the
+// subgraph waiting there had at that checkpoint, without running the work
+// finished around and inside it again (graph.Graph.ForkSubgraph); without one
+// it is graph.Graph.Fork. A checkpoint or namespace the thread lacks is an
+// error matching interlude.ErrInvalidRequest, and the thread is unchanged.
+func (c *Client) Fork(ctx context.Context, threadID string, checkpoint int64, namespace ...string) (*graph.Result[json.RawMessage], error) {
+	return c.answer(ctx, threadID, "fork", struct {
+		Checkpoint int64    `json:"checkpoint"`
+		Namespace  []string `json:"namespace,omitempty"`
+	}{checkpoint, namespace})
+}
+
 // Delete forgets a thread (DELETE /v1/threads/{id}); it needs the admin role.
 func (c *Client) Delete(ctx context.Context, threadID string) error {
 	return c.call(ctx, http.MethodDelete, threadPath(threadID, ""), nil, nil, nil)

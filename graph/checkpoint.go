@@ -246,11 +246,17 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 		st.ledger, st.memo, st.calls, st.exchanges = nil, nil, nil, nil
 	}
 	st.ledger = append(st.ledger, d.Ledger...)
-	for k, v := range d.Memo {
-		if st.memo == nil {
-			st.memo = make(map[string]json.RawMessage)
+	if st.memo == nil && len(d.Memo) > 0 {
+		// The state takes the delta's map over: no delta is changed once made,
+		// nor kept once applied.
+		st.memo = d.Memo
+	} else {
+		for k, v := range d.Memo {
+			if st.memo == nil {
+				st.memo = make(map[string]json.RawMessage)
+			}
+			st.memo[k] = v
 		}
-		st.memo[k] = v
 	}
 	for k, id := range d.Calls {
 		if st.calls == nil {

@@ -14,7 +14,7 @@ import (
 // taskEnv is what a running task can reach through its context besides the
 // interrupt scope: the event stream and its kept writes.
 type taskEnv struct {
-	runner func(Event)
+	runner eventSink
 	live   bool // someone listens to the run's events
 	fs     *fields
 	node   string
@@ -33,6 +33,9 @@ type taskEnv struct {
 }
 
 type envKey struct{}
+
+// eventSink takes a run's events (a runner's send).
+type eventSink interface{ send(Event) }
 
 func envFrom(ctx context.Context) *taskEnv {
 	e, _ := ctx.Value(envKey{}).(*taskEnv)
@@ -86,7 +89,7 @@ func Emit(ctx context.Context, typ EventType, data any) {
 	if e == nil {
 		return
 	}
-	e.runner(Event{Type: typ, Node: e.node, Step: e.step, Data: data})
+	e.runner.send(Event{Type: typ, Node: e.node, Step: e.step, Data: data})
 }
 
 // OnceOption configures Once.
@@ -173,7 +176,7 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 		return zero, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of %q cannot be recorded as JSON: %v", key, err)}
 	}
 	s.Record(lk, cfg.toolCallID, raw)
-	e.runner(Event{Type: EventSubTask, Node: e.node, Step: e.step,
+	e.runner.send(Event{Type: EventSubTask, Node: e.node, Step: e.step,
 		SubTask: &SubTaskResult{Path: sub.Path(), ToolCallID: cfg.toolCallID, Result: raw}})
 	return v, nil
 }

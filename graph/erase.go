@@ -32,6 +32,8 @@ type Erased interface {
 	Fork(ctx context.Context, threadID string, checkpoint int64) (*Result[json.RawMessage], error)
 	// ForkSubgraph is Graph.ForkSubgraph with values as JSON.
 	ForkSubgraph(ctx context.Context, threadID string, checkpoint int64, namespace []string) (*Result[json.RawMessage], error)
+	// ForkOn is Graph.ForkOn with values as JSON.
+	ForkOn(ctx context.Context, t *Thread, checkpoint int64, namespace []string) (*Result[json.RawMessage], error)
 	// Delete is Graph.Delete.
 	Delete(ctx context.Context, threadID string) error
 	// Store is the graph's store.
@@ -107,6 +109,10 @@ func (e erased[S]) Fork(ctx context.Context, id string, checkpoint int64) (*Resu
 
 func (e erased[S]) ForkSubgraph(ctx context.Context, id string, checkpoint int64, namespace []string) (*Result[json.RawMessage], error) {
 	return eraseResult(e.g.ForkSubgraph(ctx, id, checkpoint, namespace))
+}
+
+func (e erased[S]) ForkOn(ctx context.Context, t *Thread, checkpoint int64, namespace []string) (*Result[json.RawMessage], error) {
+	return eraseResult(e.g.ForkOn(ctx, t, checkpoint, namespace))
 }
 
 func eraseResult[S any](r *Result[S], err error) (*Result[json.RawMessage], error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/interludehq/interlude/internal/keylock"
 	"github.com/interludehq/interlude/internal/options"
+	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
@@ -410,7 +411,8 @@ func (g *Graph[S]) breakpoint(set []string, node string) bool {
 }
 
 // successors returns the nodes due after the given nodes ran, given the new state,
-// in the order the nodes were added.
+// in the order the nodes were added. Routes get ctx without its task, so that
+// they cannot pause it.
 func (g *Graph[S]) successors(ctx context.Context, ran []string, s S) ([]string, error) {
 	var next []string
 	add := func(n string) {
@@ -418,12 +420,16 @@ func (g *Graph[S]) successors(ctx context.Context, ran []string, s S) ([]string,
 			next = append(next, n)
 		}
 	}
+	var quiet context.Context // ctx without the task, made for the first route
 	for _, from := range ran {
 		for _, to := range g.edges[from] {
 			add(to)
 		}
 		for _, r := range g.routes[from] {
-			tos, err := r(ctx, s)
+			if quiet == nil {
+				quiet = task.Without(ctx)
+			}
+			tos, err := r(quiet, s)
 			if err != nil {
 				return nil, fmt.Errorf("route from %q: %w", from, err)
 			}

@@ -305,7 +305,24 @@ func (g *Graph[S]) stateAt(ctx context.Context, threadID string, id int64) (*sta
 // checkpoint runs again from its start, so its interrupts fire again with new ids;
 // answers given on the abandoned branch never reach them.
 func (g *Graph[S]) Fork(ctx context.Context, threadID string, checkpoint int64) (*Result[S], error) {
-	return g.locked(ctx, threadID, nil, nil, true, func(r *runner[S]) (*Result[S], error) {
+	return g.fork(ctx, threadID, nil, checkpoint)
+}
+
+// ForkOn is Fork, or with a namespace ForkSubgraph, on a thread the caller
+// opened (see InvokeOn), so that a host holding the thread for its runs can
+// fork it.
+func (g *Graph[S]) ForkOn(ctx context.Context, t *Thread, checkpoint int64, namespace []string) (*Result[S], error) {
+	if t == nil {
+		return nil, errNoThread
+	}
+	if len(namespace) == 0 {
+		return g.fork(ctx, t.ID, t, checkpoint)
+	}
+	return g.forkSubgraph(ctx, t.ID, t, checkpoint, namespace)
+}
+
+func (g *Graph[S]) fork(ctx context.Context, threadID string, t *Thread, checkpoint int64) (*Result[S], error) {
+	return g.locked(ctx, threadID, t, nil, true, func(r *runner[S]) (*Result[S], error) {
 		if r.c.st == nil {
 			return nil, storekit.NotFound(threadID)
 		}
@@ -341,7 +358,11 @@ func (g *Graph[S]) ForkSubgraph(ctx context.Context, threadID string, checkpoint
 	if len(namespace) == 0 {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "ForkSubgraph needs the namespace of a subgraph; use Fork to fork the thread itself"}
 	}
-	return g.locked(ctx, threadID, nil, nil, true, func(r *runner[S]) (*Result[S], error) {
+	return g.forkSubgraph(ctx, threadID, nil, checkpoint, namespace)
+}
+
+func (g *Graph[S]) forkSubgraph(ctx context.Context, threadID string, t *Thread, checkpoint int64, namespace []string) (*Result[S], error) {
+	return g.locked(ctx, threadID, t, nil, true, func(r *runner[S]) (*Result[S], error) {
 		if r.c.st == nil {
 			return nil, storekit.NotFound(threadID)
 		}

@@ -750,7 +750,7 @@ type outcome struct {
 	writes  []write // all writes of a finished task
 	partial []write // writes kept although the task paused
 	raised  []interlude.Interruption
-	memo    map[string]task.Result
+	memo    *task.Collector // its recorded sub-task results
 	err     error
 }
 
@@ -885,7 +885,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return r.failStep(err)
 	}
 	ran := st.next
-	next, err := g.successors(task.Without(r.ctx), ran, r.combined)
+	next, err := g.successors(r.ctx, ran, r.combined)
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
@@ -963,13 +963,13 @@ func breakOf(err error) *breakInside {
 func memoOf(outs []outcome) (map[string]json.RawMessage, error) {
 	var memo map[string]json.RawMessage
 	for _, o := range outs {
-		for k, v := range o.memo {
+		if n := o.memo.Count(); n > 0 && memo == nil {
+			memo = make(map[string]json.RawMessage, n)
+		}
+		for k, v := range o.memo.Ledger() {
 			raw, err := v.JSON()
 			if err != nil {
 				return nil, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of sub-task %s cannot be recorded as JSON: %v", strings.Join(task.PathOf(k), "/"), err)}
-			}
-			if memo == nil {
-				memo = make(map[string]json.RawMessage, len(o.memo))
 			}
 			memo[k] = raw
 		}
@@ -982,7 +982,7 @@ func memoOf(outs []outcome) (map[string]json.RawMessage, error) {
 func callsOf(outs []outcome) map[string]string {
 	var calls map[string]string
 	for _, o := range outs {
-		for k, r := range o.memo {
+		for k, r := range o.memo.Ledger() {
 			if r.ToolCallID == "" {
 				continue
 			}
@@ -1034,9 +1034,16 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
 	sc := task.New(ts, node)
-	env := &taskEnv{runner: r.send, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.inBefore), after: r.pathBreaks(g.cfg.after, r.inAfter)}
+	// The task's context carries its scope and env in one allocation with the env.
+	tc := &struct {
+		ctx task.Context
+		env taskEnv
+	}{}
+	env := &tc.env
+	*env = taskEnv{runner: r, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.inBefore), after: r.pathBreaks(g.cfg.after, r.inAfter)}
 	ctx, span := r.startNode(r.ctx, node)
-	ctx = task.With(context.WithValue(ctx, envKey{}, env), sc)
+	tc.ctx = task.Context{Context: ctx, Scope: sc, Key: envKey{}, Val: env}
+	ctx = &tc.ctx
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}
 	defer endNode(span, &o)
@@ -1052,7 +1059,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		g.observer.AfterNode(task.Without(ctx), info, upd, err)
 	}
 	o.raised = sc.Collector().Raised()
-	o.memo = sc.Collector().Ledger()
+	o.memo = sc.Collector()
 	o.partial = env.writes()
 	if len(o.raised) > 0 {
 		return o

@@ -87,7 +87,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if env.live && env.subgraphs {
 		r.emit = func(e Event) {
 			e.Namespace = append(slices.Clone(prefix), e.Namespace...)
-			env.runner(e)
+			env.runner.send(e)
 		}
 	}
 	key := s.ProgressKey()
@@ -204,7 +204,7 @@ func (r *runner[S]) begin(input S) (*Result[S], error) {
 		return nil, err
 	}
 	r.input = ws
-	next, err := r.g.successors(task.Without(r.ctx), []string{Start}, st.values)
+	next, err := r.g.successors(r.ctx, []string{Start}, st.values)
 	if err != nil {
 		return nil, err
 	}
@@ -434,10 +434,14 @@ func editProgress(memo map[string]json.RawMessage, namespace []string, edit func
 // from the store falls back to decoding.
 type waitingSubgraphs struct {
 	mu sync.Mutex
-	m  map[string]waitingSubgraph
+	// one holds the first subgraph kept (a step usually runs one), m any
+	// others: a map costs more than the state it would keep.
+	one waitingSubgraph
+	m   map[string]waitingSubgraph
 }
 
 type waitingSubgraph struct {
+	key string
 	raw json.RawMessage
 	st  any
 }
@@ -446,6 +450,7 @@ type waitingSubgraph struct {
 func (w *waitingSubgraphs) clear() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.one = waitingSubgraph{}
 	clear(w.m)
 }
 
@@ -453,10 +458,17 @@ func (w *waitingSubgraphs) clear() {
 func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = make(map[string]waitingSubgraph, 1)
+	e := waitingSubgraph{key: key, raw: raw, st: st}
+	switch {
+	case w.one.st == nil || w.one.key == key:
+		w.one = e
+		delete(w.m, key)
+	default:
+		if w.m == nil {
+			w.m = make(map[string]waitingSubgraph, 1)
+		}
+		w.m[key] = e
 	}
-	w.m[key] = waitingSubgraph{raw: raw, st: st}
 }
 
 // take removes and returns the state kept under key, if it was stored as
@@ -464,11 +476,16 @@ func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any) {
 func (w *waitingSubgraphs) take(key string, raw json.RawMessage) any {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e, ok := w.m[key]
-	if !ok {
-		return nil
+	var e waitingSubgraph
+	if w.one.st != nil && w.one.key == key {
+		e, w.one = w.one, waitingSubgraph{}
+	} else {
+		var ok bool
+		if e, ok = w.m[key]; !ok {
+			return nil
+		}
+		delete(w.m, key)
 	}
-	delete(w.m, key)
 	if len(e.raw) != len(raw) || len(raw) == 0 || unsafe.SliceData(e.raw) != unsafe.SliceData(raw) {
 		return nil
 	}

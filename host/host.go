@@ -346,6 +346,13 @@ func (hd *Held) Stream(ctx context.Context, cmd graph.Command, opts ...graph.Str
 	return hd.Graph.StreamOn(ctx, hd.thread, cmd, opts...)
 }
 
+// Fork continues the held thread from its checkpoint, or with a namespace from
+// the checkpoint of the subgraph waiting there (graph.Graph.ForkOn), and runs
+// it from there.
+func (hd *Held) Fork(ctx context.Context, checkpoint int64, namespace []string) (*graph.Result[json.RawMessage], error) {
+	return hd.Graph.ForkOn(ctx, hd.thread, checkpoint, namespace)
+}
+
 // UpdateState edits the held thread's state (graph.Graph.UpdateStateOn),
 // creating the thread if it is not stored yet.
 func (hd *Held) UpdateState(ctx context.Context, u graph.StateUpdate) (*graph.Result[json.RawMessage], error) {

@@ -74,6 +74,12 @@ func TestRolesGateRunningAnsweringAndDeleting(t *testing.T) {
 		if !errors.Is(err, client.ErrForbidden) {
 			t.Fatalf("read-only token cancelling: %v", err)
 		}
+		if _, err := e.client(reader).Fork(ctx, "r", res.Checkpoint); !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("read-only token forking: %v", err)
+		}
+		if _, err := e.client(approver).Fork(ctx, "r", res.Checkpoint); !errors.Is(err, client.ErrForbidden) {
+			t.Fatalf("approve token forking: %v", err)
+		}
 		if _, err := e.client(reader).Thread(ctx, "r"); err != nil {
 			t.Fatalf("read-only token reading: %v", err)
 		}

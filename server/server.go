@@ -412,6 +412,7 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 			http.MethodDelete: {need: auth.RoleAdmin, doing: "delete threads", fn: s.handleDelete},
 		}},
 		{"/v1/threads/{id}/history", false, read(s.handleHistory)},
+		{"/v1/threads/{id}/fork", false, map[string]endpoint{http.MethodPost: {need: auth.RoleRun, doing: "fork threads", fn: s.handleFork}}},
 		{"/v1/threads/{id}/resume", false, answer("resume")},
 		{"/v1/threads/{id}/reject", false, answer("reject")},
 		{"/v1/threads/{id}/cancel", false, answer("cancel")},

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -237,4 +239,59 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// forkBody is the body of POST /v1/threads/{id}/fork.
+type forkBody struct {
+	Checkpoint  *int64   `json:"checkpoint"`
+	Namespace   []string `json:"namespace"`
+	Granularity string   `json:"response_granularity"`
+}
+
+// handleFork serves POST /v1/threads/{id}/fork: the thread goes on from one of
+// its checkpoints (graph.Graph.Fork) or, with a namespace, from the checkpoint
+// of the subgraph waiting there (graph.Graph.ForkSubgraph), and the answer is
+// the run's, as invoke's.
+func (s *Server) handleFork(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var b forkBody
+	if err := decodeBody(body, &b); err != nil {
+		return err
+	}
+	if b.Checkpoint == nil || *b.Checkpoint < 1 {
+		return badRequest("checkpoint", "checkpoint is required: the id of one of the thread's checkpoints, as its history lists them")
+	}
+	for i, p := range b.Namespace {
+		if p == "" {
+			return badRequest(fmt.Sprintf("namespace/%d", i), "a namespace names the tasks that lead to a subgraph: none of its elements can be empty")
+		}
+	}
+	gran, err := parseGranularity(b.Granularity)
+	if err != nil {
+		return err
+	}
+	h, err := s.hold(r.Context(), id, "", false)
+	if err != nil {
+		return err
+	}
+	defer h.Release()
+	ctx, cancel := s.runContext(r, rc.who)
+	defer cancel()
+	res, err := h.Fork(ctx, *b.Checkpoint, b.Namespace)
+	h.Release()
+	s.writeDeadline(w) // the run may have outlasted the one set for the request
+	if res == nil || (err != nil && res.Status != interlude.RunFailed) {
+		if err == nil {
+			err = errors.New("the graph returned no result")
+		}
+		return err
+	}
+	return answer(w, resultAt(res, gran))
 }

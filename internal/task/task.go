@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,16 @@ type Step struct {
 type Collector struct {
 	mu     sync.Mutex
 	raised []vocab.Interruption
+	// first is the first sub-task result recorded (most tasks record at most
+	// one), ledger the others: a map costs more than the result it keeps.
+	first  recorded
 	ledger map[string]Result
+}
+
+// recorded is one sub-task result with its ledger key.
+type recorded struct {
+	Key string
+	Result
 }
 
 // Result is a finished sub-task's recorded result.
@@ -73,12 +83,41 @@ func (c *Collector) Raised() []vocab.Interruption {
 	return append([]vocab.Interruption(nil), c.raised...)
 }
 
-// Ledger returns the sub-task results recorded during this attempt, by ledger
-// key.
-func (c *Collector) Ledger() map[string]Result {
+// Ledger yields the sub-task results recorded during this attempt by ledger
+// key, in no particular order. It is read once the attempt is over, and holds
+// c's lock while it yields: the loop must not call c.
+func (c *Collector) Ledger() iter.Seq2[string, Result] {
+	return func(yield func(string, Result) bool) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.first.Key == "" || !yield(c.first.Key, c.first.Result) {
+			return
+		}
+		for k, r := range c.ledger {
+			if !yield(k, r) {
+				return
+			}
+		}
+	}
+}
+
+// Count counts the sub-task results recorded during this attempt.
+func (c *Collector) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.ledger
+	if c.first.Key == "" {
+		return 0
+	}
+	return 1 + len(c.ledger)
+}
+
+// lookup returns the result recorded under key in this attempt. c.mu is held.
+func (c *Collector) lookup(key string) (Result, bool) {
+	if c.first.Key == key && key != "" {
+		return c.first.Result, true
+	}
+	r, ok := c.ledger[key]
+	return r, ok
 }
 
 // Scope is one task or sub-task attempt.
@@ -283,31 +322,35 @@ func (s *Scope) RecordedResult(ledgerKey string) (Result, bool) {
 	}
 	s.collector.mu.Lock()
 	defer s.collector.mu.Unlock()
-	r, ok := s.collector.ledger[ledgerKey]
-	return r, ok
+	return s.collector.lookup(ledgerKey)
 }
 
 // Record stores a finished sub-task's result in this attempt's ledger, with the
 // tool call it ran ("" for none).
 func (s *Scope) Record(ledgerKey, toolCallID string, result json.RawMessage) {
-	s.collector.mu.Lock()
-	defer s.collector.mu.Unlock()
-	if s.collector.ledger == nil {
-		s.collector.ledger = make(map[string]Result)
-	}
-	s.collector.ledger[ledgerKey] = Result{Value: result, ToolCallID: toolCallID}
+	s.collector.put(ledgerKey, Result{Value: result, ToolCallID: toolCallID})
 }
 
 // RecordValue is Record for a result not yet encoded: it is encoded as JSON
 // only if the step is held (Result.JSON), or read back by a later sub-task of
 // this attempt with the same key.
 func (s *Scope) RecordValue(ledgerKey, toolCallID string, result any) {
-	s.collector.mu.Lock()
-	defer s.collector.mu.Unlock()
-	if s.collector.ledger == nil {
-		s.collector.ledger = make(map[string]Result)
+	s.collector.put(ledgerKey, Result{value: result, ToolCallID: toolCallID})
+}
+
+// put records r under key, in the first slot while it is free or holds key.
+func (c *Collector) put(key string, r Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.first.Key == "" || c.first.Key == key:
+		c.first = recorded{Key: key, Result: r}
+	default:
+		if c.ledger == nil {
+			c.ledger = make(map[string]Result)
+		}
+		c.ledger[key] = r
 	}
-	s.collector.ledger[ledgerKey] = Result{value: result, ToolCallID: toolCallID}
 }
 
 type ctxKey struct{}
@@ -315,6 +358,30 @@ type ctxKey struct{}
 // With returns ctx carrying s.
 func With(ctx context.Context, s *Scope) context.Context {
 	return context.WithValue(ctx, ctxKey{}, s)
+}
+
+// Context is a context carrying a scope and one more value (the runtime's own
+// state of the task), in one context: a task starts with both, and the
+// runtime may allocate it together with that state.
+type Context struct {
+	context.Context
+	// Scope is the task's scope (From finds it).
+	Scope *Scope
+	// Key and Val are the other value and its key, as context.WithValue takes
+	// them.
+	Key, Val any
+}
+
+// Value returns the scope for From's key, Val for Key, and else the parent's
+// value.
+func (c *Context) Value(key any) any {
+	switch key {
+	case ctxKey{}:
+		return c.Scope
+	case c.Key:
+		return c.Val
+	}
+	return c.Context.Value(key)
 }
 
 // From returns the scope on ctx, or nil outside a running task.

@@ -3,7 +3,9 @@ package vocab
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/interludehq/interlude/internal/schema"
 )
@@ -77,6 +79,17 @@ type Answerer struct {
 // name, tool call id, value or response schema is written as null. The private
 // state is left out when there is none.
 func (q Interruption) MarshalJSON() ([]byte, error) {
+	// A question is encoded at every level of nesting it passes: the common
+	// one is written by hand, exactly as encoding/json writes it below.
+	if b, ok := appendInterruption(make([]byte, 0, 256+len(q.Message)+len(q.Value)+len(q.Schema)+len(q.State)), &q); ok {
+		return b, nil
+	}
+	return q.marshalSlow()
+}
+
+// marshalSlow is MarshalJSON through encoding/json, for the questions
+// appendInterruption leaves to it.
+func (q Interruption) marshalSlow() ([]byte, error) {
 	type plain Interruption
 	return json.Marshal(struct {
 		plain
@@ -85,6 +98,119 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 		Value      json.RawMessage `json:"value"`
 		Schema     json.RawMessage `json:"response_schema"`
 	}{plain(q), orNull(q.Name), orNull(q.ToolCallID), q.Value, q.Schema})
+}
+
+// appendInterruption appends q as marshalSlow encodes it, and reports false
+// (for marshalSlow to encode it) when a string or a JSON value in it needs
+// more than copying: escapes, or compacting.
+func appendInterruption(b []byte, q *Interruption) ([]byte, bool) {
+	ok := true
+	str := func(s string) {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				ok = false
+				return
+			}
+		}
+		b = append(b, '"')
+		b = append(b, s...)
+		b = append(b, '"')
+	}
+	strs := func(ss []string) {
+		b = append(b, '[')
+		for i, s := range ss {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			str(s)
+		}
+		b = append(b, ']')
+	}
+	raw := func(m json.RawMessage) {
+		if m == nil {
+			b = append(b, "null"...)
+			return
+		}
+		if !plainJSON(m) {
+			ok = false
+			return
+		}
+		b = append(b, m...)
+	}
+	orNull := func(s string) {
+		if s == "" {
+			b = append(b, "null"...)
+			return
+		}
+		str(s)
+	}
+	when := func(t time.Time) {
+		if _, off := t.Zone(); off%60 != 0 || t.Year() < 0 || t.Year() > 9999 {
+			ok = false
+			return
+		}
+		b = append(b, '"')
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	b = append(b, `{"id":`...)
+	str(q.ID)
+	b = append(b, `,"node":`...)
+	str(q.Node)
+	if len(q.Path) > 0 {
+		b = append(b, `,"path":`...)
+		strs(q.Path)
+	}
+	b = append(b, `,"message":`...)
+	str(q.Message)
+	b = append(b, `,"reason":`...)
+	str(q.Reason)
+	if len(q.State) > 0 {
+		b = append(b, `,"state":`...)
+		raw(q.State)
+	}
+	b = append(b, `,"created_at":`...)
+	when(q.CreatedAt)
+	b = append(b, `,"expires_at":`...)
+	if q.ExpiresAt == nil {
+		b = append(b, "null"...)
+	} else {
+		when(*q.ExpiresAt)
+	}
+	if q.Trace != "" {
+		b = append(b, `,"trace":`...)
+		str(q.Trace)
+	}
+	if len(q.Assignees) > 0 {
+		b = append(b, `,"assignees":`...)
+		strs(q.Assignees)
+	}
+	if q.Escalations != 0 {
+		b = append(b, `,"escalations":`...)
+		b = strconv.AppendInt(b, int64(q.Escalations), 10)
+	}
+	b = append(b, `,"name":`...)
+	orNull(q.Name)
+	b = append(b, `,"tool_call_id":`...)
+	orNull(q.ToolCallID)
+	b = append(b, `,"value":`...)
+	raw(q.Value)
+	b = append(b, `,"response_schema":`...)
+	raw(q.Schema)
+	b = append(b, '}')
+	return b, ok
+}
+
+// plainJSON reports whether m is valid JSON that encoding/json copies as it
+// is: compact (no white space at all) and with nothing it escapes.
+func plainJSON(m json.RawMessage) bool {
+	for _, c := range m {
+		switch c {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2: // 0xe2 starts U+2028 and U+2029
+			return false
+		}
+	}
+	return json.Valid(m)
 }
 
 func orNull(s string) *string {

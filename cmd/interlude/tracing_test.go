@@ -144,7 +144,7 @@ func TestServeExportsTheTraceOfAPauseAndOfItsAnswerAfterARestartByOTLP(t *testin
 	if !bytes.Equal(run.span.ParentSpanId, request.span.SpanId) {
 		t.Fatal("the run should be a child of the request's span")
 	}
-	pause := recv.find(t, "interlude.pause", inCallerTrace)
+	pause := recv.find(t, "interlude.node refund", inCallerTrace) // raised the question
 
 	// The server stops (flushing its spans), starts again, and the answer comes.
 	stopServer(t, first)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
-	"github.com/interludehq/interlude/store/memory"
+	"github.com/interludehq/interlude/store/sqlite"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -215,9 +216,10 @@ func stopServer(t *testing.T, s *liveServer) {
 }
 
 // BenchmarkTracedCycleExportedByOTLP starts and answers a refund thread over
-// the server's handler in process, untraced and then traced as `interlude
-// serve` traces (every span sampled and exported by OTLP/HTTP to a receiver in
-// this process that drops what it reads). cpu-ns/op is the process's CPU per
+// the server's handler in process, on SQLite as `interlude serve` runs,
+// untraced and then traced as `interlude serve` traces (every span sampled and
+// exported by OTLP/HTTP to a receiver in this process that drops what it
+// reads). cpu-ns/op is the process's CPU per
 // cycle, the batch processor's and the exporter's included.
 func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -237,7 +239,12 @@ func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 				defer sdk.Shutdown(context.Background())
 				tp = sdk
 			}
-			gopts := []graph.Option{graph.WithStore(memory.New())}
+			st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			gopts := []graph.Option{graph.WithStore(st)}
 			sopts := []server.Option{server.WithLogger(slog.New(slog.DiscardHandler)), server.WithMetrics(false)}
 			if tp != nil {
 				gopts = append(gopts, graph.WithTracerProvider(tp))

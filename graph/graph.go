@@ -342,9 +342,10 @@ func WithListeners(listening func(threadID string) bool) Option {
 
 // WithTracerProvider makes the graph's runs emit OpenTelemetry spans through tp
 // (by default the global provider, otel.GetTracerProvider): a span per run, per
-// step, per node and per append to the store; a pause's span context is stored
-// with its question, and the run that answers it starts a new trace linked to it
-// (see "Tracing" in the package doc).
+// step and per node, and an event per append to the store and per question; the
+// span context of the node that asked is stored with its question, and the run
+// that answers it starts a new trace linked to it (see "Tracing" in the package
+// doc).
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) { c.tracerProvider = tp }
 }

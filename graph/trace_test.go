@@ -80,7 +80,7 @@ func childOf(child, parent tracetest.SpanStub) bool {
 	return child.Parent.SpanID() == parent.SpanContext.SpanID() && child.SpanContext.TraceID() == parent.SpanContext.TraceID()
 }
 
-func TestATracedRunHasASpanPerRunStepAndNodeAndAnEventPerAppend(t *testing.T) {
+func TestATracedRunHasASpanPerRunStepAndNodeAndAnEventPerAppendAndPause(t *testing.T) {
 	rec := newRecorder(t)
 	app := refundGraph(t, sqliteStore(t), graph.WithTracerProvider(rec.tp))
 	ctx, parent := rec.tp.Tracer("test").Start(context.Background(), "caller")
@@ -98,9 +98,11 @@ func TestATracedRunHasASpanPerRunStepAndNodeAndAnEventPerAppend(t *testing.T) {
 	wantAttr(t, "run", run.Attributes, "interlude.status", "interrupted")
 	step := rec.one(t, "interlude.step")
 	node := rec.one(t, "interlude.node refund")
-	pause := rec.one(t, "interlude.pause")
-	if !childOf(step, run) || !childOf(node, step) || !childOf(pause, node) {
-		t.Fatalf("want run > step > node > pause, got parents step=%v node=%v pause=%v", step.Parent.SpanID(), node.Parent.SpanID(), pause.Parent.SpanID())
+	if !childOf(step, run) || !childOf(node, step) {
+		t.Fatalf("want run > step > node, got parents step=%v node=%v", step.Parent.SpanID(), node.Parent.SpanID())
+	}
+	if len(rec.named("interlude.pause")) != 0 {
+		t.Fatal("a question should be an event of its node, not a span of its own")
 	}
 	wantAttr(t, "node", node.Attributes, "interlude.status", "paused")
 	if len(rec.named("interlude.append")) != 0 {
@@ -123,10 +125,20 @@ func TestATracedRunHasASpanPerRunStepAndNodeAndAnEventPerAppend(t *testing.T) {
 		t.Fatal(err, snap)
 	}
 	q := snap.Interrupts[0]
-	wantAttr(t, "pause", pause.Attributes, "interlude.interrupt.id", q.ID)
-	want := "00-" + pause.SpanContext.TraceID().String() + "-" + pause.SpanContext.SpanID().String() + "-01"
+	var pauses []sdktrace.Event
+	for _, e := range node.Events {
+		if e.Name == "interlude.pause" {
+			pauses = append(pauses, e)
+		}
+	}
+	if len(pauses) != 1 {
+		t.Fatalf("the question should be one pause event of its node, got %+v", node.Events)
+	}
+	wantAttr(t, "pause", pauses[0].Attributes, "interlude.interrupt.id", q.ID)
+	wantAttr(t, "pause", pauses[0].Attributes, "interlude.interrupt.reason", q.Reason)
+	want := "00-" + node.SpanContext.TraceID().String() + "-" + node.SpanContext.SpanID().String() + "-01"
 	if q.Trace != want {
-		t.Fatalf("the stored question should carry the pause's span context %s, got %q", want, q.Trace)
+		t.Fatalf("the stored question should carry the span context %s of the node that raised it, got %q", want, q.Trace)
 	}
 }
 
@@ -146,7 +158,7 @@ func TestAnAnswerAfterARestartStartsATraceLinkedToThePauseAndTheAnsweringRequest
 		t.Fatal(err)
 	}
 	st.Close()
-	pause := before.one(t, "interlude.pause")
+	pause := before.one(t, "interlude.node refund") // the node that raised the question
 
 	// Another process answers a day later, from a request of its own trace.
 	after := newRecorder(t)

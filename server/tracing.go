@@ -1,10 +1,17 @@
 package server
 
 import (
+	"net"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/interludehq/interlude/internal/tracing"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -17,25 +24,192 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 
 // traced wraps the routes in a span per request, through the global provider
 // once it is set if tp is nil.
+//
+// The span is the one OpenTelemetry's HTTP semantic conventions describe for
+// a server (what otelhttp records), made here with the API alone: otelhttp's
+// handler also records metrics and wraps the writer for every interface it
+// might have, and on a busy server that doubled what a request's span cost.
 func traced(next http.Handler, tp trace.TracerProvider) http.Handler {
-	opts := []otelhttp.Option{otelhttp.WithSpanNameFormatter(spanName)}
-	if tp != nil {
-		return otelhttp.NewHandler(next, "interlude", append(opts, otelhttp.WithTracerProvider(tp))...)
+	return &tracedHandler{next: next, tracer: tracing.Tracer(tp), global: tp == nil}
+}
+
+type tracedHandler struct {
+	next   http.Handler
+	tracer trace.Tracer
+	global bool // tracer is the global provider's: no span until it is set
+}
+
+func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.global && !tracing.GlobalSet() {
+		h.next.ServeHTTP(w, r)
+		return
 	}
-	h := otelhttp.NewHandler(next, "interlude", opts...)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tracing.GlobalSet() {
-			h.ServeHTTP(w, r)
-			return
+	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx, span := h.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(requestAttrs(r)...))
+	defer span.End()
+	if !span.IsRecording() {
+		h.next.ServeHTTP(w, r.WithContext(ctx))
+		return
+	}
+	tw := &traceWriter{ResponseWriter: w}
+	rc := r.WithContext(ctx)
+	h.next.ServeHTTP(tw, rc)
+	if tw.status == 0 {
+		tw.status = http.StatusOK // the handler wrote nothing: net/http answers 200
+	}
+	end := make([]attribute.KeyValue, 0, 4)
+	if route := route(rc.Pattern); route != "" {
+		span.SetName(spanName(rc))
+		end = append(end, semconv.HTTPRoute(route))
+	}
+	if tw.bytes > 0 {
+		end = append(end, semconv.HTTPResponseBodySize(int(tw.bytes)))
+	}
+	end = append(end, semconv.HTTPResponseStatusCode(tw.status))
+	span.SetAttributes(end...)
+	if tw.status >= 500 {
+		span.SetStatus(codes.Error, "")
+	}
+}
+
+// requestAttrs are a request's attributes known before it is served, those
+// a sampler may look at.
+func requestAttrs(r *http.Request) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 12)
+	host, port := splitHostPort(r.Host)
+	attrs = append(attrs, semconv.ServerAddress(host))
+	method, known := methods[r.Method]
+	if !known {
+		method = semconv.HTTPRequestMethodOther
+	}
+	attrs = append(attrs, method)
+	if r.TLS != nil {
+		attrs = append(attrs, semconv.URLScheme("https"))
+		if port > 0 && port != 443 {
+			attrs = append(attrs, semconv.ServerPort(port))
 		}
-		next.ServeHTTP(w, r)
-	})
+	} else {
+		attrs = append(attrs, semconv.URLScheme("http"))
+		if port > 0 && port != 80 {
+			attrs = append(attrs, semconv.ServerPort(port))
+		}
+	}
+	if !known {
+		attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
+	}
+	peer, peerPort := splitHostPort(r.RemoteAddr)
+	if peer != "" {
+		attrs = append(attrs, semconv.NetworkPeerAddress(peer))
+		if peerPort > 0 {
+			attrs = append(attrs, semconv.NetworkPeerPort(peerPort))
+		}
+	}
+	if ua := r.Header.Get("User-Agent"); ua != "" {
+		attrs = append(attrs, semconv.UserAgentOriginal(ua))
+	}
+	client := r.Header.Get("X-Forwarded-For")
+	if i := strings.IndexByte(client, ','); i >= 0 {
+		client = client[:i]
+	}
+	if client == "" {
+		client = peer
+	}
+	if client != "" {
+		attrs = append(attrs, semconv.ClientAddress(client))
+	}
+	if r.URL != nil && r.URL.Path != "" {
+		attrs = append(attrs, semconv.URLPath(r.URL.Path))
+	}
+	if name, version, _ := strings.Cut(r.Proto, "/"); version != "" {
+		if name != "HTTP" {
+			attrs = append(attrs, semconv.NetworkProtocolName(strings.ToLower(name)))
+		}
+		attrs = append(attrs, semconv.NetworkProtocolVersion(version))
+	}
+	if r.ContentLength > 0 {
+		attrs = append(attrs, semconv.HTTPRequestBodySize(int(r.ContentLength)))
+	}
+	return attrs
+}
+
+// methods are the http.request.method attributes of the methods HTTP
+// defines; any other is "_OTHER".
+var methods = map[string]attribute.KeyValue{
+	http.MethodConnect: semconv.HTTPRequestMethodConnect,
+	http.MethodDelete:  semconv.HTTPRequestMethodDelete,
+	http.MethodGet:     semconv.HTTPRequestMethodGet,
+	http.MethodHead:    semconv.HTTPRequestMethodHead,
+	http.MethodOptions: semconv.HTTPRequestMethodOptions,
+	http.MethodPatch:   semconv.HTTPRequestMethodPatch,
+	http.MethodPost:    semconv.HTTPRequestMethodPost,
+	http.MethodPut:     semconv.HTTPRequestMethodPut,
+	http.MethodTrace:   semconv.HTTPRequestMethodTrace,
+}
+
+// splitHostPort splits "host:port", "[v6]:port", or a bare host; port is
+// -1 when there is none.
+func splitHostPort(hostport string) (string, int) {
+	if !strings.Contains(hostport, ":") || (strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]")) {
+		return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), -1
+	}
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return host, -1
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return host, -1
+	}
+	return host, int(port)
+}
+
+// route is the path of a routed request's pattern ("/v1/threads/{id}"), or
+// "" before routing.
+func route(pattern string) string {
+	if i := strings.IndexByte(pattern, '/'); i >= 0 {
+		return pattern[i:]
+	}
+	return ""
 }
 
 // spanName names a request's span for its method and route, once routed.
-func spanName(_ string, r *http.Request) string {
-	if r.Pattern == "" {
-		return r.Method
+func spanName(r *http.Request) string {
+	method := r.Method
+	if _, ok := methods[method]; !ok {
+		method = "HTTP"
 	}
-	return r.Method + " " + r.Pattern
+	if r.Pattern == "" {
+		return method
+	}
+	if rt := route(r.Pattern); rt != "" {
+		return method + " " + rt
+	}
+	return method
 }
+
+// traceWriter notes the status and the size of a response.
+type traceWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *traceWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *traceWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (to flush,
+// set deadlines).
+func (w *traceWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/memory"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -147,5 +148,92 @@ func BenchmarkInvokeCycleTracing(b *testing.B) {
 			// elapsed time.
 			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// recordingServer is a server traced into an in-memory exporter.
+func recordingServer(t *testing.T) (*server.Server, *tracetest.InMemoryExporter) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return tracedServer(t, tp), exp
+}
+
+// requestSpan returns the only server span exp holds.
+func requestSpan(t *testing.T, exp *tracetest.InMemoryExporter) tracetest.SpanStub {
+	t.Helper()
+	var found []tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if s.SpanKind == trace.SpanKindServer {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one request span, got %d", len(found))
+	}
+	return found[0]
+}
+
+func attrsOf(s tracetest.SpanStub) map[string]string {
+	m := map[string]string{}
+	for _, a := range s.Attributes {
+		m[string(a.Key)] = a.Value.Emit()
+	}
+	return m
+}
+
+func TestARequestsSpanCarriesTheHTTPServerSemanticConventionAttributes(t *testing.T) {
+	srv, exp := recordingServer(t)
+	body := `{"graph":"refund","input":{"amount":150},"config":{"thread_id":"t"}}`
+	if code := serve(srv, "/v1/graph/invoke", body, map[string]string{"User-Agent": "refund-bot/1.0"}); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	span := requestSpan(t, exp)
+	if span.Name != "POST /v1/graph/invoke" || span.Status.Code != codes.Unset {
+		t.Fatalf("want the span named for the route and not failed, got %q %v", span.Name, span.Status)
+	}
+	got := attrsOf(span)
+	for k, v := range map[string]string{
+		"http.request.method": "POST", "url.scheme": "http", "url.path": "/v1/graph/invoke", "http.route": "/v1/graph/invoke",
+		"server.address": "127.0.0.1", "http.response.status_code": "200", "user_agent.original": "refund-bot/1.0",
+		"network.protocol.version": "1.1", "network.peer.address": "192.0.2.1", "client.address": "192.0.2.1",
+		"http.request.body.size": strconv.Itoa(len(body)),
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if n, _ := strconv.Atoi(got["http.response.body.size"]); n <= 0 {
+		t.Errorf("http.response.body.size = %q, want the answer's size", got["http.response.body.size"])
+	}
+}
+
+func TestARequestOfAnUnknownMethodIsTracedAsOtherWithItsOriginalMethod(t *testing.T) {
+	srv, exp := recordingServer(t)
+	req := httptest.NewRequest("BREW", "/v1/graphs", nil)
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, req)
+	span := requestSpan(t, exp)
+	got := attrsOf(span)
+	if got["http.request.method"] != "_OTHER" || got["http.request.method_original"] != "BREW" || !strings.HasPrefix(span.Name, "HTTP") {
+		t.Fatalf("want _OTHER and the original method, named HTTP: %q %v", span.Name, got)
+	}
+	if got["http.response.status_code"] != strconv.Itoa(w.Code) {
+		t.Fatalf("the span should carry the answer's status %d: %v", w.Code, got)
+	}
+}
+
+func TestAStreamFlushesThroughTheRequestsSpan(t *testing.T) {
+	srv, exp := recordingServer(t)
+	req := httptest.NewRequest(http.MethodPost, "/v1/graph/stream", strings.NewReader(`{"graph":"refund","input":{"amount":150},"config":{"thread_id":"s"}}`))
+	req.Host = "127.0.0.1"
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, req)
+	if w.Code != http.StatusOK || !w.Flushed || !strings.Contains(w.Body.String(), "interrupt") {
+		t.Fatalf("the stream should flush its events to the end: %d flushed=%v %s", w.Code, w.Flushed, w.Body)
+	}
+	if got := attrsOf(requestSpan(t, exp)); got["http.route"] != "/v1/graph/stream" {
+		t.Fatalf("want the stream's route on its span: %v", got)
 	}
 }

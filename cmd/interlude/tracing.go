@@ -57,7 +57,7 @@ func tracingFromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.
 	if endpoint != "" {
 		opts = append(opts, otlptracehttp.WithEndpointURL(endpoint))
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	exp, err := newOTLPExporter(ctx, otlptracehttp.NewClient(opts...))
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}

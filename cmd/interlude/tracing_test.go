@@ -5,14 +5,22 @@ import (
 	"context"
 	"encoding/hex"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude/examples/graphs"
+	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store/sqlite"
+	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -137,7 +145,7 @@ func TestServeExportsTheTraceOfAPauseAndOfItsAnswerAfterARestartByOTLP(t *testin
 	if !bytes.Equal(run.span.ParentSpanId, request.span.SpanId) {
 		t.Fatal("the run should be a child of the request's span")
 	}
-	pause := recv.find(t, "interlude.pause", inCallerTrace)
+	pause := recv.find(t, "interlude.node refund", inCallerTrace) // raised the question
 
 	// The server stops (flushing its spans), starts again, and the answer comes.
 	stopServer(t, first)
@@ -205,4 +213,79 @@ func stopServer(t *testing.T, s *liveServer) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("interlude serve did not stop on SIGTERM\n%s", s.stderr.String())
 	}
+}
+
+// BenchmarkTracedCycleExportedByOTLP starts and answers a refund thread over
+// the server's handler in process, on SQLite as `interlude serve` runs,
+// untraced and then traced as `interlude serve` traces (every span sampled and
+// exported by OTLP/HTTP to a receiver in this process that drops what it
+// reads). cpu-ns/op is the process's CPU per
+// cycle, the batch processor's and the exporter's included.
+func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer sink.Close()
+	for _, mode := range []string{"off", "otlp"} {
+		b.Run(mode, func(b *testing.B) {
+			var tp trace.TracerProvider
+			if mode == "otlp" {
+				env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": sink.URL, "OTEL_TRACES_SAMPLER": "always_on"}
+				sdk, err := tracingFromEnv(context.Background(), func(k string) string { return env[k] })
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer sdk.Shutdown(context.Background())
+				tp = sdk
+			}
+			st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			gopts := []graph.Option{graph.WithStore(st)}
+			sopts := []server.Option{server.WithLogger(slog.New(slog.DiscardHandler)), server.WithMetrics(false)}
+			if tp != nil {
+				gopts = append(gopts, graph.WithTracerProvider(tp))
+				sopts = append(sopts, server.WithTracerProvider(tp))
+			}
+			g, err := graphs.Refund(gopts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv, err := server.New(append(sopts, server.WithGraph(g.Erase()))...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Close()
+			send := func(path, body string) {
+				req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+				req.Host = "127.0.0.1"
+				req.Header.Set("Content-Type", "application/json")
+				w := httptest.NewRecorder()
+				srv.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			for i := range b.N {
+				id := "t" + strconv.Itoa(i)
+				send("/v1/graph/invoke", `{"graph":"refund","input":{"amount":150},"config":{"thread_id":"`+id+`"}}`)
+				send("/v1/threads/"+id+"/resume", `{"response":{"approved":true}}`)
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU returns the CPU time the process has used, user and system, in
+// nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

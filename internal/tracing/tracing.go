@@ -57,24 +57,25 @@ func (g global) Start(ctx context.Context, name string, opts ...trace.SpanStartO
 
 // Attribute keys of Interlude's spans, links and events.
 const (
-	Graph       = attribute.Key("interlude.graph")
-	ThreadID    = attribute.Key("interlude.thread_id")
-	Command     = attribute.Key("interlude.command")
-	Status      = attribute.Key("interlude.status")
-	Step        = attribute.Key("interlude.step")
-	Node        = attribute.Key("interlude.node")
-	Nodes       = attribute.Key("interlude.nodes")
-	Checkpoint  = attribute.Key("interlude.checkpoint")
-	RecordKind  = attribute.Key("interlude.record.kind")
-	RecordBytes = attribute.Key("interlude.record.bytes")
-	InterruptID = attribute.Key("interlude.interrupt.id")
-	Reason      = attribute.Key("interlude.interrupt.reason")
-	Link        = attribute.Key("interlude.link")
-	AnsweredBy  = attribute.Key("interlude.answer.by")
-	Decision    = attribute.Key("interlude.answer.decision")
-	WaitSeconds = attribute.Key("interlude.answer.wait_seconds")
-	ToolOutcome = attribute.Key("interlude.tool.outcome")
-	Replayed    = attribute.Key("interlude.replayed")
+	Graph         = attribute.Key("interlude.graph")
+	ThreadID      = attribute.Key("interlude.thread_id")
+	Command       = attribute.Key("interlude.command")
+	Status        = attribute.Key("interlude.status")
+	Step          = attribute.Key("interlude.step")
+	Node          = attribute.Key("interlude.node")
+	Nodes         = attribute.Key("interlude.nodes")
+	Checkpoint    = attribute.Key("interlude.checkpoint")
+	RecordKind    = attribute.Key("interlude.record.kind")
+	RecordBytes   = attribute.Key("interlude.record.bytes")
+	InterruptID   = attribute.Key("interlude.interrupt.id")
+	Reason        = attribute.Key("interlude.interrupt.reason")
+	InterruptName = attribute.Key("interlude.interrupt.name")
+	Link          = attribute.Key("interlude.link")
+	AnsweredBy    = attribute.Key("interlude.answer.by")
+	Decision      = attribute.Key("interlude.answer.decision")
+	WaitSeconds   = attribute.Key("interlude.answer.wait_seconds")
+	ToolOutcome   = attribute.Key("interlude.tool.outcome")
+	Replayed      = attribute.Key("interlude.replayed")
 )
 
 // Values of the Link attribute, saying what a linked span is to the run.
@@ -125,20 +126,25 @@ func Parse(s string) (trace.SpanContext, bool) {
 	return sc, sc.IsValid()
 }
 
-// Pause records the raising of question id in a span of its own, a child of
-// the span on ctx made by that span's provider, and returns the pause's span
-// context as a traceparent to store with the question ("" when nothing on ctx
-// is traced).
+// Pause records the raising of question id as an "interlude.pause" event of
+// the span on ctx (the node's, or a tool call's within it), and returns that
+// span's context as a traceparent to store with the question ("" when nothing
+// on ctx is traced): the run that acts on the answer links to it. An event,
+// not a span of its own: raising a question takes no time worth a span, and a
+// span costs several times an event to record and export.
 func Pause(ctx context.Context, id, name, reason string) string {
-	parent := trace.SpanFromContext(ctx)
-	if !parent.SpanContext().IsValid() {
+	span := trace.SpanFromContext(ctx)
+	sc := span.SpanContext()
+	if !sc.IsValid() {
 		return ""
 	}
-	attrs := []attribute.KeyValue{InterruptID.String(id), Reason.String(reason)}
-	if name != "" {
-		attrs = append(attrs, attribute.String("interlude.interrupt.name", name))
+	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 2, 3)
+		attrs[0], attrs[1] = InterruptID.String(id), Reason.String(reason)
+		if name != "" {
+			attrs = append(attrs, InterruptName.String(name))
+		}
+		span.AddEvent("interlude.pause", trace.WithAttributes(attrs...))
 	}
-	_, span := parent.TracerProvider().Tracer(Scope).Start(ctx, "interlude.pause", trace.WithAttributes(attrs...))
-	defer span.End()
-	return Traceparent(span.SpanContext())
+	return Traceparent(sc)
 }

@@ -38,6 +38,8 @@ type Erased interface {
 	Store() store.Store
 	// Open is Graph.Open.
 	Open(ctx context.Context, threadID string) (*Thread, error)
+	// Caches is Graph.Caches.
+	Caches(threadID string) bool
 	// InvokeOn is Graph.InvokeOn with values as JSON.
 	InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error)
 	// StreamOn is Graph.StreamOn.
@@ -61,6 +63,7 @@ func (e erased[S]) Store() store.Store { return e.g.Store() }
 func (e erased[S]) Open(ctx context.Context, id string) (*Thread, error) {
 	return e.g.Open(ctx, id)
 }
+func (e erased[S]) Caches(id string) bool { return e.g.Caches(id) }
 func (e erased[S]) Delete(ctx context.Context, id string) error {
 	return e.g.Delete(ctx, id)
 }

@@ -91,6 +91,16 @@ func (g *Graph[S]) Open(ctx context.Context, threadID string) (*Thread, error) {
 	return t, nil
 }
 
+// Caches reports whether the graph's state cache holds a copy of the thread.
+// Graphs sharing a store can each open any thread, but only the one whose
+// cache holds it opens it by reading its version alone (without a lease, the
+// store's Meta instead of its Load): a host with several graphs opens a thread
+// whose graph it does not know through the one that caches it.
+func (g *Graph[S]) Caches(threadID string) bool {
+	v, _ := g.cache.identity(threadID)
+	return v > 0
+}
+
 // Release gives the thread's lease up, if the opening took one. Call it once
 // the runs on the thread have ended; later calls do nothing.
 func (t *Thread) Release(ctx context.Context) {

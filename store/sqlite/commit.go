@@ -19,6 +19,14 @@ import (
 // holding it is durable. A lone append costs what it did before; under load, the
 // cost of the fsync is shared. A group of appends marked store.Append.NoSync
 // commits without the fsync.
+//
+// An append whose compare-and-set fails has written nothing (the thread's row is
+// checked first), so a group is applied without savepoints: a savepoint per
+// append would copy every page the append touches into SQLite's statement
+// journal, a large part of a group's cost. Only when an append fails after writing (an
+// I/O error, a constraint of the schema) is the transaction rolled back and the
+// group applied again, each append inside its own savepoint, so that the failed
+// one alone is undone.
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256
@@ -28,6 +36,7 @@ type appendReq struct {
 	a          store.Append
 	interrupts []byte
 	err        error
+	tried      bool // applied in the group's transaction, whatever the outcome
 	done       chan struct{}
 }
 
@@ -125,19 +134,24 @@ func (c *committer) commit(group []*appendReq) {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
 		return
 	}
-	applied := 0
-	for _, r := range group {
-		if r.err != nil {
-			continue
+	applied, undo := c.applyAll(ctx, tx, group, false)
+	if undo {
+		// An append failed after writing: start the group over with a
+		// savepoint around each append.
+		if err := tx.Rollback(); err != nil {
+			finish(s.wrap("append to", group[0].a.ThreadID, err))
+			return
 		}
-		if len(group) == 1 {
-			r.err = s.apply(ctx, tx, r)
-		} else {
-			r.err = s.applySaved(ctx, tx, r)
+		for _, r := range group {
+			if r.err == nil || r.tried {
+				r.err, r.tried = nil, false
+			}
 		}
-		if r.err == nil {
-			applied++
+		if tx, err = conn.BeginTx(ctx, nil); err != nil {
+			finish(s.wrap("append to", group[0].a.ThreadID, err))
+			return
 		}
+		applied, _ = c.applyAll(ctx, tx, group, true)
 	}
 	if applied == 0 {
 		tx.Rollback()
@@ -161,13 +175,40 @@ func (c *committer) commit(group []*appendReq) {
 	finish(nil)
 }
 
+// applyAll applies the group's live appends in tx, each inside a savepoint if
+// saved is set, and returns how many were applied. Without savepoints it stops
+// and reports undo at the first append that failed after writing, whose
+// changes only a rollback of tx takes back.
+func (c *committer) applyAll(ctx context.Context, tx *sql.Tx, group []*appendReq, saved bool) (applied int, undo bool) {
+	s := c.s
+	for _, r := range group {
+		if r.err != nil {
+			continue
+		}
+		r.tried = true
+		var wrote bool
+		if saved && len(group) > 1 {
+			r.err = s.applySaved(ctx, tx, r)
+		} else {
+			wrote, r.err = s.apply(ctx, tx, r)
+		}
+		switch {
+		case r.err == nil:
+			applied++
+		case wrote && len(group) > 1:
+			return applied, true
+		}
+	}
+	return applied, false
+}
+
 // applySaved applies one append of a group inside a savepoint, so its failure
 // leaves the others' changes in place.
 func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 	if _, err := tx.StmtContext(ctx, s.savepoint).ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
-	err := s.apply(ctx, tx, r)
+	_, err := s.apply(ctx, tx, r)
 	if err != nil {
 		if _, rerr := tx.StmtContext(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)

@@ -244,8 +244,10 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 }
 
 // apply writes one append inside the open group transaction: the thread row's
-// compare-and-set, the records and the snapshot.
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
+// compare-and-set, the records and the snapshot. A failed compare-and-set
+// (a conflict) changes nothing; after any other failure wrote is set: the
+// append may have changed something only a rollback undoes.
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bool, err error) {
 	a := req.a
 	now := time.Now().UnixNano()
 	updated := now
@@ -257,7 +259,6 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 	// The compare-and-set: a new thread's row must not exist, an existing thread's
 	// row must be at a.Expect.
 	var res sql.Result
-	var err error
 	if a.Expect == 0 {
 		created := now
 		if !a.Meta.CreatedAt.IsZero() {
@@ -268,14 +269,14 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
 	}
 	if err != nil {
-		return s.wrap("append to", a.ThreadID, err)
+		return true, s.wrap("append to", a.ThreadID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		var actual int64
 		if err := tx.StmtContext(ctx, s.curVersion).QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return s.wrap("append to", a.ThreadID, err)
+			return true, s.wrap("append to", a.ThreadID, err)
 		}
-		return storekit.Conflict(a.ThreadID, a.Expect, actual)
+		return false, storekit.Conflict(a.ThreadID, a.Expect, actual)
 	}
 	ins := tx.StmtContext(ctx, s.insRecord)
 	for _, r := range a.Records {
@@ -284,15 +285,18 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 			created = r.CreatedAt.UnixNano()
 		}
 		if _, err = ins.ExecContext(ctx, a.ThreadID, r.Version, r.Format, r.Kind, nonNil(r.Data), created); err != nil {
-			return s.wrap("append to", a.ThreadID, err)
+			return true, s.wrap("append to", a.ThreadID, err)
 		}
 	}
 	if sn := a.Snapshot; sn != nil {
 		if _, err = tx.StmtContext(ctx, s.putSnapshot).ExecContext(ctx, a.ThreadID, sn.Version, sn.Format, nonNil(sn.Data)); err != nil {
-			return s.wrap("append to", a.ThreadID, err)
+			return true, s.wrap("append to", a.ThreadID, err)
 		}
 	}
-	return s.insertNotices(ctx, tx, a, now)
+	if err := s.insertNotices(ctx, tx, a, now); err != nil {
+		return true, err
+	}
+	return false, nil
 }
 
 // loadSQL reads a thread in one statement, so in one read transaction of

@@ -70,7 +70,7 @@ func (g *Graph[S]) Open(ctx context.Context, threadID string) (*Thread, error) {
 	}
 	if cachedVersion > 0 {
 		// The cached copy is current if the store's version says so.
-		m, err := g.cfg.store.Meta(ctx, threadID)
+		m, err := g.head(ctx, threadID)
 		switch {
 		case errors.Is(err, interlude.ErrNotFound):
 			return t, nil
@@ -89,6 +89,15 @@ func (g *Graph[S]) Open(ctx context.Context, threadID string) (*Thread, error) {
 	}
 	t.Graph, t.version, t.created, t.loaded = l.Meta.Graph, l.Meta.Version, l.Meta.CreatedAt, l
 	return t, nil
+}
+
+// head reads the thread's indexed facts for Open, without its pending
+// questions when the store can (store.Header): Open needs none of them.
+func (g *Graph[S]) head(ctx context.Context, threadID string) (*store.Meta, error) {
+	if h, ok := store.As[store.Header](g.cfg.store); ok {
+		return h.Head(ctx, threadID)
+	}
+	return g.cfg.store.Meta(ctx, threadID)
 }
 
 // Caches reports whether the graph's state cache holds a copy of the thread.

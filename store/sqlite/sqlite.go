@@ -59,12 +59,12 @@ type Store struct {
 	ckpt    *checkpointer
 	commits *committer
 
-	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
-	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
-	savepoint, release, rollbackTo                           *sql.Stmt // on w: an append of a group
-	insNotice                                                *sql.Stmt // on w
-	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
-	selPage, selBase, selUnfinished                          *sql.Stmt // on r
+	insThread, updThread, curVersion, insRecord, putSnapshot      *sql.Stmt // on w
+	delRecords, delSnapshot, delThread                            *sql.Stmt // on w
+	savepoint, release, rollbackTo                                *sql.Stmt // on w: an append of a group
+	insNotice                                                     *sql.Stmt // on w
+	selLoad, selRecords, selMeta, selHead, selVersion, selExpired *sql.Stmt // on r
+	selPage, selBase, selUnfinished                               *sql.Stmt // on r
 
 	synchronous string     // the writer's synchronous mode for durable commits
 	modeMu      sync.Mutex // guards the two below
@@ -212,6 +212,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{r, &s.selPage, historyPageSQL},
 		{r, &s.selBase, historyBaseSQL},
 		{r, &s.selMeta, `SELECT graph, status, version, interrupts, created_at, updated_at FROM threads WHERE id = ?`},
+		{r, &s.selHead, `SELECT graph, status, version, NULL, created_at, updated_at FROM threads WHERE id = ?`},
 		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
 		{r, &s.selExpired, expiredSQL},
 		{r, &s.selUnfinished, unfinishedSQL},
@@ -523,11 +524,21 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 
 // Meta implements store.Store.
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	return s.meta(ctx, s.selMeta, threadID)
+}
+
+// Head implements store.Header: the threads row without its interrupts.
+func (s *Store) Head(ctx context.Context, threadID string) (*store.Meta, error) {
+	return s.meta(ctx, s.selHead, threadID)
+}
+
+// meta reads a thread's row with sel, selMeta or selHead.
+func (s *Store) meta(ctx context.Context, sel *sql.Stmt, threadID string) (*store.Meta, error) {
 	ctx, err := byKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, err := scanMeta(s.selMeta.QueryRowContext(ctx, threadID), threadID)
+	m, err := scanMeta(sel.QueryRowContext(ctx, threadID), threadID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storekit.NotFound(threadID)
 	}

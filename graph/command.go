@@ -22,6 +22,16 @@ type Command struct {
 	kind        commandKind
 	input       any
 	resolutions map[string]interlude.Resolution // "" names the single pending interrupt
+	noValues    bool                            // the erased result leaves Values out
+}
+
+// WithoutValues returns the command for a caller that will not read the run's
+// values: a graph invoked through Erased then leaves the result's Values nil
+// rather than encoding the state, as the HTTP API does at granularity low.
+// The run itself is the same; a typed Graph's result keeps its Values.
+func (c Command) WithoutValues() Command {
+	c.noValues = true
+	return c
 }
 
 // Input starts a run with input applied as an update (through the reducers) before

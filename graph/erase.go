@@ -40,6 +40,8 @@ type Erased interface {
 	Store() store.Store
 	// Open is Graph.Open.
 	Open(ctx context.Context, threadID string) (*Thread, error)
+	// Caches is Graph.Caches.
+	Caches(threadID string) bool
 	// InvokeOn is Graph.InvokeOn with values as JSON.
 	InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error)
 	// StreamOn is Graph.StreamOn.
@@ -63,6 +65,7 @@ func (e erased[S]) Store() store.Store { return e.g.Store() }
 func (e erased[S]) Open(ctx context.Context, id string) (*Thread, error) {
 	return e.g.Open(ctx, id)
 }
+func (e erased[S]) Caches(id string) bool { return e.g.Caches(id) }
 func (e erased[S]) Delete(ctx context.Context, id string) error {
 	return e.g.Delete(ctx, id)
 }
@@ -80,15 +83,18 @@ func (e erased[S]) Stream(ctx context.Context, id string, cmd Command) iter.Seq2
 }
 
 func (e erased[S]) Invoke(ctx context.Context, id string, cmd Command) (*Result[json.RawMessage], error) {
-	return eraseResult(e.g.Invoke(ctx, id, cmd))
+	r, err := e.g.Invoke(ctx, id, cmd)
+	return eraseResult(r, err, !cmd.noValues)
 }
 
 func (e erased[S]) Escalate(ctx context.Context, id string, esc Escalation) (*Result[json.RawMessage], error) {
-	return eraseResult(e.g.Escalate(ctx, id, esc))
+	r, err := e.g.Escalate(ctx, id, esc)
+	return eraseResult(r, err, true)
 }
 
 func (e erased[S]) InvokeOn(ctx context.Context, t *Thread, cmd Command) (*Result[json.RawMessage], error) {
-	return eraseResult(e.g.InvokeOn(ctx, t, cmd))
+	r, err := e.g.InvokeOn(ctx, t, cmd)
+	return eraseResult(r, err, !cmd.noValues)
 }
 
 func (e erased[S]) PendingOn(ctx context.Context, t *Thread) ([]interlude.Interruption, *Breakpoint, error) {
@@ -100,28 +106,36 @@ func (e erased[S]) StreamOn(ctx context.Context, t *Thread, cmd Command, opts ..
 }
 
 func (e erased[S]) UpdateStateOn(ctx context.Context, t *Thread, u StateUpdate) (*Result[json.RawMessage], error) {
-	return eraseResult(e.g.UpdateStateOn(ctx, t, u))
+	r, err := e.g.UpdateStateOn(ctx, t, u)
+	return eraseResult(r, err, true)
 }
 
 func (e erased[S]) Fork(ctx context.Context, id string, checkpoint int64) (*Result[json.RawMessage], error) {
-	return eraseResult(e.g.Fork(ctx, id, checkpoint))
+	r, err := e.g.Fork(ctx, id, checkpoint)
+	return eraseResult(r, err, true)
 }
 
 func (e erased[S]) ForkSubgraph(ctx context.Context, id string, checkpoint int64, namespace []string) (*Result[json.RawMessage], error) {
-	return eraseResult(e.g.ForkSubgraph(ctx, id, checkpoint, namespace))
+	r, err := e.g.ForkSubgraph(ctx, id, checkpoint, namespace)
+	return eraseResult(r, err, true)
 }
 
 func (e erased[S]) ForkOn(ctx context.Context, t *Thread, checkpoint int64, namespace []string) (*Result[json.RawMessage], error) {
-	return eraseResult(e.g.ForkOn(ctx, t, checkpoint, namespace))
+	r, err := e.g.ForkOn(ctx, t, checkpoint, namespace)
+	return eraseResult(r, err, true)
 }
 
-func eraseResult[S any](r *Result[S], err error) (*Result[json.RawMessage], error) {
+// eraseResult encodes r's values, if values is set, for an erased result.
+func eraseResult[S any](r *Result[S], err error, values bool) (*Result[json.RawMessage], error) {
 	if r == nil {
 		return nil, err
 	}
-	vals, merr := json.Marshal(r.Values)
-	if merr != nil && err == nil {
-		err = merr
+	var vals json.RawMessage
+	if values {
+		var merr error
+		if vals, merr = json.Marshal(r.Values); merr != nil && err == nil {
+			err = merr
+		}
 	}
 	return &Result[json.RawMessage]{ThreadID: r.ThreadID, Status: r.Status, Values: vals, Interrupts: r.Interrupts,
 		Breakpoint: r.Breakpoint, Next: r.Next, Checkpoint: r.Checkpoint, Error: r.Error, Replayed: r.Replayed, Replays: r.Replays}, err

@@ -70,7 +70,7 @@ func (g *Graph[S]) Open(ctx context.Context, threadID string) (*Thread, error) {
 	}
 	if cachedVersion > 0 {
 		// The cached copy is current if the store's version says so.
-		m, err := g.cfg.store.Meta(ctx, threadID)
+		m, err := g.head(ctx, threadID)
 		switch {
 		case errors.Is(err, interlude.ErrNotFound):
 			return t, nil
@@ -89,6 +89,25 @@ func (g *Graph[S]) Open(ctx context.Context, threadID string) (*Thread, error) {
 	}
 	t.Graph, t.version, t.created, t.loaded = l.Meta.Graph, l.Meta.Version, l.Meta.CreatedAt, l
 	return t, nil
+}
+
+// head reads the thread's indexed facts for Open, without its pending
+// questions when the store can (store.Header): Open needs none of them.
+func (g *Graph[S]) head(ctx context.Context, threadID string) (*store.Meta, error) {
+	if h, ok := store.As[store.Header](g.cfg.store); ok {
+		return h.Head(ctx, threadID)
+	}
+	return g.cfg.store.Meta(ctx, threadID)
+}
+
+// Caches reports whether the graph's state cache holds a copy of the thread.
+// Graphs sharing a store can each open any thread, but only the one whose
+// cache holds it opens it by reading its version alone (without a lease, the
+// store's Meta instead of its Load): a host with several graphs opens a thread
+// whose graph it does not know through the one that caches it.
+func (g *Graph[S]) Caches(threadID string) bool {
+	v, _ := g.cache.identity(threadID)
+	return v > 0
 }
 
 // Release gives the thread's lease up, if the opening took one. Call it once

@@ -419,6 +419,8 @@ func (h *Host) hold(ctx context.Context, threadID, named string, create, wait bo
 	opener := h.opener
 	if named != "" {
 		opener = h.graphs[named] // its cached copy may spare the read
+	} else if len(h.names) > 1 {
+		opener = h.cacher(threadID)
 	}
 	t, err := opener.Open(ctx, threadID)
 	if err != nil {
@@ -431,6 +433,17 @@ func (h *Host) hold(ctx context.Context, threadID, named string, create, wait bo
 		return nil, err
 	}
 	return hd, nil
+}
+
+// cacher returns the graph that caches the thread, which opens it without
+// reading it whole, or the default opener if none does.
+func (h *Host) cacher(threadID string) graph.Erased {
+	for _, name := range h.names {
+		if g := h.graphs[name]; g.Caches(threadID) {
+			return g
+		}
+	}
+	return h.opener
 }
 
 // wake returns the notifier's Wake, or nil.

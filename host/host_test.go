@@ -217,3 +217,38 @@ func TestNewRefusesGraphsThatDoNotShareTheHostsStore(t *testing.T) {
 		}
 	}
 }
+
+// loadCounter counts the whole-thread reads (Load) of the store it wraps.
+type loadCounter struct {
+	store.Store
+	loads atomic.Int64
+}
+
+func (c *loadCounter) Load(ctx context.Context, threadID string) (*store.Loaded, error) {
+	c.loads.Add(1)
+	return c.Store.Load(ctx, threadID)
+}
+
+func TestAnAnswerWithoutAGraphNameOpensTheThreadThroughTheGraphThatCachesIt(t *testing.T) {
+	st := &loadCounter{Store: memory.New()}
+	clock := testclock.New(t0)
+	// "a-first" sorts before "ship": a host that opened every thread through
+	// its first graph would read the thread whole, its cache knowing nothing.
+	h := newHost(t, host.WithGraph(asking(t, "a-first", st, clock.Now)), host.WithGraph(asking(t, "ship", st, clock.Now)), host.WithClock(clock.Now))
+	ctx := context.Background()
+	if _, err := h.Invoke(ctx, "order-1", "ship", graph.Input(shipment{})); err != nil {
+		t.Fatal(err)
+	}
+	before := st.loads.Load()
+	res, err := h.Invoke(ctx, "order-1", "", graph.Resume(interlude.Cancel()))
+	if err != nil || res.Status != interlude.RunCompleted {
+		t.Fatalf("the answer ran to %v (%v), want completed", res, err)
+	}
+	if n := st.loads.Load() - before; n != 0 {
+		t.Fatalf("the answer read the thread whole %d times; its graph's cache holds it", n)
+	}
+	snap, err := h.State(ctx, "order-1")
+	if err != nil || !strings.Contains(string(snap.Values), "closed by") {
+		t.Fatalf("the thread after the answer: %+v (%v)", snap, err)
+	}
+}

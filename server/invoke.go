@@ -163,7 +163,11 @@ func (s *Server) drive(w http.ResponseWriter, r *http.Request, rc *reqCtx, ru ru
 		return s.stream(w, r, ctx, &ru)
 	}
 	start := time.Now()
-	res, err := ru.held.Invoke(ctx, ru.cmd)
+	cmd := ru.cmd
+	if ru.granularity == low {
+		cmd = cmd.WithoutValues() // the answer leaves them out
+	}
+	res, err := ru.held.Invoke(ctx, cmd)
 	ru.held.Release()
 	s.writeDeadline(w) // the run may have outlasted the one set for the request
 	if res == nil || (err != nil && res.Status != interlude.RunFailed) {

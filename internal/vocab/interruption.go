@@ -77,19 +77,89 @@ type Answerer struct {
 
 // MarshalJSON encodes an interrupt with every field a reader looks for: an empty
 // name, tool call id, value or response schema is written as null. The private
-// state is left out when there is none.
+// state is left out when there is none. It writes the bytes encoding/json
+// writes for the fields (see marshalPlain), directly: interrupts are encoded on
+// every run answer and every commit of a paused thread.
 func (q Interruption) MarshalJSON() ([]byte, error) {
-	// A question is encoded at every level of nesting it passes: the common
-	// one is written by hand, exactly as encoding/json writes it below.
-	if b, ok := appendInterruption(make([]byte, 0, 256+len(q.Message)+len(q.Value)+len(q.Schema)+len(q.State)), &q); ok {
-		return b, nil
+	b := make([]byte, 0, 256+len(q.Message)+len(q.Value)+len(q.Schema)+len(q.State))
+	b = append(b, `{"id":`...)
+	b = appendString(b, q.ID)
+	b = append(b, `,"node":`...)
+	b = appendString(b, q.Node)
+	if len(q.Path) > 0 {
+		b = append(b, `,"path":[`...)
+		for i, p := range q.Path {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, p)
+		}
+		b = append(b, ']')
 	}
-	return q.marshalSlow()
+	b = append(b, `,"message":`...)
+	b = appendString(b, q.Message)
+	b = append(b, `,"reason":`...)
+	b = appendString(b, q.Reason)
+	var ok bool
+	if len(q.State) > 0 {
+		b = append(b, `,"state":`...)
+		if b, ok = appendRaw(b, q.State); !ok {
+			return q.marshalPlain()
+		}
+	}
+	b = append(b, `,"created_at":"`...)
+	b, err := q.CreatedAt.AppendText(b)
+	if err != nil {
+		return q.marshalPlain()
+	}
+	b = append(b, `","expires_at":`...)
+	if q.ExpiresAt == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		if b, err = q.ExpiresAt.AppendText(b); err != nil {
+			return q.marshalPlain()
+		}
+		b = append(b, '"')
+	}
+	if q.Trace != "" {
+		b = append(b, `,"trace":`...)
+		b = appendString(b, q.Trace)
+	}
+	if len(q.Assignees) > 0 {
+		b = append(b, `,"assignees":[`...)
+		for i, a := range q.Assignees {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, a)
+		}
+		b = append(b, ']')
+	}
+	if q.Escalations != 0 {
+		b = append(b, `,"escalations":`...)
+		b = strconv.AppendInt(b, int64(q.Escalations), 10)
+	}
+	b = append(b, `,"name":`...)
+	b = appendStringOrNull(b, q.Name)
+	b = append(b, `,"tool_call_id":`...)
+	b = appendStringOrNull(b, q.ToolCallID)
+	b = append(b, `,"value":`...)
+	if b, ok = appendRaw(b, q.Value); !ok {
+		return q.marshalPlain()
+	}
+	b = append(b, `,"response_schema":`...)
+	if b, ok = appendRaw(b, q.Schema); !ok {
+		return q.marshalPlain()
+	}
+	return append(b, '}'), nil
 }
 
-// marshalSlow is MarshalJSON through encoding/json, for the questions
-// appendInterruption leaves to it.
-func (q Interruption) marshalSlow() ([]byte, error) {
+// marshalPlain is the interrupt's encoding by encoding/json, which MarshalJSON
+// writes directly; MarshalJSON falls back on it for what it does not write
+// itself (a raw value to compact or escape, a time out of range), so that
+// its output and errors are always these.
+func (q Interruption) marshalPlain() ([]byte, error) {
 	type plain Interruption
 	return json.Marshal(struct {
 		plain
@@ -100,117 +170,52 @@ func (q Interruption) marshalSlow() ([]byte, error) {
 	}{plain(q), orNull(q.Name), orNull(q.ToolCallID), q.Value, q.Schema})
 }
 
-// appendInterruption appends q as marshalSlow encodes it, and reports false
-// (for marshalSlow to encode it) when a string or a JSON value in it needs
-// more than copying: escapes, or compacting.
-func appendInterruption(b []byte, q *Interruption) ([]byte, bool) {
-	ok := true
-	str := func(s string) {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-				ok = false
-				return
-			}
+// appendString appends s as encoding/json encodes it: printable ASCII needing
+// no escape is copied, anything else is encoded by encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			data, _ := json.Marshal(s)
+			return append(b, data...)
 		}
-		b = append(b, '"')
-		b = append(b, s...)
-		b = append(b, '"')
 	}
-	strs := func(ss []string) {
-		b = append(b, '[')
-		for i, s := range ss {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			str(s)
-		}
-		b = append(b, ']')
-	}
-	raw := func(m json.RawMessage) {
-		if m == nil {
-			b = append(b, "null"...)
-			return
-		}
-		if !plainJSON(m) {
-			ok = false
-			return
-		}
-		b = append(b, m...)
-	}
-	orNull := func(s string) {
-		if s == "" {
-			b = append(b, "null"...)
-			return
-		}
-		str(s)
-	}
-	when := func(t time.Time) {
-		if _, off := t.Zone(); off%60 != 0 || t.Year() < 0 || t.Year() > 9999 {
-			ok = false
-			return
-		}
-		b = append(b, '"')
-		b = t.AppendFormat(b, time.RFC3339Nano)
-		b = append(b, '"')
-	}
-	b = append(b, `{"id":`...)
-	str(q.ID)
-	b = append(b, `,"node":`...)
-	str(q.Node)
-	if len(q.Path) > 0 {
-		b = append(b, `,"path":`...)
-		strs(q.Path)
-	}
-	b = append(b, `,"message":`...)
-	str(q.Message)
-	b = append(b, `,"reason":`...)
-	str(q.Reason)
-	if len(q.State) > 0 {
-		b = append(b, `,"state":`...)
-		raw(q.State)
-	}
-	b = append(b, `,"created_at":`...)
-	when(q.CreatedAt)
-	b = append(b, `,"expires_at":`...)
-	if q.ExpiresAt == nil {
-		b = append(b, "null"...)
-	} else {
-		when(*q.ExpiresAt)
-	}
-	if q.Trace != "" {
-		b = append(b, `,"trace":`...)
-		str(q.Trace)
-	}
-	if len(q.Assignees) > 0 {
-		b = append(b, `,"assignees":`...)
-		strs(q.Assignees)
-	}
-	if q.Escalations != 0 {
-		b = append(b, `,"escalations":`...)
-		b = strconv.AppendInt(b, int64(q.Escalations), 10)
-	}
-	b = append(b, `,"name":`...)
-	orNull(q.Name)
-	b = append(b, `,"tool_call_id":`...)
-	orNull(q.ToolCallID)
-	b = append(b, `,"value":`...)
-	raw(q.Value)
-	b = append(b, `,"response_schema":`...)
-	raw(q.Schema)
-	b = append(b, '}')
-	return b, ok
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
-// plainJSON reports whether m is valid JSON that encoding/json copies as it
-// is: compact (no white space at all) and with nothing it escapes.
-func plainJSON(m json.RawMessage) bool {
-	for _, c := range m {
-		switch c {
-		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2: // 0xe2 starts U+2028 and U+2029
-			return false
+func appendStringOrNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendString(b, s)
+}
+
+// appendRaw appends a raw JSON value (null if nil) as encoding/json writes it,
+// if that is the value as it is: valid, compact, and with nothing encoding/json
+// escapes (<, >, & and U+2028, U+2029, which start with the byte 0xE2). It
+// reports false otherwise.
+func appendRaw(b []byte, v json.RawMessage) ([]byte, bool) {
+	if v == nil {
+		return append(b, "null"...), true
+	}
+	if !json.Valid(v) {
+		return b, false
+	}
+	inString := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '<' || c == '>' || c == '&' || c == 0xE2:
+			return b, false
+		case inString && c == '\\':
+			i++ // the escaped byte, which ends no string
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return b, false
 		}
 	}
-	return json.Valid(m)
+	return append(b, v...), true
 }
 
 func orNull(s string) *string {

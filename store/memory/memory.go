@@ -226,6 +226,15 @@ func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) 
 	})
 }
 
+// Head implements store.Header.
+func (s *Store) Head(ctx context.Context, threadID string) (*store.Meta, error) {
+	return readThread(ctx, s, threadID, func(t *thread) (*store.Meta, error) {
+		m := t.meta
+		m.Interrupts = nil
+		return &m, nil
+	})
+}
+
 // List implements store.Store. It scans every thread, which is fine for the memory
 // store's purposes (tests, small embedded uses).
 func (s *Store) List(ctx context.Context, q store.Query) (*store.Page, error) {

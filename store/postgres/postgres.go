@@ -180,18 +180,18 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // queries are the store's SQL statements, with the schema spliced in.
 type queries struct {
 	// appends[insert][snapshot][outbox]
-	appends                        [2][2][2]string
-	version, meta, load, records   string
-	history                        string
-	delThread, delRecords, delSnap string
-	delLease, delEvents, delDocs   string
-	lease, holder, renew, release  string
-	expired                        string // marks and returns the expired leases not yet reported
-	expiredQuestions               string // the threads whose questions expired, for Store.Expired
-	unfinished                     string // the threads whose run is unfinished, for Store.Unfinished
-	claim                          string
-	logEvents                      [2]string // [with the release of a lease]
-	schema                         string    // quoted, for listQuery
+	appends                            [2][2][2]string
+	version, meta, head, load, records string
+	history                            string
+	delThread, delRecords, delSnap     string
+	delLease, delEvents, delDocs       string
+	lease, holder, renew, release      string
+	expired                            string // marks and returns the expired leases not yet reported
+	expiredQuestions                   string // the threads whose questions expired, for Store.Expired
+	unfinished                         string // the threads whose run is unfinished, for Store.Unfinished
+	claim                              string
+	logEvents                          [2]string // [with the release of a lease]
+	schema                             string    // quoted, for listQuery
 }
 
 // statusSQL is a thread's status as reported: a held lease reads as running,
@@ -212,6 +212,8 @@ func newQueries(schema string) queries {
 	q.logEvents = [2]string{eventsSQL(schema, false), eventsSQL(schema, true)}
 	q.version = `SELECT version FROM ` + schema + `.threads WHERE id = $1`
 	q.meta = `SELECT t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
+	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id WHERE t.id = $1`
+	q.head = `SELECT t.graph, ` + statusSQL + `, t.version, NULL::json, t.created_at, t.updated_at
 	FROM ` + schema + `.threads t LEFT JOIN ` + schema + `.leases l ON l.thread_id = t.id WHERE t.id = $1`
 	q.load = loadSQL(schema, statusSQL, true)
 	q.expiredQuestions = `SELECT t.id, t.graph, ` + statusSQL + `, t.version, t.interrupts, t.created_at, t.updated_at
@@ -598,7 +600,17 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 
 // Meta implements store.Store.
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
-	m, err := scanMeta(s.pool.QueryRow(ctx, s.sql.meta, threadID), threadID)
+	return s.meta(ctx, s.sql.meta, threadID)
+}
+
+// Head implements store.Header: the threads row without its interrupts.
+func (s *Store) Head(ctx context.Context, threadID string) (*store.Meta, error) {
+	return s.meta(ctx, s.sql.head, threadID)
+}
+
+// meta reads a thread's row with query, sql.meta or sql.head.
+func (s *Store) meta(ctx context.Context, query, threadID string) (*store.Meta, error) {
+	m, err := scanMeta(s.pool.QueryRow(ctx, query, threadID), threadID)
 	if err := s.found("read", threadID, err); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,14 @@ import (
 // take the writer in turn: document writes (documents.go), which share its
 // fsync, and the outbox's claims and settles (outbox.go), which are marked
 // NoSync and never make a group wait for the disk.
+//
+// An append whose compare-and-set fails has written nothing (the thread's row is
+// checked first), so a group is applied without savepoints: a savepoint per
+// append would copy every page the append touches into SQLite's statement
+// journal, a large part of a group's cost. Only when an append fails after writing (an
+// I/O error, a constraint of the schema) is the transaction rolled back and the
+// group applied again, each append inside its own savepoint, so that the failed
+// one alone is undone.
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256
@@ -36,6 +44,7 @@ type appendReq struct {
 	// write, or an outbox claim or settle.
 	write func(ctx context.Context, tx *sql.Tx) error
 	err   error
+	tried bool // applied in the group's transaction, whatever the outcome
 	done  chan struct{}
 }
 
@@ -133,19 +142,24 @@ func (c *committer) commit(group []*appendReq) {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
 		return
 	}
-	applied := 0
-	for _, r := range group {
-		if r.err != nil {
-			continue
+	applied, undo := c.applyAll(ctx, tx, group, false)
+	if undo {
+		// An append failed after writing: start the group over with a
+		// savepoint around each append.
+		if err := tx.Rollback(); err != nil {
+			finish(s.wrap("append to", group[0].a.ThreadID, err))
+			return
 		}
-		if len(group) == 1 {
-			r.err = s.do(ctx, tx, r)
-		} else {
-			r.err = s.applySaved(ctx, tx, r)
+		for _, r := range group {
+			if r.err == nil || r.tried {
+				r.err, r.tried = nil, false
+			}
 		}
-		if r.err == nil {
-			applied++
+		if tx, err = conn.BeginTx(ctx, nil); err != nil {
+			finish(s.wrap("append to", group[0].a.ThreadID, err))
+			return
 		}
+		applied, _ = c.applyAll(ctx, tx, group, true)
 	}
 	if applied == 0 {
 		tx.Rollback()
@@ -169,13 +183,40 @@ func (c *committer) commit(group []*appendReq) {
 	finish(nil)
 }
 
+// applyAll applies the group's live appends in tx, each inside a savepoint if
+// saved is set, and returns how many were applied. Without savepoints it stops
+// and reports undo at the first append that failed after writing, whose
+// changes only a rollback of tx takes back.
+func (c *committer) applyAll(ctx context.Context, tx *sql.Tx, group []*appendReq, saved bool) (applied int, undo bool) {
+	s := c.s
+	for _, r := range group {
+		if r.err != nil {
+			continue
+		}
+		r.tried = true
+		var wrote bool
+		if saved && len(group) > 1 {
+			r.err = s.applySaved(ctx, tx, r)
+		} else {
+			wrote, r.err = s.do(ctx, tx, r)
+		}
+		switch {
+		case r.err == nil:
+			applied++
+		case wrote && len(group) > 1:
+			return applied, true
+		}
+	}
+	return applied, false
+}
+
 // applySaved applies one append of a group inside a savepoint, so its failure
 // leaves the others' changes in place.
 func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error {
 	if _, err := tx.StmtContext(ctx, s.savepoint).ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
-	err := s.do(ctx, tx, r)
+	_, err := s.do(ctx, tx, r)
 	if err != nil {
 		if _, rerr := tx.StmtContext(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)
@@ -187,10 +228,13 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 	return err
 }
 
-// do applies one request of a group: its write, or else its append.
-func (s *Store) do(ctx context.Context, tx *sql.Tx, r *appendReq) error {
+// do applies one request of a group, its write or else its append, and
+// reports whether it wrote anything before it failed. A write that fails is
+// taken to have written, so that only a rollback takes it back.
+func (s *Store) do(ctx context.Context, tx *sql.Tx, r *appendReq) (wrote bool, err error) {
 	if r.write != nil {
-		return r.write(ctx, tx)
+		err := r.write(ctx, tx)
+		return err != nil, err
 	}
 	return s.apply(ctx, tx, r)
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/interludehq/interlude"
@@ -110,5 +111,41 @@ func TestADocumentWriteCommitsUnderTheChosenMode(t *testing.T) {
 	}
 	if got := mode(); got != full {
 		t.Errorf("the document's delete committed under synchronous=%d, want %d", got, full)
+	}
+}
+
+// TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup commits
+// one group of appends: two that succeed, one whose compare-and-set fails, and
+// one that fails after it (a record a trigger refuses). The failed ones leave
+// nothing behind and the others are committed.
+func TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	if _, err := s.w.ExecContext(ctx, `CREATE TRIGGER poison BEFORE INSERT ON records WHEN NEW.kind = 'poison'
+		BEGIN SELECT RAISE(ABORT, 'poisoned record'); END`); err != nil {
+		t.Fatal(err)
+	}
+	meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
+	req := func(id string, expect int64, kind string) *appendReq {
+		return &appendReq{ctx: ctx, done: make(chan struct{}), a: store.Append{ThreadID: id, Expect: expect, Meta: meta,
+			Records: []store.Record{{Version: expect + 1, Format: 1, Kind: kind, Data: []byte("x")}}}}
+	}
+	group := []*appendReq{req("first", 0, "step"), req("stale", 4, "step"), req("poisoned", 0, "poison"), req("last", 0, "step")}
+	s.commits.commit(group)
+	for i, want := range []int64{1, 0, 0, 1} {
+		r := group[i]
+		<-r.done
+		if (r.err == nil) != (want == 1) {
+			t.Errorf("append to %q: err %v, want it to succeed: %v", r.a.ThreadID, r.err, want == 1)
+		}
+		if v, err := s.Version(ctx, r.a.ThreadID); err != nil || v != want {
+			t.Errorf("thread %q is at version %d (%v) after the group, want %d", r.a.ThreadID, v, err, want)
+		}
+	}
+	if !errors.Is(group[1].err, interlude.ErrConflict) {
+		t.Errorf("the stale append failed with %v, want a conflict", group[1].err)
+	}
+	if recs, err := s.Records(ctx, "poisoned", 0, 0, 0); err == nil || len(recs) > 0 {
+		t.Errorf("the poisoned thread has records %v (%v), want none", recs, err)
 	}
 }

@@ -59,14 +59,14 @@ type Store struct {
 	ckpt    *checkpointer
 	commits *committer
 
-	insThread, updThread, curVersion, insRecord, putSnapshot *sql.Stmt // on w
-	delRecords, delSnapshot, delThread                       *sql.Stmt // on w
-	savepoint, release, rollbackTo                           *sql.Stmt // on w: an append of a group
-	insNotice, claimNotices, settleNotice                    *sql.Stmt // on w
-	putDocument, delDocument                                 *sql.Stmt // on w
-	selDocument, selDocuments, selThreadDocuments            *sql.Stmt // on r
-	selLoad, selRecords, selMeta, selVersion, selExpired     *sql.Stmt // on r
-	selPage, selBase, selUnfinished                          *sql.Stmt // on r
+	insThread, updThread, curVersion, insRecord, putSnapshot      *sql.Stmt // on w
+	delRecords, delSnapshot, delThread                            *sql.Stmt // on w
+	savepoint, release, rollbackTo                                *sql.Stmt // on w: an append of a group
+	insNotice, claimNotices, settleNotice                         *sql.Stmt // on w
+	putDocument, delDocument                                      *sql.Stmt // on w
+	selDocument, selDocuments, selThreadDocuments                 *sql.Stmt // on r
+	selLoad, selRecords, selMeta, selHead, selVersion, selExpired *sql.Stmt // on r
+	selPage, selBase, selUnfinished                               *sql.Stmt // on r
 
 	synchronous string     // the writer's synchronous mode for durable commits
 	modeMu      sync.Mutex // guards the two below
@@ -230,6 +230,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{r, &s.selPage, historyPageSQL},
 		{r, &s.selBase, historyBaseSQL},
 		{r, &s.selMeta, `SELECT graph, status, version, interrupts, created_at, updated_at FROM threads WHERE id = ?`},
+		{r, &s.selHead, `SELECT graph, status, version, NULL, created_at, updated_at FROM threads WHERE id = ?`},
 		{r, &s.selVersion, `SELECT version FROM threads WHERE id = ?`},
 		{r, &s.selExpired, expiredSQL},
 		{r, &s.selUnfinished, unfinishedSQL},
@@ -265,8 +266,10 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 }
 
 // apply writes one append inside the open group transaction: the thread row's
-// compare-and-set, the records and the snapshot.
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
+// compare-and-set, the records and the snapshot. A failed compare-and-set
+// (a conflict) changes nothing; after any other failure wrote is set: the
+// append may have changed something only a rollback undoes.
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bool, err error) {
 	a := req.a
 	now := time.Now().UnixNano()
 	updated := now
@@ -278,7 +281,6 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 	// The compare-and-set: a new thread's row must not exist, an existing thread's
 	// row must be at a.Expect.
 	var res sql.Result
-	var err error
 	if a.Expect == 0 {
 		created := now
 		if !a.Meta.CreatedAt.IsZero() {
@@ -289,14 +291,14 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
 	}
 	if err != nil {
-		return s.wrap("append to", a.ThreadID, err)
+		return true, s.wrap("append to", a.ThreadID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		var actual int64
 		if err := tx.StmtContext(ctx, s.curVersion).QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return s.wrap("append to", a.ThreadID, err)
+			return true, s.wrap("append to", a.ThreadID, err)
 		}
-		return storekit.Conflict(a.ThreadID, a.Expect, actual)
+		return false, storekit.Conflict(a.ThreadID, a.Expect, actual)
 	}
 	ins := tx.StmtContext(ctx, s.insRecord)
 	for _, r := range a.Records {
@@ -305,15 +307,18 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) error {
 			created = r.CreatedAt.UnixNano()
 		}
 		if _, err = ins.ExecContext(ctx, a.ThreadID, r.Version, r.Format, r.Kind, nonNil(r.Data), created); err != nil {
-			return s.wrap("append to", a.ThreadID, err)
+			return true, s.wrap("append to", a.ThreadID, err)
 		}
 	}
 	if sn := a.Snapshot; sn != nil {
 		if _, err = tx.StmtContext(ctx, s.putSnapshot).ExecContext(ctx, a.ThreadID, sn.Version, sn.Format, nonNil(sn.Data)); err != nil {
-			return s.wrap("append to", a.ThreadID, err)
+			return true, s.wrap("append to", a.ThreadID, err)
 		}
 	}
-	return s.insertNotices(ctx, tx, a, now)
+	if err := s.insertNotices(ctx, tx, a, now); err != nil {
+		return true, err
+	}
+	return false, nil
 }
 
 // loadSQL reads a thread in one statement, so in one read transaction of
@@ -540,11 +545,21 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 
 // Meta implements store.Store.
 func (s *Store) Meta(ctx context.Context, threadID string) (*store.Meta, error) {
+	return s.meta(ctx, s.selMeta, threadID)
+}
+
+// Head implements store.Header: the threads row without its interrupts.
+func (s *Store) Head(ctx context.Context, threadID string) (*store.Meta, error) {
+	return s.meta(ctx, s.selHead, threadID)
+}
+
+// meta reads a thread's row with sel, selMeta or selHead.
+func (s *Store) meta(ctx context.Context, sel *sql.Stmt, threadID string) (*store.Meta, error) {
 	ctx, err := byKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, err := scanMeta(s.selMeta.QueryRowContext(ctx, threadID), threadID)
+	m, err := scanMeta(sel.QueryRowContext(ctx, threadID), threadID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storekit.NotFound(threadID)
 	}

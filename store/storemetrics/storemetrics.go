@@ -119,6 +119,23 @@ func (s *instrumented) Meta(ctx context.Context, threadID string) (*store.Meta, 
 	return m, err
 }
 
+// Head implements store.Header, timed as a Meta: through the wrapped store's
+// Head, or its Meta with the interrupts dropped.
+func (s *instrumented) Head(ctx context.Context, threadID string) (*store.Meta, error) {
+	start := time.Now()
+	var (
+		m   *store.Meta
+		err error
+	)
+	if h, ok := store.As[store.Header](s.inner); ok {
+		m, err = h.Head(ctx, threadID)
+	} else if m, err = s.inner.Meta(ctx, threadID); m != nil {
+		m.Interrupts = nil
+	}
+	s.done(opMeta, start, err)
+	return m, err
+}
+
 func (s *instrumented) List(ctx context.Context, q store.Query) (*store.Page, error) {
 	start := time.Now()
 	p, err := s.inner.List(ctx, q)

@@ -325,6 +325,21 @@ func (h *harness) roundTrip(t *testing.T) {
 	if !m.CreatedAt.Equal(l.Meta.CreatedAt) {
 		t.Errorf("Meta CreatedAt %v, Load says %v", m.CreatedAt, l.Meta.CreatedAt)
 	}
+	if hd, ok := store.As[store.Header](s); ok {
+		hm, err := hd.Head(ctx, "t1")
+		if err != nil {
+			t.Fatalf("Head: %v", err)
+		}
+		head := *m
+		head.Interrupts = nil
+		checkMeta(t, "Head", *hm, head)
+		if !hm.CreatedAt.Equal(m.CreatedAt) {
+			t.Errorf("Head CreatedAt %v, Meta says %v", hm.CreatedAt, m.CreatedAt)
+		}
+		if _, err := hd.Head(ctx, "never"); !isCode(err, interlude.ErrNotFound) {
+			t.Errorf("Head of an unknown thread: err = %v, want ErrNotFound", err)
+		}
+	}
 	if v, err := s.Version(ctx, "t1"); err != nil || v != 2 {
 		t.Errorf("Version = %d, %v; want 2", v, err)
 	}

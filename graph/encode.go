@@ -3,7 +3,8 @@ package graph
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/interludehq/interlude/internal/jsonappend"
 )
 
 // encodeDelta returns d's stored JSON, as encoding/json encodes it. The
@@ -21,7 +22,7 @@ func encodeDelta(d *delta) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(d.V), 10)
 	if d.Nonce != "" {
 		b = append(b, `,"nonce":`...)
-		b = appendString(b, d.Nonce)
+		b = jsonappend.String(b, d.Nonce)
 	}
 	if len(d.Input) > 0 {
 		b = append(b, `,"in":`...)
@@ -33,7 +34,7 @@ func encodeDelta(d *delta) ([]byte, error) {
 	}
 	if d.Status != "" {
 		b = append(b, `,"status":`...)
-		b = appendString(b, string(d.Status))
+		b = jsonappend.String(b, string(d.Status))
 	}
 	if len(d.Next) > 0 {
 		b = append(b, `,"next":[`...)
@@ -41,7 +42,7 @@ func encodeDelta(d *delta) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, n)
+			b = jsonappend.String(b, n)
 		}
 		b = append(b, ']')
 	}
@@ -56,7 +57,7 @@ func encodeDelta(d *delta) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(d.Step), 10)
 	if d.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendString(b, d.Error)
+		b = jsonappend.String(b, d.Error)
 	}
 	return append(b, '}'), nil
 }
@@ -78,25 +79,10 @@ func appendWrites(b []byte, ws []write) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"f":`...)
-		b = appendString(b, w.Field)
+		b = jsonappend.String(b, w.Field)
 		b = append(b, `,"x":`...)
 		b = append(b, w.Value...)
 		b = append(b, '}')
 	}
 	return append(b, ']')
-}
-
-// appendString appends s as a JSON string: printable ASCII needing no escape
-// is copied, anything else is encoded by encoding/json.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			data, _ := json.Marshal(s)
-			return append(b, data...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

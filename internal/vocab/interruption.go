@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/internal/schema"
 )
 
@@ -83,27 +83,27 @@ type Answerer struct {
 func (q Interruption) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 256+len(q.Message)+len(q.Value)+len(q.Schema)+len(q.State))
 	b = append(b, `{"id":`...)
-	b = appendString(b, q.ID)
+	b = jsonappend.String(b, q.ID)
 	b = append(b, `,"node":`...)
-	b = appendString(b, q.Node)
+	b = jsonappend.String(b, q.Node)
 	if len(q.Path) > 0 {
 		b = append(b, `,"path":[`...)
 		for i, p := range q.Path {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, p)
+			b = jsonappend.String(b, p)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `,"message":`...)
-	b = appendString(b, q.Message)
+	b = jsonappend.String(b, q.Message)
 	b = append(b, `,"reason":`...)
-	b = appendString(b, q.Reason)
+	b = jsonappend.String(b, q.Reason)
 	var ok bool
 	if len(q.State) > 0 {
 		b = append(b, `,"state":`...)
-		if b, ok = appendRaw(b, q.State); !ok {
+		if b, ok = jsonappend.Raw(b, q.State); !ok {
 			return q.marshalPlain()
 		}
 	}
@@ -124,7 +124,7 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 	}
 	if q.Trace != "" {
 		b = append(b, `,"trace":`...)
-		b = appendString(b, q.Trace)
+		b = jsonappend.String(b, q.Trace)
 	}
 	if len(q.Assignees) > 0 {
 		b = append(b, `,"assignees":[`...)
@@ -132,7 +132,7 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, a)
+			b = jsonappend.String(b, a)
 		}
 		b = append(b, ']')
 	}
@@ -145,11 +145,11 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 	b = append(b, `,"tool_call_id":`...)
 	b = appendStringOrNull(b, q.ToolCallID)
 	b = append(b, `,"value":`...)
-	if b, ok = appendRaw(b, q.Value); !ok {
+	if b, ok = jsonappend.Raw(b, q.Value); !ok {
 		return q.marshalPlain()
 	}
 	b = append(b, `,"response_schema":`...)
-	if b, ok = appendRaw(b, q.Schema); !ok {
+	if b, ok = jsonappend.Raw(b, q.Schema); !ok {
 		return q.marshalPlain()
 	}
 	return append(b, '}'), nil
@@ -170,52 +170,11 @@ func (q Interruption) marshalPlain() ([]byte, error) {
 	}{plain(q), orNull(q.Name), orNull(q.ToolCallID), q.Value, q.Schema})
 }
 
-// appendString appends s as encoding/json encodes it: printable ASCII needing
-// no escape is copied, anything else is encoded by encoding/json.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			data, _ := json.Marshal(s)
-			return append(b, data...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
 func appendStringOrNull(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
 	}
-	return appendString(b, s)
-}
-
-// appendRaw appends a raw JSON value (null if nil) as encoding/json writes it,
-// if that is the value as it is: valid, compact, and with nothing encoding/json
-// escapes (<, >, & and U+2028, U+2029, which start with the byte 0xE2). It
-// reports false otherwise.
-func appendRaw(b []byte, v json.RawMessage) ([]byte, bool) {
-	if v == nil {
-		return append(b, "null"...), true
-	}
-	if !json.Valid(v) {
-		return b, false
-	}
-	inString := false
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c == '<' || c == '>' || c == '&' || c == 0xE2:
-			return b, false
-		case inString && c == '\\':
-			i++ // the escaped byte, which ends no string
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return b, false
-		}
-	}
-	return append(b, v...), true
+	return jsonappend.String(b, s)
 }
 
 func orNull(s string) *string {

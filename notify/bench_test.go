@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/sqlite"
@@ -80,7 +81,7 @@ func BenchmarkOutboxCycle(b *testing.B) {
 			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // 64 clients: RunParallel runs parallelism × GOMAXPROCS
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					id := fmt.Sprint("t", n.Add(1))
@@ -108,7 +109,7 @@ func BenchmarkOutboxCycle(b *testing.B) {
 				<-caught
 			}
 			b.StopTimer()
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 			cancel()

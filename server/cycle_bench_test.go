@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
 	"github.com/interludehq/interlude/store/storemetrics"
@@ -77,7 +78,7 @@ func BenchmarkCycleHTTP(b *testing.B) {
 			cycle(ctx) // warm the connection and the caches
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cputime.Process().Nanoseconds()
 			if mode == "serial" {
 				for range b.N {
 					cycle(ctx)
@@ -92,7 +93,7 @@ func BenchmarkCycleHTTP(b *testing.B) {
 			}
 			// Client and server share the process: this is the cycle's
 			// whole CPU, as bench/load's machine column is.
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process().Nanoseconds()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/memory"
 	"go.opentelemetry.io/otel"
@@ -103,14 +103,6 @@ func TestARequestsTraceparentContinuesItsTraceAndAnAnswerLinksItsRequest(t *test
 	}
 }
 
-// processCPU returns the CPU time the process has used, user and system, in
-// nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
 // BenchmarkInvokeCycleTracing starts and answers a refund thread over the
 // server's handler in process, untraced (the global provider, unset), with a
 // no-op provider, and recording every span into memory.
@@ -131,7 +123,7 @@ func BenchmarkInvokeCycleTracing(b *testing.B) {
 			srv := tracedServer(b, tp)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cputime.Process().Nanoseconds()
 			for i := range b.N {
 				id := "t" + strconv.Itoa(i)
 				if code := serve(srv, "/v1/graph/invoke", `{"graph":"refund","input":{"amount":150},"config":{"thread_id":"`+id+`"}}`, nil); code != http.StatusOK {
@@ -146,7 +138,7 @@ func BenchmarkInvokeCycleTracing(b *testing.B) {
 			}
 			// On a shared machine the process's CPU time says more than the
 			// elapsed time.
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process().Nanoseconds()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

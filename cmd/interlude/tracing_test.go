@@ -18,6 +18,7 @@ import (
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
 	"go.opentelemetry.io/otel/trace"
@@ -271,21 +272,13 @@ func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cputime.Process().Nanoseconds()
 			for i := range b.N {
 				id := "t" + strconv.Itoa(i)
 				send("/v1/graph/invoke", `{"graph":"refund","input":{"amount":150},"config":{"thread_id":"`+id+`"}}`)
 				send("/v1/threads/"+id+"/resume", `{"response":{"approved":true}}`)
 			}
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process().Nanoseconds()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// processCPU returns the CPU time the process has used, user and system, in
-// nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storetest"
 )
@@ -51,7 +52,7 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			n := 0
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				i := n % c.threads
 				n++
@@ -67,7 +68,7 @@ func BenchmarkAppend(b *testing.B) {
 				}
 				vers[i]++
 			}
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
 			}
 		})
@@ -87,7 +88,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 	var worker atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(32)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.RunParallel(func(pb *testing.PB) {
 		w := worker.Add(1)
 		ids := make([]string, 16)
@@ -110,7 +111,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 			vers[i]++
 		}
 	})
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -27,19 +27,7 @@ func TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync(t *
 		t.Run(c.name, func(t *testing.T) {
 			s := openTemp(t, c.opts...)
 			ctx := context.Background()
-			mode := func() int {
-				t.Helper()
-				conn, err := s.w.Conn(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer conn.Close()
-				var m int
-				if err := conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&m); err != nil {
-					t.Fatal(err)
-				}
-				return m
-			}
+			mode := func() int { return writerMode(t, s) }
 			meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
 			for v, noSync := range []bool{true, true, false, true, false, false, true} {
 				a := store.Append{ThreadID: "t", Expect: int64(v), Meta: meta, NoSync: noSync,
@@ -73,19 +61,7 @@ func TestADocumentWriteCommitsUnderTheChosenMode(t *testing.T) {
 	const normal, full = 1, 2
 	s := openTemp(t)
 	ctx := context.Background()
-	mode := func() int {
-		t.Helper()
-		conn, err := s.w.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		var m int
-		if err := conn.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	mode := func() int { return writerMode(t, s) }
 	meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
 	noSync := func(v int64) {
 		t.Helper()
@@ -148,4 +124,19 @@ func TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup(t *testing.
 	if recs, err := s.Records(ctx, "poisoned", 0, 0, 0); err == nil || len(recs) > 0 {
 		t.Errorf("the poisoned thread has records %v (%v), want none", recs, err)
 	}
+}
+
+// writerMode returns the writer's synchronous mode, that of its last commit.
+func writerMode(t *testing.T, s *Store) int {
+	t.Helper()
+	conn, err := s.w.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var m int
+	if err := conn.QueryRowContext(context.Background(), "PRAGMA synchronous").Scan(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

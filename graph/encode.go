@@ -37,14 +37,8 @@ func encodeDelta(d *delta) ([]byte, error) {
 		b = jsonappend.String(b, string(d.Status))
 	}
 	if len(d.Next) > 0 {
-		b = append(b, `,"next":[`...)
-		for i, n := range d.Next {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonappend.String(b, n)
-		}
-		b = append(b, ']')
+		b = append(b, `,"next":`...)
+		b = jsonappend.Strings(b, d.Next)
 	}
 	if d.Mid {
 		b = append(b, `,"mid":true`...)

@@ -62,6 +62,18 @@ func String(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// Strings appends ss as a JSON array of strings, each as String writes it.
+func Strings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = String(dst, s)
+	}
+	return append(dst, ']')
+}
+
 // Raw appends a raw JSON value (null if nil) as encoding/json writes it,
 // if that is the value as it is: valid, compact, and with nothing encoding/json
 // escapes (<, >, & and U+2028, U+2029, which start with the byte 0xE2). It

@@ -31,3 +31,12 @@ func FuzzStringsEncodeAsEncodingJSONDoes(f *testing.F) {
 	}
 	f.Fuzz(stringEncodesAsEncodingJSONDoes)
 }
+
+func TestStringListsEncodeAsEncodingJSONDoes(t *testing.T) {
+	for _, ss := range [][]string{{}, {"a"}, {"a", "<b>", "é\u2028"}} {
+		want, _ := json.Marshal(ss)
+		if got := Strings(nil, ss); string(got) != string(want) {
+			t.Errorf("%q encodes as %s, encoding/json gives %s", ss, got, want)
+		}
+	}
+}

@@ -87,14 +87,8 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 	b = append(b, `,"node":`...)
 	b = jsonappend.String(b, q.Node)
 	if len(q.Path) > 0 {
-		b = append(b, `,"path":[`...)
-		for i, p := range q.Path {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonappend.String(b, p)
-		}
-		b = append(b, ']')
+		b = append(b, `,"path":`...)
+		b = jsonappend.Strings(b, q.Path)
 	}
 	b = append(b, `,"message":`...)
 	b = jsonappend.String(b, q.Message)
@@ -127,14 +121,8 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 		b = jsonappend.String(b, q.Trace)
 	}
 	if len(q.Assignees) > 0 {
-		b = append(b, `,"assignees":[`...)
-		for i, a := range q.Assignees {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonappend.String(b, a)
-		}
-		b = append(b, ']')
+		b = append(b, `,"assignees":`...)
+		b = jsonappend.Strings(b, q.Assignees)
 	}
 	if q.Escalations != 0 {
 		b = append(b, `,"escalations":`...)

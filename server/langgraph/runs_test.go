@@ -1,16 +1,20 @@
 package langgraph_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
 
@@ -113,9 +117,8 @@ func TestACancelledRunLeavesItsThreadFreeAndInterruptTakesOver(t *testing.T) {
 
 // replicas serves the refund graph twice over one store, as two replicas
 // would.
-func replicas(t *testing.T) (a, b *lgServer) {
+func replicas(t *testing.T, st store.Store) (a, b *lgServer) {
 	t.Helper()
-	st := memory.New()
 	serve := func() *lgServer {
 		refund, err := graphs.Refund(graph.WithStore(st))
 		if err != nil {
@@ -135,10 +138,48 @@ func replicas(t *testing.T) (a, b *lgServer) {
 	return serve(), serve()
 }
 
+// heldRuns is a store whose writes of a LangGraph run's record wait, once
+// armed, until the test lets them through.
+type heldRuns struct {
+	*memory.Store
+	armed   atomic.Bool
+	writing chan struct{} // receives when a held write starts
+	release chan struct{} // closed to let it through
+}
+
+func (h *heldRuns) PutDocument(ctx context.Context, d store.Document) error {
+	if d.Kind == "langgraph.run" && h.armed.CompareAndSwap(true, false) {
+		h.writing <- struct{}{}
+		<-h.release
+	}
+	return h.Store.PutDocument(ctx, d)
+}
+
 func TestAWaitedRunsEndIsRecordedBeforeItsAnswer(t *testing.T) {
-	a, b := replicas(t)
+	st := &heldRuns{Store: memory.New(), writing: make(chan struct{}), release: make(chan struct{})}
+	a, b := replicas(t, st)
 	id := a.newThread()
-	paused := a.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"amount": 150}, "assistant_id": "refund"}, nil)
+	st.armed.Store(true)
+	answered := make(chan reply, 1)
+	go func() {
+		answered <- a.call("POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"amount": 150}, "assistant_id": "refund"})
+	}()
+	select {
+	case <-st.writing:
+	case r := <-answered:
+		t.Fatalf("the run answered %d before its end was recorded", r.status)
+	}
+	// While the record waits, the answer must too.
+	select {
+	case r := <-answered:
+		t.Fatalf("the run answered %d while its end was still being recorded", r.status)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(st.release)
+	paused := <-answered
+	if paused.status != 200 {
+		t.Fatalf("the run answered %d: %s", paused.status, paused.body)
+	}
 	rid := strings.TrimSuffix(strings.TrimPrefix(paused.header.Get("Location"), "/threads/"+id+"/runs/"), "/join")
 	// Answered, the run's end is recorded: another replica reads it at once.
 	var got map[string]any

@@ -18,13 +18,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
-// otlpExporter sends spans through an OTLP client (otlptracehttp's, which
-// reads its endpoint, headers, timeout, compression and certificates from the
-// environment and retries as the specification says) as otlptrace.Exporter
-// does, with the same OTLP messages, but builds them in memory it keeps from
-// one export to the next. The standard exporter allocates every span, key,
-// value and identifier anew on each export, and the collector's work for that
-// garbage was the largest part of what tracing cost a busy server.
+// otlpExporter sends the standard OTLP exporter's messages through
+// otlptracehttp's client (its environment settings and retries), but builds
+// them in memory kept between exports: rebuilding them anew each time was most
+// of what tracing cost a busy server (docs/BENCHMARKS.md, "Tracing").
 type otlpExporter struct {
 	client otlptrace.Client
 

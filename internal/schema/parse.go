@@ -7,13 +7,9 @@ import (
 )
 
 // parseClean decodes data in one pass into the value jsonschema.UnmarshalJSON
-// gives (objects as map[string]any, arrays as []any, numbers as json.Number),
-// when data is one JSON value that the checks scanKeys makes before the schema
-// applies all pass: no key repeated or repeated in another case, nesting at
-// most MaxDepth deep, at most MaxValues values, every number checkable. For any
-// other data it reports false, and Validate takes the slower path that reads
-// data twice and says what is wrong; so the answers are the same, and the
-// common case, a small valid document, is read once.
+// gives, when data passes every check scanKeys makes (no repeated keys, depth,
+// size, checkable numbers); otherwise it reports false and Validate takes the
+// slower path that reads data twice and says what is wrong.
 func parseClean(data []byte) (any, bool) {
 	p := cleanParser{data: data}
 	p.space()

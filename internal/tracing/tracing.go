@@ -127,11 +127,9 @@ func Parse(s string) (trace.SpanContext, bool) {
 }
 
 // Pause records the raising of question id as an "interlude.pause" event of
-// the span on ctx (the node's, or a tool call's within it), and returns that
-// span's context as a traceparent to store with the question ("" when nothing
-// on ctx is traced): the run that acts on the answer links to it. An event,
-// not a span of its own: raising a question takes no time worth a span, and a
-// span costs several times an event to record and export.
+// the span on ctx, and returns that span's context as a traceparent to store
+// with the question ("" when nothing on ctx is traced), for the answering run
+// to link to. An event costs a fraction of a span to record and export.
 func Pause(ctx context.Context, id, name, reason string) string {
 	span := trace.SpanFromContext(ctx)
 	sc := span.SpanContext()

@@ -10,27 +10,14 @@ import (
 	"github.com/interludehq/interlude/store"
 )
 
-// Group commit. A durable commit costs one fsync of the log, which is most of an
-// append's time; SQLite admits one writer at a time, so concurrent appends would
-// each wait for the others' fsyncs in turn. Instead, one goroutine owns the writer:
-// it takes every append waiting at that moment, applies each inside its own
-// savepoint of a single transaction (so a failed compare-and-set undoes only that
-// append), and commits them with one fsync. An append returns when the transaction
-// holding it is durable. A lone append costs what it did before; under load, the
-// cost of the fsync is shared. A group of appends marked store.Append.NoSync
-// commits without the fsync. Other writes join a group as requests whose
-// write replaces the append, so that they share its transaction rather than
-// take the writer in turn: document writes (documents.go), which share its
-// fsync, and the outbox's claims and settles (outbox.go), which are marked
-// NoSync and never make a group wait for the disk.
-//
-// An append whose compare-and-set fails has written nothing (the thread's row is
-// checked first), so a group is applied without savepoints: a savepoint per
-// append would copy every page the append touches into SQLite's statement
-// journal, a large part of a group's cost. Only when an append fails after writing (an
-// I/O error, a constraint of the schema) is the transaction rolled back and the
-// group applied again, each append inside its own savepoint, so that the failed
-// one alone is undone.
+// Group commit: one goroutine owns SQLite's one writer. It takes every request
+// waiting at that moment, applies them in one transaction and commits it with
+// one fsync, so that concurrent appends share the fsync; a group of NoSync
+// requests only commits without it. Document writes (documents.go) and the
+// outbox's claims and settles (outbox.go) join a group as writes in place of an
+// append. A group is applied without savepoints, and again with one per request
+// only when a request fails after writing (docs/ARCHITECTURE.md, "Why only
+// acknowledged commits wait for the disk").
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256

@@ -148,10 +148,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 	busy := cfg.busyTimeout.Milliseconds()
 
 	// The writer never checkpoints; the checkpointer does (see checkpoint.go).
-	// Its statement journal, the undo log of each savepoint of a group commit
-	// (commit.go), stays in memory (temp_store) rather than in a temporary file
-	// written a page per system call; it only serves to undo a savepoint
-	// inside a transaction, so durability does not depend on it.
+	// Its statement journal, which only undoes a savepoint inside a
+	// transaction, stays in memory (temp_store).
 	writer := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=%s&_foreign_keys=1&_txlock=immediate",
 		path, busy, cfg.synchronous)
 	w, err := sql.Open("sqlite", writer+"&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
@@ -111,30 +110,7 @@ func runAgentApproval(ctx context.Context, st *Store, c Config) (map[string]floa
 	if err != nil {
 		return nil, 0, err
 	}
-	var pause, resume, cycle []float64
-	once := func(measure bool) error {
-		id := threadID("agent")
-		t0 := time.Now()
-		if err := AgentPause(ctx, a, s, id); err != nil {
-			return err
-		}
-		t1 := time.Now()
-		if err := AgentApprove(ctx, a, s, id); err != nil {
-			return err
-		}
-		t2 := time.Now()
-		if measure {
-			pause = append(pause, us(t1.Sub(t0)))
-			resume = append(resume, us(t2.Sub(t1)))
-			cycle = append(cycle, us(t2.Sub(t0)))
-		}
-		return nil
-	}
-	if err := c.repeat(once); err != nil {
-		return nil, 0, err
-	}
-	return map[string]float64{
-		"pause_us": r3(Mean(pause)), "resume_us": r3(Mean(resume)), "cycle_us": r3(Mean(cycle)),
-		"pause_us_p50": r3(Pct(pause, 50)), "resume_us_p50": r3(Pct(resume, 50)), "cycle_us_p99": r3(Pct(cycle, 99)),
-	}, len(cycle), nil
+	return c.pauseResume("agent",
+		func(id string) error { return AgentPause(ctx, a, s, id) },
+		func(id string) error { return AgentApprove(ctx, a, s, id) })
 }

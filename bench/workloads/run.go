@@ -176,21 +176,29 @@ func runHITL(ctx context.Context, st *Store, c Config) (map[string]float64, int,
 	if err != nil {
 		return nil, 0, err
 	}
-	var pause, resume, cycle []float64
+	return c.pauseResume("hitl",
+		func(id string) error { return Pause(ctx, g, id) },
+		func(id string) error { return Approve(ctx, g, id) })
+}
+
+// pauseResume times pause then resume on a fresh thread per run, and reports
+// the mean pause, resume and cycle times with their p50s and the cycle's p99.
+func (c Config) pauseResume(prefix string, pause, resume func(id string) error) (map[string]float64, int, error) {
+	var paused, resumed, cycle []float64
 	once := func(measure bool) error {
-		id := threadID("hitl")
+		id := threadID(prefix)
 		t0 := time.Now()
-		if err := Pause(ctx, g, id); err != nil {
+		if err := pause(id); err != nil {
 			return err
 		}
 		t1 := time.Now()
-		if err := Approve(ctx, g, id); err != nil {
+		if err := resume(id); err != nil {
 			return err
 		}
 		t2 := time.Now()
 		if measure {
-			pause = append(pause, us(t1.Sub(t0)))
-			resume = append(resume, us(t2.Sub(t1)))
+			paused = append(paused, us(t1.Sub(t0)))
+			resumed = append(resumed, us(t2.Sub(t1)))
 			cycle = append(cycle, us(t2.Sub(t0)))
 		}
 		return nil
@@ -199,8 +207,8 @@ func runHITL(ctx context.Context, st *Store, c Config) (map[string]float64, int,
 		return nil, 0, err
 	}
 	return map[string]float64{
-		"pause_us": r3(Mean(pause)), "resume_us": r3(Mean(resume)), "cycle_us": r3(Mean(cycle)),
-		"pause_us_p50": r3(Pct(pause, 50)), "resume_us_p50": r3(Pct(resume, 50)), "cycle_us_p99": r3(Pct(cycle, 99)),
+		"pause_us": r3(Mean(paused)), "resume_us": r3(Mean(resumed)), "cycle_us": r3(Mean(cycle)),
+		"pause_us_p50": r3(Pct(paused, 50)), "resume_us_p50": r3(Pct(resumed, 50)), "cycle_us_p99": r3(Pct(cycle, 99)),
 	}, len(cycle), nil
 }
 

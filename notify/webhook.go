@@ -3,23 +3,19 @@ package notify
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/tracing"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -33,8 +29,7 @@ import (
 type Webhook struct {
 	name   string
 	url    string
-	key    []byte    // the secret's key, decoded
-	macs   sync.Pool // of HMAC-SHA256 over key, reused across deliveries
+	signer *standardwebhooks.Webhook
 	route  Route
 	client *http.Client
 	now    func() time.Time
@@ -64,7 +59,7 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 	if !strings.HasPrefix(cfg.Secret, "whsec_") {
 		return nil, fmt.Errorf("notify: the secret of webhook %s must start with whsec_ followed by the key in base64", cfg.URL)
 	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(cfg.Secret, "whsec_"))
+	signer, err := standardwebhooks.NewWebhook(cfg.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("notify: the secret of webhook %s is not whsec_ and base64: %w", cfg.URL, err)
 	}
@@ -83,9 +78,7 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 	if name == "" {
 		name = "webhook " + cfg.URL
 	}
-	w := &Webhook{name: name, url: cfg.URL, key: key, route: cfg.Route, client: client, now: time.Now}
-	w.macs.New = func() any { return hmac.New(sha256.New, w.key) }
-	return w, nil
+	return &Webhook{name: name, url: cfg.URL, signer: signer, route: cfg.Route, client: client, now: time.Now}, nil
 }
 
 // traced sends a request through OpenTelemetry's instrumentation only when
@@ -145,16 +138,18 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 		return err
 	}
 	at := w.now()
-	sig := w.sign(n.Notice.ID, at, body)
+	sig, err := w.signer.Sign(n.Notice.ID, at, body)
+	if err != nil {
+		return err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	// The header names in their canonical form, as Header.Set would make them.
-	req.Header["Content-Type"] = []string{"application/json"}
-	req.Header["Webhook-Id"] = []string{n.Notice.ID}
-	req.Header["Webhook-Timestamp"] = []string{strconv.FormatInt(at.Unix(), 10)}
-	req.Header["Webhook-Signature"] = []string{sig}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(standardwebhooks.HeaderWebhookID, n.Notice.ID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
 	resp, err := w.client.Do(req)
 	if err != nil {
 		return err
@@ -165,25 +160,6 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 		return &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(snippet))}
 	}
 	return nil
-}
-
-// sign returns the webhook-signature header of a delivery, as the Standard
-// Webhooks specification says: "v1," and the HMAC-SHA256, in base64, of the
-// message id, the timestamp in Unix seconds and the body, joined by dots.
-func (w *Webhook) sign(id string, at time.Time, body []byte) string {
-	mac := w.macs.Get().(hash.Hash)
-	defer w.macs.Put(mac)
-	mac.Reset()
-	var ts [20]byte
-	mac.Write([]byte(id))
-	mac.Write([]byte{'.'})
-	mac.Write(strconv.AppendInt(ts[:0], at.Unix(), 10))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	var sum [sha256.Size]byte
-	out := make([]byte, 3, 3+base64.StdEncoding.EncodedLen(sha256.Size))
-	copy(out, "v1,")
-	return string(base64.StdEncoding.AppendEncode(out, mac.Sum(sum[:0])))
 }
 
 // StatusError is a webhook endpoint's refusal.

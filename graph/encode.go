@@ -2,27 +2,41 @@ package graph
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
+	"time"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/jsonappend"
 )
 
 // encodeDelta returns d's stored JSON, as encoding/json encodes it. The
-// common delta of a step (writes, next nodes, status) is written by hand, the
-// writes' values copied as they were encoded when written, so that a step's
-// record costs what the step changed and no more; deltas carrying anything
-// else go through encoding/json.
+// records of steps, pauses and answers are written by hand, the writes' values
+// copied as they were encoded when written and the checkpoints of waiting
+// subgraphs as they were stored, so that a record costs what the step changed
+// and no more; deltas carrying a reset or escalations, or a raw value that
+// encoding/json would rewrite, go through encoding/json.
 func encodeDelta(d *delta) ([]byte, error) {
-	if d.Reset != nil || len(d.Resolve) > 0 || len(d.Ledger) > 0 || len(d.Memo) > 0 || len(d.Calls) > 0 ||
-		len(d.Raised) > 0 || len(d.Esc) > 0 || d.Break != nil {
+	if d.Reset != nil || len(d.Esc) > 0 {
 		return json.Marshal(d)
 	}
-	b := make([]byte, 0, 64+writesSize(d.Input)+writesSize(d.Writes))
+	n := 64 + writesSize(d.Input) + writesSize(d.Writes) + 256*(len(d.Raised)+len(d.Resolve))
+	for _, v := range d.Memo {
+		n += len(v) + 32
+	}
+	b := make([]byte, 0, n)
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(d.V), 10)
 	if d.Nonce != "" {
 		b = append(b, `,"nonce":`...)
 		b = jsonappend.String(b, d.Nonce)
+	}
+	ok := true
+	if len(d.Resolve) > 0 {
+		b = append(b, `,"resolve":`...)
+		if b, ok = appendResolved(b, d.Resolve); !ok {
+			return json.Marshal(d)
+		}
 	}
 	if len(d.Input) > 0 {
 		b = append(b, `,"in":`...)
@@ -31,6 +45,28 @@ func encodeDelta(d *delta) ([]byte, error) {
 	if len(d.Writes) > 0 {
 		b = append(b, `,"w":`...)
 		b = appendWrites(b, d.Writes)
+	}
+	if len(d.Ledger) > 0 {
+		b = append(b, `,"ledger":`...)
+		if b, ok = appendLedger(b, d.Ledger); !ok {
+			return json.Marshal(d)
+		}
+	}
+	if len(d.Memo) > 0 {
+		b = append(b, `,"memo":`...)
+		if b, ok = appendMemo(b, d.Memo); !ok {
+			return json.Marshal(d)
+		}
+	}
+	if len(d.Calls) > 0 {
+		b = append(b, `,"calls":`...)
+		b = appendCalls(b, d.Calls)
+	}
+	if len(d.Raised) > 0 {
+		b = append(b, `,"raised":`...)
+		if b, ok = appendInterruptions(b, d.Raised); !ok {
+			return json.Marshal(d)
+		}
 	}
 	if d.Status != "" {
 		b = append(b, `,"status":`...)
@@ -49,6 +85,10 @@ func encodeDelta(d *delta) ([]byte, error) {
 	}
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(d.Step), 10)
+	if d.Break != nil {
+		b = append(b, `,"break":`...)
+		b = appendBreakpoint(b, d.Break)
+	}
 	if d.Error != "" {
 		b = append(b, `,"error":`...)
 		b = jsonappend.String(b, d.Error)
@@ -79,4 +119,326 @@ func appendWrites(b []byte, ws []write) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// appendRaw appends a raw JSON value as encoding/json writes it, if it is
+// written unchanged.
+func appendRaw(b []byte, v json.RawMessage) ([]byte, bool) { return jsonappend.Raw(b, v) }
+
+// appendTime appends t as encoding/json writes a time.Time.
+func appendTime(b []byte, t time.Time) ([]byte, bool) {
+	b = append(b, '"')
+	b, err := t.AppendText(b)
+	if err != nil {
+		return b, false
+	}
+	return append(b, '"'), true
+}
+
+// appendRawWrites appends writes as [{"f":field,"x":value}, ...], checking each
+// value as appendRaw does.
+func appendRawWrites(b []byte, ws []write) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i, w := range ws {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"f":`...)
+		b = jsonappend.String(b, w.Field)
+		b = append(b, `,"x":`...)
+		if b, ok = appendRaw(b, w.Value); !ok {
+			return b, false
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+// appendLedger appends a step's ledger of finished tasks.
+func appendLedger(b []byte, ledger []ledgerEntry) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i, e := range ledger {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"n":`...)
+		b = jsonappend.String(b, e.Node)
+		if len(e.Writes) > 0 {
+			b = append(b, `,"w":`...)
+			if b, ok = appendRawWrites(b, e.Writes); !ok {
+				return b, false
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+// sortedKeys returns m's keys in the order encoding/json writes them.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// appendMemo appends the results of a step's finished sub-tasks by ledger key.
+func appendMemo(b []byte, memo map[string]json.RawMessage) ([]byte, bool) {
+	b = append(b, '{')
+	ok := true
+	var one [1]string
+	keys := one[:0]
+	if len(memo) == 1 {
+		for k := range memo {
+			keys = append(keys, k)
+		}
+	} else {
+		keys = sortedKeys(memo)
+	}
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonappend.String(b, k)
+		b = append(b, ':')
+		if b, ok = appendRaw(b, memo[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendCalls appends the tool call ids of a step's sub-tasks by ledger key.
+func appendCalls(b []byte, calls map[string]string) []byte {
+	b = append(b, '{')
+	for i, k := range sortedKeys(calls) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonappend.String(b, k)
+		b = append(b, ':')
+		b = jsonappend.String(b, calls[k])
+	}
+	return append(b, '}')
+}
+
+// appendInterruption appends q as its MarshalJSON writes it, which is compact
+// with HTML characters escaped, as encoding/json leaves it.
+func appendInterruption(b []byte, q *interlude.Interruption) ([]byte, bool) {
+	data, err := q.MarshalJSON()
+	if err != nil {
+		return b, false
+	}
+	return append(b, data...), true
+}
+
+// appendInterruptions appends a list of questions.
+func appendInterruptions(b []byte, qs []interlude.Interruption) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i := range qs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = appendInterruption(b, &qs[i]); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
+}
+
+// appendResolution appends an answer as encoding/json writes it.
+func appendResolution(b []byte, r *interlude.Resolution) ([]byte, bool) {
+	b = append(b, '{')
+	if r.InterruptID != "" {
+		b = append(b, `"interrupt_id":`...)
+		b = jsonappend.String(b, r.InterruptID)
+		b = append(b, ',')
+	}
+	b = append(b, `"status":`...)
+	b = jsonappend.String(b, string(r.Status))
+	ok := true
+	if len(r.Response) > 0 {
+		b = append(b, `,"response":`...)
+		if b, ok = appendRaw(b, r.Response); !ok {
+			return b, false
+		}
+	}
+	if r.Error != nil {
+		b = append(b, `,"error":{"name":`...)
+		b = jsonappend.String(b, r.Error.Name)
+		b = append(b, `,"message":`...)
+		b = jsonappend.String(b, r.Error.Message)
+		b = append(b, '}')
+	}
+	if r.By != "" {
+		b = append(b, `,"by":`...)
+		b = jsonappend.String(b, r.By)
+	}
+	if !r.At.IsZero() {
+		b = append(b, `,"at":`...)
+		if b, ok = appendTime(b, r.At); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendExchanges appends questions with their answers.
+func appendExchanges(b []byte, xs []interlude.Exchange) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"interrupt":`...)
+		if b, ok = appendInterruption(b, &xs[i].Interrupt); !ok {
+			return b, false
+		}
+		if xs[i].Resolution != nil {
+			b = append(b, `,"resolution":`...)
+			if b, ok = appendResolution(b, xs[i].Resolution); !ok {
+				return b, false
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+// appendResolved appends answers with the ids they answer.
+func appendResolved(b []byte, rs []resolved) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i := range rs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = jsonappend.String(b, rs[i].ID)
+		b = append(b, `,"r":`...)
+		if b, ok = appendResolution(b, &rs[i].R); !ok {
+			return b, false
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+// appendBreakpoint appends a breakpoint.
+func appendBreakpoint(b []byte, brk *Breakpoint) []byte {
+	b = append(b, `{"node":`...)
+	b = jsonappend.String(b, brk.Node)
+	b = append(b, `,"when":`...)
+	b = jsonappend.String(b, brk.When)
+	if brk.Namespace != "" {
+		b = append(b, `,"namespace":`...)
+		b = jsonappend.String(b, brk.Namespace)
+	}
+	return append(b, '}')
+}
+
+// appendCheckpoint appends cp as encoding/json writes it, and reports whether
+// it could (see appendJSON).
+func appendCheckpoint(b []byte, cp *checkpoint) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(cp.V), 10)
+	b = append(b, `,"nonce":`...)
+	b = jsonappend.String(b, cp.Nonce)
+	b = append(b, `,"created_at":`...)
+	if b, ok = appendTime(b, cp.CreatedAt); !ok {
+		return b, false
+	}
+	b = append(b, `,"values":`...)
+	if b, ok = appendRaw(b, cp.Values); !ok {
+		return b, false
+	}
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(cp.Step), 10)
+	b = append(b, `,"status":`...)
+	b = jsonappend.String(b, string(cp.Status))
+	if len(cp.Next) > 0 {
+		b = append(b, `,"next":`...)
+		b = jsonappend.Strings(b, cp.Next)
+	}
+	if cp.Mid {
+		b = append(b, `,"mid":true`...)
+	}
+	if cp.Base != 0 {
+		b = append(b, `,"base":`...)
+		b = strconv.AppendInt(b, cp.Base, 10)
+	}
+	if len(cp.Ledger) > 0 {
+		b = append(b, `,"ledger":`...)
+		if b, ok = appendLedger(b, cp.Ledger); !ok {
+			return b, false
+		}
+	}
+	if len(cp.Memo) > 0 {
+		b = append(b, `,"memo":`...)
+		if b, ok = appendMemo(b, cp.Memo); !ok {
+			return b, false
+		}
+	}
+	if len(cp.Calls) > 0 {
+		b = append(b, `,"calls":`...)
+		b = appendCalls(b, cp.Calls)
+	}
+	if len(cp.Exchanges) > 0 {
+		b = append(b, `,"exchanges":`...)
+		if b, ok = appendExchanges(b, cp.Exchanges); !ok {
+			return b, false
+		}
+	}
+	if len(cp.Recent) > 0 {
+		b = append(b, `,"recent":`...)
+		if b, ok = appendResolved(b, cp.Recent); !ok {
+			return b, false
+		}
+	}
+	if cp.Break != nil {
+		b = append(b, `,"break":`...)
+		b = appendBreakpoint(b, cp.Break)
+	}
+	if cp.Error != "" {
+		b = append(b, `,"error":`...)
+		b = jsonappend.String(b, cp.Error)
+	}
+	return append(b, '}'), true
+}
+
+// encodeProgress returns the stored form of a waiting subgraph's checkpoint, as
+// encoding/json encodes p. Each level of nesting holds the checkpoints of the
+// levels below it; encoding/json would check and compact those again at every
+// level, where this writes them as they are.
+func encodeProgress(p progress) ([]byte, error) {
+	b := make([]byte, 0, 512+progressSize(p.Checkpoint))
+	b = append(b, `{"version":`...)
+	b = strconv.AppendInt(b, p.Version, 10)
+	b = append(b, `,"checkpoint":`...)
+	ok := true
+	if p.Checkpoint == nil {
+		b = append(b, "null"...)
+	} else if b, ok = appendCheckpoint(b, p.Checkpoint); !ok {
+		return json.Marshal(p)
+	}
+	return append(b, '}'), nil
+}
+
+// progressSize estimates the encoded size of the checkpoints nested in cp.
+func progressSize(cp *checkpoint) int {
+	if cp == nil {
+		return 0
+	}
+	n := len(cp.Values)
+	for _, v := range cp.Memo {
+		n += len(v)
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude"
 )
@@ -73,6 +74,11 @@ func fillForTest(v reflect.Value) bool {
 			s.Index(0).Set(reflect.ValueOf(write{Field: "f", Value: json.RawMessage(`1`)}))
 		}
 		v.Set(s)
+	case reflect.Struct:
+		if v.Type() != reflect.TypeFor[time.Time]() {
+			return false
+		}
+		v.Set(reflect.ValueOf(time.Date(2026, 12, 1, 23, 50, 1, 5, time.UTC)))
 	case reflect.Map:
 		m := reflect.MakeMap(v.Type())
 		m.SetMapIndex(reflect.ValueOf("k"), reflect.Zero(v.Type().Elem()))

@@ -143,7 +143,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
 	if cp, cerr := sub.codec.capture(st); cerr == nil {
-		if data, merr := json.Marshal(progress{Version: st.version, Checkpoint: cp}); merr == nil {
+		if data, merr := encodeProgress(progress{Version: st.version, Checkpoint: cp}); merr == nil {
 			s.Record(key, "", data)
 			env.waiting.put(key, data, st)
 		}

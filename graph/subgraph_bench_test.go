@@ -8,6 +8,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -64,6 +65,7 @@ func BenchmarkNestedInterruptCycle(b *testing.B) {
 				ctx := context.Background()
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu := cputime.Process()
 				for i := range b.N {
 					id := "t" + strconv.Itoa(i)
 					res, err := app.Invoke(ctx, id, graph.Input(counter{}))
@@ -74,6 +76,7 @@ func BenchmarkNestedInterruptCycle(b *testing.B) {
 						b.Fatal(err, res)
 					}
 				}
+				b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}

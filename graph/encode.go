@@ -15,8 +15,9 @@ import (
 // copied as they were encoded when written and the checkpoints of waiting
 // subgraphs as they were stored, so that a record costs what the step changed
 // and no more; deltas carrying a reset or escalations, or a raw value that
-// encoding/json would rewrite, go through encoding/json.
-func encodeDelta(d *delta) ([]byte, error) {
+// encoding/json would rewrite, go through encoding/json. The checkpoints of
+// subgraphs that kept holds (see waitingSubgraphs.holds) are copied unchecked.
+func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if d.Reset != nil || len(d.Esc) > 0 {
 		return json.Marshal(d)
 	}
@@ -54,7 +55,7 @@ func encodeDelta(d *delta) ([]byte, error) {
 	}
 	if len(d.Memo) > 0 {
 		b = append(b, `,"memo":`...)
-		if b, ok = appendMemo(b, d.Memo); !ok {
+		if b, ok = appendMemo(b, d.Memo, kept); !ok {
 			return json.Marshal(d)
 		}
 	}
@@ -187,7 +188,10 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // appendMemo appends the results of a step's finished sub-tasks by ledger key.
-func appendMemo(b []byte, memo map[string]json.RawMessage) ([]byte, bool) {
+// A subgraph's checkpoint that kept holds was written by encodeProgress, as
+// encoding/json writes it, and is copied without checking it again: each level
+// of nesting would otherwise check the levels below it once more.
+func appendMemo(b []byte, memo map[string]json.RawMessage, kept *waitingSubgraphs) ([]byte, bool) {
 	b = append(b, '{')
 	ok := true
 	var one [1]string
@@ -205,7 +209,9 @@ func appendMemo(b []byte, memo map[string]json.RawMessage) ([]byte, bool) {
 		}
 		b = jsonappend.String(b, k)
 		b = append(b, ':')
-		if b, ok = appendRaw(b, memo[k]); !ok {
+		if v := memo[k]; kept != nil && kept.holds(k, v) {
+			b = append(b, v...)
+		} else if b, ok = appendRaw(b, v); !ok {
 			return b, false
 		}
 	}
@@ -345,7 +351,7 @@ func appendBreakpoint(b []byte, brk *Breakpoint) []byte {
 
 // appendCheckpoint appends cp as encoding/json writes it, and reports whether
 // it could (see appendJSON).
-func appendCheckpoint(b []byte, cp *checkpoint) ([]byte, bool) {
+func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte, bool) {
 	ok := true
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(cp.V), 10)
@@ -382,7 +388,7 @@ func appendCheckpoint(b []byte, cp *checkpoint) ([]byte, bool) {
 	}
 	if len(cp.Memo) > 0 {
 		b = append(b, `,"memo":`...)
-		if b, ok = appendMemo(b, cp.Memo); !ok {
+		if b, ok = appendMemo(b, cp.Memo, kept); !ok {
 			return b, false
 		}
 	}
@@ -416,8 +422,8 @@ func appendCheckpoint(b []byte, cp *checkpoint) ([]byte, bool) {
 // encodeProgress returns the stored form of a waiting subgraph's checkpoint, as
 // encoding/json encodes p. Each level of nesting holds the checkpoints of the
 // levels below it; encoding/json would check and compact those again at every
-// level, where this writes them as they are.
-func encodeProgress(p progress) ([]byte, error) {
+// level, where this copies those that kept holds as they are.
+func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
 	b := make([]byte, 0, 512+progressSize(p.Checkpoint))
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, p.Version, 10)
@@ -425,7 +431,7 @@ func encodeProgress(p progress) ([]byte, error) {
 	ok := true
 	if p.Checkpoint == nil {
 		b = append(b, "null"...)
-	} else if b, ok = appendCheckpoint(b, p.Checkpoint); !ok {
+	} else if b, ok = appendCheckpoint(b, p.Checkpoint, kept); !ok {
 		return json.Marshal(p)
 	}
 	return append(b, '}'), nil

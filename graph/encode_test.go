@@ -18,7 +18,7 @@ func TestStepRecordsAreWhatEncodingJSONWrites(t *testing.T) {
 		{V: 1, Writes: ws[:1], Mid: true, Base: 7, Step: 2, Error: "node \"x\": <failed> \u00e9\n"},
 		{V: 1, Status: interlude.ThreadFailed, Next: []string{"ü"}, Error: "e"},
 	} {
-		got, err := encodeDelta(d)
+		got, err := encodeDelta(d, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestEveryFieldOfAStepRecordIsEncoded(t *testing.T) {
 		if !fillForTest(v) {
 			t.Fatalf("field %s has a type this test cannot fill; teach fillForTest", f.Name)
 		}
-		got, err := encodeDelta(d)
+		got, err := encodeDelta(d, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

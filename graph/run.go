@@ -614,7 +614,7 @@ func (r *runner[S]) commit(d *delta) error {
 	if st.version == 0 {
 		d.Nonce = st.nonce
 	}
-	data, err := encodeDelta(d)
+	data, err := encodeDelta(d, &st.waiting)
 	d.Status = status
 	if err != nil {
 		r.dirty = true

@@ -143,7 +143,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
 	if cp, cerr := sub.codec.capture(st); cerr == nil {
-		if data, merr := encodeProgress(progress{Version: st.version, Checkpoint: cp}); merr == nil {
+		if data, merr := encodeProgress(progress{Version: st.version, Checkpoint: cp}, &st.waiting); merr == nil {
 			s.Record(key, "", data)
 			env.waiting.put(key, data, st)
 		}
@@ -471,6 +471,23 @@ func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any) {
 	}
 }
 
+// holds reports whether raw is the very checkpoint kept under key: bytes that
+// encodeProgress wrote.
+func (w *waitingSubgraphs) holds(key string, raw json.RawMessage) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.one, w.one.st != nil && w.one.key == key
+	if !ok {
+		e, ok = w.m[key]
+	}
+	return ok && sameBytes(e.raw, raw)
+}
+
+// sameBytes reports whether a and b are the same bytes in memory.
+func sameBytes(a, b json.RawMessage) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
 // take removes and returns the state kept under key, if it was stored as
 // exactly raw (the same bytes in memory, not merely equal ones).
 func (w *waitingSubgraphs) take(key string, raw json.RawMessage) any {
@@ -486,7 +503,7 @@ func (w *waitingSubgraphs) take(key string, raw json.RawMessage) any {
 		}
 		delete(w.m, key)
 	}
-	if len(e.raw) != len(raw) || len(raw) == 0 || unsafe.SliceData(e.raw) != unsafe.SliceData(raw) {
+	if !sameBytes(e.raw, raw) {
 		return nil
 	}
 	return e.st

@@ -21,9 +21,9 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if d.Reset != nil || len(d.Esc) > 0 {
 		return json.Marshal(d)
 	}
-	n := 64 + writesSize(d.Input) + writesSize(d.Writes) + 256*(len(d.Raised)+len(d.Resolve))
-	for _, v := range d.Memo {
-		n += len(v) + 32
+	n := 160 + writesSize(d.Input) + writesSize(d.Writes) + 128*len(d.Resolve) + memoSize(d.Memo)
+	for i := range d.Raised {
+		n += interruptionSize(&d.Raised[i])
 	}
 	b := make([]byte, 0, n)
 	b = append(b, `{"v":`...)
@@ -424,7 +424,7 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 // levels below it; encoding/json would check and compact those again at every
 // level, where this copies those that kept holds as they are.
 func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
-	b := make([]byte, 0, 512+progressSize(p.Checkpoint))
+	b := make([]byte, 0, 48+checkpointSize(p.Checkpoint))
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, p.Version, 10)
 	b = append(b, `,"checkpoint":`...)
@@ -437,14 +437,43 @@ func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// progressSize estimates the encoded size of the checkpoints nested in cp.
-func progressSize(cp *checkpoint) int {
+// checkpointSize estimates the encoded size of cp, so that its buffer is
+// allocated once.
+func checkpointSize(cp *checkpoint) int {
 	if cp == nil {
 		return 0
 	}
-	n := len(cp.Values)
-	for _, v := range cp.Memo {
-		n += len(v)
+	n := 256 + len(cp.Values) + len(cp.Error) + memoSize(cp.Memo) + 128*len(cp.Recent)
+	for _, s := range cp.Next {
+		n += len(s) + 3
+	}
+	for i := range cp.Exchanges {
+		n += interruptionSize(&cp.Exchanges[i].Interrupt) + 128
+	}
+	for _, e := range cp.Ledger {
+		n += len(e.Node) + 16 + writesSize(e.Writes)
+	}
+	return n
+}
+
+// memoSize estimates the encoded size of a memo.
+func memoSize(memo map[string]json.RawMessage) int {
+	n := 0
+	for k, v := range memo {
+		n += len(k) + len(v) + 16
+	}
+	return n
+}
+
+// interruptionSize estimates the encoded size of a question.
+func interruptionSize(q *interlude.Interruption) int {
+	n := 256 + len(q.ID) + len(q.Name) + len(q.Node) + len(q.ToolCallID) + len(q.Message) + len(q.Reason) +
+		len(q.Value) + len(q.Schema) + len(q.State) + len(q.Trace)
+	for _, s := range q.Path {
+		n += len(s) + 3
+	}
+	for _, s := range q.Assignees {
+		n += len(s) + 3
 	}
 	return n
 }

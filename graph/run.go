@@ -762,7 +762,18 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if !st.mid {
 		base = st.version
 	}
-	exchanges := make([]interlude.Exchange, len(st.exchanges))
+	// The step's shared state and its copy of a single exchange (the common
+	// case) are allocated together.
+	ts := &struct {
+		task.Step
+		one [1]interlude.Exchange
+	}{}
+	var exchanges []interlude.Exchange
+	if n := len(st.exchanges); n <= 1 {
+		exchanges = ts.one[:n:n]
+	} else {
+		exchanges = make([]interlude.Exchange, n)
+	}
 	for i, x := range st.exchanges {
 		// Tasks get their own copy of each resolution, so that code reading
 		// interlude.Exchanges cannot change the thread's record.
@@ -776,11 +787,13 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 			exchanges[i].Resolution = &r
 		}
 	}
-	idBase := st.nonce + "\x00" + r.threadID + "\x00" + strconv.FormatInt(base, 10)
+	var idBase string
 	if r.nest != nil {
 		idBase = r.nest.idBase + "\x00" + strconv.FormatInt(base, 10)
+	} else {
+		idBase = st.nonce + "\x00" + r.threadID + "\x00" + strconv.FormatInt(base, 10)
 	}
-	ts := &task.Step{IDBase: idBase, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
+	ts.Step = task.Step{IDBase: idBase, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
 	if !st.mid {
 		st.waiting.clear() // kept for an earlier step
 	}
@@ -808,10 +821,10 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	switch len(runs) {
 	case 0:
 	case 1:
-		one[0] = r.runTask(ts, runs[0])
+		one[0] = r.runTask(&ts.Step, runs[0])
 		outs = one[:]
 	default:
-		outs = r.runTasks(ts, runs)
+		outs = r.runTasks(&ts.Step, runs)
 	}
 	if r.ctx.Err() != nil {
 		// The cause says why: a lost lease rather than a plain cancellation.
@@ -830,7 +843,11 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 		switch {
 		case len(o.raised) > 0:
-			raised = append(raised, o.raised...)
+			if raised == nil {
+				raised = o.raised // a copy of the task's own (Collector.Raised)
+			} else {
+				raised = append(raised, o.raised...)
+			}
 			partial = append(partial, o.partial...)
 		case bi != nil:
 			partial = append(partial, o.partial...)

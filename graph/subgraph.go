@@ -80,7 +80,12 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if s == nil || env == nil {
 		return zero, interlude.ErrNotInRun
 	}
-	r := &runner[T]{g: sub, ctx: ctx, threadID: env.thread, nestedAs: nesting{idBase: s.IDBase()}, subgraphs: env.subgraphs}
+	// The runner and its handle on the state are allocated together.
+	rc := &struct {
+		r runner[T]
+		c cached[T]
+	}{r: runner[T]{g: sub, ctx: ctx, threadID: env.thread, nestedAs: nesting{idBase: s.IDBase()}, subgraphs: env.subgraphs}}
+	r := &rc.r
 	r.nest = &r.nestedAs
 	r.inBefore, r.inAfter = breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path())
 	prefix := s.Path() // a scope's path is never changed
@@ -106,7 +111,8 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			}
 			st.version = p.Version
 		}
-		r.c = &cached[T]{st: st}
+		rc.c.st = st
+		r.c = &rc.c
 		// The parent holds the answers: bring those given since the pause in.
 		for i := range st.exchanges {
 			x := &st.exchanges[i]

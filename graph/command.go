@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
 )
 
 type commandKind int
@@ -23,6 +24,7 @@ type Command struct {
 	input       any
 	resolutions map[string]interlude.Resolution // "" names the single pending interrupt
 	noValues    bool                            // the erased result leaves Values out
+	endDocs     func(end *Result[json.RawMessage]) []store.DocumentWrite
 }
 
 // WithoutValues returns the command for a caller that will not read the run's
@@ -31,6 +33,20 @@ type Command struct {
 // The run itself is the same; a typed Graph's result keeps its Values.
 func (c Command) WithoutValues() Command {
 	c.noValues = true
+	return c
+}
+
+// WithEndDocuments returns the command with documents written in the commit
+// that ends its run (completed, paused or failed; store.Append.Documents),
+// so that they are durable exactly when the run's end is, without a commit
+// of their own: fn is called with the run's result as that commit records it
+// (its Checkpoint is the commit's version) and returns the documents. A run
+// that ends without committing (nothing to do) writes none, and a commit the
+// store refuses writes none of them; the caller tells that the documents
+// went with the run's end by the run's result, whose Checkpoint is then the
+// one fn saw. The store must have the Documents capability.
+func (c Command) WithEndDocuments(fn func(end *Result[json.RawMessage]) []store.DocumentWrite) Command {
+	c.endDocs = fn
 	return c
 }
 

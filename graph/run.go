@@ -159,6 +159,8 @@ type runner[S any] struct {
 	subgraphs bool
 	// values: the stream takes the state at the start and after each step (WithValues)
 	values bool
+	// endDocs: the documents written with the commit that ends the run (Command.WithEndDocuments)
+	endDocs func(end *Result[json.RawMessage]) []store.DocumentWrite
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -170,6 +172,7 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Comm
 	wait := cmd.kind != cmdRecover
 	ctx, span := g.startRun(ctx, threadID, cmd)
 	res, err := g.locked(ctx, threadID, t, emit, wait, func(r *runner[S]) (*Result[S], error) {
+		r.endDocs = cmd.endDocs
 		switch cmd.kind {
 		case cmdInput:
 			return r.start(cmd.input)
@@ -650,6 +653,16 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	if app.Expect == 0 {
 		app.Meta.CreatedAt = st.createdAt // kept by the store, so the cached copy knows it
+	}
+	if r.endDocs != nil && st.status != interlude.ThreadRunning {
+		// A commit after which the run does not go on ends it.
+		res := r.resultOf(st)
+		vals, err := json.Marshal(res.Values)
+		if err != nil {
+			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the state cannot be encoded: " + err.Error(), Err: err}
+		}
+		app.Documents = r.endDocs(&Result[json.RawMessage]{ThreadID: res.ThreadID, Status: res.Status, Values: vals, Interrupts: res.Interrupts,
+			Breakpoint: res.Breakpoint, Next: res.Next, Checkpoint: res.Checkpoint, Error: res.Error, Replayed: res.Replayed, Replays: res.Replays})
 	}
 	if g.cfg.outbox {
 		if app.Outbox, err = r.notices(st, d, pendingBefore, closed); err != nil {

@@ -45,6 +45,22 @@ type Document struct {
 	UpdatedAt time.Time
 }
 
+// DocumentWrite is a change to one document carried by an append
+// (Append.Documents): a put, as PutDocument makes it, or a delete.
+type DocumentWrite struct {
+	// Document is the document to put; for a delete, its ThreadID, Kind and
+	// Key name the document (and Data the data IfUnchanged expects). Its
+	// ThreadID is the append's, or empty for the append's.
+	Document Document
+	// Delete forgets the document instead of putting it; an unknown one is
+	// not an error.
+	Delete bool
+	// IfUnchanged, with Delete, forgets the document only if its data is
+	// still exactly Document.Data, so that a put made since the caller read it
+	// survives.
+	IfUnchanged bool
+}
+
 // DocumentQuery selects documents for Documents.List.
 type DocumentQuery struct {
 	// Kind is the kind listed; it is required.

@@ -120,6 +120,15 @@ type Append struct {
 	// not at all. A notice whose id the store already has is not written again.
 	// A store without the Outbox capability refuses an append that carries any.
 	Outbox []Notice
+
+	// Documents are changes to the thread's documents (see Documents), made
+	// with the append or not at all, in order, and as durable as it (NoSync
+	// included): what a caller files about a commit, such as the record of
+	// the run the commit ends, is then kept exactly when the commit is, in
+	// one transaction. Each names a document of the append's thread, and no
+	// document twice. A store without the Documents capability refuses an
+	// append that carries any.
+	Documents []DocumentWrite
 }
 
 // Loaded is a thread as read for running it: its facts, its snapshot, and the

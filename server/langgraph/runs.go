@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,8 +127,13 @@ type run struct {
 	// before (it may have had a record in the thread book).
 	storedThread bool
 	heldAt       time.Time // when it took its thread, before its first commit
-	done         chan struct{}
-	started      chan error // receives nil once running, or the refusal
+	// ending is the record the commit that ended its graph's run carried
+	// (endDocuments), and documented says it is the run's record as it ended:
+	// nothing more to write.
+	ending     *endRecord
+	documented bool
+	done       chan struct{}
+	started    chan error // receives nil once running, or the refusal
 }
 
 // maxLogEvents bounds the events a run keeps for joining and reconnecting.
@@ -248,11 +254,83 @@ func (b *runBook) persist(ctx context.Context, ru *run) error {
 	ru.mu.Lock()
 	out := ru.output
 	ru.mu.Unlock()
-	data, err := json.Marshal(storedRun{Run: o, Output: out})
+	d, err := runDocument(o, out)
 	if err != nil {
 		return err
 	}
-	return b.docs.PutDocument(ctx, store.Document{ThreadID: ru.ThreadID, Kind: runDoc, Key: ru.ID, Data: data, CreatedAt: ru.CreatedAt, UpdatedAt: o.UpdatedAt})
+	return b.docs.PutDocument(ctx, d)
+}
+
+// runDocument is the record of a run whose Run object is o and output out.
+func runDocument(o runObject, out json.RawMessage) (store.Document, error) {
+	data, err := json.Marshal(storedRun{Run: o, Output: out})
+	if err != nil {
+		return store.Document{}, err
+	}
+	return store.Document{ThreadID: o.ThreadID, Kind: runDoc, Key: o.RunID, Data: data, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}, nil
+}
+
+// endRecord is what a run's record says of its end, as written with the
+// commit that ended its graph's run.
+type endRecord struct {
+	checkpoint int64
+	status     string
+	output     json.RawMessage
+	at         time.Time
+}
+
+// emptyBookData is the data of a thread's record in the book that holds no
+// metadata.
+const emptyBookData = "{}"
+
+// endDocuments returns what the commit that ends the run's graph run writes
+// with it (graph.Command.WithEndDocuments): the run's record as finish will
+// find it, unless the run is cancelled or fails otherwise, and, for a run
+// that stores its thread (fresh), the forgetting of the thread's record in
+// the book if it holds no metadata, as forgetEmpty does. The run's end then
+// costs no commit of its own.
+func (h *Handler) endDocuments(ru *run, fresh bool) func(*graph.Result[json.RawMessage]) []store.DocumentWrite {
+	return func(end *graph.Result[json.RawMessage]) []store.DocumentWrite {
+		status, output := h.endOutput(ru, end.Status, end.Values, end.Interrupts, end.Error)
+		if output == nil {
+			return nil
+		}
+		o := ru.object()
+		o.Status, o.UpdatedAt = status, h.now()
+		d, err := runDocument(o, output)
+		if err != nil {
+			return nil
+		}
+		ru.mu.Lock()
+		ru.ending = &endRecord{checkpoint: end.Checkpoint, status: status, output: output, at: o.UpdatedAt}
+		ru.mu.Unlock()
+		ws := []store.DocumentWrite{{Document: d}}
+		if fresh {
+			ws = append(ws, store.DocumentWrite{Document: store.Document{Kind: threadDoc, Data: []byte(emptyBookData)}, Delete: true, IfUnchanged: true})
+		}
+		return ws
+	}
+}
+
+// endOutput is a run's status and output from how its graph's run ended,
+// when it was neither cancelled nor failed outside the graph: what finish
+// records. A nil output is an end it cannot tell.
+func (h *Handler) endOutput(ru *run, status interlude.RunStatus, values json.RawMessage, pending []interlude.Interruption, failure string) (string, json.RawMessage) {
+	if status == interlude.RunFailed {
+		if failure == "" {
+			return "", nil
+		}
+		output, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "RunError", "message": failure}})
+		return "error", output
+	}
+	out := map[string]json.RawMessage{}
+	json.Unmarshal(h.outValues(values), &out)
+	if status == interlude.RunInterrupted {
+		raw, _ := json.Marshal(flat(h.group(ru.graphName, pending)))
+		out["__interrupt__"] = raw
+	}
+	output, _ := json.Marshal(out)
+	return "success", output
 }
 
 // fromDoc is a run read back from its record: ended, with its output and
@@ -703,9 +781,9 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		h.execute(runCtx, ru, p)
 		// Housekeeping no answer waits for, once the run's end is known.
 		ru.mu.Lock()
-		begun, storedThread := ru.begun, ru.storedThread
+		begun, storedThread, documented := ru.begun, ru.storedThread, ru.documented
 		ru.mu.Unlock()
-		if storedThread && !ru.temporary {
+		if storedThread && !ru.temporary && !documented { // else it went with the run's end
 			// A record of the thread without metadata, which POST /threads
 			// left, is of no more use now that the store keeps the thread.
 			if err := h.threads.forgetEmpty(context.Background(), ru.ThreadID); err != nil {
@@ -884,9 +962,9 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		// output is answered once done is closed), so what they learn is
 		// durable.
 		ru.mu.Lock()
-		begun := ru.begun
+		begun, documented := ru.begun, ru.documented
 		ru.mu.Unlock()
-		if begun && !ru.temporary {
+		if begun && !ru.temporary && !documented {
 			if err := h.runs.persist(context.Background(), ru); err != nil {
 				h.log.Warn("the run's end could not be recorded", "thread_id", ru.ThreadID, "run_id", ru.ID, "err", err)
 			}
@@ -963,6 +1041,9 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			return
 		}
 		cmd = graph.Respond(answers)
+	}
+	if h.runs.docs != nil && !ru.temporary {
+		cmd = cmd.WithEndDocuments(h.endDocuments(ru, held.Fresh))
 	}
 	var events func(func(graph.Event, error) bool)
 	switch {
@@ -1148,6 +1229,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.add("error", e)
 		ru.output, _ = json.Marshal(map[string]any{"__error__": e})
 		ru.setStatus("error")
+		ru.settle(end)
 		return
 	}
 	if status == interlude.RunInterrupted {
@@ -1174,6 +1256,20 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 	}
 	ru.output = output
 	ru.setStatus("success")
+	ru.settle(end)
+}
+
+// settle notes whether the record written with the commit that ended the
+// run's graph run (endDocuments) is the run's record as it ended, and if so
+// takes its time, so that the run reads the same here and from the store.
+func (ru *run) settle(end *graph.Event) {
+	ru.mu.Lock()
+	defer ru.mu.Unlock()
+	e := ru.ending
+	if e == nil || end == nil || end.Checkpoint != e.checkpoint || e.status != ru.status || !bytes.Equal(e.output, ru.output) {
+		return
+	}
+	ru.updatedAt, ru.documented = e.at, true
 }
 
 // sameJSON reports whether raw encodes v, whatever the order of keys.

@@ -2,6 +2,7 @@ package langgraph_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -138,8 +139,8 @@ func replicas(t *testing.T, st store.Store) (a, b *lgServer) {
 	return serve(), serve()
 }
 
-// heldRuns is a store whose writes of a LangGraph run's record wait, once
-// armed, until the test lets them through.
+// heldRuns is a store whose writes of a LangGraph run's record, alone or
+// with a commit, wait, once armed, until the test lets them through.
 type heldRuns struct {
 	*memory.Store
 	armed   atomic.Bool
@@ -148,11 +149,24 @@ type heldRuns struct {
 }
 
 func (h *heldRuns) PutDocument(ctx context.Context, d store.Document) error {
+	h.hold(d)
+	return h.Store.PutDocument(ctx, d)
+}
+
+func (h *heldRuns) Append(ctx context.Context, a store.Append) error {
+	for _, w := range a.Documents {
+		if !w.Delete {
+			h.hold(w.Document)
+		}
+	}
+	return h.Store.Append(ctx, a)
+}
+
+func (h *heldRuns) hold(d store.Document) {
 	if d.Kind == "langgraph.run" && h.armed.CompareAndSwap(true, false) {
 		h.writing <- struct{}{}
 		<-h.release
 	}
-	return h.Store.PutDocument(ctx, d)
 }
 
 func TestAWaitedRunsEndIsRecordedBeforeItsAnswer(t *testing.T) {
@@ -198,4 +212,81 @@ func TestAWaitedRunsEndIsRecordedBeforeItsAnswer(t *testing.T) {
 	if len(runs) != 2 || runs[0]["status"] != "success" || runs[1]["run_id"] != rid {
 		t.Fatalf("the replica that ran the first run lists %v, want both, the resumed one first and ended", runs)
 	}
+}
+
+// countedDocs is a store that counts the document writes made alone and
+// those carried by commits.
+type countedDocs struct {
+	*memory.Store
+	puts, deletes, carried atomic.Int64
+}
+
+func (c *countedDocs) PutDocument(ctx context.Context, d store.Document) error {
+	c.puts.Add(1)
+	return c.Store.PutDocument(ctx, d)
+}
+
+func (c *countedDocs) DeleteDocument(ctx context.Context, threadID, kind, key string) error {
+	c.deletes.Add(1)
+	return c.Store.DeleteDocument(ctx, threadID, kind, key)
+}
+
+func (c *countedDocs) Append(ctx context.Context, a store.Append) error {
+	c.carried.Add(int64(len(a.Documents)))
+	return c.Store.Append(ctx, a)
+}
+
+func TestARunsEndIsRecordedWithTheCommitThatEndsIt(t *testing.T) {
+	st := &countedDocs{Store: memory.New()}
+	a, b := replicas(t, st)
+	plain := a.newThread()
+	var tagged threadObj
+	a.must(200, "POST", "/threads", map[string]any{"metadata": map[string]any{"team": "billing"}}, &tagged)
+	for _, id := range []string{plain, tagged.ThreadID} {
+		var runIDs []string
+		for _, body := range []map[string]any{
+			{"input": map[string]any{"amount": 150}, "assistant_id": "refund"},
+			{"command": map[string]any{"resume": map[string]any{"approved": true}}, "assistant_id": "refund"},
+		} {
+			r := a.must(200, "POST", "/threads/"+id+"/runs/wait", body, nil)
+			rid := strings.TrimSuffix(strings.TrimPrefix(r.header.Get("Location"), "/threads/"+id+"/runs/"), "/join")
+			runIDs = append(runIDs, rid)
+			// The replica that ran it reads the run from memory, the other
+			// from the record the commit carried: the same object, times
+			// included.
+			here := a.must(200, "GET", "/threads/"+id+"/runs/"+rid, nil, nil)
+			there := b.must(200, "GET", "/threads/"+id+"/runs/"+rid, nil, nil)
+			if normalJSON(t, here.body) != normalJSON(t, there.body) {
+				t.Fatalf("run %s reads\n%s\nwhere it ran, and\n%s\nfrom its record", rid, here.body, there.body)
+			}
+			if joined := b.must(200, "GET", "/threads/"+id+"/runs/"+rid+"/join", nil, nil); string(joined.body) != string(r.body) {
+				t.Fatalf("run %s answered\n%s\nand joins on another replica as\n%s", rid, r.body, joined.body)
+			}
+		}
+	}
+	// Each thread's record was put once, when it was created; the runs'
+	// records (and the forgetting of the empty thread record) went with the
+	// commits that ended them.
+	if p, d, c := st.puts.Load(), st.deletes.Load(), st.carried.Load(); p != 2 || d != 0 || c != 6 {
+		t.Errorf("two threads of two runs each made %d puts and %d deletes of documents alone and carried %d on commits; want 2, 0 and 6", p, d, c)
+	}
+	if _, err := st.Document(context.Background(), plain, "langgraph.thread", ""); err == nil {
+		t.Error("the record of the thread created without metadata is kept after its first run")
+	}
+	var th threadObj
+	b.must(200, "GET", "/threads/"+tagged.ThreadID, nil, &th)
+	if th.Metadata["team"] != "billing" {
+		t.Errorf("the thread created with metadata reads %v after its runs, want team billing", th.Metadata)
+	}
+}
+
+// normalJSON is data encoded again with its objects' keys sorted.
+func normalJSON(t *testing.T, data []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v: %s", err, data)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
 }

@@ -3,6 +3,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"slices"
@@ -95,6 +96,15 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		t.snapshots = append(t.snapshots, snap)
 	}
 	s.outbox.add(a, now)
+	for _, w := range a.Documents {
+		d := w.Document
+		d.ThreadID = a.ThreadID
+		if w.Delete {
+			s.deleteDocument(d, w.IfUnchanged)
+		} else {
+			s.putDocument(d, now)
+		}
+	}
 	return nil
 }
 
@@ -385,9 +395,14 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := time.Now().UTC()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.putDocument(d, time.Now().UTC())
+	return nil
+}
+
+// putDocument writes d, under the write lock.
+func (s *Store) putDocument(d store.Document, now time.Time) {
 	k := docKey{d.ThreadID, d.Kind, d.Key}
 	d.Data = slices.Clone(d.Data)
 	if old, ok := s.docs[k]; ok {
@@ -400,7 +415,15 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	}
 	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
 	s.docs[k] = d
-	return nil
+}
+
+// deleteDocument forgets the document d names, under the write lock; with
+// ifUnchanged, only if it holds d.Data.
+func (s *Store) deleteDocument(d store.Document, ifUnchanged bool) {
+	k := docKey{d.ThreadID, d.Kind, d.Key}
+	if old, ok := s.docs[k]; ok && (!ifUnchanged || bytes.Equal(old.Data, d.Data)) {
+		delete(s.docs, k)
+	}
 }
 
 // Document implements store.Documents.
@@ -456,7 +479,7 @@ func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.docs, docKey{threadID, kind, key})
+	s.deleteDocument(store.Document{ThreadID: threadID, Kind: kind, Key: key}, false)
 	return nil
 }
 

@@ -135,3 +135,51 @@ func (s *Store) CopyThread(ctx context.Context, from, to string) error {
 	}
 	return nil
 }
+
+// documentArgs are the array parameters of an append's documents
+// (store.Append.Documents), puts and deletes apart.
+type documentArgs struct {
+	putKinds, putKeys      []string
+	putDatas               [][]byte
+	putCreated, putUpdated []int64
+	delKinds, delKeys      []string
+	delDatas               [][]byte
+	delIfUnchanged         []bool
+}
+
+// fill sets the arguments from ws and returns the bytes they carry.
+func (a *documentArgs) fill(ws []store.DocumentWrite, now int64) int {
+	size := 0
+	for _, w := range ws {
+		d := w.Document
+		size += len(d.Kind) + len(d.Key) + len(d.Data)
+		if w.Delete {
+			a.delKinds, a.delKeys = append(a.delKinds, d.Kind), append(a.delKeys, d.Key)
+			a.delDatas, a.delIfUnchanged = append(a.delDatas, nonNil(d.Data)), append(a.delIfUnchanged, w.IfUnchanged)
+			continue
+		}
+		created, updated := storekit.DocumentNanos(d, now)
+		a.putKinds, a.putKeys, a.putDatas = append(a.putKinds, d.Kind), append(a.putKeys, d.Key), append(a.putDatas, nonNil(d.Data))
+		a.putCreated, a.putUpdated = append(a.putCreated, created), append(a.putUpdated, updated)
+	}
+	// Empty arrays rather than nil ones, which pgx sends as NULL.
+	for _, p := range []*[]string{&a.putKinds, &a.putKeys, &a.delKinds, &a.delKeys} {
+		if *p == nil {
+			*p = []string{}
+		}
+	}
+	for _, p := range []*[][]byte{&a.putDatas, &a.delDatas} {
+		if *p == nil {
+			*p = [][]byte{}
+		}
+	}
+	for _, p := range []*[]int64{&a.putCreated, &a.putUpdated} {
+		if *p == nil {
+			*p = []int64{}
+		}
+	}
+	if a.delIfUnchanged == nil {
+		a.delIfUnchanged = []bool{}
+	}
+	return size
+}

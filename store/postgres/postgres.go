@@ -180,7 +180,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // queries are the store's SQL statements, with the schema spliced in.
 type queries struct {
 	// appends[insert][snapshot][outbox]
-	appends                            [2][2][2]string
+	appends                            [2][2][2][2]string
 	version, meta, head, load, records string
 	history                            string
 	delThread, delRecords, delSnap     string
@@ -205,7 +205,9 @@ func newQueries(schema string) queries {
 	for _, insert := range []bool{false, true} {
 		for _, snap := range []bool{false, true} {
 			for _, outbox := range []bool{false, true} {
-				q.appends[b2i(insert)][b2i(snap)][b2i(outbox)] = appendSQL(schema, insert, snap, outbox)
+				for _, docs := range []bool{false, true} {
+					q.appends[b2i(insert)][b2i(snap)][b2i(outbox)][b2i(docs)] = appendSQL(schema, insert, snap, outbox, docs)
+				}
 			}
 		}
 	}
@@ -290,8 +292,9 @@ SELECT 3, version, 0, '', NULL, 0 FROM ` + schema + `.threads WHERE id = $1`
 // appendSQL is the single statement of an Append. The CTE t is the
 // compare-and-set on the thread's row; the records and the snapshot are written
 // only for the row t returns, so a refused append writes nothing. It returns how
-// many rows t touched: 1, or 0 for a conflict.
-func appendSQL(schema string, insert, snapshot, outbox bool) string {
+// many rows t touched: 1, or 0 for a conflict. The documents' puts and
+// deletes, like the records, are written only for the row t returns.
+func appendSQL(schema string, insert, snapshot, outbox, docs bool) string {
 	var b strings.Builder
 	if insert {
 		b.WriteString(`WITH t AS (
@@ -332,6 +335,29 @@ func appendSQL(schema string, insert, snapshot, outbox bool) string {
 	FROM t, unnest(` + arg(0, "text[]") + `, ` + arg(1, "text[]") + `, ` + arg(2, "text[]") + `, ` + arg(3, "text[]") + `, ` + arg(4, "bytea[]") + `, ` + arg(5, "bigint[]") + `)
 		AS x (id, graph, type, interrupt_id, data, created_at)
 	ON CONFLICT (id) DO NOTHING
+)`)
+	}
+	if docs {
+		// The documents' parameters come last.
+		p := 14
+		if snapshot {
+			p += 3
+		}
+		if outbox {
+			p += 6
+		}
+		arg := func(i int, typ string) string { return fmt.Sprintf("$%d::%s", p+i, typ) }
+		b.WriteString(`, dp AS (
+	INSERT INTO ` + schema + `.documents (thread_id, kind, key, data, created_at, updated_at)
+	SELECT t.id, x.kind, x.key, x.data, x.created_at, x.updated_at
+	FROM t, unnest(` + arg(0, "text[]") + `, ` + arg(1, "text[]") + `, ` + arg(2, "bytea[]") + `, ` + arg(3, "bigint[]") + `, ` + arg(4, "bigint[]") + `)
+		AS x (kind, key, data, created_at, updated_at)
+	ON CONFLICT (thread_id, kind, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at
+), dd AS (
+	DELETE FROM ` + schema + `.documents d
+	USING t, unnest(` + arg(5, "text[]") + `, ` + arg(6, "text[]") + `, ` + arg(7, "bytea[]") + `, ` + arg(8, "boolean[]") + `)
+		AS x (kind, key, data, if_unchanged)
+	WHERE d.thread_id = t.id AND d.kind = x.kind AND d.key = x.key AND (NOT x.if_unchanged OR d.data = x.data)
 )`)
 	}
 	b.WriteString(`
@@ -395,7 +421,13 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		size += notices.fill(a.Outbox, now)
 		args = append(args, notices.ids, notices.graphs, notices.types, notices.interrupts, notices.datas, notices.created)
 	}
-	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)][b2i(len(a.Outbox) > 0)]
+	if len(a.Documents) > 0 {
+		var docs documentArgs
+		size += docs.fill(a.Documents, now)
+		args = append(args, docs.putKinds, docs.putKeys, docs.putDatas, docs.putCreated, docs.putUpdated,
+			docs.delKinds, docs.delKeys, docs.delDatas, docs.delIfUnchanged)
+	}
+	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)][b2i(len(a.Outbox) > 0)][b2i(len(a.Documents) > 0)]
 	var won int64
 	b := s.appends
 	if a.NoSync {

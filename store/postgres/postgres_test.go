@@ -343,7 +343,7 @@ func TestUnfinishedUsesIndex(t *testing.T) {
 }
 
 func TestAppendIsOneStatement(t *testing.T) {
-	// The eight shapes of Append are valid SQL for Postgres: prepare each.
+	// The sixteen shapes of Append are valid SQL for Postgres: prepare each.
 	s := openTest(t)
 	ctx := context.Background()
 	conn, err := s.pool.Acquire(ctx)
@@ -353,12 +353,14 @@ func TestAppendIsOneStatement(t *testing.T) {
 	defer conn.Release()
 	for i, row := range s.sql.appends {
 		for j, qs := range row {
-			for k, q := range qs {
-				name := fmt.Sprintf("append_%d_%d_%d", i, j, k)
-				if _, err := conn.Conn().Prepare(ctx, name, q); err != nil {
-					t.Errorf("append statement (insert %d, snapshot %d, outbox %d): %v\n%s", i, j, k, err, q)
+			for k, ds := range qs {
+				for l, q := range ds {
+					name := fmt.Sprintf("append_%d_%d_%d_%d", i, j, k, l)
+					if _, err := conn.Conn().Prepare(ctx, name, q); err != nil {
+						t.Errorf("append statement (insert %d, snapshot %d, outbox %d, documents %d): %v\n%s", i, j, k, l, err, q)
+					}
+					conn.Conn().Deallocate(ctx, name) // the pool keeps the connection
 				}
-				conn.Conn().Deallocate(ctx, name) // the pool keeps the connection
 			}
 		}
 	}

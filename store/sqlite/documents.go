@@ -39,14 +39,7 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	if err := storekit.CheckDocument(d.ThreadID, d.Kind); err != nil {
 		return err
 	}
-	now := time.Now().UnixNano()
-	created, updated := now, now
-	if !d.CreatedAt.IsZero() {
-		created = d.CreatedAt.UnixNano()
-	}
-	if !d.UpdatedAt.IsZero() {
-		updated = d.UpdatedAt.UnixNano()
-	}
+	created, updated := storekit.DocumentNanos(d, time.Now().UnixNano())
 	data := nonNil(d.Data)
 	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: d.ThreadID}, write: func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.putDocument).ExecContext(ctx, d.ThreadID, d.Kind, d.Key, data, created, updated); err != nil {
@@ -54,6 +47,27 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 		}
 		return nil
 	}})
+}
+
+// writeDocuments writes the documents of a in the append's transaction.
+func (s *Store) writeDocuments(ctx context.Context, tx *sql.Tx, a store.Append, now int64) error {
+	for _, w := range a.Documents {
+		d := w.Document
+		var err error
+		switch {
+		case w.Delete && w.IfUnchanged:
+			_, err = tx.StmtContext(ctx, s.delDocumentIf).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data))
+		case w.Delete:
+			_, err = tx.StmtContext(ctx, s.delDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key)
+		default:
+			created, updated := storekit.DocumentNanos(d, now)
+			_, err = tx.StmtContext(ctx, s.putDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
+		}
+		if err != nil {
+			return s.wrap("write a document of", a.ThreadID, err)
+		}
+	}
+	return nil
 }
 
 const documentColumns = `thread_id, kind, key, data, created_at, updated_at`
@@ -130,6 +144,7 @@ const (
 	putDocumentSQL = `INSERT INTO documents (thread_id, kind, key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (thread_id, kind, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`
 	delDocumentSQL        = `DELETE FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`
+	delDocumentIfSQL      = `DELETE FROM documents WHERE thread_id = ? AND kind = ? AND key = ? AND data = ?`
 	selDocumentSQL        = `SELECT ` + documentColumns + ` FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`
 	selDocumentsSQL       = `SELECT ` + documentColumns + ` FROM documents WHERE kind = ? ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`
 	selThreadDocumentsSQL = `SELECT ` + documentColumns + ` FROM documents WHERE kind = ? AND thread_id = ? ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`

@@ -63,7 +63,7 @@ type Store struct {
 	delRecords, delSnapshot, delThread                            *sql.Stmt // on w
 	savepoint, release, rollbackTo                                *sql.Stmt // on w: an append of a group
 	insNotice, claimNotices, settleNotice                         *sql.Stmt // on w
-	putDocument, delDocument                                      *sql.Stmt // on w
+	putDocument, delDocument, delDocumentIf                       *sql.Stmt // on w
 	selDocument, selDocuments, selThreadDocuments                 *sql.Stmt // on r
 	selLoad, selRecords, selMeta, selHead, selVersion, selExpired *sql.Stmt // on r
 	selPage, selBase, selUnfinished                               *sql.Stmt // on r
@@ -219,6 +219,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},
 		{w, &s.putDocument, putDocumentSQL},
 		{w, &s.delDocument, delDocumentSQL},
+		{w, &s.delDocumentIf, delDocumentIfSQL},
 		{w, &s.savepoint, `SAVEPOINT one_append`},
 		{w, &s.release, `RELEASE one_append`},
 		{w, &s.rollbackTo, `ROLLBACK TO one_append`},
@@ -314,6 +315,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 		}
 	}
 	if err := s.insertNotices(ctx, tx, a, now); err != nil {
+		return true, err
+	}
+	if err := s.writeDocuments(ctx, tx, a, now); err != nil {
 		return true, err
 	}
 	return false, nil

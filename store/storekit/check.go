@@ -47,7 +47,10 @@ func CheckAppend(a store.Append) error {
 			return err
 		}
 	}
-	return CheckNotices(a)
+	if err := CheckNotices(a); err != nil {
+		return err
+	}
+	return CheckDocumentWrites(a)
 }
 
 // Conflict returns the error for a failed compare-and-set.

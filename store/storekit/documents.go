@@ -41,3 +41,39 @@ func CheckCopy(from, to string) error {
 	}
 	return nil
 }
+
+// CheckDocumentWrites validates the documents of an append
+// (store.Append.Documents): each needs a kind, the append's thread (or none),
+// and no document may be written twice.
+func CheckDocumentWrites(a store.Append) error {
+	for i, w := range a.Documents {
+		d := w.Document
+		switch {
+		case d.Kind == "":
+			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("document write %d has no kind", i)}
+		case d.ThreadID != "" && d.ThreadID != a.ThreadID:
+			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("document write %d names thread %q in an append to %q", i, d.ThreadID, a.ThreadID)}
+		case w.IfUnchanged && !w.Delete:
+			return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("document write %d is a put marked IfUnchanged, which only a delete takes", i)}
+		}
+		for _, o := range a.Documents[:i] {
+			if o.Document.Kind == d.Kind && o.Document.Key == d.Key {
+				return &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("document %s %q is written twice in one append", d.Kind, d.Key)}
+			}
+		}
+	}
+	return nil
+}
+
+// DocumentNanos returns a put's creation and update times in unix
+// nanoseconds, now for those it leaves zero.
+func DocumentNanos(d store.Document, now int64) (created, updated int64) {
+	created, updated = now, now
+	if !d.CreatedAt.IsZero() {
+		created = d.CreatedAt.UnixNano()
+	}
+	if !d.UpdatedAt.IsZero() {
+		updated = d.UpdatedAt.UnixNano()
+	}
+	return created, updated
+}

@@ -24,6 +24,7 @@ func (h *harness) documentCases() []struct {
 		{"DocumentsRoundTripAndReplaceKeepsCreation", h.documentsRoundTrip},
 		{"DocumentsListNewestFirstByKindAndThread", h.documentsList},
 		{"DocumentsGoWithTheirThread", h.documentsDeleted},
+		{"DocumentsWrittenWithAnAppendOrNotAtAll", h.documentsWithAppend},
 		{"CopyThreadReadsAsTheOriginal", h.copyThread},
 		{"CopyThreadRefusesAnUnknownSourceOrATakenTarget", h.copyRefused},
 	}
@@ -157,6 +158,79 @@ func (h *harness) documentsDeleted(t *testing.T) {
 	}
 	if _, err := d.Document(ctx, "kept", "thread", ""); err != nil {
 		t.Errorf("another thread's document went too: %v", err)
+	}
+}
+
+func (h *harness) documentsWithAppend(t *testing.T) {
+	s, d := h.openDocuments(t)
+	ctx := context.Background()
+	put := func(kind, key, data string) {
+		t.Helper()
+		if err := d.PutDocument(ctx, store.Document{ThreadID: "w", Kind: kind, Key: key, Data: []byte(data), CreatedAt: base, UpdatedAt: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("run", "r1", "old")
+	put("thread", "", "{}")
+	put("note", "", "changed since read")
+	put("gone", "", "anything")
+	later := base.Add(time.Hour)
+	a := store.Append{ThreadID: "w", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle}, Records: []store.Record{rec(1, "w@1")},
+		Documents: []store.DocumentWrite{
+			{Document: store.Document{Kind: "run", Key: "r1", Data: []byte("new"), CreatedAt: later, UpdatedAt: later}},
+			{Document: store.Document{ThreadID: "w", Kind: "run", Key: "r2", Data: []byte("two")}},
+			{Document: store.Document{Kind: "thread", Data: []byte("{}")}, Delete: true, IfUnchanged: true},
+			{Document: store.Document{Kind: "note", Data: []byte("as read")}, Delete: true, IfUnchanged: true},
+			{Document: store.Document{Kind: "gone"}, Delete: true},
+			{Document: store.Document{Kind: "never", Key: "there"}, Delete: true},
+		}}
+	appendOK(t, s, a)
+	got := func(kind, key string) string {
+		t.Helper()
+		doc, err := d.Document(ctx, "w", kind, key)
+		if isCode(err, interlude.ErrNotFound) {
+			return "<none>"
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(doc.Data)
+	}
+	for _, c := range []struct{ kind, key, want string }{
+		{"run", "r1", "new"}, {"run", "r2", "two"}, {"thread", "", "<none>"}, {"note", "", "changed since read"}, {"gone", "", "<none>"},
+	} {
+		if g := got(c.kind, c.key); g != c.want {
+			t.Errorf("document %s %q after the append = %q, want %q", c.kind, c.key, g, c.want)
+		}
+	}
+	if doc, err := d.Document(ctx, "w", "run", "r1"); err != nil || !doc.CreatedAt.Equal(base) || !doc.UpdatedAt.Equal(later) {
+		t.Errorf("replaced run r1 = %+v, %v; want created %v (the first put's), updated %v", doc, err, base, later)
+	}
+	// A refused append writes none of its documents.
+	err := s.Append(ctx, store.Append{ThreadID: "w", Expect: 5, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle}, Records: []store.Record{rec(6, "w@6")},
+		Documents: []store.DocumentWrite{{Document: store.Document{Kind: "run", Key: "r3", Data: []byte("three")}}, {Document: store.Document{Kind: "run", Key: "r1"}, Delete: true}}})
+	if !isCode(err, interlude.ErrConflict) {
+		t.Fatalf("append at the wrong version: err = %v, want ErrConflict", err)
+	}
+	if g1, g3 := got("run", "r1"), got("run", "r3"); g1 != "new" || g3 != "<none>" {
+		t.Errorf("after a refused append, r1 = %q and r3 = %q; want new and <none>", g1, g3)
+	}
+	// A NoSync append carries documents as well.
+	appendOK(t, s, store.Append{ThreadID: "w", Expect: 1, Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle}, Records: []store.Record{rec(2, "w@2")}, NoSync: true,
+		Documents: []store.DocumentWrite{{Document: store.Document{Kind: "run", Key: "r2"}, Delete: true}}})
+	if g := got("run", "r2"); g != "<none>" {
+		t.Errorf("r2 after a NoSync append deleted it = %q, want <none>", g)
+	}
+	for name, ws := range map[string][]store.DocumentWrite{
+		"another thread's document": {{Document: store.Document{ThreadID: "x", Kind: "run"}}},
+		"a document without a kind": {{Document: store.Document{Key: "k"}}},
+		"one document twice":        {{Document: store.Document{Kind: "run", Key: "r"}}, {Document: store.Document{Kind: "run", Key: "r"}, Delete: true}},
+		"a put marked IfUnchanged":  {{Document: store.Document{Kind: "run", Key: "r"}, IfUnchanged: true}},
+	} {
+		err := s.Append(ctx, store.Append{ThreadID: "w", Expect: 2, Meta: store.Meta{Graph: "g"}, Records: []store.Record{rec(3, "w@3")}, Documents: ws})
+		if !isCode(err, interlude.ErrInvalidRequest) {
+			t.Errorf("an append with %s: err = %v, want ErrInvalidRequest", name, err)
+		}
 	}
 }
 

@@ -131,9 +131,60 @@ func PayloadOf(n *Notification) Payload {
 	return p
 }
 
+// storedPrefix starts a notice's payload as the runtime stores it
+// (json.Marshal of graph.NoticeData, whose first field is the thread).
+const storedPrefix = `{"thread_id":`
+
+// payloadBody returns the JSON body of n's webhook: what json.Marshal writes
+// for PayloadOf(n), built around the notice's stored payload rather than by
+// encoding the payload read from it again. A payload stored in another form
+// is encoded from n.Data.
+func payloadBody(n *Notification) ([]byte, error) {
+	data := n.Notice.Data
+	if !bytes.HasPrefix(data, []byte(storedPrefix)) || data[len(data)-1] != '}' {
+		return json.Marshal(PayloadOf(n))
+	}
+	fields := data[1 : len(data)-1]
+	p := PayloadOf(n)
+	b := make([]byte, 0, len(fields)+len(p.Data.ID)+len(p.Data.AnsweredBy)+len(p.Data.InboxURL)+len(p.Type)+128)
+	b = append(b, `{"type":`...)
+	b, err := appendJSON(b, p.Type)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"timestamp":`...)
+	if b, err = appendJSON(b, p.Timestamp); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"data":{"id":`...)
+	if b, err = appendJSON(b, p.Data.ID); err != nil {
+		return nil, err
+	}
+	b = append(append(b, ','), fields...)
+	if p.Data.AnsweredBy != "" {
+		b = append(b, `,"answered_by":`...)
+		if b, err = appendJSON(b, p.Data.AnsweredBy); err != nil {
+			return nil, err
+		}
+	}
+	if p.Data.InboxURL != "" {
+		b = append(b, `,"inbox_url":`...)
+		if b, err = appendJSON(b, p.Data.InboxURL); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, "}}"...), nil
+}
+
+// appendJSON appends v as json.Marshal encodes it.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	e, err := json.Marshal(v)
+	return append(b, e...), err
+}
+
 // Deliver implements Destination.
 func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
-	body, err := json.Marshal(PayloadOf(n))
+	body, err := payloadBody(n)
 	if err != nil {
 		return err
 	}
@@ -146,10 +197,10 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(standardwebhooks.HeaderWebhookID, n.Notice.ID)
-	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	// The keys are in canonical form already, which spares Header.Set a copy of each.
+	vals := []string{"application/json", n.Notice.ID, strconv.FormatInt(at.Unix(), 10), sig}
+	req.Header = http.Header{"Content-Type": vals[0:1:1], webhookIDKey: vals[1:2:2],
+		webhookTimestampKey: vals[2:3:3], webhookSignatureKey: vals[3:4:4]}
 	resp, err := w.client.Do(req)
 	if err != nil {
 		return err
@@ -161,6 +212,13 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 	}
 	return nil
 }
+
+// The Standard Webhooks headers in canonical form.
+var (
+	webhookIDKey        = http.CanonicalHeaderKey(standardwebhooks.HeaderWebhookID)
+	webhookTimestampKey = http.CanonicalHeaderKey(standardwebhooks.HeaderWebhookTimestamp)
+	webhookSignatureKey = http.CanonicalHeaderKey(standardwebhooks.HeaderWebhookSignature)
+)
 
 // StatusError is a webhook endpoint's refusal.
 type StatusError struct {

@@ -51,6 +51,9 @@ type committer struct {
 	idle    sync.Cond    // signalled when the last group ends after close
 	group   []*appendReq // the leader's group, reused by the next leader
 	groups  atomic.Int64 // groups committed, for tests
+	// listed holds the listing facts of the threads the leaders last wrote
+	// (see Store.updateThread); only the leader uses it.
+	listed map[string]listing
 }
 
 var (
@@ -59,7 +62,7 @@ var (
 )
 
 func newCommitter(s *Store) *committer {
-	c := &committer{s: s}
+	c := &committer{s: s, listed: make(map[string]listing)}
 	c.idle.L = &c.mu
 	return c
 }

@@ -326,6 +326,11 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 	if err := s.insertNotices(ctx, tx, a, now); err != nil {
 		return true, err
 	}
+	// Remembered even if the group is then undone: the narrow update checks it.
+	if len(s.commits.listed) >= maxListed {
+		clear(s.commits.listed)
+	}
+	s.commits.listed[a.ThreadID] = listingOf(a, last, expires)
 	return false, nil
 }
 
@@ -334,9 +339,11 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 // expiry (a step in the middle of a run) changes only the row's version and
 // questions and leaves its updated_at, so that no listing index is rewritten;
 // any other append, or one that finds a change, sets every column.
-func (s *Store) updateThread(ctx context.Context, tx *sql.Tx, req *appendReq, last, updated int64, expires any) (sql.Result, error) {
+func (s *Store) updateThread(ctx context.Context, tx *sql.Tx, req *appendReq, last, updated int64, expires *int64) (sql.Result, error) {
 	a := req.a
-	if a.NoSync {
+	// Only an append the writer knows keeps the listing tries the narrow
+	// update, which checks it again; others set every column at once.
+	if prev, ok := s.commits.listed[a.ThreadID]; ok && a.NoSync && prev == listingOf(a, a.Expect, expires) {
 		res, err := tx.StmtContext(ctx, s.stepThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, expires)
 		if err != nil {
 			return nil, err
@@ -347,6 +354,26 @@ func (s *Store) updateThread(ctx context.Context, tx *sql.Tx, req *appendReq, la
 	}
 	return tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
 }
+
+// listing is what a thread's row holds for the listing indexes, as the writer
+// last wrote it.
+type listing struct {
+	version       int64
+	graph, status string
+	expires       int64
+	expiring      bool
+}
+
+func listingOf(a store.Append, version int64, expires *int64) listing {
+	l := listing{version: version, graph: a.Meta.Graph, status: string(a.Meta.Status)}
+	if expires != nil {
+		l.expires, l.expiring = *expires, true
+	}
+	return l
+}
+
+// maxListed bounds how many threads' listings the writer remembers.
+const maxListed = 4096
 
 // loadSQL reads a thread in one statement, so in one read transaction of
 // SQLite's: a first row (kind 0) with the thread's facts and its newest

@@ -116,6 +116,20 @@ func TestAStepWithinARunLeavesTheListingFactsAndUpdatedAt(t *testing.T) {
 	if after := readThreadRow(t, lazy, "t"); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("a refused step changed the row from\n%+v to\n%+v", before, after)
 	}
+	// A row another process changed since is not taken for the one the
+	// writer last wrote: the step sets every column.
+	if _, err := lazy.w.Exec(`UPDATE threads SET status = 'failed' WHERE id = 't'`); err != nil {
+		t.Fatal(err)
+	}
+	v := int64(len(steps))
+	if err := lazy.Append(ctx, store.Append{ThreadID: "t", Expect: v, NoSync: true,
+		Meta:    store.Meta{Graph: "g2", Status: interlude.ThreadIdle, UpdatedAt: at(50)},
+		Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: []byte("after")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := readThreadRow(t, lazy, "t"); r.status != "idle" || r.version != v+1 || r.updated != at(50).UnixNano() || r.inboxRows != 1 || r.graphRows != 1 || r.recents != 1 {
+		t.Errorf("after a step over a row changed elsewhere the row is %+v, want idle at version %d updated at %v", r, v+1, at(50))
+	}
 	var check string
 	if err := lazy.w.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 		t.Errorf("integrity_check: %q (%v)", check, err)

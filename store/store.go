@@ -83,7 +83,12 @@ type Meta struct {
 	Version int64 `json:"version"`
 	// CreatedAt is when the thread's first record was appended.
 	CreatedAt time.Time `json:"created_at"`
-	// UpdatedAt is when its last record was appended.
+	// UpdatedAt is when its last record was appended. A store may leave it
+	// at its earlier value for an append marked NoSync that keeps the graph,
+	// the status and the earliest expiry of the thread's questions (a step in
+	// the middle of a run, which store/sqlite commits without rewriting its
+	// listing indexes): it is then when the thread took its current status,
+	// or had its last commit someone was told of, and listings order by it.
 	UpdatedAt time.Time `json:"updated_at"`
 }
 

@@ -6,13 +6,17 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/interludehq/interlude/store"
 )
 
-// Group commit: one goroutine owns SQLite's one writer. It takes every request
-// waiting at that moment, applies them in one transaction and commits it with
-// one fsync, so that concurrent appends share the fsync; a group of NoSync
+// Group commit: SQLite has one writer, and the caller that finds it free
+// commits its own request at once, on its own goroutine (the leader). Requests
+// made while a group is being committed wait in a queue; when the group is
+// done, the leader wakes the first of them, which takes every request waiting
+// at that moment, applies them in one transaction and commits it with one
+// fsync, so that concurrent appends share the fsync; a group of NoSync
 // requests only commits without it. Document writes (documents.go) and the
 // outbox's claims and settles (outbox.go) join a group as writes in place of an
 // append. A group is applied without savepoints, and again with one per request
@@ -32,74 +36,137 @@ type appendReq struct {
 	write func(ctx context.Context, tx *sql.Tx) error
 	err   error
 	tried bool // applied in the group's transaction, whatever the outcome
-	done  chan struct{}
+	// wake receives once: when the request's group is done, or, with lead
+	// set, when its caller is to commit the next group.
+	wake chan struct{}
+	lead bool
 }
 
 type committer struct {
-	s     *Store
-	queue chan *appendReq
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
+	s       *Store
+	mu      sync.Mutex
+	queue   []*appendReq // waiting for the next group, oldest first
+	leading bool         // a caller is committing a group
+	closed  bool
+	idle    sync.Cond    // signalled when the last group ends after close
+	group   []*appendReq // the leader's group, reused by the next leader
+	groups  atomic.Int64 // groups committed, for tests
+	// listed holds the listing facts of the threads the leaders last wrote
+	// (see Store.updateThread); only the leader uses it.
+	listed map[string]listing
 }
 
-var errClosed = errors.New("sqlite store: the store is closed")
+var (
+	errClosed    = errors.New("sqlite store: the store is closed")
+	errAbandoned = errors.New("sqlite store: the group commit holding the append stopped before reporting its outcome")
+)
 
 func newCommitter(s *Store) *committer {
-	c := &committer{s: s, queue: make(chan *appendReq, maxGroup), stop: make(chan struct{})}
-	c.wg.Add(1)
-	go c.run()
+	c := &committer{s: s, listed: make(map[string]listing)}
+	c.idle.L = &c.mu
 	return c
 }
 
-// submit queues req and waits until its group is committed or refused. Once
-// queued, an append is not abandoned when ctx ends: the caller learns its outcome.
+// submit queues req and waits until its group is committed or refused,
+// committing the group itself when the writer is free. Once queued, an append
+// is not abandoned when ctx ends: the caller learns its outcome.
 func (c *committer) submit(ctx context.Context, req *appendReq) error {
-	req.done = make(chan struct{})
-	select {
-	case c.queue <- req:
-	case <-c.stop:
-		return errClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	<-req.done
+	req.wake = make(chan struct{}, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return errClosed
+	}
+	c.queue = append(c.queue, req)
+	if c.leading {
+		c.mu.Unlock()
+		<-req.wake
+		if !req.lead {
+			return req.err
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.refuseLocked()
+			return req.err
+		}
+	}
+	c.leading = true
+	c.lead()
 	return req.err
 }
 
-func (c *committer) run() {
-	defer c.wg.Done()
-	group := make([]*appendReq, 0, maxGroup)
-	for {
-		select {
-		case <-c.stop:
-			c.drain()
-			return
-		case req := <-c.queue:
-			group = append(group[:0], req)
-		}
-	more:
-		for len(group) < maxGroup {
-			select {
-			case req := <-c.queue:
-				group = append(group, req)
-			default:
-				break more
+// lead commits the group at the head of the queue, whose first request is the
+// caller's, then hands the writer to the next waiting request. It is entered
+// with c.mu held and returns with it released.
+func (c *committer) lead() {
+	n := min(len(c.queue), maxGroup)
+	group := append(c.group[:0], c.queue[:n]...)
+	c.group = group
+	rest := copy(c.queue, c.queue[n:])
+	clear(c.queue[rest:])
+	c.queue = c.queue[:rest]
+	c.mu.Unlock()
+
+	finished := false
+	defer func() {
+		if !finished { // a panic in a write: its waiters and the next leader go on
+			for _, r := range group[1:] {
+				if r.err == nil {
+					r.err = errAbandoned
+				}
 			}
 		}
-		c.commit(group)
-	}
+		for _, r := range group[1:] {
+			r.wake <- struct{}{}
+		}
+		clear(group)
+		c.mu.Lock()
+		switch {
+		case c.closed:
+			c.refuseLocked()
+			return
+		case len(c.queue) > 0:
+			next := c.queue[0]
+			next.lead = true
+			next.wake <- struct{}{}
+		default:
+			c.leading = false
+		}
+		c.mu.Unlock()
+	}()
+	c.commit(group)
+	finished = true
 }
 
-// commit applies a group in one transaction and reports each append's outcome.
+// refuseLocked refuses the requests still queued once the store is closing and
+// releases the writer. It is entered with c.mu held and returns with it
+// released.
+func (c *committer) refuseLocked() {
+	for _, r := range c.queue {
+		r.err = errClosed
+		if !r.lead {
+			r.wake <- struct{}{}
+		}
+	}
+	clear(c.queue)
+	c.queue = c.queue[:0]
+	c.leading = false
+	c.idle.Broadcast()
+	c.mu.Unlock()
+}
+
+// commit applies a group in one transaction and sets each append's outcome.
 func (c *committer) commit(group []*appendReq) {
 	s := c.s
+	c.groups.Add(1)
 	finish := func(err error) {
 		for _, r := range group {
 			if r.err == nil {
 				r.err = err
 			}
-			close(r.done)
 		}
 	}
 	// Appends whose callers gave up before the group started are not applied.
@@ -226,22 +293,13 @@ func (s *Store) do(ctx context.Context, tx *sql.Tx, r *appendReq) (wrote bool, e
 	return s.apply(ctx, tx, r)
 }
 
-// drain refuses the appends still queued when the store closes.
-func (c *committer) drain() {
-	for {
-		select {
-		case r := <-c.queue:
-			r.err = errClosed
-			close(r.done)
-		default:
-			return
-		}
-	}
-}
-
+// close waits for the group being committed, if any, and makes every later
+// request fail with errClosed.
 func (c *committer) close() {
-	c.once.Do(func() {
-		close(c.stop)
-		c.wg.Wait()
-	})
+	c.mu.Lock()
+	c.closed = true
+	for c.leading {
+		c.idle.Wait()
+	}
+	c.mu.Unlock()
 }

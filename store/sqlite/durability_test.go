@@ -103,14 +103,13 @@ func TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup(t *testing.
 	}
 	meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
 	req := func(id string, expect int64, kind string) *appendReq {
-		return &appendReq{ctx: ctx, done: make(chan struct{}), a: store.Append{ThreadID: id, Expect: expect, Meta: meta,
+		return &appendReq{ctx: ctx, a: store.Append{ThreadID: id, Expect: expect, Meta: meta,
 			Records: []store.Record{{Version: expect + 1, Format: 1, Kind: kind, Data: []byte("x")}}}}
 	}
 	group := []*appendReq{req("first", 0, "step"), req("stale", 4, "step"), req("poisoned", 0, "poison"), req("last", 0, "step")}
 	s.commits.commit(group)
 	for i, want := range []int64{1, 0, 0, 1} {
 		r := group[i]
-		<-r.done
 		if (r.err == nil) != (want == 1) {
 			t.Errorf("append to %q: err %v, want it to succeed: %v", r.a.ThreadID, r.err, want == 1)
 		}

@@ -14,10 +14,15 @@
 // the WAL. An append marked store.Append.NoSync commits under synchronous=NORMAL
 // instead, without the fsync: it survives a crash of the process (the operating
 // system holds the log's pages), and the next durable commit's fsync makes it
-// durable too. Reads use a separate pool of read-only connections and never wait for
-// the writer. Copying the WAL back into the database file (checkpointing) happens
-// in the background, on a connection of its own, rather than inside the append
-// that happens to fill the log (see checkpoint.go for how the log stays bounded).
+// durable too. Such a NoSync append that keeps the thread's graph, status and
+// earliest expiry (a step in the middle of a run) updates only the row's
+// version and questions and leaves its updated_at (see store.Meta.UpdatedAt),
+// so that it writes two pages, the row's and the record's, instead of also
+// rewriting the three listing indexes that hold updated_at. Reads use a
+// separate pool of read-only connections and never wait for the writer.
+// Copying the WAL back into the database file (checkpointing) happens in the
+// background, on a connection of its own, rather than inside the append that
+// happens to fill the log (see checkpoint.go for how the log stays bounded).
 //
 // The schema is versioned by embedded migrations, recorded in schema_migrations and
 // applied by Open. A file whose schema is newer than this build knows is refused
@@ -59,7 +64,8 @@ type Store struct {
 	ckpt    *checkpointer
 	commits *committer
 
-	insThread, updThread, curVersion, insRecord, putSnapshot      *sql.Stmt // on w
+	insThread, updThread, stepThread, curVersion, insRecord       *sql.Stmt // on w
+	putSnapshot                                                   *sql.Stmt // on w
 	delRecords, delSnapshot, delThread                            *sql.Stmt // on w
 	savepoint, release, rollbackTo                                *sql.Stmt // on w: an append of a group
 	insNotice, claimNotices, settleNotice                         *sql.Stmt // on w
@@ -198,6 +204,10 @@ func Open(path string, opts ...Option) (*Store, error) {
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING`},
 		{w, &s.updThread, `UPDATE threads SET graph = ?2, status = ?3, version = ?4, interrupts = ?5, updated_at = ?7, expires_at = ?8
 			WHERE id = ?1 AND version = ?6`},
+		// A step within a run: only the version and the questions change,
+		// so the listing indexes (graph, status, updated_at) are left alone.
+		{w, &s.stepThread, `UPDATE threads SET version = ?4, interrupts = ?5
+			WHERE id = ?1 AND version = ?6 AND graph = ?2 AND status = ?3 AND expires_at IS ?7`},
 		{w, &s.curVersion, `SELECT version FROM threads WHERE id = ?`},
 		{w, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
 		{w, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?1, ?2, ?3, ?4)
@@ -287,7 +297,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 		}
 		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated, expires)
 	} else {
-		res, err = tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
+		res, err = s.updateThread(ctx, tx, req, last, updated, expires)
 	}
 	if err != nil {
 		return true, s.wrap("append to", a.ThreadID, err)
@@ -320,8 +330,54 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 	if err := s.writeDocuments(ctx, tx, a, now); err != nil {
 		return true, err
 	}
+	// Remembered even if the group is then undone: the narrow update checks it.
+	if len(s.commits.listed) >= maxListed {
+		clear(s.commits.listed)
+	}
+	s.commits.listed[a.ThreadID] = listingOf(a, last, expires)
 	return false, nil
 }
+
+// updateThread is the compare-and-set of an append to an existing thread. An
+// append marked NoSync that keeps the thread's graph, status and earliest
+// expiry (a step in the middle of a run) changes only the row's version and
+// questions and leaves its updated_at, so that no listing index is rewritten;
+// any other append, or one that finds a change, sets every column.
+func (s *Store) updateThread(ctx context.Context, tx *sql.Tx, req *appendReq, last, updated int64, expires *int64) (sql.Result, error) {
+	a := req.a
+	// Only an append the writer knows keeps the listing tries the narrow
+	// update, which checks it again; others set every column at once.
+	if prev, ok := s.commits.listed[a.ThreadID]; ok && a.NoSync && prev == listingOf(a, a.Expect, expires) {
+		res, err := tx.StmtContext(ctx, s.stepThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, expires)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return res, err
+		}
+	}
+	return tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
+}
+
+// listing is what a thread's row holds for the listing indexes, as the writer
+// last wrote it.
+type listing struct {
+	version       int64
+	graph, status string
+	expires       int64
+	expiring      bool
+}
+
+func listingOf(a store.Append, version int64, expires *int64) listing {
+	l := listing{version: version, graph: a.Meta.Graph, status: string(a.Meta.Status)}
+	if expires != nil {
+		l.expires, l.expiring = *expires, true
+	}
+	return l
+}
+
+// maxListed bounds how many threads' listings the writer remembers.
+const maxListed = 4096
 
 // loadSQL reads a thread in one statement, so in one read transaction of
 // SQLite's: a first row (kind 0) with the thread's facts and its newest

@@ -12,6 +12,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/server/internal/eventstream"
 )
 
@@ -54,10 +55,10 @@ func payload(e graph.Event) (string, []byte, bool) {
 		if len(upd) == 0 {
 			upd = json.RawMessage("{}")
 		}
-		node, _ := json.Marshal(e.Node)
-		data := make([]byte, 0, len(node)+len(upd)+3)
-		data = append(append(append(append(data, '{'), node...), ':'), upd...)
-		return "updates", append(data, '}'), true
+		data := make([]byte, 0, len(e.Node)+len(upd)+8)
+		data = jsonappend.String(append(data, '{'), e.Node)
+		data = append(append(append(data, ':'), upd...), '}')
+		return "updates", data, true
 	case graph.EventInterrupt:
 		if e.Interrupt == nil {
 			return "", nil, false
@@ -91,11 +92,21 @@ func NewEventHub(opts ...host.HubOption) (*host.Hub, error) {
 func encodeLive(e graph.Event) (string, []byte, bool) {
 	switch e.Type {
 	case graph.EventMetadata:
-		data, err := json.Marshal(metadataData{ThreadID: e.ThreadID, Checkpoint: e.Checkpoint})
-		return "metadata", data, err == nil
+		// As json.Marshal writes metadataData{ThreadID, Checkpoint}.
+		b := make([]byte, 0, len(e.ThreadID)+48)
+		b = append(b, `{"thread_id":`...)
+		b = jsonappend.String(b, e.ThreadID)
+		b = append(b, `,"checkpoint":`...)
+		return "metadata", append(strconv.AppendInt(b, e.Checkpoint, 10), '}'), true
 	case graph.EventEnd:
-		data, err := json.Marshal(liveEndData{ThreadID: e.ThreadID, Status: e.Status, Checkpoint: e.Checkpoint})
-		return "end", data, err == nil
+		// As json.Marshal writes liveEndData.
+		b := make([]byte, 0, len(e.ThreadID)+len(e.Status)+64)
+		b = append(b, `{"thread_id":`...)
+		b = jsonappend.String(b, e.ThreadID)
+		b = append(b, `,"status":`...)
+		b = jsonappend.String(b, string(e.Status))
+		b = append(b, `,"checkpoint":`...)
+		return "end", append(strconv.AppendInt(b, e.Checkpoint, 10), '}'), true
 	}
 	return payload(e)
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -358,7 +359,7 @@ func (s *Server) Close() error {
 // ServeHTTP serves the API. Every answer tells browsers not to guess its type
 // (nosniff), so that text from a thread is never taken for HTML or script.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header()["X-Content-Type-Options"] = noSniff
 	if s.corsHeaders(w, r) {
 		return
 	}
@@ -487,8 +488,9 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http
 		defer s.active.Done()
 		start := time.Now()
 		s.deadlines(w, r)
-		sw := &statusWriter{ResponseWriter: w}
-		rc := &reqCtx{route: pattern}
+		// The writer and the request's context share one allocation.
+		ex := &exchange{statusWriter: statusWriter{ResponseWriter: w}, reqCtx: reqCtx{route: pattern}}
+		sw, rc := &ex.statusWriter, &ex.reqCtx
 		defer s.done(sw, r, rc, start)
 		if s.keys.Open() {
 			if err := s.localOnly(r); err != nil {
@@ -534,8 +536,7 @@ func (s *Server) localOnly(r *http.Request) error {
 		host = h
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	ip := net.ParseIP(host)
-	if !(host == "localhost" || strings.HasSuffix(host, ".localhost") || (ip != nil && ip.IsLoopback())) {
+	if !(host == "localhost" || strings.HasSuffix(host, ".localhost") || isLoopbackIP(host)) {
 		return &apiError{status: http.StatusForbidden, code: codeForbidden,
 			message: fmt.Sprintf("without API tokens this server answers only requests addressed to localhost or a loopback address, not %q; configure tokens to serve other hosts", r.Host)}
 	}
@@ -544,6 +545,18 @@ func (s *Server) localOnly(r *http.Request) error {
 			message: "cross-origin browser requests are refused by a server without API tokens: " + err.Error()}
 	}
 	return nil
+}
+
+// isLoopbackIP reports whether host is a loopback IP address, as
+// net.ParseIP(host).IsLoopback() does, without allocating for the common
+// forms; a form netip does not read (such as an IPv4 address with leading
+// zeros) goes to net.ParseIP.
+func isLoopbackIP(host string) bool {
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Zone() == "" {
+		return ip.Unmap().IsLoopback()
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // done logs the request and records its metrics.
@@ -569,6 +582,13 @@ func (s *Server) done(sw *statusWriter, r *http.Request, rc *reqCtx, start time.
 		attrs = append(attrs, slog.String("token", rc.who.Name))
 	}
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// exchange is what wrap keeps of one request: its writer and what the router
+// knows of it.
+type exchange struct {
+	statusWriter
+	reqCtx
 }
 
 // statusWriter records the status of an answer.
@@ -618,6 +638,9 @@ func (s *Server) hold(ctx context.Context, threadID, named string, create bool) 
 // graphField turns the host's refusal of a graph name into a 400 about the
 // request's graph field.
 func graphField(err error) error {
+	if err == nil {
+		return nil
+	}
 	var ie *interlude.Error
 	if errors.As(err, &ie) && ie.Code == interlude.CodeInvalidRequest {
 		return badRequest("graph", "%s", ie.Message)

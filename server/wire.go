@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
@@ -82,18 +81,4 @@ func orEmpty[T any](xs []T) []T {
 		return []T{}
 	}
 	return xs
-}
-
-// writeJSON writes v as the JSON response body.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		data, _ = json.Marshal(errorBody{Error: errorObject{Code: codeInternal, Message: "the response could not be encoded as JSON: " + err.Error()}})
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(data, '\n'))
 }

@@ -58,6 +58,11 @@ func Decode(body []byte, v any, passedOn func(jsontext.Pointer) bool) error {
 }
 
 func decodeOne(body []byte, v any, opts jsonv2.Options) error {
+	// Unmarshal accepts the same bodies as the decoder below and reuses its
+	// decoders; a body it refuses is read again below, for the error's terms.
+	if jsonv2.Unmarshal(body, v, opts) == nil {
+		return nil
+	}
 	dec := jsontext.NewDecoder(bytes.NewReader(body), opts)
 	if err := jsonv2.UnmarshalDecode(dec, v, opts); err != nil {
 		return err

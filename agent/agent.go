@@ -254,9 +254,9 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	g.AddEdge(graph.Start, ModelNode)
 	g.AddRoute(ModelNode, func(ctx context.Context, s State) ([]string, error) {
 		if n := len(s.Messages); n > 0 && slices.ContainsFunc(s.Messages[n-1].Content, func(b model.Block) bool { return b.Type == model.BlockToolUse }) {
-			return []string{ToolsNode}, nil
+			return toTools, nil
 		}
-		return []string{graph.End}, nil
+		return toEnd, nil
 	})
 	g.AddEdge(ToolsNode, ModelNode)
 	cfg.tracer = tracing.Tracer(cfg.tp)
@@ -266,6 +266,9 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	}
 	return &Agent{Graph: compiled, cfg: cfg}, nil
 }
+
+// toTools and toEnd are the model node's routes; the graph only reads them.
+var toTools, toEnd = []string{ToolsNode}, []string{graph.End}
 
 // Ask returns the command that starts or continues a conversation with a user
 // message.

@@ -254,9 +254,9 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	g.AddEdge(graph.Start, ModelNode)
 	g.AddRoute(ModelNode, func(ctx context.Context, s State) ([]string, error) {
 		if n := len(s.Messages); n > 0 && slices.ContainsFunc(s.Messages[n-1].Content, func(b model.Block) bool { return b.Type == model.BlockToolUse }) {
-			return []string{ToolsNode}, nil
+			return toTools, nil
 		}
-		return []string{graph.End}, nil
+		return toEnd, nil
 	})
 	g.AddEdge(ToolsNode, ModelNode)
 	cfg.tracer = tracing.Tracer(cfg.tp)
@@ -266,6 +266,9 @@ func New(m model.Model, tools []tool.Tool, opts ...Option) (*Agent, error) {
 	}
 	return &Agent{Graph: compiled, cfg: cfg}, nil
 }
+
+// toTools and toEnd are the model node's routes; the graph only reads them.
+var toTools, toEnd = []string{ToolsNode}, []string{graph.End}
 
 // Ask returns the command that starts or continues a conversation with a user
 // message.
@@ -371,6 +374,7 @@ func (l *loop) ask(ctx context.Context, req *model.Request) (*model.Response, er
 		return l.model.Generate(ctx, req)
 	}
 	var resp *model.Response
+	observed := graph.Observed(ctx) // chunks nobody reads are not boxed as events
 	for c, err := range l.model.Stream(ctx, req) {
 		if err != nil {
 			return nil, err
@@ -379,7 +383,9 @@ func (l *loop) ask(ctx context.Context, req *model.Request) (*model.Response, er
 			resp = c.Response
 			continue
 		}
-		graph.Emit(ctx, graph.EventMessage, c)
+		if observed {
+			graph.Emit(ctx, graph.EventMessage, c)
+		}
 	}
 	if resp == nil {
 		return nil, errors.New("the model's stream ended without a response")
@@ -394,17 +400,10 @@ func (l *loop) runTools(ctx context.Context, s State) (State, error) {
 		return State{}, nil
 	}
 	calls := s.Messages[len(s.Messages)-1].ToolUses()
-	results := make([]model.Block, len(calls))
-	errs := make([]error, len(calls))
-	run := func(i int) {
-		c := calls[i]
-		results[i], errs[i] = graph.Once(ctx, c.ID, func(ctx context.Context) (model.Block, error) {
-			return l.runCall(ctx, Call{ID: c.ID, Tool: c.Name, Arguments: c.Input})
-		}, graph.AsToolCall(c.ID))
-	}
+	t := &toolTurn{l: l, ctx: ctx, calls: calls, results: make([]model.Block, len(calls)), errs: make([]error, len(calls))}
 	if l.cfg.parallel <= 1 {
 		for i := range calls {
-			if run(i); errs[i] != nil {
+			if t.run(i); t.errs[i] != nil {
 				break // later calls wait until this one is answered
 			}
 		}
@@ -412,21 +411,14 @@ func (l *loop) runTools(ctx context.Context, s State) (State, error) {
 		// Up to parallel workers take the calls in order; this goroutine is
 		// one of them, so a turn of n calls starts n-1 goroutines at most, and
 		// one call runs on a stack that has already grown.
-		var next atomic.Int32
-		work := func() {
-			for i := int(next.Add(1)) - 1; i < len(calls); i = int(next.Add(1)) - 1 {
-				run(i)
-			}
-		}
-		var wg sync.WaitGroup
 		for range min(l.cfg.parallel, len(calls)) - 1 {
-			wg.Go(work)
+			t.wg.Go(t.work)
 		}
-		work()
-		wg.Wait()
+		t.work()
+		t.wg.Wait()
 	}
 	var paused error
-	for _, err := range errs {
+	for _, err := range t.errs {
 		switch {
 		case err == nil:
 		case interlude.IsPaused(err):
@@ -438,7 +430,35 @@ func (l *loop) runTools(ctx context.Context, s State) (State, error) {
 	if paused != nil {
 		return State{}, paused
 	}
-	return State{Messages: []model.Message{{Role: model.RoleUser, Content: results}}}, nil
+	return State{Messages: []model.Message{{Role: model.RoleUser, Content: t.results}}}, nil
+}
+
+// toolTurn is one run of a turn's tool calls: the calls, their results as
+// they come, and the workers that take them in order.
+type toolTurn struct {
+	l       *loop
+	ctx     context.Context
+	calls   []model.Block
+	results []model.Block
+	errs    []error
+	next    atomic.Int32
+	wg      sync.WaitGroup
+}
+
+// work runs calls, in order, until none is left to take.
+func (t *toolTurn) work() {
+	for i := int(t.next.Add(1)) - 1; i < len(t.calls); i = int(t.next.Add(1)) - 1 {
+		t.run(i)
+	}
+}
+
+// run runs call i once: a call that finished in an earlier attempt of the
+// step gives its recorded result.
+func (t *toolTurn) run(i int) {
+	c := &t.calls[i]
+	t.results[i], t.errs[i] = graph.Once(t.ctx, c.ID, func(ctx context.Context) (model.Block, error) {
+		return t.l.runCall(ctx, Call{ID: c.ID, Tool: c.Name, Arguments: c.Input})
+	}, graph.AsToolCall(c.ID))
 }
 
 // FinishedToolResults returns the results of the tool calls of the thread's
@@ -490,8 +510,15 @@ func toolResultOf(f graph.SubTaskResult, id string) (model.Block, bool) {
 
 // runCall runs one call: rejection check, approval, hooks, then the tool.
 func (l *loop) runCall(ctx context.Context, c Call) (model.Block, error) {
-	ctx, span := l.cfg.tracer.Start(ctx, "execute_tool "+c.Tool, trace.WithSpanKind(trace.SpanKindInternal))
-	res, err := l.decide(ctx, &c)
+	t := l.set.Load().byName[c.Tool]
+	name := ""
+	if t != nil {
+		name = t.span
+	} else {
+		name = toolSpanName(c.Tool)
+	}
+	ctx, span := l.cfg.tracer.Start(ctx, name, toolSpanOptions...)
+	res, err := l.decide(ctx, t, &c)
 	endToolCall(ctx, span, c, res, err)
 	if err != nil {
 		return model.Block{}, err
@@ -506,14 +533,19 @@ func (l *loop) runCall(ctx context.Context, c Call) (model.Block, error) {
 	return b, nil
 }
 
-func (l *loop) decide(ctx context.Context, c *Call) (tool.Result, error) {
+// toolSpanOptions start a tool call's span.
+var toolSpanOptions = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+
+// decide settles call c of the tool entry e (nil if no tool has the call's
+// name) and runs the tool unless the decision says otherwise.
+func (l *loop) decide(ctx context.Context, e *toolEntry, c *Call) (tool.Result, error) {
 	if r := rejection(ctx, c.Tool); r != nil {
 		return *r, nil
 	}
-	t := l.set.Load().byName[c.Tool]
-	if t == nil {
+	if e == nil {
 		return tool.Errorf("there is no tool named %q", c.Tool), nil
 	}
+	t := e.tool
 	valid := false
 	if a := l.cfg.approvals[c.Tool]; a != nil {
 		out, ok, err := a.ask(ctx, t, c)

@@ -578,3 +578,37 @@ func TestApprovalOfToolWhoseSchemaUsesRefs(t *testing.T) {
 		t.Fatalf("edited call: %v %+v ran %v", err, res, ran)
 	}
 }
+
+// A stream carries the model's output as it comes, chunk by chunk, from the
+// model node, and an invocation or a listener-less run gets the same answer.
+func TestAStreamCarriesTheModelsChunks(t *testing.T) {
+	m := scripted.New(scripted.Calls(scripted.Call("lookup_order", lookupArgs{OrderID: "1"})), scripted.Text("Order 1 is fine."))
+	a := newAgent(t, m, newShop(), memory.New())
+	var text strings.Builder
+	calls := 0
+	for ev, err := range a.Stream(context.Background(), "t1", agent.Ask("check order 1")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != graph.EventMessage {
+			continue
+		}
+		c, ok := ev.Data.(model.Chunk)
+		if !ok || ev.Node != agent.ModelNode {
+			t.Fatalf("a message event from %q carries %T", ev.Node, ev.Data)
+		}
+		switch c.Type {
+		case model.ChunkText:
+			text.WriteString(c.Text)
+		case model.ChunkToolStart:
+			calls++
+		}
+	}
+	if text.String() != "Order 1 is fine." || calls != 1 {
+		t.Fatalf("the stream carried text %q and %d tool calls", text.String(), calls)
+	}
+	res, err := a.Invoke(context.Background(), "t2", agent.Ask("check order 1"))
+	if err != nil || res.Values.Messages[len(res.Values.Messages)-1].Text() != "Order 1 is fine." {
+		t.Fatalf("an invocation answered %v (%v)", res, err)
+	}
+}

@@ -57,14 +57,21 @@ func agentTurn(b *testing.B, st store.Store) {
 }
 
 // BenchmarkAgentApprovalCycle pauses on a gated call and approves it: two
-// invocations, five commits, of which three wait for an fsync (the pause, the
-// accepted answer and the run's end).
+// invocations, five commits, of which over SQLite three wait for an fsync
+// (the pause, the accepted answer and the run's end).
 func BenchmarkAgentApprovalCycle(b *testing.B) {
-	st, err := sqlite.Open(filepath.Join(b.TempDir(), "agent.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	b.Run("sqlite", func(b *testing.B) {
+		st, err := sqlite.Open(filepath.Join(b.TempDir(), "agent.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		approvalCycle(b, st)
+	})
+	b.Run("memory", func(b *testing.B) { approvalCycle(b, memory.New()) })
+}
+
+func approvalCycle(b *testing.B, st store.Store) {
 	m := scripted.New(
 		scripted.Calls(scripted.Call("issue_refund", refundArgs{OrderID: "1", Amount: 10})),
 		scripted.Text("Refunded."),

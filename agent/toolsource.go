@@ -31,21 +31,33 @@ func WithToolSource(src ToolSource) Option {
 // toolSet is a list of tools by name, with the specs the model is offered.
 type toolSet struct {
 	list   []tool.Tool
-	byName map[string]tool.Tool
+	byName map[string]*toolEntry
 	specs  []model.ToolSpec
 }
 
+// toolEntry is a tool of a set with the name of its calls' spans.
+type toolEntry struct {
+	tool tool.Tool
+	span string // "execute_tool " and the tool's name
+}
+
 func newToolSet(tools []tool.Tool) (*toolSet, error) {
-	set := &toolSet{list: tools, byName: make(map[string]tool.Tool, len(tools)), specs: make([]model.ToolSpec, len(tools))}
+	set := &toolSet{list: tools, byName: make(map[string]*toolEntry, len(tools)), specs: make([]model.ToolSpec, len(tools))}
+	entries := make([]toolEntry, len(tools))
 	for i, t := range tools {
 		if _, dup := set.byName[t.Name()]; dup {
 			return nil, fmt.Errorf("two tools are named %q", t.Name())
 		}
-		set.byName[t.Name()] = t
+		entries[i] = toolEntry{tool: t, span: toolSpanName(t.Name())}
+		set.byName[t.Name()] = &entries[i]
 		set.specs[i] = model.ToolSpec{Name: t.Name(), Description: t.Description(), InputSchema: t.InputSchema()}
 	}
 	return set, nil
 }
+
+// toolSpanName is the name of the span of a call to the named tool, as
+// OpenTelemetry's GenAI conventions have it.
+func toolSpanName(name string) string { return "execute_tool " + name }
 
 // same reports whether tools holds the very tools the set was built from,
 // under the same names. A tool whose type cannot be compared counts as changed.

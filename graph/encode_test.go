@@ -2,7 +2,10 @@ package graph
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -87,4 +90,77 @@ func fillForTest(v reflect.Value) bool {
 		return false
 	}
 	return true
+}
+
+type textCount int
+
+func (c textCount) MarshalText() ([]byte, error) { return []byte("n" + strconv.Itoa(int(c))), nil }
+
+type jsonCount int8
+
+func (c *jsonCount) MarshalJSON() ([]byte, error) { return []byte(`{"n":1}`), nil }
+
+// A state field's write is encoded as encoding/json encodes the field's value,
+// whatever the integer type and its own encodings.
+func TestIntegerWritesAreWhatEncodingJSONWrites(t *testing.T) {
+	type state struct {
+		A int            `json:"a"`
+		B int8           `json:"b"`
+		C int64          `json:"c" graph:"add"`
+		D textCount      `json:"d"`
+		E jsonCount      `json:"e"`
+		F uint16         `json:"f"`
+		G []jsonCount    `json:"g"`
+		H map[string]int `json:"h"`
+	}
+	fs, err := describe(reflect.TypeFor[state]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []state{
+		{A: -1, B: -128, C: math.MaxInt64, D: 7, E: 3, F: 65535, G: []jsonCount{1}, H: map[string]int{"x": 1}},
+		{A: math.MinInt64, B: 127, C: math.MinInt64, D: -2, E: -1, F: 1},
+	} {
+		ws, err := fs.writesOf(reflect.ValueOf(s), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := reflect.ValueOf(s)
+		for _, w := range ws {
+			want, _ := json.Marshal(v.Field(fs.byName[w.Field].index).Interface())
+			if string(w.Value) != string(want) {
+				t.Errorf("field %s: got %s, want %s", w.Field, w.Value, want)
+			}
+		}
+	}
+}
+
+// Appending a step's writes to a slice field gives what reflect.AppendSlice
+// gives, the capacity included, whether the elements are few or many and
+// whether or not they lie in the field's own array.
+func TestAppendedWritesAreWhatAppendGives(t *testing.T) {
+	// Each case makes its slices afresh from an array of 3 elements and room
+	// for 2 more, so that both ways of appending start from the same memory.
+	cases := map[string]func(b []int) (cur, in []int){
+		"to nil":    func(b []int) ([]int, []int) { return nil, []int{1} },
+		"nothing":   func(b []int) ([]int, []int) { return b[:2], nil },
+		"in room":   func(b []int) ([]int, []int) { return b[:3], []int{9, 8} },
+		"growing":   func(b []int) ([]int, []int) { return b[:3], []int{9, 8, 7} },
+		"many":      func(b []int) ([]int, []int) { return b[:1], []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10} },
+		"itself":    func(b []int) ([]int, []int) { return b[:3], b[:3] },
+		"its tail":  func(b []int) ([]int, []int) { return b[:1], b[1:3] },
+		"its spare": func(b []int) ([]int, []int) { return b[:3], b[3:5] },
+	}
+	fresh := func() []int { b := make([]int, 5); copy(b, []int{1, 2, 3, 4, 5}); return b[:3] }
+	for name, slicesOf := range cases {
+		t.Run(name, func(t *testing.T) {
+			cur, in := slicesOf(fresh())
+			want := reflect.AppendSlice(reflect.ValueOf(cur), reflect.ValueOf(in)).Interface().([]int)
+			cur, in = slicesOf(fresh())
+			appendTo(reflect.ValueOf(&cur).Elem(), reflect.ValueOf(in))
+			if !slices.Equal(cur, want) || cap(cur) != cap(want) {
+				t.Errorf("got %v (cap %d), want %v (cap %d)", cur, cap(cur), want, cap(want))
+			}
+		})
+	}
 }

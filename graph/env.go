@@ -82,6 +82,15 @@ func Write[S any](ctx context.Context, update S) error {
 	return nil
 }
 
+// Observed reports whether the events a running node sends (Emit) reach
+// anyone: the run's Stream or the graph's live listeners (WithEvents). A node
+// may skip building events that nobody reads; Emit drops them anyway. Outside
+// a task it reports false.
+func Observed(ctx context.Context) bool {
+	e := envFrom(ctx)
+	return e != nil && e.live
+}
+
 // Emit sends data to the run's stream as an event of type typ (EventMessage for
 // model output, EventCustom otherwise) while the node runs. Invoke discards it.
 func Emit(ctx context.Context, typ EventType, data any) {
@@ -92,14 +101,13 @@ func Emit(ctx context.Context, typ EventType, data any) {
 	e.runner.send(Event{Type: typ, Node: e.node, Step: e.step, Data: data})
 }
 
-// OnceOption configures Once.
-type OnceOption func(*onceConfig)
-
-type onceConfig struct{ toolCallID string }
+// OnceOption configures Once. It is a plain value, so that passing options
+// to Once allocates nothing.
+type OnceOption struct{ toolCallID string }
 
 // AsToolCall marks the sub-task as the tool call id: interrupts it raises report
 // that id.
-func AsToolCall(id string) OnceOption { return func(c *onceConfig) { c.toolCallID = id } }
+func AsToolCall(id string) OnceOption { return OnceOption{toolCallID: id} }
 
 // SubTaskResult is the result of a sub-task run with Once, recorded in its step's
 // ledger. A stream reports it as soon as the sub-task finishes (EventSubTask),
@@ -137,9 +145,9 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 	if s == nil {
 		return zero, interlude.ErrNotInRun
 	}
-	var cfg onceConfig
+	var cfg OnceOption
 	for _, o := range opts {
-		o(&cfg)
+		cfg.toolCallID = o.toolCallID
 	}
 	lk := s.LedgerKey(key)
 	if r, ok := s.RecordedResult(lk); ok {
@@ -153,8 +161,8 @@ func Once[T any](ctx context.Context, key string, fn func(ctx context.Context) (
 		}
 		return v, nil
 	}
-	sub := s.Sub(key, cfg.toolCallID)
-	v, err := fn(task.With(ctx, sub))
+	subCtx, sub := s.SubContext(ctx, key, cfg.toolCallID)
+	v, err := fn(subCtx)
 	if sub.Paused() {
 		if err == nil || !interlude.IsPaused(err) {
 			err = interlude.ErrPaused

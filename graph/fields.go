@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -39,6 +40,27 @@ type field struct {
 	typ     reflect.Type
 	reducer Reducer
 	appends bool // a slice whose elements are JSON appenders (see jsonAppender)
+	// plainInt: a signed integer type that encoding/json writes as its digits
+	// (one with no JSON or text encoding of its own)
+	plainInt bool
+}
+
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// isPlainInt reports whether encoding/json writes values of t as the digits
+// of a signed integer.
+func isPlainInt(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	default:
+		return false
+	}
+	p := reflect.PointerTo(t)
+	return !t.Implements(jsonMarshalerType) && !p.Implements(jsonMarshalerType) &&
+		!t.Implements(textMarshalerType) && !p.Implements(textMarshalerType)
 }
 
 // jsonAppender is a value that appends its JSON encoding to dst, exactly as
@@ -60,7 +82,10 @@ func appendsElems(t reflect.Type) bool {
 
 // encodeField encodes a field's value as json.Marshal does.
 func encodeField(f *field, v reflect.Value) ([]byte, error) {
-	if !f.appends || v.IsNil() {
+	switch {
+	case f.plainInt:
+		return strconv.AppendInt(make([]byte, 0, 8), v.Int(), 10), nil
+	case !f.appends || v.IsNil():
 		return json.Marshal(v.Interface())
 	}
 	data := append(make([]byte, 0, 256), '[')
@@ -103,7 +128,7 @@ func describe(t reflect.Type) (*fields, error) {
 				name = n
 			}
 		}
-		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer, appends: appendsElems(sf.Type)}
+		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer, appends: appendsElems(sf.Type), plainInt: isPlainInt(sf.Type)}
 		if tag := sf.Tag.Get("graph"); tag != "" {
 			f.reducer = Reducer(tag)
 		}
@@ -168,6 +193,9 @@ func (fs *fields) writesOf(update reflect.Value, who string) ([]write, error) {
 		v := update.Field(f.index)
 		if v.IsZero() {
 			continue
+		}
+		if out == nil {
+			out = make([]write, 0, len(fs.list)-i) // room for every field left
 		}
 		data, err := encodeField(f, v)
 		if err != nil {
@@ -272,7 +300,7 @@ func (fs *fields) applyToCopy(dst reflect.Value, ws []write) error {
 func reduce(cur, v reflect.Value, r Reducer) {
 	switch r {
 	case AppendReducer:
-		cur.Set(reflect.AppendSlice(cur, v))
+		appendTo(cur, v)
 	case AddReducer:
 		switch {
 		case cur.CanInt():
@@ -311,6 +339,36 @@ func reduce(cur, v reflect.Value, r Reducer) {
 		}
 		cur.Set(v)
 	}
+}
+
+// appendTo appends the slice v to the slice cur (addressable), as
+// cur.Set(reflect.AppendSlice(cur, v)) does. A few elements (a step's new
+// messages) are set one by one into cur grown in place, which allocates
+// nothing but the grown array; AppendSlice would allocate two slice headers
+// besides.
+func appendTo(cur, v reflect.Value) {
+	n, m := cur.Len(), v.Len()
+	if m == 0 || m > 8 || overlaps(cur, v) {
+		cur.Set(reflect.AppendSlice(cur, v))
+		return
+	}
+	cur.Grow(m)
+	cur.SetLen(n + m)
+	for i := range m {
+		cur.Index(n + i).Set(v.Index(i))
+	}
+}
+
+// overlaps reports whether the elements of slice v lie in the array of slice
+// cur, so that setting them one by one could read what it has just written.
+func overlaps(cur, v reflect.Value) bool {
+	if cur.Cap() == 0 {
+		return false
+	}
+	size := cur.Type().Elem().Size()
+	start, end := cur.Pointer(), cur.Pointer()+uintptr(cur.Cap())*size
+	vs, ve := v.Pointer(), v.Pointer()+uintptr(v.Len())*size
+	return vs < end && start < ve
 }
 
 // clip returns a copy of the state value whose slices have no spare capacity, so a

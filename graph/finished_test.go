@@ -147,3 +147,42 @@ func TestAResultThatCannotBeRecordedFailsTheStepThatWaits(t *testing.T) {
 		t.Fatalf("got %v %+v, want the step failed: its result cannot be recorded", err, res)
 	}
 }
+
+// A node can tell whether its events reach anyone: they do in a Stream and
+// with live listeners, not in a plain Invoke, and never outside a run.
+func TestANodeKnowsWhetherItsEventsAreObserved(t *testing.T) {
+	ctx := context.Background()
+	build := func(opts ...graph.Option) (*graph.Graph[shipState], *atomic.Bool) {
+		var seen atomic.Bool
+		g := graph.New[shipState]()
+		g.AddNode("look", func(ctx context.Context, s shipState) (shipState, error) {
+			seen.Store(graph.Observed(ctx))
+			return shipState{}, nil
+		})
+		g.AddEdge(graph.Start, "look")
+		c, err := g.Compile(append([]graph.Option{graph.WithStore(memory.New())}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, &seen
+	}
+	g, seen := build()
+	if _, err := g.Invoke(ctx, "t1", graph.Input(shipState{})); err != nil || seen.Load() {
+		t.Fatalf("an invocation without listeners is observed (%v)", err)
+	}
+	for _, err := range g.Stream(ctx, "t2", graph.Input(shipState{})) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !seen.Load() {
+		t.Fatal("a stream is not observed")
+	}
+	g, seen = build(graph.WithEvents(func(graph.Event) {}))
+	if _, err := g.Invoke(ctx, "t1", graph.Input(shipState{})); err != nil || !seen.Load() {
+		t.Fatalf("an invocation with live listeners is not observed (%v)", err)
+	}
+	if graph.Observed(ctx) {
+		t.Fatal("a context outside any run is observed")
+	}
+}

@@ -428,7 +428,10 @@ func (g *Graph[S]) successors(ctx context.Context, ran []string, s S) ([]string,
 		}
 		for _, r := range g.routes[from] {
 			if quiet == nil {
-				quiet = task.Without(ctx)
+				quiet = ctx
+				if task.From(ctx) != nil {
+					quiet = task.Without(ctx)
+				}
 			}
 			tos, err := r(quiet, s)
 			if err != nil {

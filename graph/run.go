@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -151,6 +150,7 @@ type runner[S any] struct {
 	replayed []interlude.Resolution // answers of this invocation given before
 	replay   bool                   // every answer of this invocation was given before
 	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
+	ts       task.Step              // what the tasks of the running step share
 	nestedAs nesting                // what nest points to, allocated with the runner
 	// breakpoints on this graph's nodes (and, by path, its subgraphs') named by
 	// the graphs it runs inside, relative to this graph
@@ -775,16 +775,8 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if !st.mid {
 		base = st.version
 	}
-	// The step's shared state and its copy of a single exchange (the common
-	// case) are allocated together.
-	ts := &struct {
-		task.Step
-		one [1]interlude.Exchange
-	}{}
 	var exchanges []interlude.Exchange
-	if n := len(st.exchanges); n <= 1 {
-		exchanges = ts.one[:n:n]
-	} else {
+	if n := len(st.exchanges); n > 0 {
 		exchanges = make([]interlude.Exchange, n)
 	}
 	for i, x := range st.exchanges {
@@ -800,13 +792,13 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 			exchanges[i].Resolution = &r
 		}
 	}
-	var idBase string
+	// The tasks of one step run at a time, and none outlives its step: the
+	// runner's step record serves each step in turn.
+	ts := &r.ts
+	*ts = task.Step{Nonce: st.nonce, Thread: r.threadID, Checkpoint: base, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
 	if r.nest != nil {
-		idBase = r.nest.idBase + "\x00" + strconv.FormatInt(base, 10)
-	} else {
-		idBase = st.nonce + "\x00" + r.threadID + "\x00" + strconv.FormatInt(base, 10)
+		ts.Nonce, ts.Thread, ts.Nested = "", "", r.nest.idBase
 	}
-	ts.Step = task.Step{IDBase: idBase, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
 	if !st.mid {
 		st.waiting.clear() // kept for an earlier step
 	}
@@ -834,17 +826,18 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	switch len(runs) {
 	case 0:
 	case 1:
-		one[0] = r.runTask(&ts.Step, runs[0])
+		one[0] = r.runTask(ts, runs[0])
 		outs = one[:]
 	default:
-		outs = r.runTasks(&ts.Step, runs)
+		outs = r.runTasks(ts, runs)
 	}
 	if r.ctx.Err() != nil {
 		// The cause says why: a lost lease rather than a plain cancellation.
 		r.dirty = true
 		return false, nil, context.Cause(r.ctx)
 	}
-	var ledger []ledgerEntry
+	var ledgerOne [1]ledgerEntry // a step of one task, the most common, keeps its entry here
+	ledger := ledgerOne[:0]
 	var raised []interlude.Interruption
 	var partial []write
 	var failures []error
@@ -885,12 +878,12 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		if len(raised) > 0 || waiting || len(failures) > 0 {
 			inside = nil // a breakpoint inside waits for the answers, and is met again
 		}
-		return r.hold(&delta{Writes: partial, Ledger: ledger, Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base, Break: inside}, errors.Join(failures...))
+		return r.hold(&delta{Writes: partial, Ledger: slices.Clone(ledger), Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base, Break: inside}, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
 	writer := map[string]string{}
-	for _, n := range st.next {
+	for i, n := range st.next {
 		var ws []write
 		if e := st.ledgerOf(n); e != nil {
 			ws = e.Writes
@@ -907,6 +900,13 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 				writer[w.Field] = n
 			}
 		}
+		if i == 0 {
+			all = ws // no copy for a step of one node
+			continue
+		}
+		if i == 1 {
+			all = slices.Clip(all) // a copy once a second node's writes follow
+		}
 		all = append(all, ws...)
 	}
 	// The writes are combined into a copy, so that the step can still be given up.
@@ -920,7 +920,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
 		memo, merr := memoOf(outs)
-		return r.hold(&delta{Ledger: ledger, Memo: memo, Calls: callsOf(outs), Base: base}, errors.Join(err, merr))
+		return r.hold(&delta{Ledger: slices.Clone(ledger), Memo: memo, Calls: callsOf(outs), Base: base}, errors.Join(err, merr))
 	}
 	st.values = r.combined
 	r.dirty = true
@@ -1063,12 +1063,14 @@ func (r *runner[S]) failStep(cause error) (bool, *Result[S], error) {
 // runTask runs one attempt of node's task.
 func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	g, st := r.g, r.c.st
-	sc := task.New(ts, node)
-	// The task's context carries its scope and env in one allocation with the env.
+	// The task's scope, and its context carrying the scope and env, in one
+	// allocation with the env.
 	tc := &struct {
-		ctx task.Context
-		env taskEnv
+		root task.Root
+		ctx  task.Context
+		env  taskEnv
 	}{}
+	sc := tc.root.Init(ts, node)
 	env := &tc.env
 	*env = taskEnv{runner: r, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.inBefore), after: r.pathBreaks(g.cfg.after, r.inAfter)}
 	ctx, span := r.startNode(r.ctx, node)
@@ -1106,7 +1108,10 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		o.err = err
 		return o
 	}
-	o.writes = append(o.partial, ws...)
+	o.writes = ws
+	if len(o.partial) > 0 {
+		o.writes = append(o.partial, ws...)
+	}
 	if r.emit != nil || g.cfg.events != nil {
 		r.send(Event{Type: EventUpdate, Node: node, Update: writesObject(o.writes), Step: st.step})
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/jsonerr"
@@ -72,6 +73,27 @@ type funcTool[In, Out any] struct {
 	schema            json.RawMessage
 	err               error
 	fn                func(ctx context.Context, in In) (Out, error)
+	compiled          atomic.Pointer[schema.Schema] // schema, once compiled
+}
+
+// compiledSchema returns the tool's input schema compiled, compiling it on
+// first use: its schema never changes.
+func (t *funcTool[In, Out]) compiledSchema() (*schema.Schema, error) {
+	if s := t.compiled.Load(); s != nil {
+		return s, nil
+	}
+	s, err := schema.Compile(t.schema)
+	if err != nil {
+		return nil, err
+	}
+	t.compiled.Store(s)
+	return s, nil
+}
+
+// precompiled is a tool that keeps its input schema compiled, as Func's tools
+// do, sparing each validation the look-up of the schema by its text.
+type precompiled interface {
+	compiledSchema() (*schema.Schema, error)
 }
 
 func (t *funcTool[In, Out]) Name() string                 { return t.name }
@@ -106,7 +128,13 @@ type Violation = interlude.Violation
 // Validate checks args against the tool's input schema and returns the first 20
 // violations, ordered by path, or nil when they are valid.
 func Validate(t Tool, args json.RawMessage) ([]Violation, error) {
-	s, err := schema.Compile(t.InputSchema())
+	var s *schema.Schema
+	var err error
+	if p, ok := t.(precompiled); ok {
+		s, err = p.compiledSchema()
+	} else {
+		s, err = schema.Compile(t.InputSchema())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tool %q has an unusable input schema: %w", t.Name(), err)
 	}

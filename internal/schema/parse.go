@@ -218,7 +218,21 @@ func (p *cleanParser) str() (any, bool) {
 
 // number reads a number as JSON's grammar has it, kept as its text.
 func (p *cleanParser) number() (any, bool) {
-	d, start := p.data, p.i
+	start := p.i
+	if !p.skipNumber() {
+		return nil, false
+	}
+	n := string(p.data[start:p.i])
+	if !checkable(n) {
+		return nil, false
+	}
+	return json.Number(n), true
+}
+
+// skipNumber moves past a number as JSON's grammar has it, reporting false if
+// there is none at p.i.
+func (p *cleanParser) skipNumber() bool {
+	d := p.data
 	digits := func() bool {
 		s := p.i
 		for p.i < len(d) && '0' <= d[p.i] && d[p.i] <= '9' {
@@ -233,12 +247,12 @@ func (p *cleanParser) number() (any, bool) {
 	case p.i < len(d) && d[p.i] == '0':
 		p.i++
 	case !digits():
-		return nil, false
+		return false
 	}
 	if p.i < len(d) && d[p.i] == '.' {
 		p.i++
 		if !digits() {
-			return nil, false
+			return false
 		}
 	}
 	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
@@ -247,12 +261,8 @@ func (p *cleanParser) number() (any, bool) {
 			p.i++
 		}
 		if !digits() {
-			return nil, false
+			return false
 		}
 	}
-	n := string(d[start:p.i])
-	if !checkable(n) {
-		return nil, false
-	}
-	return json.Number(n), true
+	return true
 }

@@ -75,6 +75,9 @@ func (s *Schema) Validate(data []byte) ([]Violation, int) {
 // ValidateN is Validate describing at most limit violations, for callers that
 // validate documents they built themselves and want every violation.
 func (s *Schema) ValidateN(data []byte, limit int) ([]Violation, int) {
+	if s.simple != nil && s.simple.acceptsJSON(data) {
+		return nil, 0
+	}
 	if doc, ok := parseClean(data); ok {
 		if s.simple != nil && s.simple.accepts(doc) {
 			return nil, 0
@@ -100,6 +103,9 @@ func (s *Schema) ValidateN(data []byte, limit int) ([]Violation, int) {
 // value, and when it is not, the violations are Validate's. A small valid
 // document is read once for both answers.
 func (s *Schema) ValidateJSON(data []byte) (vs []Violation, total int, isJSON bool) {
+	if s.simple != nil && s.simple.acceptsJSON(data) {
+		return nil, 0, true
+	}
 	if doc, ok := parseClean(data); ok {
 		if s.simple != nil && s.simple.accepts(doc) {
 			return nil, 0, true

@@ -1,11 +1,13 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // shape is a schema of the plainest and most common kind, such as the input
@@ -190,4 +192,162 @@ func (sh *shape) accepts(doc any) bool {
 		}
 	}
 	return true
+}
+
+// maxScanKeys is how many keys acceptsJSON compares case-insensitively with
+// each other; an object with more goes the general way.
+const maxScanKeys = 8
+
+// acceptsJSON reports whether data is a JSON document that parseClean reads
+// and accepts then accepts, reading data in place without building the
+// document. It answers false whenever it is not sure (escaped strings,
+// nested values, many keys), and the caller then takes the general way; so
+// true is exactly parseClean's and accepts' true.
+func (sh *shape) acceptsJSON(data []byte) bool {
+	p := cleanParser{data: data}
+	p.space()
+	if p.i >= len(data) || data[p.i] != '{' {
+		return false
+	}
+	p.i++
+	var keys [maxScanKeys][]byte
+	n := 0
+	p.space()
+	if p.i < len(data) && data[p.i] == '}' {
+		p.i++
+	} else {
+		for {
+			if n == maxScanKeys {
+				return false
+			}
+			k, ok := p.plainString()
+			if !ok {
+				return false
+			}
+			for _, o := range keys[:n] {
+				if bytes.EqualFold(o, k) {
+					return false
+				}
+			}
+			keys[n] = k
+			n++
+			p.space()
+			if p.i >= len(data) || data[p.i] != ':' {
+				return false
+			}
+			p.i++
+			p.space()
+			t, known := sh.props[string(k)]
+			if !known && sh.closed {
+				return false
+			}
+			if !p.scalar(t, sh.bounds, k) {
+				return false
+			}
+			p.space()
+			if p.i >= len(data) {
+				return false
+			}
+			if data[p.i] == '}' {
+				p.i++
+				break
+			}
+			if data[p.i] != ',' {
+				return false
+			}
+			p.i++
+			p.space()
+		}
+	}
+	p.space()
+	if p.i != len(data) {
+		return false
+	}
+	for _, r := range sh.required {
+		found := false
+		for _, k := range keys[:n] {
+			if string(k) == r {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reads a string without escapes, in valid UTF-8 and without
+// control characters, and returns its contents; any other value reports false.
+func (p *cleanParser) plainString() ([]byte, bool) {
+	if p.i >= len(p.data) || p.data[p.i] != '"' {
+		return nil, false
+	}
+	start := p.i + 1
+	for i := start; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			s := p.data[start:i]
+			if !utf8.Valid(s) {
+				return nil, false
+			}
+			p.i = i + 1
+			return s, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// scalar reads the value of property key, which the shape types t ("" for a
+// property it does not name), and reports whether accepts would take it: a
+// value of type t, or for an unnamed property any plain string, checkable
+// number, boolean or null. It reports false for anything else, nested values
+// included.
+func (p *cleanParser) scalar(t string, bs map[string]bounds, key []byte) bool {
+	if p.i >= len(p.data) {
+		return false
+	}
+	switch c := p.data[p.i]; {
+	case c == '"':
+		if t != "" && t != "string" {
+			return false
+		}
+		_, ok := p.plainString()
+		return ok
+	case c == 't' || c == 'f' || c == 'n':
+		if t != "" && (t != "boolean" || c == 'n') {
+			return false
+		}
+		word := "null"
+		switch c {
+		case 't':
+			word = "true"
+		case 'f':
+			word = "false"
+		}
+		return p.literal(word)
+	case c == '-' || ('0' <= c && c <= '9'):
+		if t != "" && t != "number" && t != "integer" {
+			return false
+		}
+		start := p.i
+		if !p.skipNumber() || !checkable(string(p.data[start:p.i])) {
+			return false
+		}
+		if t == "" {
+			return true
+		}
+		num := p.data[start:p.i]
+		if t == "integer" && bytes.ContainsAny(num, ".eE") {
+			return false
+		}
+		if b, bounded := bs[string(key)]; bounded {
+			return b.inside(json.Number(num))
+		}
+		return true
+	}
+	return false
 }

@@ -78,3 +78,59 @@ func TestOtherSchemasAreNotTakenAsPlainObjects(t *testing.T) {
 		}
 	}
 }
+
+var scanSchemas = []string{
+	`{"properties":{"order_id":{"type":"string"},"amount":{"type":"number","minimum":0,"maximum":1000},"n":{"type":"integer"},"ok":{"type":"boolean"}},"additionalProperties":false,"type":"object","required":["order_id"]}`,
+	`{"type":"object","properties":{"a":{"type":"string"},"k":{"type":"integer","minimum":-3}}}`,
+}
+
+// agreeWithReadAndAccept fails t if the in-place check of data accepts what
+// reading it (parseClean) and checking the read value (accepts) would not.
+func agreeWithReadAndAccept(t *testing.T, sh *shape, data []byte) bool {
+	t.Helper()
+	if !sh.acceptsJSON(data) {
+		return false
+	}
+	doc, ok := parseClean(data)
+	if !ok || !sh.accepts(doc) {
+		t.Fatalf("%q is accepted in place, but read (%v) and checked it is not", data, ok)
+	}
+	return true
+}
+
+// A document checked in place, without being read into a value, is accepted
+// only if reading it and checking the value would accept it; the common tool
+// arguments are accepted in place.
+func TestAPlainDocumentIsCheckedInPlaceAsWhenRead(t *testing.T) {
+	sh := shapeOf([]byte(scanSchemas[0]))
+	open := shapeOf([]byte(scanSchemas[1]))
+	for _, d := range []string{`{"order_id":"1"}`, ` { "order_id" : "1" , "amount" : 10.5 , "n" : -2 , "ok" : false } `, "{\"order_id\":\"\u00e9t\u00e9\"}"} {
+		if !agreeWithReadAndAccept(t, sh, []byte(d)) {
+			t.Errorf("%s is not accepted in place", d)
+		}
+	}
+	for _, d := range []string{`{"a":"x","other":null,"more":[1]}`, `{"a":"x","other":1e3,"b":true}`, `{}`} {
+		agreeWithReadAndAccept(t, open, []byte(d))
+	}
+	for _, d := range append(append([]string{}, cleanDocs...), declinedDocs...) {
+		agreeWithReadAndAccept(t, sh, []byte(d))
+		agreeWithReadAndAccept(t, open, []byte(d))
+	}
+}
+
+// FuzzCheckingInPlaceAgreesWithReading: whatever the bytes, the in-place check
+// accepts them only if reading and checking the value accepts them.
+func FuzzCheckingInPlaceAgreesWithReading(f *testing.F) {
+	for _, d := range append(append([]string{`{"order_id":"1","amount":1000,"n":1.0,"ok":null}`, `{"K":1,"k":2}`}, cleanDocs...), declinedDocs...) {
+		f.Add([]byte(d), false)
+		f.Add([]byte(d), true)
+	}
+	closed, open := shapeOf([]byte(scanSchemas[0])), shapeOf([]byte(scanSchemas[1]))
+	f.Fuzz(func(t *testing.T, data []byte, useOpen bool) {
+		sh := closed
+		if useOpen {
+			sh = open
+		}
+		agreeWithReadAndAccept(t, sh, data)
+	})
+}

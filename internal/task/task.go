@@ -27,8 +27,13 @@ import (
 // from, the exchanges recorded so far in this step, and the ledger of finished
 // sub-tasks. It is read-only while tasks run.
 type Step struct {
-	// IDBase identifies the thread incarnation and the checkpoint the step started from.
-	IDBase string
+	// Nonce and Thread identify the thread incarnation of a thread's own step;
+	// Nested, set instead for a step of a run nested in a task, is the IDBase
+	// of that task's scope. Checkpoint is the checkpoint the step started from.
+	// Interrupt ids derive from them (IDBase), joined only when an interrupt
+	// asks: most steps raise none.
+	Nonce, Thread, Nested string
+	Checkpoint            int64
 	// Exchanges lists the interrupts raised in this step so far, in the order they were
 	// raised, with their resolutions where given.
 	Exchanges []vocab.Exchange
@@ -38,14 +43,26 @@ type Step struct {
 	Now func() time.Time
 }
 
+// IDBase identifies the thread incarnation, or the scope of a nested run, and
+// the checkpoint the step started from.
+func (s *Step) IDBase() string {
+	cp := strconv.FormatInt(s.Checkpoint, 10)
+	if s.Nested != "" {
+		return s.Nested + "\x00" + cp
+	}
+	return s.Nonce + "\x00" + s.Thread + "\x00" + cp
+}
+
 // Collector gathers what the attempts of one task produce; sub-task scopes share
 // their root task's collector.
 type Collector struct {
 	mu     sync.Mutex
 	raised []vocab.Interruption
-	// first is the first sub-task result recorded (most tasks record at most
-	// one), ledger the others: a map costs more than the result it keeps.
-	first  recorded
+	// few are the first sub-task results recorded (most tasks record a few,
+	// such as a turn's tool calls), ledger the others: a map costs more than
+	// the results it keeps.
+	few    [4]recorded
+	nfew   int
 	ledger map[string]Result
 }
 
@@ -90,8 +107,10 @@ func (c *Collector) Ledger() iter.Seq2[string, Result] {
 	return func(yield func(string, Result) bool) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.first.Key == "" || !yield(c.first.Key, c.first.Result) {
-			return
+		for _, r := range c.few[:c.nfew] {
+			if !yield(r.Key, r.Result) {
+				return
+			}
 		}
 		for k, r := range c.ledger {
 			if !yield(k, r) {
@@ -105,16 +124,15 @@ func (c *Collector) Ledger() iter.Seq2[string, Result] {
 func (c *Collector) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.first.Key == "" {
-		return 0
-	}
-	return 1 + len(c.ledger)
+	return c.nfew + len(c.ledger)
 }
 
 // lookup returns the result recorded under key in this attempt. c.mu is held.
 func (c *Collector) lookup(key string) (Result, bool) {
-	if c.first.Key == key && key != "" {
-		return c.first.Result, true
+	for _, r := range c.few[:c.nfew] {
+		if r.Key == key {
+			return r.Result, true
+		}
 	}
 	r, ok := c.ledger[key]
 	return r, ok
@@ -136,15 +154,21 @@ type Scope struct {
 }
 
 // New returns the scope of a top-level task running node.
-func New(step *Step, node string) *Scope {
-	t := &struct {
-		s    Scope
-		c    Collector
-		path [1]string
-	}{}
-	t.path[0] = node
-	t.s = Scope{step: step, collector: &t.c, node: node, path: t.path[:]}
-	return &t.s
+func New(step *Step, node string) *Scope { return new(Root).Init(step, node) }
+
+// Root holds the scope of a top-level task and what it refers to, for a
+// runtime that allocates them together with its own state of the task.
+type Root struct {
+	s    Scope
+	c    Collector
+	path [1]string
+}
+
+// Init makes r the scope of a top-level task running node, and returns it.
+func (r *Root) Init(step *Step, node string) *Scope {
+	r.path[0] = node
+	r.s = Scope{step: step, collector: &r.c, node: node, path: r.path[:]}
+	return &r.s
 }
 
 // Sub returns the scope of a sub-task of s identified by key.
@@ -156,6 +180,30 @@ func (s *Scope) Sub(key, toolCallID string) *Scope {
 		toolCallID = s.toolCallID
 	}
 	return &Scope{parent: s, step: s.step, collector: s.collector, node: s.node, path: p, toolCallID: toolCallID}
+}
+
+// SubContext returns the scope of a sub-task of s identified by key, as Sub
+// does, and ctx carrying it, as With does, in one allocation.
+func (s *Scope) SubContext(ctx context.Context, key, toolCallID string) (context.Context, *Scope) {
+	t := &struct {
+		s    Scope
+		c    Context
+		path [3]string
+	}{}
+	var p []string
+	if n := len(s.path) + 1; n <= len(t.path) {
+		p = t.path[:n:n]
+	} else {
+		p = make([]string, n)
+	}
+	copy(p, s.path)
+	p[len(s.path)] = key
+	if toolCallID == "" {
+		toolCallID = s.toolCallID
+	}
+	t.s = Scope{parent: s, step: s.step, collector: s.collector, node: s.node, path: p, toolCallID: toolCallID}
+	t.c = Context{Context: ctx, Scope: &t.s, Key: ctxKey{}, Val: &t.s}
+	return &t.c, &t.s
 }
 
 // Collector returns the collector shared by the task and its sub-tasks.
@@ -208,7 +256,7 @@ func (s *Scope) NextID(name string) (string, error) {
 		slot = "pos:" + strconv.Itoa(s.pos)
 		s.pos++
 	}
-	return ID(s.step.IDBase, s.path, slot), nil
+	return ID(s.step.IDBase(), s.path, slot), nil
 }
 
 // ID derives an interrupt id from the step identity, the task path and the call's slot.
@@ -338,13 +386,21 @@ func (s *Scope) RecordValue(ledgerKey, toolCallID string, result any) {
 	s.collector.put(ledgerKey, Result{value: result, ToolCallID: toolCallID})
 }
 
-// put records r under key, in the first slot while it is free or holds key.
+// put records r under key: in the slot of few that holds key, else the next
+// free one, else in the map.
 func (c *Collector) put(key string, r Result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for i := range c.few[:c.nfew] {
+		if c.few[i].Key == key {
+			c.few[i].Result = r
+			return
+		}
+	}
 	switch {
-	case c.first.Key == "" || c.first.Key == key:
-		c.first = recorded{Key: key, Result: r}
+	case c.nfew < len(c.few):
+		c.few[c.nfew] = recorded{Key: key, Result: r}
+		c.nfew++
 	default:
 		if c.ledger == nil {
 			c.ledger = make(map[string]Result)
@@ -418,7 +474,7 @@ func (s *Scope) Forward(in vocab.Interruption) {
 // IDBase is what the interrupt ids of a run nested in this scope derive from: the
 // step's identity and this scope's path.
 func (s *Scope) IDBase() string {
-	return s.step.IDBase + "\x02" + strings.Join(s.path, "\x1f")
+	return s.step.IDBase() + "\x02" + strings.Join(s.path, "\x1f")
 }
 
 // progressMark ends the ledger key under which a nested run keeps its checkpoint.

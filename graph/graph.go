@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/internal/tracing"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -207,7 +208,7 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	g.labels = make(map[string]nodeLabels, len(b.order))
 	for i, n := range b.order {
 		g.order[n] = i
-		g.labels[n] = nodeLabels{span: "interlude.node " + n, who: fmt.Sprintf("node %q", n)}
+		g.labels[n] = nodeLabels{span: "interlude.node " + n, who: fmt.Sprintf("node %q", n), nodes: tracing.Nodes.StringSlice([]string{n})}
 	}
 	g.nodeNames = slices.Clone(b.order)
 	if cfg.observer != nil {
@@ -396,6 +397,8 @@ type Graph[S any] struct {
 type nodeLabels struct {
 	span string // its tracing span's name
 	who  string // how errors about its updates name it
+	// nodes is the interlude.nodes attribute of a step that runs it alone.
+	nodes attribute.KeyValue
 }
 
 // Name returns the graph's name (WithName).

@@ -21,7 +21,6 @@ import (
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Invoke runs the command on the thread and waits for the run to end: completed,
@@ -184,7 +183,7 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Comm
 			return r.resume()
 		}
 	})
-	endRun(span, res, err)
+	g.endRun(span, threadID, cmd, res, err)
 	return res, err
 }
 
@@ -726,11 +725,11 @@ func (r *runner[S]) loop() (*Result[S], error) {
 				Message: fmt.Sprintf("the run took %d steps without finishing; raise WithRecursionLimit or check for an endless loop, then continue the thread", g.cfg.limit)})
 		}
 		outer := r.ctx
-		var span trace.Span
-		r.ctx, span = r.startStep(st.next)
+		var span stepSpan
+		r.ctx, span = r.startStep()
 		done, res, err := r.step()
 		r.ctx = outer
-		endSpan(span, err)
+		span.end(err)
 		if !done {
 			return res, err
 		}
@@ -1078,7 +1077,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	ctx = &tc.ctx
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}
-	defer endNode(span, &o)
+	defer endNode(span, &o, st.step)
 	var upd S
 	var err error
 	if g.observer != nil && g.observer.BeforeNode != nil {

@@ -12,18 +12,32 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// commandName names a command kind in the run span.
-func commandName(k commandKind) string {
-	switch k {
-	case cmdInput:
-		return "input"
-	case cmdAnswer:
-		return "answer"
-	case cmdRecover:
-		return "recover"
+// Attributes with one of a few values, made once.
+var (
+	commandAttrs = [...]attribute.KeyValue{
+		cmdInput:   tracing.Command.String("input"),
+		cmdAnswer:  tracing.Command.String("answer"),
+		cmdRecover: tracing.Command.String("recover"),
 	}
-	return "continue"
+	commandContinue = tracing.Command.String("continue")
+	nodePaused      = tracing.Status.String("paused")
+	nodeFailed      = tracing.Status.String("failed")
+	nodeFinished    = tracing.Status.String("finished")
+	replayedAttr    = tracing.Replayed.Bool(true)
+	linkPause       = tracing.Link.String(tracing.LinkPause)
+)
+
+// commandAttr is the interlude.command attribute of a command kind.
+func commandAttr(k commandKind) attribute.KeyValue {
+	if int(k) < len(commandAttrs) && commandAttrs[k].Key != "" {
+		return commandAttrs[k]
+	}
+	return commandContinue
 }
+
+// The spans of runs, steps and nodes get all their attributes as they end, in
+// one call: the SDK then copies them once into the span, where setting some
+// at the start and the rest at the end copies them twice.
 
 // startRun starts the span of one invocation. A run that answers questions
 // starts a new trace: the wait for an answer can last days, and the answered
@@ -38,22 +52,21 @@ func (g *Graph[S]) startRun(ctx context.Context, threadID string, cmd Command) (
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{tracing.Link.String(tracing.LinkAnswer)}}))
 		}
 	}
-	ctx, span := g.cfg.tracer.Start(ctx, name, opts...)
-	if span.IsRecording() {
-		span.SetAttributes(tracing.Graph.String(g.name), tracing.ThreadID.String(threadID), tracing.Command.String(commandName(cmd.kind)))
-	}
-	return ctx, span
+	return g.cfg.tracer.Start(ctx, name, opts...)
 }
 
-// endRun ends the run's span with how the run ended.
-func endRun[S any](span trace.Span, res *Result[S], err error) {
+// endRun ends the run's span with what it ran and how it ended.
+func (g *Graph[S]) endRun(span trace.Span, threadID string, cmd Command, res *Result[S], err error) {
 	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 3, 6)
+		attrs[0], attrs[1], attrs[2] = tracing.Graph.String(g.name), tracing.ThreadID.String(threadID), commandAttr(cmd.kind)
 		if res != nil {
-			span.SetAttributes(tracing.Status.String(string(res.Status)), tracing.Checkpoint.Int64(res.Checkpoint))
+			attrs = append(attrs, tracing.Status.String(string(res.Status)), tracing.Checkpoint.Int64(res.Checkpoint))
 			if len(res.Replays) > 0 {
-				span.SetAttributes(tracing.Replayed.Bool(true))
+				attrs = append(attrs, replayedAttr)
 			}
 		}
+		span.SetAttributes(attrs...)
 		if err != nil {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
@@ -70,51 +83,79 @@ func linkAnswer(ctx context.Context, q interlude.Interruption, res interlude.Res
 	if !span.IsRecording() {
 		return
 	}
-	attrs := []attribute.KeyValue{
-		tracing.InterruptID.String(q.ID),
-		tracing.Decision.String(string(res.Status)),
-		tracing.AnsweredBy.String(res.By),
-		tracing.WaitSeconds.Float64(now.Sub(q.CreatedAt).Seconds()),
-	}
+	// One array holds the link's attributes (the first five) and the
+	// event's (from the second on).
+	all := make([]attribute.KeyValue, 5, 6)
+	all[0] = linkPause
+	all[1] = tracing.InterruptID.String(q.ID)
+	all[2] = tracing.Decision.String(string(res.Status))
+	all[3] = tracing.AnsweredBy.String(res.By)
+	all[4] = tracing.WaitSeconds.Float64(now.Sub(q.CreatedAt).Seconds())
 	if sc, ok := tracing.Parse(q.Trace); ok {
-		span.AddLink(trace.Link{SpanContext: sc, Attributes: append([]attribute.KeyValue{tracing.Link.String(tracing.LinkPause)}, attrs...)})
+		span.AddLink(trace.Link{SpanContext: sc, Attributes: all[:5:5]})
 	}
+	attrs := all[1:]
 	if q.Reason != "" {
 		attrs = append(attrs, tracing.Reason.String(q.Reason))
 	}
 	span.AddEvent("interlude.answer", trace.WithAttributes(attrs...))
 }
 
-// startStep starts the span of one step, running nodes.
-func (r *runner[S]) startStep(nodes []string) (context.Context, trace.Span) {
+// stepSpan is the span of one step, with the attributes it ends with.
+type stepSpan struct {
+	span  trace.Span
+	step  int
+	nodes attribute.KeyValue
+}
+
+// startStep starts the span of the step about to run st.next.
+func (r *runner[S]) startStep() (context.Context, stepSpan) {
 	ctx, span := r.g.cfg.tracer.Start(r.ctx, "interlude.step")
+	s := stepSpan{span: span}
 	if span.IsRecording() {
-		span.SetAttributes(tracing.Step.Int(r.c.st.step), tracing.Nodes.StringSlice(nodes))
+		s.step, s.nodes = r.c.st.step, r.g.nodesAttr(r.c.st.next)
 	}
-	return ctx, span
+	return ctx, s
+}
+
+// end ends the step's span, recording err as endSpan does.
+func (s stepSpan) end(err error) {
+	if s.span.IsRecording() {
+		s.span.SetAttributes(tracing.Step.Int(s.step), s.nodes)
+	}
+	endSpan(s.span, err)
+}
+
+// nodesAttr is the interlude.nodes attribute of a step running nodes; a
+// step of a single node takes the one its node's labels hold.
+func (g *Graph[S]) nodesAttr(nodes []string) attribute.KeyValue {
+	if len(nodes) == 1 {
+		if l, ok := g.labels[nodes[0]]; ok {
+			return l.nodes
+		}
+	}
+	return tracing.Nodes.StringSlice(nodes)
 }
 
 // startNode starts the span of one node's task.
 func (r *runner[S]) startNode(ctx context.Context, node string) (context.Context, trace.Span) {
-	ctx, span := r.g.cfg.tracer.Start(ctx, r.g.labels[node].span)
-	if span.IsRecording() {
-		span.SetAttributes(tracing.Node.String(node), tracing.Step.Int(r.c.st.step))
-	}
-	return ctx, span
+	return r.g.cfg.tracer.Start(ctx, r.g.labels[node].span)
 }
 
-// endNode ends a node's span with its outcome.
-func endNode(span trace.Span, o *outcome) {
+// endNode ends the span of a node's task in step with its outcome.
+func endNode(span trace.Span, o *outcome, step int) {
 	if span.IsRecording() {
+		status := nodeFinished
 		switch {
 		case len(o.raised) > 0:
-			span.SetAttributes(tracing.Status.String("paused"))
+			status = nodePaused
 		case o.err != nil:
-			span.SetAttributes(tracing.Status.String("failed"))
+			status = nodeFailed
+		}
+		span.SetAttributes(tracing.Node.String(o.node), tracing.Step.Int(step), status)
+		if o.err != nil && len(o.raised) == 0 {
 			span.RecordError(o.err)
 			span.SetStatus(codes.Error, o.err.Error())
-		default:
-			span.SetAttributes(tracing.Status.String("finished"))
 		}
 	}
 	span.End()

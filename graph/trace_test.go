@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,13 @@ func TestATracedRunHasASpanPerRunStepAndNodeAndAnEventPerAppendAndPause(t *testi
 		t.Fatal("a question should be an event of its node, not a span of its own")
 	}
 	wantAttr(t, "node", node.Attributes, "interlude.status", "paused")
+	wantAttr(t, "run", run.Attributes, "interlude.graph", "refund")
+	wantAttr(t, "node", node.Attributes, "interlude.node", "refund")
+	wantAttr(t, "node", node.Attributes, "interlude.step", int64(0))
+	wantAttr(t, "step", step.Attributes, "interlude.step", int64(0))
+	if v, _ := attr(step.Attributes, "interlude.nodes"); !slices.Equal(v.AsStringSlice(), []string{"refund"}) {
+		t.Fatalf("the step should name the nodes it runs: %v", step.Attributes)
+	}
 	if len(rec.named("interlude.append")) != 0 {
 		t.Fatal("a commit should be an event of its step, not a span of its own")
 	}

@@ -42,19 +42,20 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	ctx, span := h.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(requestAttrs(r)...))
+	// The writer holds the attributes' memory: the SDK copies them.
+	tw := &traceWriter{ResponseWriter: w}
+	ctx, span := h.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(requestAttrs(tw.attrs[:0], r)...))
 	defer span.End()
 	if !span.IsRecording() {
 		h.next.ServeHTTP(w, r.WithContext(ctx))
 		return
 	}
-	tw := &traceWriter{ResponseWriter: w}
 	rc := r.WithContext(ctx)
 	h.next.ServeHTTP(tw, rc)
 	if tw.status == 0 {
 		tw.status = http.StatusOK // the handler wrote nothing: net/http answers 200
 	}
-	end := make([]attribute.KeyValue, 0, 4)
+	end := tw.attrs[:0]
 	if route := route(rc.Pattern); route != "" {
 		span.SetName(spanName(rc))
 		end = append(end, semconv.HTTPRoute(route))
@@ -69,10 +70,9 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// requestAttrs are a request's attributes known before it is served, those
-// a sampler may look at.
-func requestAttrs(r *http.Request) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 12)
+// requestAttrs appends to attrs a request's attributes known before it is
+// served, those a sampler may look at.
+func requestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
 	host, port := splitHostPort(r.Host)
 	attrs = append(attrs, semconv.ServerAddress(host))
 	method, known := methods[r.Method]
@@ -178,10 +178,15 @@ func spanName(r *http.Request) string {
 	if r.Pattern == "" {
 		return method
 	}
-	if rt := route(r.Pattern); rt != "" {
-		return method + " " + rt
+	rt := route(r.Pattern)
+	if rt == "" {
+		return method
 	}
-	return method
+	// A pattern of the method and a path is the name as it is.
+	if p := r.Pattern; len(p) == len(method)+1+len(rt) && p[len(method)] == ' ' && p[:len(method)] == method {
+		return p
+	}
+	return method + " " + rt
 }
 
 // traceWriter notes the status and the size of a response.
@@ -189,6 +194,9 @@ type traceWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// attrs is memory for the span's attributes, those of the request
+	// (up to 13) and then those of the answer (3).
+	attrs [14]attribute.KeyValue
 }
 
 func (w *traceWriter) WriteHeader(code int) {

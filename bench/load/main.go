@@ -10,6 +10,7 @@
 //	go run ./bench/load [-clients 1,8,64] [-duration 10s] [-paused 100000]
 //	go run ./bench/load -postgres DSN [-replicas 3] [-clients 16,64,128] [-paused 0]
 //	go run ./bench/load -trace [-clients 64] [-paused 0]
+//	go run ./bench/load -trace=memory,otlp [-clients 64,64,64] [-paused 0]
 //	go run ./bench/load -webhook [-clients 64] [-paused 0]
 //
 // It builds cmd/interlude, starts `interlude serve` on a free loopback port with a
@@ -17,10 +18,16 @@
 // -replicas servers instead, all on the database at DSN (in a fresh schema,
 // dropped at the end), and sends the requests to them round robin, as a load
 // balancer would: a thread's start and its answer usually reach different
-// replicas. The DSN may set the servers' pool size (pool_max_conns=N). With
-// -trace the servers trace every request, run, step, node and append and send
-// the spans by OTLP over HTTP to a sink in this process, which reads and drops
-// them (its CPU counts as the load generator's). With -webhook the servers
+// replicas. The DSN may set the servers' pool size (pool_max_conns=N).
+//
+// -trace=MODES lists how to trace, each mode with servers of its own (and a
+// database or schema of their own), run one after the other at each client
+// count, so that a shared host's drift touches them alike: off (untraced);
+// memory (every request, run, step, node and append traced, always sampled,
+// into the SDK's in-memory exporter, OTEL_TRACES_EXPORTER=memory); otlp (the
+// same, exported by OTLP over HTTP to a sink in this process, which reads and
+// drops them; its CPU counts as the load generator's). -trace alone is
+// -trace=off,memory,otlp. With -webhook the servers
 // deliver every notification (a question raised, answered, ...) to a webhook
 // receiver in this process, which counts each notice's id: each client
 // count's run then ends once no notice is left to deliver, so its CPU per
@@ -72,12 +79,19 @@ func main() {
 	dsn := flag.String("postgres", "", "run the servers on the Postgres database at `DSN` instead of SQLite")
 	replicas := flag.Int("replicas", 1, "with -postgres, how many servers share the database")
 	procs := flag.Int("server-procs", 0, "run each server with GOMAXPROCS=`N` (0: Go's default, every core)")
-	traced := flag.Bool("trace", false, "trace every request (OTEL_TRACES_SAMPLER=always_on), exporting the spans by OTLP/HTTP to a sink in this process")
+	var modes traceModes
+	flag.Var(&modes, "trace", "how to trace, a comma-separated list of `MODES` each run with servers of its own: off, memory (every span sampled into the in-memory exporter), otlp (every span sampled and sent by OTLP/HTTP to a sink in this process); alone: off,memory,otlp")
 	webhook := flag.Bool("webhook", false, "deliver every notification to a webhook receiver in this process, which checks that each arrives once")
 	flag.Parse()
 	log.SetFlags(0)
 	if *replicas < 1 || (*replicas > 1 && *dsn == "") {
 		log.Fatal("-replicas needs -postgres, and at least 1")
+	}
+	if len(modes) == 0 {
+		modes = traceModes{"off"}
+	}
+	if *webhook && len(modes) > 1 {
+		log.Fatal("-webhook takes a single -trace mode")
 	}
 	header := "SQLite (synchronous=FULL)"
 	if *dsn != "" {
@@ -95,63 +109,74 @@ func main() {
 		fatalf("build: %v\n%s", err, out)
 	}
 	ctx := context.Background()
-	var schema string
-	if *dsn != "" {
-		b := make([]byte, 6)
-		rand.Read(b)
-		schema = "interlude_load_" + hex.EncodeToString(b)
-		atExit(func() { dropSchema(*dsn, schema) })
-	}
 	// Enough idle connections for every client to every server.
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
-	var srvs []*exec.Cmd
-	var cs []*client.Client
 	var env []string
 	if *procs > 0 {
 		env = append(env, "GOMAXPROCS="+strconv.Itoa(*procs))
 	}
 	var sink *traceSink
-	if *traced {
+	if slices.Contains(modes, "otlp") {
 		sink = startTraceSink()
-		env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.url, "OTEL_TRACES_SAMPLER=always_on")
-		header += ", traced (always_on, OTLP/HTTP to a local sink)"
+	}
+	if len(modes) > 1 || modes[0] != "off" {
+		header += ", tracing " + strings.Join(modes, " / ") + " (memory: always_on into the in-memory exporter; otlp: always_on, OTLP/HTTP to a local sink)"
 	}
 	var rcv *receiver
 	if *webhook {
 		rcv = startReceiver()
 		header += ", every notification delivered to a local webhook receiver"
 	}
-	for range *replicas {
-		addr := freeAddr()
-		args := []string{"serve", "--addr", addr, "--db", filepath.Join(dir, "load.db")}
+	var fleets []*fleet
+	for _, mode := range modes {
+		f := &fleet{mode: mode}
+		fenv := env
+		switch mode {
+		case "memory":
+			fenv = append(slices.Clip(env), "OTEL_TRACES_EXPORTER=memory", "OTEL_TRACES_SAMPLER=always_on")
+		case "otlp":
+			fenv = append(slices.Clip(env), "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.url, "OTEL_TRACES_SAMPLER=always_on")
+		}
 		if *dsn != "" {
-			args = []string{"serve", "--addr", addr, "--postgres", withAppName(*dsn, schema), "--postgres-schema", schema}
+			b := make([]byte, 6)
+			rand.Read(b)
+			f.schema = "interlude_load_" + hex.EncodeToString(b)
+			atExit(func() { dropSchema(*dsn, f.schema) })
 		}
-		if rcv != nil {
-			args = append(args, "--webhook", rcv.url, "--webhook-secret", rcv.secret)
+		var cs []*client.Client
+		for range *replicas {
+			addr := freeAddr()
+			args := []string{"serve", "--addr", addr, "--db", filepath.Join(dir, "load-"+mode+".db")}
+			if *dsn != "" {
+				args = []string{"serve", "--addr", addr, "--postgres", withAppName(*dsn, f.schema), "--postgres-schema", f.schema}
+			}
+			if rcv != nil {
+				args = append(args, "--webhook", rcv.url, "--webhook-secret", rcv.secret)
+			}
+			srv := exec.Command(bin, args...)
+			if len(fenv) > 0 {
+				srv.Env = append(os.Environ(), fenv...)
+			}
+			srv.Stdout, srv.Stderr = nil, nil // request logs are part of the server's work, but not of the report
+			if err := srv.Start(); err != nil {
+				fatalf("%v", err)
+			}
+			atExit(func() { srv.Process.Kill(); srv.Wait() })
+			f.srvs = append(f.srvs, srv)
+			c, err := client.New("http://"+addr, client.WithHTTPClient(hc))
+			if err != nil {
+				fatalf("%v", err)
+			}
+			cs = append(cs, c)
 		}
-		srv := exec.Command(bin, args...)
-		if len(env) > 0 {
-			srv.Env = append(os.Environ(), env...)
+		for _, c := range cs {
+			if err := waitHealthy(ctx, c); err != nil {
+				fatalf("%v", err)
+			}
 		}
-		srv.Stdout, srv.Stderr = nil, nil // request logs are part of the server's work, but not of the report
-		if err := srv.Start(); err != nil {
-			fatalf("%v", err)
-		}
-		atExit(func() { srv.Process.Kill(); srv.Wait() })
-		srvs = append(srvs, srv)
-		c, err := client.New("http://"+addr, client.WithHTTPClient(hc))
-		if err != nil {
-			fatalf("%v", err)
-		}
-		cs = append(cs, c)
+		f.c = &roundRobin{cs: cs}
+		fleets = append(fleets, f)
 	}
-	for _, c := range cs {
-		if err := waitHealthy(ctx, c); err != nil {
-			fatalf("%v", err)
-		}
-	}
-	c := &roundRobin{cs: cs}
 
 	if *procs > 0 {
 		header += fmt.Sprintf(", GOMAXPROCS=%d per server", *procs)
@@ -164,39 +189,49 @@ func main() {
 	fmt.Printf("# machine: every process's CPU per cycle, this load generator's included (/proc/stat): on a shared host\n")
 	fmt.Printf("# whose speed drifts, the same build's cycles per second move with it;\n")
 	fmt.Printf("# switches per cycle: the machine's context switches (/proc/stat ctxt), divided by the cycles\n\n")
-	fmt.Println("| clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | CPU/cycle load generator | CPU/cycle machine | commits/cycle | switches/cycle | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	modeCol, modeSep := "", ""
+	if len(modes) > 1 || modes[0] != "off" {
+		modeCol, modeSep = " tracing |", "---|"
+	}
+	fmt.Println("|" + modeCol + " clients | cycles/s | start p50 | start p99 | answer p50 | answer p99 | CPU/cycle servers | CPU/cycle database | CPU/cycle load generator | CPU/cycle machine | commits/cycle | switches/cycle | errors |")
+	fmt.Println("|" + modeSep + "---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var seq atomic.Int64
 	var drained []string
-	for _, f := range strings.Split(*clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
+	for _, field := range strings.Split(*clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n < 1 {
-			fatalf("bad client count %q", f)
+			fatalf("bad client count %q", field)
 		}
-		before := measure(srvs, *dsn, schema)
-		r := run(ctx, c, n, *duration, &seq)
-		if rcv != nil {
-			// The cycles' cost includes delivering their notices.
-			d, err := drain(ctx, c, time.Minute)
-			if err != nil {
-				fatalf("%d clients: %v", n, err)
+		for _, f := range fleets {
+			before := measure(f.srvs, *dsn, f.schema)
+			r := run(ctx, f.c, n, *duration, &seq)
+			if rcv != nil {
+				// The cycles' cost includes delivering their notices.
+				d, err := drain(ctx, f.c, time.Minute)
+				if err != nil {
+					fatalf("%d clients: %v", n, err)
+				}
+				drained = append(drained, fmt.Sprintf("%d clients: the last notices were delivered %s after the run", n, d.Round(time.Millisecond)))
 			}
-			drained = append(drained, fmt.Sprintf("%d clients: the last notices were delivered %s after the run", n, d.Round(time.Millisecond)))
+			u := measure(f.srvs, *dsn, f.schema).since(before)
+			cycles := float64(r.cycles)
+			ms := func(d time.Duration) string { return perCycle(float64(d.Microseconds())/1000, cycles, "%.2f ms") }
+			count := func(n int64) string { return perCycle(float64(n), cycles, "%.2f") }
+			mode := ""
+			if modeCol != "" {
+				mode = " " + f.mode + " |"
+			}
+			fmt.Printf("|%s %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", mode, n, cycles/r.elapsed.Seconds(),
+				pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), ms(u.servers), ms(u.database),
+				ms(u.generator), ms(u.machine), count(u.commits), count(u.switches), r.errors)
 		}
-		u := measure(srvs, *dsn, schema).since(before)
-		cycles := float64(r.cycles)
-		ms := func(d time.Duration) string { return perCycle(float64(d.Microseconds())/1000, cycles, "%.2f ms") }
-		count := func(n int64) string { return perCycle(float64(n), cycles, "%.2f") }
-		fmt.Printf("| %d | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", n, cycles/r.elapsed.Seconds(),
-			pct(r.start, 50), pct(r.start, 99), pct(r.answer, 50), pct(r.answer, 99), ms(u.servers), ms(u.database),
-			ms(u.generator), ms(u.machine), count(u.commits), count(u.switches), r.errors)
 	}
 	if rcv != nil {
 		fmt.Println()
 		for _, l := range drained {
 			fmt.Println("webhook: " + l)
 		}
-		got, err := rcv.check(ctx, c)
+		got, err := rcv.check(ctx, fleets[0].c)
 		if err != nil {
 			fatalf("reading the delivery log: %v", err)
 		}
@@ -207,13 +242,51 @@ func main() {
 		fmt.Printf("trace sink: %d OTLP exports, %s received\n", sink.exports.Load(), mib(sink.bytes.Load()))
 	}
 	if *paused > 0 {
-		before := rssAll(srvs)
+		f := fleets[0]
+		before := rssAll(f.srvs)
 		start := time.Now()
-		pauseMany(ctx, c, *paused, 64, &seq)
-		fmt.Printf("\nserver RSS (all replicas): %s before, %s after %d more paused threads (started in %s)\n",
-			mib(before), mib(rssAll(srvs)), *paused, time.Since(start).Round(time.Second))
+		pauseMany(ctx, f.c, *paused, 64, &seq)
+		fmt.Printf("\nserver RSS (all replicas, tracing %s): %s before, %s after %d more paused threads (started in %s)\n",
+			f.mode, mib(before), mib(rssAll(f.srvs)), *paused, time.Since(start).Round(time.Second))
 	}
 	exit(0)
+}
+
+// traceModes are the -trace flag's modes: off, memory, otlp.
+type traceModes []string
+
+func (m *traceModes) String() string { return strings.Join(*m, ",") }
+
+// IsBoolFlag lets -trace stand alone, for every mode.
+func (m *traceModes) IsBoolFlag() bool { return true }
+
+func (m *traceModes) Set(v string) error {
+	switch v {
+	case "true":
+		v = "off,memory,otlp"
+	case "false":
+		v = "off"
+	}
+	*m = nil
+	for _, mode := range strings.Split(v, ",") {
+		mode = strings.TrimSpace(mode)
+		if mode != "off" && mode != "memory" && mode != "otlp" {
+			return fmt.Errorf("unknown tracing mode %q: use off, memory or otlp", mode)
+		}
+		if !slices.Contains(*m, mode) {
+			*m = append(*m, mode)
+		}
+	}
+	return nil
+}
+
+// fleet is the servers of one tracing mode, with their own database (a
+// Postgres schema, or a SQLite file).
+type fleet struct {
+	mode   string
+	schema string
+	srvs   []*exec.Cmd
+	c      *roundRobin
 }
 
 // roundRobin sends each request to the next server in turn.

@@ -78,7 +78,8 @@ OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, spans o
 requests, runs, steps, nodes, model and tool calls and store appends go by OTLP
 over HTTP to it, named by OTEL_SERVICE_NAME (default interlude) and sampled as
 OTEL_TRACES_SAMPLER says; a request's traceparent header continues its trace.
-Without them nothing is traced.
+OTEL_TRACES_EXPORTER=memory keeps the spans in memory instead, sending nothing
+(to measure what tracing costs). Without them nothing is traced.
 
 With --webhook (and its --webhook-secret) or --notify, every question raised,
 answered, rejected, cancelled or expired, and every failed thread, is written to
@@ -310,7 +311,11 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 		where = []any{"db", sc.sqlite}
 	}
 	if tp != nil {
-		log.Info("tracing", "exporter", "otlp/http")
+		exporter := "otlp/http"
+		if strings.TrimSpace(e.getenv("OTEL_TRACES_EXPORTER")) == "memory" {
+			exporter = "memory"
+		}
+		log.Info("tracing", "exporter", exporter)
 	}
 	gopts := []graph.Option{graph.WithStore(storemetrics.Instrument(st)), graph.WithEvents(hub.Publish), graph.WithListeners(hub.Listening), graph.WithLease(sc.leaseTTL, ""), graph.WithCacheBytes(lim.cacheBytes / builtinCount), graph.WithDurability(sc.durability)}
 	opts := []server.Option{server.WithEventHub(hub), server.WithLogger(log), server.WithTimeouts(lim.timeouts)}

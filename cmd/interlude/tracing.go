@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 )
 
@@ -25,8 +27,12 @@ import (
 // its other settings (headers, timeout, compression, certificates) and the
 // batch processor its own (OTEL_BSP_*) from the environment as well.
 //
+// OTEL_TRACES_EXPORTER=memory keeps the spans in the process instead (the
+// most recent memoryExporterSpans of them), exporting nothing: what tracing
+// costs a server without the cost of sending its spans.
+//
 // Tracing is off, and it returns nil, unless an endpoint is set or
-// OTEL_TRACES_EXPORTER is otlp; OTEL_TRACES_EXPORTER=none or
+// OTEL_TRACES_EXPORTER is otlp or memory; OTEL_TRACES_EXPORTER=none or
 // OTEL_SDK_DISABLED=true turn it off.
 func tracingFromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.TracerProvider, error) {
 	exporter := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))
@@ -39,19 +45,28 @@ func tracingFromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.
 	switch {
 	case strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true"), exporter == "none":
 		return nil, nil
-	case exporter != "" && exporter != "otlp":
-		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s is not supported: use otlp (OTLP over HTTP) or none", exporter)
+	case exporter != "" && exporter != "otlp" && exporter != "memory":
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s is not supported: use otlp (OTLP over HTTP), memory or none", exporter)
 	case exporter == "" && endpoint == "":
 		return nil, nil
+	}
+	sampler, err := samplerFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resourceFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	batch := batchOptions(getenv)
+	if exporter == "memory" {
+		return sdktrace.NewTracerProvider(sdktrace.WithBatcher(newMemoryExporter(memoryExporterSpans), batch...),
+			sdktrace.WithResource(res), sdktrace.WithSampler(sampler)), nil
 	}
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
 		if p := getenv(v); p != "" && p != "http/protobuf" {
 			return nil, fmt.Errorf("%s=%s is not supported: interlude serve exports OTLP over HTTP (http/protobuf)", v, p)
 		}
-	}
-	sampler, err := samplerFromEnv(getenv)
-	if err != nil {
-		return nil, err
 	}
 	var opts []otlptracehttp.Option
 	if endpoint != "" {
@@ -61,6 +76,12 @@ func tracingFromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
+	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, batch...), sdktrace.WithResource(res), sdktrace.WithSampler(sampler)), nil
+}
+
+// resourceFromEnv is the resource of the spans: the SDK's default one (which
+// reads OTEL_RESOURCE_ATTRIBUTES), named by OTEL_SERVICE_NAME or "interlude".
+func resourceFromEnv(getenv func(string) string) (*resource.Resource, error) {
 	name := getenv("OTEL_SERVICE_NAME")
 	if name == "" {
 		name = "interlude"
@@ -74,7 +95,61 @@ func tracingFromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.
 	if v := getenv("OTEL_SERVICE_NAME"); v != "" {
 		res, _ = resource.Merge(res, resource.NewSchemaless(semconv.ServiceName(v)))
 	}
-	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler)), nil
+	return res, nil
+}
+
+// The batch span processor's queue and export sizes unless OTEL_BSP_MAX_QUEUE_SIZE
+// and OTEL_BSP_MAX_EXPORT_BATCH_SIZE say otherwise. A busy server ends some
+// 20,000 spans a second: the SDK's default queue (2,048) holds a tenth of a
+// second of them, so a slower export drops spans, and its default batch (512)
+// makes forty exports a second.
+const (
+	batchQueueSize  = 16384
+	batchExportSize = 2048
+)
+
+// batchOptions are the batch span processor's settings that differ from the
+// SDK's defaults; the OTEL_BSP_* variables set win, as the SDK reads them.
+func batchOptions(getenv func(string) string) []sdktrace.BatchSpanProcessorOption {
+	var opts []sdktrace.BatchSpanProcessorOption
+	if getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
+		opts = append(opts, sdktrace.WithMaxQueueSize(batchQueueSize))
+	}
+	if getenv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE") == "" {
+		opts = append(opts, sdktrace.WithMaxExportBatchSize(batchExportSize))
+	}
+	return opts
+}
+
+// memoryExporterSpans is how many of the most recent spans the memory
+// exporter holds at most.
+const memoryExporterSpans = 4096
+
+// memoryExporter is the SDK's in-memory exporter, emptied whenever it would
+// hold more than limit spans, so that a server traced into memory for hours
+// keeps its memory flat.
+type memoryExporter struct {
+	*tracetest.InMemoryExporter
+	mu    sync.Mutex
+	held  int
+	limit int
+}
+
+func newMemoryExporter(limit int) *memoryExporter {
+	return &memoryExporter{InMemoryExporter: tracetest.NewInMemoryExporter(), limit: limit}
+}
+
+// ExportSpans keeps spans, after dropping those held if they would exceed the
+// limit.
+func (m *memoryExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held+len(spans) > m.limit {
+		m.Reset()
+		m.held = 0
+	}
+	m.held += len(spans)
+	return m.InMemoryExporter.ExportSpans(ctx, spans)
 }
 
 // samplerFromEnv reads OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG

@@ -21,6 +21,7 @@ import (
 	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -280,5 +281,45 @@ func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 			}
 			b.ReportMetric(float64(cputime.Process().Nanoseconds()-cpu)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+func TestTheMemoryExporterKeepsSpansInTheProcessUpToItsLimit(t *testing.T) {
+	env := map[string]string{"OTEL_TRACES_EXPORTER": "memory", "OTEL_TRACES_SAMPLER": "always_on"}
+	tp, err := tracingFromEnv(context.Background(), func(k string) string { return env[k] })
+	if err != nil || tp == nil {
+		t.Fatalf("OTEL_TRACES_EXPORTER=memory should trace: %v %v", tp, err)
+	}
+	defer tp.Shutdown(context.Background())
+	_, span := tp.Tracer("test").Start(context.Background(), "kept")
+	span.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	exp := newMemoryExporter(3)
+	ended := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer ended.Shutdown(context.Background())
+	for i := range 7 {
+		_, s := ended.Tracer("test").Start(context.Background(), "span "+strconv.Itoa(i))
+		s.End()
+	}
+	if got := exp.GetSpans(); len(got) != 1 || got[0].Name != "span 6" {
+		t.Fatalf("the exporter should hold at most its limit, the newest spans: %v", got)
+	}
+}
+
+func TestTheBatchProcessorsSizesFollowOTELBSPVariablesWhenSet(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{map[string]string{}, 2},
+		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, 1},
+		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10"}, 0},
+	} {
+		if got := batchOptions(func(k string) string { return c.env[k] }); len(got) != c.want {
+			t.Errorf("%v: want %d settings of our own, got %d", c.env, c.want, len(got))
+		}
 	}
 }

@@ -171,7 +171,7 @@
 // <node>". Each question is an "interlude.pause" event of the span that raised
 // it (its node's, or a tool call's), whose span context is stored with it
 // (interlude.Interruption's Trace); each commit to the store is an
-// "interlude.append" event of the step's span (or the run's). The run that
+// "interlude.append" span, a child of the step's span (or the run's). The run that
 // acts on answers starts a new trace linked to each answered pause and to the
 // answering request, with the attributes interlude.answer.by,
 // interlude.answer.decision and interlude.answer.wait_seconds. Without a

@@ -343,7 +343,7 @@ func WithListeners(listening func(threadID string) bool) Option {
 
 // WithTracerProvider makes the graph's runs emit OpenTelemetry spans through tp
 // (by default the global provider, otel.GetTracerProvider): a span per run, per
-// step and per node, and an event per append to the store and per question; the
+// step, per node and per append to the store, and an event per question; the
 // span context of the node that asked is stored with its question, and the run
 // that answers it starts a new trace linked to it (see "Tracing" in the package
 // doc).

@@ -685,10 +685,12 @@ func (r *runner[S]) commit(d *delta) error {
 			}
 		}
 	}
-	if err = g.cfg.store.Append(r.ctx, app); err != nil {
+	actx, span := r.startAppend()
+	err = g.cfg.store.Append(actx, app)
+	endAppend(span, &app, d.Kind, len(data), err)
+	if err != nil {
 		return err
 	}
-	r.tracedAppend(st.version, d.Kind, len(data))
 	crashpoint.Committed(d.Kind)
 	if app.Expect == 0 {
 		r.c.created = st.createdAt

@@ -7,6 +7,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/tracing"
+	"github.com/interludehq/interlude/store"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -161,17 +162,21 @@ func endNode(span trace.Span, o *outcome, step int) {
 	span.End()
 }
 
-// tracedAppend records a commit to the store as an "interlude.append" event
-// of the span it happens in (the step's, or the run's), not as a span of its
-// own: the enclosing span already times it, and an event costs a fraction of
-// a span to record and export.
-func (r *runner[S]) tracedAppend(version int64, kind string, size int) {
-	span := trace.SpanFromContext(r.ctx)
-	if !span.IsRecording() {
-		return
+// startAppend starts the span of one commit to the store, a child of the
+// step's span (or the run's): it times the commit, fsync included when the
+// commit waits for the disk.
+func (r *runner[S]) startAppend() (context.Context, trace.Span) {
+	return r.g.cfg.tracer.Start(r.ctx, "interlude.append")
+}
+
+// endAppend ends a commit's span with the checkpoint and record it wrote and
+// whether it waited for the disk, recording err as endSpan does.
+func endAppend(span trace.Span, a *store.Append, kind string, size int, err error) {
+	if span.IsRecording() {
+		span.SetAttributes(tracing.Checkpoint.Int64(a.Expect+1), tracing.RecordKind.String(kind),
+			tracing.RecordBytes.Int(size), tracing.Durable.Bool(!a.NoSync))
 	}
-	span.AddEvent("interlude.append", trace.WithAttributes(tracing.Checkpoint.Int64(version),
-		tracing.RecordKind.String(kind), tracing.RecordBytes.Int(size)))
+	endSpan(span, err)
 }
 
 // endSpan ends span, recording err as its failure unless it is a refusal

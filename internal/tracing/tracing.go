@@ -67,6 +67,7 @@ const (
 	Checkpoint    = attribute.Key("interlude.checkpoint")
 	RecordKind    = attribute.Key("interlude.record.kind")
 	RecordBytes   = attribute.Key("interlude.record.bytes")
+	Durable       = attribute.Key("interlude.durable")
 	InterruptID   = attribute.Key("interlude.interrupt.id")
 	Reason        = attribute.Key("interlude.interrupt.reason")
 	InterruptName = attribute.Key("interlude.interrupt.name")

@@ -63,6 +63,12 @@ func decodeOne(body []byte, v any, opts jsonv2.Options) error {
 	if jsonv2.Unmarshal(body, v, opts) == nil {
 		return nil
 	}
+	return decodeStream(body, v, opts)
+}
+
+// decodeStream decodes body as a stream of tokens, whose errors say where and
+// why a body is refused: the value, then nothing but the end.
+func decodeStream(body []byte, v any, opts jsonv2.Options) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(body), opts)
 	if err := jsonv2.UnmarshalDecode(dec, v, opts); err != nil {
 		return err

@@ -180,13 +180,39 @@ type state[S any] struct {
 }
 
 func (st *state[S]) pending() []interlude.Interruption {
-	var out []interlude.Interruption
+	n := st.pendingCount()
+	if n == 0 {
+		return nil
+	}
+	out := make([]interlude.Interruption, 0, n)
 	for _, x := range st.exchanges {
 		if x.Resolution == nil {
 			out = append(out, x.Interrupt)
 		}
 	}
 	return out
+}
+
+// pendingCount is the number of questions waiting for an answer, counted
+// without copying them as pending does.
+func (st *state[S]) pendingCount() int {
+	n := 0
+	for i := range st.exchanges {
+		if st.exchanges[i].Resolution == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// firstPending is the id of the first question waiting for an answer, or "".
+func (st *state[S]) firstPending() string {
+	for i := range st.exchanges {
+		if st.exchanges[i].Resolution == nil {
+			return st.exchanges[i].Interrupt.ID
+		}
+	}
+	return ""
 }
 
 func (st *state[S]) exchange(id string) *interlude.Exchange {

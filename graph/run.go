@@ -372,8 +372,10 @@ func (st *state[S]) refuseIfWaiting() error {
 
 func (st *state[S]) pendingIDs() []string {
 	var ids []string
-	for _, q := range st.pending() {
-		ids = append(ids, q.ID)
+	for i := range st.exchanges {
+		if st.exchanges[i].Resolution == nil {
+			ids = append(ids, st.exchanges[i].Interrupt.ID)
+		}
 	}
 	return ids
 }
@@ -453,16 +455,16 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	if len(given) == 0 {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "no answers given"}
 	}
-	pending := st.pending()
+	pending := st.pendingCount()
 	if res, ok := given[""]; ok {
 		if len(given) > 1 {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "an answer without an interrupt id cannot be combined with answers by id"}
 		}
-		switch len(pending) {
+		switch pending {
 		case 0:
 			return nil, r.notInterrupted()
 		case 1:
-			given = map[string]interlude.Resolution{pending[0].ID: res}
+			given = map[string]interlude.Resolution{st.firstPending(): res}
 		default:
 			ids := st.pendingIDs()
 			return nil, &interlude.Error{Code: interlude.CodeAmbiguousResume, Interrupts: ids,
@@ -510,7 +512,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			return nil, &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{id},
 				Message: fmt.Sprintf("interrupt %s was already %s%s at %s; it cannot be answered differently", id, prev.Status, who, prev.At.Format("2006-01-02T15:04:05Z07:00"))}
 		}
-		if len(pending) == 0 {
+		if pending == 0 {
 			return nil, r.notInterrupted()
 		}
 		return nil, &interlude.Error{Code: interlude.CodeUnknownInterrupt, Interrupts: []string{id},
@@ -519,7 +521,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	if len(apply) == 0 { // every answer was a replay of a recorded one
 		r.replay = len(r.replayed) > 0
 		r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
-		if st.mid && len(pending) == 0 {
+		if st.mid && pending == 0 {
 			// The run these answers started died before finishing its step (its
 			// process stopped): the retried request finishes it.
 			return r.loop()
@@ -537,7 +539,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	}
 	d := r.control(kindAnswer)
 	d.Resolve = apply
-	if len(apply) == len(pending) {
+	if len(apply) == pending {
 		// Nothing is left to ask: the thread runs until the step these answers
 		// start commits. If this run stops before, the status says so, and a
 		// server finishes the step (Recover).
@@ -1044,9 +1046,11 @@ func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 		return false, nil, errors.Join(cause, err)
 	}
 	if r.nest == nil {
-		for _, q := range st.pending() {
-			q := q
-			r.send(Event{Type: EventInterrupt, Node: q.Node, Interrupt: &q, Step: st.step})
+		for i := range st.exchanges {
+			if st.exchanges[i].Resolution == nil {
+				q := st.exchanges[i].Interrupt
+				r.send(Event{Type: EventInterrupt, Node: q.Node, Interrupt: &q, Step: st.step})
+			}
 		}
 		if c.Break != nil {
 			r.send(Event{Type: EventBreakpoint, Node: c.Break.Node, Breakpoint: c.Break, Step: st.step})
@@ -1213,7 +1217,7 @@ func runEnded[S any](st *state[S]) bool {
 	case interlude.ThreadIdle, interlude.ThreadFailed:
 		return true
 	case interlude.ThreadInterrupted:
-		return len(st.pending()) > 0 || st.brk != nil
+		return st.pendingCount() > 0 || st.brk != nil
 	}
 	return false
 }

@@ -129,7 +129,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			// The parent was continued past the subgraph's breakpoint.
 			r.passOnce = st.brk.When == "before"
 			st.brk = nil
-			if st.status == interlude.ThreadInterrupted && len(st.pending()) == 0 {
+			if st.status == interlude.ThreadInterrupted && st.pendingCount() == 0 {
 				st.status = interlude.ThreadRunning
 			}
 		}

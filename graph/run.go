@@ -853,7 +853,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		switch {
 		case len(o.raised) > 0:
 			if raised == nil {
-				raised = o.raised // a copy of the task's own (Collector.Raised)
+				raised = o.raised // the task's own (Collector.TakeRaised)
 			} else {
 				raised = append(raised, o.raised...)
 			}
@@ -1095,7 +1095,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	if g.observer != nil && g.observer.AfterNode != nil {
 		g.observer.AfterNode(task.Without(ctx), info, upd, err)
 	}
-	o.raised = sc.Collector().Raised()
+	o.raised = sc.Collector().TakeRaised()
 	o.memo = sc.Collector()
 	o.partial = env.writes()
 	if len(o.raised) > 0 {

@@ -93,11 +93,16 @@ func (r Result) JSON() (json.RawMessage, error) {
 	return json.Marshal(r.value)
 }
 
-// Raised returns the interrupts raised by the task and its sub-tasks, in order.
-func (c *Collector) Raised() []vocab.Interruption {
+// TakeRaised returns the interrupts raised by the task and its sub-tasks, in
+// order, and hands their slice to the caller: the collector starts a new one,
+// so a sub-task still running cannot change what was returned. A runtime
+// calls it once, when the task's attempt is over.
+func (c *Collector) TakeRaised() []vocab.Interruption {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]vocab.Interruption(nil), c.raised...)
+	raised := c.raised
+	c.raised = nil
+	return raised
 }
 
 // Ledger yields the sub-task results recorded during this attempt by ledger

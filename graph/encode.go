@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -423,19 +424,45 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 // encoding/json encodes p. Each level of nesting holds the checkpoints of the
 // levels below it; encoding/json would check and compact those again at every
 // level, where this copies those that kept holds as they are.
+//
+// The checkpoint is encoded into a reused scratch buffer and copied out at its
+// exact length: the parent keeps it in its memo and its record, and an
+// estimate of its size would leave hundreds of bytes unused in each.
 func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
-	b := make([]byte, 0, 48+checkpointSize(p.Checkpoint))
+	scratch := progressScratch.Get().(*[]byte)
+	b := (*scratch)[:0]
+	if n := 48 + checkpointSize(p.Checkpoint); cap(b) < n {
+		b = make([]byte, 0, n)
+	}
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, p.Version, 10)
 	b = append(b, `,"checkpoint":`...)
 	ok := true
 	if p.Checkpoint == nil {
 		b = append(b, "null"...)
-	} else if b, ok = appendCheckpoint(b, p.Checkpoint, kept); !ok {
+	} else {
+		b, ok = appendCheckpoint(b, p.Checkpoint, kept)
+	}
+	var out []byte
+	if ok {
+		out = slices.Clone(append(b, '}'))
+	}
+	if cap(b) <= maxProgressScratch {
+		*scratch = b[:0]
+		progressScratch.Put(scratch)
+	}
+	if !ok {
 		return json.Marshal(p)
 	}
-	return append(b, '}'), nil
+	return out, nil
 }
+
+// maxProgressScratch bounds the scratch buffers encodeProgress keeps, so that
+// one large checkpoint does not hold its buffer for good.
+const maxProgressScratch = 64 << 10
+
+// progressScratch holds encodeProgress's scratch buffers.
+var progressScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // checkpointSize estimates the encoded size of cp, so that its buffer is
 // allocated once.

@@ -157,3 +157,23 @@ func TestOnlyAKeptCheckpointIsCopiedUnchecked(t *testing.T) {
 		}
 	}
 }
+
+// Each encoded checkpoint is the caller's own: encoding others afterwards
+// leaves it as it was written.
+func TestAnEncodedSubgraphCheckpointKeepsItsBytes(t *testing.T) {
+	cases := checkpointCases()
+	got := map[string][]byte{}
+	for name, cp := range cases {
+		b, err := encodeProgress(progress{Version: 2, Checkpoint: cp}, nil)
+		if err != nil {
+			t.Fatal(name, err)
+		}
+		got[name] = b
+	}
+	for name, cp := range cases {
+		want, _ := json.Marshal(progress{Version: 2, Checkpoint: cp})
+		if string(got[name]) != string(want) {
+			t.Errorf("%s changed after later encodings:\n got %s\nwant %s", name, got[name], want)
+		}
+	}
+}

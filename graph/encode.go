@@ -9,6 +9,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/jsonappend"
+	"github.com/interludehq/interlude/internal/vocab"
 )
 
 // encodeDelta returns d's stored JSON, as encoding/json encodes it. The
@@ -236,11 +237,15 @@ func appendCalls(b []byte, calls map[string]string) []byte {
 // appendInterruption appends q as its MarshalJSON writes it, which is compact
 // with HTML characters escaped, as encoding/json leaves it.
 func appendInterruption(b []byte, q *interlude.Interruption) ([]byte, bool) {
+	n := len(b)
+	if b, ok := vocab.AppendInterruption(b, q); ok {
+		return b, true
+	}
 	data, err := q.MarshalJSON()
 	if err != nil {
-		return b, false
+		return b[:n], false
 	}
-	return append(b, data...), true
+	return append(b[:n], data...), true
 }
 
 // appendInterruptions appends a list of questions.

@@ -81,7 +81,17 @@ type Answerer struct {
 // writes for the fields (see marshalPlain), directly: interrupts are encoded on
 // every run answer and every commit of a paused thread.
 func (q Interruption) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 256+len(q.Message)+len(q.Value)+len(q.Schema)+len(q.State))
+	if b, ok := AppendInterruption(make([]byte, 0, 256+len(q.Message)+len(q.Value)+len(q.Schema)+len(q.State)), &q); ok {
+		return b, nil
+	}
+	return q.marshalPlain()
+}
+
+// AppendInterruption appends q's encoding by MarshalJSON to b, for encoders
+// that write a question inside a larger document without a buffer of its own.
+// It reports false, with b in any state past its original length, where
+// MarshalJSON falls back on encoding/json: the caller then uses MarshalJSON.
+func AppendInterruption(b []byte, q *Interruption) ([]byte, bool) {
 	b = append(b, `{"id":`...)
 	b = jsonappend.String(b, q.ID)
 	b = append(b, `,"node":`...)
@@ -98,13 +108,13 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 	if len(q.State) > 0 {
 		b = append(b, `,"state":`...)
 		if b, ok = jsonappend.Raw(b, q.State); !ok {
-			return q.marshalPlain()
+			return b, false
 		}
 	}
 	b = append(b, `,"created_at":"`...)
 	b, err := q.CreatedAt.AppendText(b)
 	if err != nil {
-		return q.marshalPlain()
+		return b, false
 	}
 	b = append(b, `","expires_at":`...)
 	if q.ExpiresAt == nil {
@@ -112,7 +122,7 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 	} else {
 		b = append(b, '"')
 		if b, err = q.ExpiresAt.AppendText(b); err != nil {
-			return q.marshalPlain()
+			return b, false
 		}
 		b = append(b, '"')
 	}
@@ -134,13 +144,13 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 	b = appendStringOrNull(b, q.ToolCallID)
 	b = append(b, `,"value":`...)
 	if b, ok = jsonappend.Raw(b, q.Value); !ok {
-		return q.marshalPlain()
+		return b, false
 	}
 	b = append(b, `,"response_schema":`...)
 	if b, ok = jsonappend.Raw(b, q.Schema); !ok {
-		return q.marshalPlain()
+		return b, false
 	}
-	return append(b, '}'), nil
+	return append(b, '}'), true
 }
 
 // marshalPlain is the interrupt's encoding by encoding/json, which MarshalJSON

@@ -598,8 +598,14 @@ func (st *state[S]) resolution(id string) *interlude.Resolution {
 
 // control returns a delta carrying the thread's current control state.
 func (r *runner[S]) control(kind string) *delta {
+	d := r.controlState(kind)
+	return &d
+}
+
+// controlState is the delta control returns, as a value.
+func (r *runner[S]) controlState(kind string) delta {
 	st := r.c.st
-	return &delta{Kind: kind, Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Step: st.step, Break: st.brk, Error: st.err}
+	return delta{Kind: kind, Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Step: st.step, Break: st.brk, Error: st.err}
 }
 
 // commit appends d (with any pending input) to the thread's log and applies it to
@@ -1032,13 +1038,15 @@ func callsOf(outs []outcome) map[string]string {
 // step's attempt produced (kept writes, ledger entries, raised interrupts) and
 // its base checkpoint. The thread waits for answers, or has failed with cause if
 // it is not nil; the step runs again from d when the thread is answered or
-// continued.
+// continued. d becomes the delta that commits the pause, and belongs to hold.
 func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 	st := r.c.st
-	c := r.control(kindPause)
-	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = d.Writes, d.Ledger, d.Memo, d.Raised, true, d.Base
-	c.Calls = d.Calls
-	c.Status, c.Break, c.Error = interlude.ThreadInterrupted, d.Break, ""
+	made := *d
+	c := d
+	*c = r.controlState(kindPause)
+	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = made.Writes, made.Ledger, made.Memo, made.Raised, true, made.Base
+	c.Calls = made.Calls
+	c.Status, c.Break, c.Error = interlude.ThreadInterrupted, made.Break, ""
 	if cause != nil {
 		c.Kind, c.Status, c.Error = kindFail, interlude.ThreadFailed, cause.Error()
 	}

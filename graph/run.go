@@ -1236,8 +1236,9 @@ func (r *runner[S]) result() *Result[S] { return r.resultOf(r.c.st) }
 func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	if r.nest != nil {
 		// A subgraph's run: its state is not kept past the call, so the
-		// result need not be protected from it.
-		return &Result[S]{Status: st.status.Outcome(), Values: st.values, Interrupts: st.pending(), Breakpoint: st.brk, Next: st.next, Checkpoint: st.version, Error: st.err}
+		// result need not be protected from it. Its questions are left out:
+		// runNested forwards them from the state, which holds them.
+		return &Result[S]{Status: st.status.Outcome(), Values: st.values, Breakpoint: st.brk, Next: st.next, Checkpoint: st.version, Error: st.err}
 	}
 	return &Result[S]{
 		ThreadID:   r.threadID,

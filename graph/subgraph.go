@@ -161,8 +161,13 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		return zero, fmt.Errorf("subgraph %s stopped without a result", strings.Join(prefix, "/"))
 	}
 	switch {
-	case len(res.Interrupts) > 0:
-		for _, q := range res.Interrupts {
+	case st.pendingCount() > 0:
+		// The subgraph's result leaves its questions out (see resultOf).
+		for i := range st.exchanges {
+			if st.exchanges[i].Resolution != nil {
+				continue
+			}
+			q := st.exchanges[i].Interrupt
 			q.Path = append(append(make([]string, 0, len(prefix)+len(q.Path)), prefix...), q.Path...)
 			s.Forward(q)
 		}

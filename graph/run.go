@@ -140,26 +140,29 @@ type runner[S any] struct {
 	threadID string
 	emit     func(Event)
 	c        *cached[S]
-	dirty    bool                   // st was changed in memory by something not yet committed
 	input    []write                // input applied to the values, not yet committed
 	fresh    []string               // interrupts answered by this invocation
-	passOnce bool                   // continue past the before-breakpoint of the next step
 	combined S                      // a step's writes combined into the state, before it commits
 	memory   sync.Map               // RunMemory: lives for this invocation only
 	replayed []interlude.Resolution // answers of this invocation given before
-	replay   bool                   // every answer of this invocation was given before
 	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
 	ts       task.Step              // what the tasks of the running step share
 	nestedAs nesting                // what nest points to, allocated with the runner
 	// breakpoints on this graph's nodes (and, by path, its subgraphs') named by
 	// the graphs it runs inside, relative to this graph
 	inBefore, inAfter []string
+	// endDocs: the documents written with the commit that ends the run (Command.WithEndDocuments)
+	endDocs func(end *Result[json.RawMessage]) []store.DocumentWrite
+
+	// The flags sit together, so that a runner (one for each run and each
+	// subgraph call) takes one word for them.
+	dirty    bool // st was changed in memory by something not yet committed
+	passOnce bool // continue past the before-breakpoint of the next step
+	replay   bool // every answer of this invocation was given before
 	// subgraphs: the stream takes the events of subgraphs too (WithSubgraphs)
 	subgraphs bool
 	// values: the stream takes the state at the start and after each step (WithValues)
 	values bool
-	// endDocs: the documents written with the commit that ends the run (Command.WithEndDocuments)
-	endDocs func(end *Result[json.RawMessage]) []store.DocumentWrite
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Command, emit func(Event)) (*Result[S], error) {

@@ -666,13 +666,11 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	if r.endDocs != nil && st.status != interlude.ThreadRunning {
 		// A commit after which the run does not go on ends it.
-		res := r.resultOf(st)
-		vals, err := json.Marshal(res.Values)
+		end, err := eraseResult(r.resultOf(st), nil, true)
 		if err != nil {
 			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: "the state cannot be encoded: " + err.Error(), Err: err}
 		}
-		app.Documents = r.endDocs(&Result[json.RawMessage]{ThreadID: res.ThreadID, Status: res.Status, Values: vals, Interrupts: res.Interrupts,
-			Breakpoint: res.Breakpoint, Next: res.Next, Checkpoint: res.Checkpoint, Error: res.Error, Replayed: res.Replayed, Replays: res.Replays})
+		app.Documents = r.endDocs(end)
 	}
 	if g.cfg.outbox {
 		if app.Outbox, err = r.notices(st, d, pendingBefore, closed); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/jsonappend"
+	"github.com/interludehq/interlude/internal/vocab"
 )
 
 // The values of the headers every JSON answer carries. Each slice has no spare
@@ -56,18 +57,12 @@ func appendResult(b []byte, r *graph.Result[json.RawMessage]) ([]byte, bool) {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for i, q := range r.Interrupts {
+		for i := range r.Interrupts {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			data, err := q.MarshalJSON()
-			if err != nil {
-				return b, false
-			}
-			// encoding/json compacts a marshaler's output and escapes its HTML
-			// characters; output that needs neither is written as it is.
 			var ok bool
-			if b, ok = jsonappend.Raw(b, data); !ok {
+			if b, ok = vocab.AppendInterruption(b, &r.Interrupts[i]); !ok {
 				return b, false
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/internal/tracing"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -147,39 +148,25 @@ func payloadBody(n *Notification) ([]byte, error) {
 	fields := data[1 : len(data)-1]
 	p := PayloadOf(n)
 	b := make([]byte, 0, len(fields)+len(p.Data.ID)+len(p.Data.AnsweredBy)+len(p.Data.InboxURL)+len(p.Type)+128)
-	b = append(b, `{"type":`...)
-	b, err := appendJSON(b, p.Type)
+	at, err := json.Marshal(p.Timestamp)
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, `,"timestamp":`...)
-	if b, err = appendJSON(b, p.Timestamp); err != nil {
-		return nil, err
-	}
+	b = append(b, `{"type":`...)
+	b = jsonappend.String(b, p.Type)
+	b = append(append(b, `,"timestamp":`...), at...)
 	b = append(b, `,"data":{"id":`...)
-	if b, err = appendJSON(b, p.Data.ID); err != nil {
-		return nil, err
-	}
+	b = jsonappend.String(b, p.Data.ID)
 	b = append(append(b, ','), fields...)
 	if p.Data.AnsweredBy != "" {
 		b = append(b, `,"answered_by":`...)
-		if b, err = appendJSON(b, p.Data.AnsweredBy); err != nil {
-			return nil, err
-		}
+		b = jsonappend.String(b, p.Data.AnsweredBy)
 	}
 	if p.Data.InboxURL != "" {
 		b = append(b, `,"inbox_url":`...)
-		if b, err = appendJSON(b, p.Data.InboxURL); err != nil {
-			return nil, err
-		}
+		b = jsonappend.String(b, p.Data.InboxURL)
 	}
 	return append(b, "}}"...), nil
-}
-
-// appendJSON appends v as json.Marshal encodes it.
-func appendJSON(b []byte, v any) ([]byte, error) {
-	e, err := json.Marshal(v)
-	return append(b, e...), err
 }
 
 // Deliver implements Destination.

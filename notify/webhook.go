@@ -142,7 +142,9 @@ const storedPrefix = `{"thread_id":`
 // is encoded from n.Data.
 func payloadBody(n *Notification) ([]byte, error) {
 	data := n.Notice.Data
-	if !bytes.HasPrefix(data, []byte(storedPrefix)) || data[len(data)-1] != '}' {
+	// encoding/json writes a replaced invalid byte as \ufffd, which it writes
+	// as the character itself once decoded: such a payload is encoded again.
+	if !bytes.HasPrefix(data, []byte(storedPrefix)) || data[len(data)-1] != '}' || bytes.Contains(data, []byte(`\ufffd`)) {
 		return json.Marshal(PayloadOf(n))
 	}
 	fields := data[1 : len(data)-1]

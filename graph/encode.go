@@ -21,7 +21,7 @@ import (
 // subgraphs that kept holds (see waitingSubgraphs.holds) are copied unchecked.
 func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if d.Reset != nil || len(d.Esc) > 0 {
-		return json.Marshal(d)
+		return marshalDelta(*d)
 	}
 	n := 160 + writesSize(d.Input) + writesSize(d.Writes) + 128*len(d.Resolve) + memoSize(d.Memo)
 	for i := range d.Raised {
@@ -38,7 +38,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if len(d.Resolve) > 0 {
 		b = append(b, `,"resolve":`...)
 		if b, ok = appendResolved(b, d.Resolve); !ok {
-			return json.Marshal(d)
+			return marshalDelta(*d)
 		}
 	}
 	if len(d.Input) > 0 {
@@ -52,13 +52,13 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if len(d.Ledger) > 0 {
 		b = append(b, `,"ledger":`...)
 		if b, ok = appendLedger(b, d.Ledger); !ok {
-			return json.Marshal(d)
+			return marshalDelta(*d)
 		}
 	}
 	if len(d.Memo) > 0 {
 		b = append(b, `,"memo":`...)
 		if b, ok = appendMemo(b, d.Memo, kept); !ok {
-			return json.Marshal(d)
+			return marshalDelta(*d)
 		}
 	}
 	if len(d.Calls) > 0 {
@@ -68,7 +68,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if len(d.Raised) > 0 {
 		b = append(b, `,"raised":`...)
 		if b, ok = appendInterruptions(b, d.Raised); !ok {
-			return json.Marshal(d)
+			return marshalDelta(*d)
 		}
 	}
 	if d.Status != "" {
@@ -98,6 +98,11 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	}
 	return append(b, '}'), nil
 }
+
+// marshalDelta is encoding/json's encoding of d, for the deltas encodeDelta
+// does not write by hand. It takes a copy, so that the delta being encoded can
+// stay in its caller's frame.
+func marshalDelta(d delta) ([]byte, error) { return json.Marshal(&d) }
 
 func writesSize(ws []write) int {
 	n := 0

@@ -57,7 +57,7 @@ func (g *Graph[S]) Escalate(ctx context.Context, threadID string, e Escalation) 
 		}
 		d := r.control(kindEsc)
 		d.Esc = []Escalation{e}
-		if err := r.commit(d); err != nil {
+		if err := r.commit(&d); err != nil {
 			return nil, err
 		}
 		return r.result(), nil

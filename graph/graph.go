@@ -211,6 +211,12 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		g.labels[n] = nodeLabels{span: "interlude.node " + n, who: fmt.Sprintf("node %q", n), nodes: tracing.Nodes.StringSlice([]string{n})}
 	}
 	g.nodeNames = slices.Clone(b.order)
+	g.sole = make(map[string][]string)
+	for from, tos := range b.edges {
+		if len(tos) == 1 && tos[0] != End && tos[0] != "" && len(b.routes[from]) == 0 {
+			g.sole[from] = []string{tos[0]}
+		}
+	}
 	if cfg.observer != nil {
 		obs := cfg.observer.(Observer[S])
 		g.observer = &obs
@@ -383,14 +389,18 @@ type Graph[S any] struct {
 	order     map[string]int
 	edges     map[string][]string
 	routes    map[string][]Route[S]
-	cfg       config
-	codec     codec[S]
-	locks     *keylock.Locks
-	cache     *cache[S]
-	observer  *Observer[S]
-	onInput   InputFunc[S]
-	labels    map[string]nodeLabels
-	runSpan   string // the name of a run's span, made once
+	// sole holds, for each node (and Start) with one edge, to a node, and no
+	// route, the next nodes after it alone: the step after it takes this
+	// slice rather than a new one. Nothing changes a state's next nodes in place.
+	sole     map[string][]string
+	cfg      config
+	codec    codec[S]
+	locks    *keylock.Locks
+	cache    *cache[S]
+	observer *Observer[S]
+	onInput  InputFunc[S]
+	labels   map[string]nodeLabels
+	runSpan  string // the name of a run's span, made once
 }
 
 // nodeLabels are the strings a node's runs are named by, made once.
@@ -418,6 +428,11 @@ func (g *Graph[S]) breakpoint(set []string, node string) bool {
 // in the order the nodes were added. Routes get ctx without its task, so that
 // they cannot pause it.
 func (g *Graph[S]) successors(ctx context.Context, ran []string, s S) ([]string, error) {
+	if len(ran) == 1 {
+		if sole, tos := g.sole[ran[0]], g.edges[ran[0]]; len(sole) == 1 && len(tos) == 1 && tos[0] == sole[0] && len(g.routes[ran[0]]) == 0 {
+			return sole, nil
+		}
+	}
 	var next []string
 	add := func(n string) {
 		if n != End && n != "" && !slices.Contains(next, n) {

@@ -145,9 +145,8 @@ type runner[S any] struct {
 	combined S                      // a step's writes combined into the state, before it commits
 	memory   sync.Map               // RunMemory: lives for this invocation only
 	replayed []interlude.Resolution // answers of this invocation given before
-	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
+	nest     *nesting[S]            // set when the run is a subgraph's, inside a parent's task
 	ts       task.Step              // what the tasks of the running step share
-	nestedAs nesting                // what nest points to, allocated with the runner
 	// breakpoints on this graph's nodes (and, by path, its subgraphs') named by
 	// the graphs it runs inside, relative to this graph
 	inBefore, inAfter []string
@@ -548,7 +547,7 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		// server finishes the step (Recover).
 		d.Status = interlude.ThreadRunning
 	}
-	if err := r.commit(d); err != nil {
+	if err := r.commit(&d); err != nil {
 		return nil, err
 	}
 	r.fresh = make([]string, len(apply))
@@ -599,14 +598,9 @@ func (st *state[S]) resolution(id string) *interlude.Resolution {
 	return nil
 }
 
-// control returns a delta carrying the thread's current control state.
-func (r *runner[S]) control(kind string) *delta {
-	d := r.controlState(kind)
-	return &d
-}
-
-// controlState is the delta control returns, as a value.
-func (r *runner[S]) controlState(kind string) delta {
+// control returns a delta carrying the thread's current control state. It is
+// a value: no commit keeps its delta, which can stay in the committer's frame.
+func (r *runner[S]) control(kind string) delta {
 	st := r.c.st
 	return delta{Kind: kind, Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Step: st.step, Break: st.brk, Error: st.err}
 }
@@ -717,7 +711,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 			if r.dirty {
 				d := r.control(kindInput)
 				d.Status, d.Break, d.Error = interlude.ThreadIdle, nil, ""
-				if err := r.commit(d); err != nil {
+				if err := r.commit(&d); err != nil {
 					return nil, err
 				}
 			}
@@ -750,7 +744,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 func (r *runner[S]) pauseAt(b *Breakpoint) (*Result[S], error) {
 	d := r.control(kindBreak)
 	d.Status, d.Break = interlude.ThreadInterrupted, b
-	if err := r.commit(d); err != nil {
+	if err := r.commit(&d); err != nil {
 		return nil, err
 	}
 	r.send(Event{Type: EventBreakpoint, Node: b.Node, Breakpoint: b, Step: r.c.st.step})
@@ -760,7 +754,7 @@ func (r *runner[S]) pauseAt(b *Breakpoint) (*Result[S], error) {
 func (r *runner[S]) fail(kind string, cause error) (*Result[S], error) {
 	d := r.control(kind)
 	d.Status, d.Error = interlude.ThreadFailed, cause.Error()
-	if err := r.commit(d); err != nil {
+	if err := r.commit(&d); err != nil {
 		return nil, errors.Join(cause, err)
 	}
 	res := r.finish()
@@ -888,7 +882,8 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		if len(raised) > 0 || waiting || len(failures) > 0 {
 			inside = nil // a breakpoint inside waits for the answers, and is met again
 		}
-		return r.hold(&delta{Writes: partial, Ledger: slices.Clone(ledger), Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base, Break: inside}, errors.Join(failures...))
+		d := delta{Writes: partial, Ledger: cloneLedger(ledger), Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base, Break: inside}
+		return r.hold(&d, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
@@ -930,7 +925,8 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
 		memo, merr := memoOf(outs)
-		return r.hold(&delta{Ledger: slices.Clone(ledger), Memo: memo, Calls: callsOf(outs), Base: base}, errors.Join(err, merr))
+		d := delta{Ledger: cloneLedger(ledger), Memo: memo, Calls: callsOf(outs), Base: base}
+		return r.hold(&d, errors.Join(err, merr))
 	}
 	st.values = r.combined
 	r.dirty = true
@@ -951,7 +947,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 			}
 		}
 	}
-	if err := r.commit(d); err != nil {
+	if err := r.commit(&d); err != nil {
 		return false, nil, err
 	}
 	r.sendValues()
@@ -960,6 +956,15 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, r.finish(), nil
 	}
 	return true, nil, nil
+}
+
+// cloneLedger returns a copy of a step's ledger for its delta, nil if it is
+// empty: the step's own slice may lie in its frame.
+func cloneLedger(ledger []ledgerEntry) []ledgerEntry {
+	if len(ledger) == 0 {
+		return nil
+	}
+	return append([]ledgerEntry(nil), ledger...)
 }
 
 // pathBreaks returns the breakpoints of own and inherited that name nodes of
@@ -1044,7 +1049,7 @@ func (r *runner[S]) hold(d *delta, cause error) (bool, *Result[S], error) {
 	st := r.c.st
 	made := *d
 	c := d
-	*c = r.controlState(kindPause)
+	*c = r.control(kindPause)
 	c.Writes, c.Ledger, c.Memo, c.Raised, c.Mid, c.Base = made.Writes, made.Ledger, made.Memo, made.Raised, true, made.Base
 	c.Calls = made.Calls
 	c.Status, c.Break, c.Error = interlude.ThreadInterrupted, made.Break, ""
@@ -1239,7 +1244,9 @@ func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 		// A subgraph's run: its state is not kept past the call, so the
 		// result need not be protected from it. Its questions are left out:
 		// runNested forwards them from the state, which holds them.
-		return &Result[S]{Status: st.status.Outcome(), Values: st.values, Breakpoint: st.brk, Next: st.next, Checkpoint: st.version, Error: st.err}
+		// It is kept in the nesting, allocated with the runner.
+		r.nest.res = Result[S]{Status: st.status.Outcome(), Values: st.values, Breakpoint: st.brk, Next: st.next, Checkpoint: st.version, Error: st.err}
+		return &r.nest.res
 	}
 	return &Result[S]{
 		ThreadID:   r.threadID,

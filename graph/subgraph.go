@@ -28,9 +28,27 @@ type progress struct {
 }
 
 // nesting marks a runner that runs a subgraph inside a parent's task: it commits
-// to memory only, and its interrupt ids derive from idBase.
-type nesting struct {
+// to memory only, and its interrupt ids derive from idBase. res holds the
+// result its run ends with, which only the call reads.
+type nesting[S any] struct {
 	idBase string
+	res    Result[S]
+}
+
+// nestedRun is what a subgraph call allocates, in one allocation: its runner,
+// the runner's handle on the subgraph's state, and its nesting. A call that
+// starts the subgraph allocates its state with them (freshRun); one that picks
+// a waiting subgraph up takes the state it kept.
+type nestedRun[T any] struct {
+	r runner[T]
+	c cached[T]
+	n nesting[T]
+}
+
+// freshRun is a nestedRun with the state of a subgraph that starts.
+type freshRun[T any] struct {
+	nestedRun[T]
+	st state[T]
 }
 
 // SubgraphNode returns a node of a graph over S that runs sub with the input in
@@ -80,13 +98,19 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if s == nil || env == nil {
 		return zero, interlude.ErrNotInRun
 	}
-	// The runner and its handle on the state are allocated together.
-	rc := &struct {
-		r runner[T]
-		c cached[T]
-	}{r: runner[T]{g: sub, ctx: ctx, threadID: env.thread, nestedAs: nesting{idBase: s.IDBase()}, subgraphs: env.subgraphs}}
+	key := s.ProgressKey()
+	raw, waiting := s.Recorded(key)
+	var rc *nestedRun[T]
+	if waiting {
+		rc = &nestedRun[T]{}
+	} else {
+		fresh := &freshRun[T]{st: state[T]{status: interlude.ThreadIdle}}
+		fresh.c.st = &fresh.st
+		rc = &fresh.nestedRun
+	}
 	r := &rc.r
-	r.nest = &r.nestedAs
+	rc.n.idBase = s.IDBase()
+	r.g, r.ctx, r.threadID, r.nest, r.subgraphs, r.c = sub, ctx, env.thread, &rc.n, env.subgraphs, &rc.c
 	r.inBefore, r.inAfter = breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path())
 	prefix := s.Path() // a scope's path is never changed
 	if env.live && env.subgraphs {
@@ -95,10 +119,9 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			env.runner.send(e)
 		}
 	}
-	key := s.ProgressKey()
 	var res *Result[T]
 	var err error
-	if raw, ok := s.Recorded(key); ok {
+	if waiting {
 		st, _ := env.waiting.take(key, raw).(*state[T])
 		if st == nil {
 			var p progress
@@ -112,7 +135,6 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			st.version = p.Version
 		}
 		rc.c.st = st
-		r.c = &rc.c
 		// The parent holds the answers: bring those given since the pause in.
 		for i := range st.exchanges {
 			x := &st.exchanges[i]
@@ -135,12 +157,6 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		}
 		res, err = r.loop()
 	} else {
-		fresh := &struct {
-			c  cached[T]
-			st state[T]
-		}{st: state[T]{status: interlude.ThreadIdle}}
-		fresh.c.st = &fresh.st
-		r.c = &fresh.c
 		res, err = r.begin(input)
 	}
 	st := r.c.st
@@ -361,7 +377,7 @@ func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID st
 		}
 		d := r.control(kindUpdate)
 		d.Memo = memo
-		if err := r.commit(d); err != nil {
+		if err := r.commit(&d); err != nil {
 			return nil, err
 		}
 		return r.result(), nil

@@ -479,7 +479,38 @@ func (s *Scope) Forward(in vocab.Interruption) {
 // IDBase is what the interrupt ids of a run nested in this scope derive from: the
 // step's identity and this scope's path.
 func (s *Scope) IDBase() string {
-	return s.step.IDBase() + "\x02" + strings.Join(s.path, "\x1f")
+	// Written in one piece: each level of nesting derives its own.
+	st := s.step
+	var num [20]byte
+	cp := strconv.AppendInt(num[:0], st.Checkpoint, 10)
+	n := len(cp) + 2 + max(len(s.path)-1, 0)
+	if st.Nested != "" {
+		n += len(st.Nested)
+	} else {
+		n += len(st.Nonce) + 1 + len(st.Thread)
+	}
+	for _, p := range s.path {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	if st.Nested != "" {
+		b.WriteString(st.Nested)
+	} else {
+		b.WriteString(st.Nonce)
+		b.WriteByte(0)
+		b.WriteString(st.Thread)
+	}
+	b.WriteByte(0)
+	b.Write(cp)
+	b.WriteByte(2)
+	for i, p := range s.path {
+		if i > 0 {
+			b.WriteByte(0x1f)
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }
 
 // progressMark ends the ledger key under which a nested run keeps its checkpoint.

@@ -327,11 +327,21 @@ func (c codec[S]) restore(st *state[S], cp *checkpoint) error {
 }
 
 func (c codec[S]) capture(st *state[S]) (*checkpoint, error) {
-	vals, err := json.Marshal(st.values)
+	cp, err := c.captured(st)
 	if err != nil {
 		return nil, err
 	}
-	return &checkpoint{
+	return &cp, nil
+}
+
+// captured is capture giving the checkpoint as a value, for a caller that
+// encodes it at once.
+func (c codec[S]) captured(st *state[S]) (checkpoint, error) {
+	vals, err := json.Marshal(st.values)
+	if err != nil {
+		return checkpoint{}, err
+	}
+	return checkpoint{
 		V: store.FormatVersion, Nonce: st.nonce, CreatedAt: st.createdAt, Values: vals, Step: st.step,
 		Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Ledger: st.ledger, Memo: st.memo, Calls: st.calls,
 		Exchanges: st.exchanges, Recent: st.recent, Break: st.brk, Error: st.err,

@@ -19,6 +19,10 @@ import (
 // and no more; deltas carrying a reset or escalations, or a raw value that
 // encoding/json would rewrite, go through encoding/json. The checkpoints of
 // subgraphs that kept holds (see waitingSubgraphs.holds) are copied unchecked.
+//
+// The record is encoded into a reused scratch buffer and copied out at its
+// exact length, as encodeProgress does: the store may keep it as it is (see
+// store.Append's Handover).
 func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if d.Reset != nil || len(d.Esc) > 0 {
 		return marshalDelta(*d)
@@ -27,7 +31,28 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	for i := range d.Raised {
 		n += interruptionSize(&d.Raised[i])
 	}
-	b := make([]byte, 0, n)
+	scratch := encodeScratch.Get().(*[]byte)
+	b, ok := appendDelta((*scratch)[:0], n, d, kept)
+	var out []byte
+	if ok {
+		out = slices.Clone(b)
+	}
+	if cap(b) <= maxEncodeScratch {
+		*scratch = b[:0]
+		encodeScratch.Put(scratch)
+	}
+	if !ok {
+		return marshalDelta(*d)
+	}
+	return out, nil
+}
+
+// appendDelta appends d as encodeDelta writes it to b, grown to hold n bytes
+// first, and reports whether it could.
+func appendDelta(b []byte, n int, d *delta, kept *waitingSubgraphs) ([]byte, bool) {
+	if cap(b) < n {
+		b = make([]byte, 0, n)
+	}
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(d.V), 10)
 	if d.Nonce != "" {
@@ -38,7 +63,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if len(d.Resolve) > 0 {
 		b = append(b, `,"resolve":`...)
 		if b, ok = appendResolved(b, d.Resolve); !ok {
-			return marshalDelta(*d)
+			return b, false
 		}
 	}
 	if len(d.Input) > 0 {
@@ -52,13 +77,13 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if len(d.Ledger) > 0 {
 		b = append(b, `,"ledger":`...)
 		if b, ok = appendLedger(b, d.Ledger); !ok {
-			return marshalDelta(*d)
+			return b, false
 		}
 	}
 	if len(d.Memo) > 0 {
 		b = append(b, `,"memo":`...)
 		if b, ok = appendMemo(b, d.Memo, kept); !ok {
-			return marshalDelta(*d)
+			return b, false
 		}
 	}
 	if len(d.Calls) > 0 {
@@ -68,7 +93,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if len(d.Raised) > 0 {
 		b = append(b, `,"raised":`...)
 		if b, ok = appendInterruptions(b, d.Raised); !ok {
-			return marshalDelta(*d)
+			return b, false
 		}
 	}
 	if d.Status != "" {
@@ -96,7 +121,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 		b = append(b, `,"error":`...)
 		b = jsonappend.String(b, d.Error)
 	}
-	return append(b, '}'), nil
+	return append(b, '}'), true
 }
 
 // marshalDelta is encoding/json's encoding of d, for the deltas encodeDelta
@@ -439,7 +464,7 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 // exact length: the parent keeps it in its memo and its record, and an
 // estimate of its size would leave hundreds of bytes unused in each.
 func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
-	scratch := progressScratch.Get().(*[]byte)
+	scratch := encodeScratch.Get().(*[]byte)
 	b := (*scratch)[:0]
 	if n := 48 + checkpointSize(p.Checkpoint); cap(b) < n {
 		b = make([]byte, 0, n)
@@ -457,22 +482,30 @@ func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
 	if ok {
 		out = slices.Clone(append(b, '}'))
 	}
-	if cap(b) <= maxProgressScratch {
+	if cap(b) <= maxEncodeScratch {
 		*scratch = b[:0]
-		progressScratch.Put(scratch)
+		encodeScratch.Put(scratch)
 	}
 	if !ok {
-		return json.Marshal(p)
+		return marshalProgress(p.Version, *p.Checkpoint)
 	}
 	return out, nil
 }
 
-// maxProgressScratch bounds the scratch buffers encodeProgress keeps, so that
-// one large checkpoint does not hold its buffer for good.
-const maxProgressScratch = 64 << 10
+// marshalProgress is encoding/json's encoding of a waiting subgraph's
+// checkpoint, for one encodeProgress does not write by hand. It takes a copy,
+// so that the checkpoint being encoded can stay in its caller's frame.
+func marshalProgress(version int64, cp checkpoint) ([]byte, error) {
+	return json.Marshal(progress{Version: version, Checkpoint: &cp})
+}
 
-// progressScratch holds encodeProgress's scratch buffers.
-var progressScratch = sync.Pool{New: func() any { return new([]byte) }}
+// maxEncodeScratch bounds the scratch buffers encodeDelta and encodeProgress
+// keep, so that one large record or checkpoint does not hold its buffer for
+// good.
+const maxEncodeScratch = 64 << 10
+
+// encodeScratch holds the scratch buffers of encodeDelta and encodeProgress.
+var encodeScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // checkpointSize estimates the encoded size of cp, so that its buffer is
 // allocated once.

@@ -673,6 +673,7 @@ func (r *runner[S]) commit(d *delta) error {
 	}
 	// A notice tells someone, so what it reports is durable first.
 	app.NoSync = !r.durable(d) && len(app.Outbox) == 0
+	app.Handover = true // data and the snapshot are encoded for this append alone
 	w := weight{since: r.c.since + len(data), snapSize: r.c.snapSize,
 		grown: r.c.grown + g.codec.fs.grows(d.Input) + g.codec.fs.grows(writes)}
 	// A snapshot only when replaying the records since the last one would read
@@ -779,23 +780,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if !st.mid {
 		base = st.version
 	}
-	var exchanges []interlude.Exchange
-	if n := len(st.exchanges); n > 0 {
-		exchanges = make([]interlude.Exchange, n)
-	}
-	for i, x := range st.exchanges {
-		// Tasks get their own copy of each resolution, so that code reading
-		// interlude.Exchanges cannot change the thread's record.
-		exchanges[i] = interlude.Exchange{Interrupt: x.Interrupt}
-		if x.Resolution != nil {
-			r := *x.Resolution
-			if r.Error != nil {
-				e := *r.Error
-				r.Error = &e
-			}
-			exchanges[i].Resolution = &r
-		}
-	}
+	exchanges := copyExchanges(st.exchanges)
 	// The tasks of one step run at a time, and none outlives its step: the
 	// runner's step record serves each step in turn.
 	ts := &r.ts
@@ -956,6 +941,44 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, r.finish(), nil
 	}
 	return true, nil, nil
+}
+
+// copyExchanges returns a copy of a step's exchanges for its tasks, with their
+// own copy of each resolution, so that code reading interlude.Exchanges cannot
+// change the thread's record. One exchange, the most common, is copied with
+// its resolution in one allocation.
+func copyExchanges(xs []interlude.Exchange) []interlude.Exchange {
+	var out []interlude.Exchange
+	var first *interlude.Resolution // where the first resolution's copy goes, if set
+	switch len(xs) {
+	case 0:
+		return nil
+	case 1:
+		one := &struct {
+			x [1]interlude.Exchange
+			r interlude.Resolution
+		}{}
+		out, first = one.x[:], &one.r
+	default:
+		out = make([]interlude.Exchange, len(xs))
+	}
+	for i, x := range xs {
+		out[i] = interlude.Exchange{Interrupt: x.Interrupt}
+		if x.Resolution == nil {
+			continue
+		}
+		r := first
+		if r == nil || i > 0 {
+			r = new(interlude.Resolution)
+		}
+		*r = *x.Resolution
+		if r.Error != nil {
+			e := *r.Error
+			r.Error = &e
+		}
+		out[i].Resolution = r
+	}
+	return out
 }
 
 // cloneLedger returns a copy of a step's ledger for its delta, nil if it is

@@ -43,6 +43,9 @@ type nestedRun[T any] struct {
 	r runner[T]
 	c cached[T]
 	n nesting[T]
+	// fresh holds the id of the first question answered since the pause (a
+	// subgraph usually waits for one), for r.fresh
+	fresh [1]string
 }
 
 // freshRun is a nestedRun with the state of a subgraph that starts.
@@ -98,7 +101,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if s == nil || env == nil {
 		return zero, interlude.ErrNotInRun
 	}
-	key := s.ProgressKey()
+	idBase, key := s.Nested()
 	raw, waiting := s.Recorded(key)
 	var rc *nestedRun[T]
 	if waiting {
@@ -109,7 +112,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		rc = &fresh.nestedRun
 	}
 	r := &rc.r
-	rc.n.idBase = s.IDBase()
+	rc.n.idBase = idBase
 	r.g, r.ctx, r.threadID, r.nest, r.subgraphs, r.c = sub, ctx, env.thread, &rc.n, env.subgraphs, &rc.c
 	r.inBefore, r.inAfter = breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path())
 	prefix := s.Path() // a scope's path is never changed
@@ -144,6 +147,9 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			if given, ok := s.Lookup(x.Interrupt.ID); ok && given.Resolution != nil {
 				res := *given.Resolution
 				x.Resolution = &res
+				if r.fresh == nil {
+					r.fresh = rc.fresh[:0]
+				}
 				r.fresh = append(r.fresh, x.Interrupt.ID)
 			}
 		}
@@ -164,8 +170,8 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		return res.Values, nil
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
-	if cp, cerr := sub.codec.capture(st); cerr == nil {
-		if data, merr := encodeProgress(progress{Version: st.version, Checkpoint: cp}, &st.waiting); merr == nil {
+	if cp, cerr := sub.codec.captured(st); cerr == nil {
+		if data, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
 			s.Record(key, "", data)
 			env.waiting.put(key, data, st)
 		}

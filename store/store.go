@@ -120,6 +120,11 @@ type Append struct {
 	// Without it, an append is durable when Append returns. A store that has
 	// nothing to gain (store/memory) ignores it.
 	NoSync bool
+	// Handover says that the caller hands the Data of Records and Snapshot over
+	// to the store: it neither changes nor reuses them once Append is called, so
+	// a store that keeps them in memory (store/memory) need not copy them. The
+	// runtime sets it: it encodes each record for its append alone.
+	Handover bool
 
 	// Outbox holds the notices of the change (see Outbox), written with it or
 	// not at all. A notice whose id the store already has is not written again.

@@ -479,21 +479,29 @@ func (s *Scope) Forward(in vocab.Interruption) {
 // IDBase is what the interrupt ids of a run nested in this scope derive from: the
 // step's identity and this scope's path.
 func (s *Scope) IDBase() string {
-	// Written in one piece: each level of nesting derives its own.
+	idBase, _ := s.Nested()
+	return idBase
+}
+
+// Nested returns what a run nested in this scope needs: its IDBase, and the
+// ProgressKey under which it keeps its checkpoint, made in one allocation
+// (each level of nesting makes its own).
+func (s *Scope) Nested() (idBase, progressKey string) {
 	st := s.step
 	var num [20]byte
 	cp := strconv.AppendInt(num[:0], st.Checkpoint, 10)
-	n := len(cp) + 2 + max(len(s.path)-1, 0)
+	pathLen := max(len(s.path)-1, 0)
+	for _, p := range s.path {
+		pathLen += len(p)
+	}
+	n := len(cp) + 2 + pathLen
 	if st.Nested != "" {
 		n += len(st.Nested)
 	} else {
 		n += len(st.Nonce) + 1 + len(st.Thread)
 	}
-	for _, p := range s.path {
-		n += len(p)
-	}
 	var b strings.Builder
-	b.Grow(n)
+	b.Grow(n + pathLen + 1 + len(progressMark))
 	if st.Nested != "" {
 		b.WriteString(st.Nested)
 	} else {
@@ -510,7 +518,13 @@ func (s *Scope) IDBase() string {
 		}
 		b.WriteString(p)
 	}
-	return b.String()
+	for _, p := range s.path { // the progress key, as LedgerKey writes it
+		b.WriteString(p)
+		b.WriteByte(0x1f)
+	}
+	b.WriteString(progressMark)
+	both := b.String()
+	return both[:n], both[n:]
 }
 
 // progressMark ends the ledger key under which a nested run keeps its checkpoint.

@@ -82,7 +82,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		t.meta.UpdatedAt = now
 	}
 	for _, r := range a.Records {
-		r.Data = slices.Clone(r.Data)
+		if !a.Handover {
+			r.Data = slices.Clone(r.Data)
+		}
 		if r.CreatedAt.IsZero() {
 			r.CreatedAt = now
 		}
@@ -92,7 +94,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	t.expires = storekit.EarliestExpiry(t.meta)
 	if a.Snapshot != nil {
 		snap := *a.Snapshot
-		snap.Data = slices.Clone(snap.Data)
+		if !a.Handover {
+			snap.Data = slices.Clone(snap.Data)
+		}
 		t.snapshots = append(t.snapshots, snap)
 	}
 	s.outbox.add(a, now)

@@ -373,24 +373,43 @@ func (l *loop) ask(ctx context.Context, req *model.Request) (*model.Response, er
 	if l.cfg.generate {
 		return l.model.Generate(ctx, req)
 	}
-	var resp *model.Response
-	observed := graph.Observed(ctx) // chunks nobody reads are not boxed as events
-	for c, err := range l.model.Stream(ctx, req) {
-		if err != nil {
-			return nil, err
-		}
-		if c.Type == model.ChunkDone {
-			resp = c.Response
-			continue
-		}
-		if observed {
-			graph.Emit(ctx, graph.EventMessage, c)
-		}
+	// One reader holds what the stream's callback needs, rather than each
+	// variable a loop body would capture being moved to the heap apart.
+	r := &streamReader{ctx: ctx, observed: graph.Observed(ctx)} // chunks nobody reads are not boxed as events
+	l.model.Stream(ctx, req)(r.yield)
+	if r.err != nil {
+		return nil, r.err
 	}
-	if resp == nil {
+	if r.resp == nil {
 		return nil, errors.New("the model's stream ended without a response")
 	}
-	return resp, nil
+	return r.resp, nil
+}
+
+// streamReader reads a model's stream for ask: the final response, or the
+// stream's error, and every other chunk emitted to the run's stream if
+// anyone observes it.
+type streamReader struct {
+	ctx      context.Context
+	observed bool
+	resp     *model.Response
+	err      error
+}
+
+// yield takes one chunk of the stream; it stops the stream at an error.
+func (r *streamReader) yield(c model.Chunk, err error) bool {
+	if err != nil {
+		r.err = err
+		return false
+	}
+	if c.Type == model.ChunkDone {
+		r.resp = c.Response
+		return true
+	}
+	if r.observed {
+		graph.Emit(r.ctx, graph.EventMessage, c)
+	}
+	return true
 }
 
 // runTools runs the tool calls of the last assistant message and returns their
@@ -528,7 +547,7 @@ func (l *loop) runCall(ctx context.Context, c Call) (model.Block, error) {
 		b.Content = res.Blocks
 	}
 	if xs := interlude.Exchanges(ctx); len(xs) > 0 {
-		b.Interrupts, _ = json.Marshal(xs)
+		b.Interrupts, _ = encodeExchanges(xs)
 	}
 	return b, nil
 }

@@ -178,15 +178,6 @@ func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (res *tool.Res
 			return nil, true, nil
 		}
 	}
-	value := map[string]any{"tool": c.Tool, "tool_call_id": c.ID, "input_schema": t.InputSchema()}
-	if json.Valid(c.Arguments) {
-		value["arguments"] = c.Arguments
-	} else {
-		value["arguments"] = string(c.Arguments)
-	}
-	if len(vs) > 0 {
-		value["violations"] = vs
-	}
 	msg := fmt.Sprintf("Allow %s to run with %s?", c.Tool, c.Arguments)
 	if a.message != nil {
 		msg = a.message(*c)
@@ -195,7 +186,7 @@ func (a *approval) ask(ctx context.Context, t tool.Tool, c *Call) (res *tool.Res
 		Name:      approvalName,
 		Message:   msg,
 		Reason:    interlude.ReasonToolApproval,
-		Value:     value,
+		Value:     approvalValue(c, t.InputSchema(), vs),
 		Schema:    a.decisionSchema(t.InputSchema()),
 		TTL:       a.ttl,
 		Assignees: a.assignees,

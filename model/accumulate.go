@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+
+	"github.com/interludehq/interlude/internal/jsonappend"
 )
 
 // Accumulator assembles streamed chunks into an assistant message and, at the
@@ -117,6 +119,12 @@ func (a *Accumulator) Finish(provider string, stop StopReason, usage Usage, mode
 		if len(in) == 0 {
 			b.Input = json.RawMessage(`{}`)
 			continue
+		}
+		if in[0] == '{' {
+			if jsonappend.Plain(in) {
+				b.Input = in // an object already compact: kept as it is
+				continue
+			}
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(in, &obj); err != nil || obj == nil {

@@ -193,3 +193,26 @@ func TestResponseRoundTripsThroughJSON(t *testing.T) {
 		t.Fatalf("round trip changed the response")
 	}
 }
+
+func TestFinishStoresToolArgumentsCompacted(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"order_id":"A-42"}`:           `{"order_id":"A-42"}`,
+		" { \"q\" : \"<a> & b\" }\n":    `{"q":"<a> & b"}`,
+		`{"q":"<b>","n":[1, 2]}`:        `{"q":"<b>","n":[1,2]}`,
+		`{"s":"tab\tin \u2028 string"}`: `{"s":"tab\tin \u2028 string"}`,
+	} {
+		var acc model.Accumulator
+		for _, c := range []model.Chunk{model.ToolCallStart(0, "call_a", "search"), model.ToolCallDelta(0, in)} {
+			if err := acc.Add(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, err := acc.Finish("test", "", model.Usage{}, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(resp.Message.Content[0].Input); got != want {
+			t.Errorf("arguments %q are stored as %s; want %s", in, got, want)
+		}
+	}
+}

@@ -16,8 +16,10 @@ import (
 	"reflect"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/internal/jsonerr"
 	"github.com/interludehq/interlude/internal/schema"
 	"github.com/interludehq/interlude/model"
@@ -58,7 +60,8 @@ func Errorf(format string, args ...any) Result {
 // from In: its fields, json tags and jsonschema tags (for example
 // `jsonschema:"description=The order id,minimum=0"`). In must be a struct type.
 func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) Tool {
-	t := &funcTool[In, Out]{name: name, description: description, fn: fn}
+	t := &funcTool[In, Out]{name: name, description: description, fn: fn,
+		args: flatArgsOf(reflect.TypeFor[In]()), plainOut: plainValue(reflect.TypeFor[Out]())}
 	s, err := schema.For(reflect.TypeFor[In]())
 	if err != nil {
 		t.err = fmt.Errorf("tool %q: input schema: %w", name, err)
@@ -73,6 +76,8 @@ type funcTool[In, Out any] struct {
 	schema            json.RawMessage
 	err               error
 	fn                func(ctx context.Context, in In) (Out, error)
+	args              *flatArgs                     // decodes In directly, or nil
+	plainOut          bool                          // Out is a value jsonappend.Value encodes
 	compiled          atomic.Pointer[schema.Schema] // schema, once compiled
 }
 
@@ -105,8 +110,12 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (Res
 		return Result{}, t.err
 	}
 	var in In
-	if err := json.Unmarshal(args, &in); err != nil {
-		return Errorf("the arguments do not fit %s: %s", t.name, jsonerr.Explain(err)), nil
+	if t.args == nil || !t.args.decode(args, unsafe.Pointer(&in)) {
+		var fresh In // only this one escapes, when the fast decoding could not
+		if err := json.Unmarshal(args, &fresh); err != nil {
+			return Errorf("the arguments do not fit %s: %s", t.name, jsonerr.Explain(err)), nil
+		}
+		in = fresh
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
@@ -115,11 +124,29 @@ func (t *funcTool[In, Out]) Call(ctx context.Context, args json.RawMessage) (Res
 	if s, ok := any(out).(string); ok {
 		return Result{Content: s}, nil
 	}
+	if t.plainOut {
+		if data, ok := jsonappend.Value(make([]byte, 0, 64), any(out)); ok {
+			// data is never written again: the content shares its bytes.
+			return Result{Content: unsafe.String(unsafe.SliceData(data), len(data))}, nil
+		}
+	}
 	data, err := json.Marshal(out)
 	if err != nil {
 		return Result{}, fmt.Errorf("the result cannot be encoded as JSON: %w", err)
 	}
 	return Result{Content: string(data)}, nil
+}
+
+// plainValue reports whether values of type t are ones jsonappend.Value
+// encodes (it may still refuse one, such as a number that is not finite).
+func plainValue(t reflect.Type) bool {
+	switch t {
+	case reflect.TypeFor[map[string]any](), reflect.TypeFor[[]any](), reflect.TypeFor[[]string](),
+		reflect.TypeFor[bool](), reflect.TypeFor[int](), reflect.TypeFor[int64](), reflect.TypeFor[int32](),
+		reflect.TypeFor[uint](), reflect.TypeFor[uint64](), reflect.TypeFor[float64](), reflect.TypeFor[float32]():
+		return true
+	}
+	return false
 }
 
 // Violation is one way arguments fail a tool's schema.

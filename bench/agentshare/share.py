@@ -15,8 +15,9 @@ A sample's stack is read from its leaf outwards; the first frame that names a
 model or tool function, or a framework callback called from inside one, decides:
   model:     github.com/interludehq/interlude/model/scripted.*  (the scripted model)
   tool:      agent_test.(*shop).tools.func*                       (the tools' own Go functions)
-  callback:  agent.(*loop).ask-range*  (the agent's loop body the model's stream yields
-             to: framework work done inside the model's call)
+  callback:  agent.(*streamReader).yield (and agent.(*loop).ask-range*, its former
+             name): the agent's callback the model's stream yields to, framework
+             work done inside the model's call
 Samples with none of these are framework if the stack holds an interlude frame
 (github.com/interludehq/interlude/, not model/scripted) or a goroutine the
 framework started; GC if the stack holds gcBgMarkWorker / bgsweep / bgscavenge;
@@ -24,6 +25,7 @@ else other (scheduler, testing harness).
 """
 import re, subprocess, sys
 binary, prof, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+CALLBACK = re.compile(r"agent\.\(\*streamReader\)\.yield|agent\.\(\*loop\)\.ask-range")
 out = subprocess.run(["go", "tool", "pprof", "-traces", binary, prof], capture_output=True, text=True).stdout
 blocks = out.split("-----------+-------------------------------------------------------")[1:]
 unit = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -45,7 +47,7 @@ for b in blocks:
             kind = "model"; break
         if re.search(r"agent_test\.\(\*shop\)\.tools\.func\d", f):
             kind = "tool"; break
-        if "agent.(*loop).ask-range" in f:
+        if CALLBACK.search(f):
             kind = "framework"; break
     if kind is None:
         if any(x in f for f in frames for x in ("gcBgMarkWorker", "bgsweep", "bgscavenge")):
@@ -77,7 +79,7 @@ if len(sys.argv) > 5:
         for f in frames:
             if "interlude/model/scripted." in f: kind = "model"; break
             if re.search(r"agent_test\.\(\*shop\)\.tools\.func\d", f): kind = "tool"; break
-            if "agent.(*loop).ask-range" in f: kind = "framework"; break
+            if CALLBACK.search(f): kind = "framework"; break
         if kind is None and not any(x in f for f in frames for x in ("gcBgMarkWorker", "bgsweep", "bgscavenge")) and any("github.com/interludehq/interlude/" in f for f in frames):
             kind = "framework"
         if kind != "framework": continue

@@ -113,3 +113,27 @@ func BenchmarkGrowth(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAgentApproval runs agent_approval as bench/compare does: a new
+// thread's turn calls two lookups and a gated refund, pauses on the refund's
+// approval, and is approved to its end; one op is one cycle.
+func BenchmarkAgentApproval(b *testing.B) {
+	ctx := context.Background()
+	for _, kind := range Stores {
+		b.Run(kind, func(b *testing.B) {
+			a, s, err := NewAgentApproval(openB(b, kind))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				id := threadID("agent")
+				if err := AgentPause(ctx, a, s, id); err != nil {
+					b.Fatal(err)
+				}
+				if err := AgentApprove(ctx, a, s, id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,9 @@ package jsonappend
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -76,27 +79,286 @@ func Strings(dst []byte, ss []string) []byte {
 
 // Raw appends a raw JSON value (null if nil) as encoding/json writes it,
 // if that is the value as it is: valid, compact, and with nothing encoding/json
-// escapes (<, >, & and U+2028, U+2029, which start with the byte 0xE2). It
-// reports false otherwise.
+// escapes (<, >, & and U+2028, U+2029). It reports false otherwise. It reads
+// the value once, where json.Valid and a scan for those characters would read
+// it twice, the first time through encoding/json's general scanner.
 func Raw(b []byte, v json.RawMessage) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
 	}
-	if !json.Valid(v) {
+	if end, ok := plainValue(v, 0, 0); !ok || end != len(v) {
 		return b, false
 	}
-	inString := false
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c == '<' || c == '>' || c == '&' || c == 0xE2:
-			return b, false
-		case inString && c == '\\':
-			i++ // the escaped byte, which ends no string
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return b, false
+	return append(b, v...), true
+}
+
+// Plain reports whether Raw appends v as it is: v is valid, compact JSON
+// with nothing encoding/json escapes.
+func Plain(v json.RawMessage) bool {
+	end, ok := plainValue(v, 0, 0)
+	return ok && end == len(v)
+}
+
+// maxDepth is encoding/json's limit on nesting; deeper values are left to it.
+const maxDepth = 10000
+
+// plainValue returns where the JSON value at v[i:] ends, if it is one Raw
+// appends as it is: no whitespace outside strings, and in strings no control
+// character, no invalid escape and nothing encoding/json escapes.
+func plainValue(v []byte, i, depth int) (int, bool) {
+	if i >= len(v) {
+		return i, false
+	}
+	switch c := v[i]; {
+	case c == '{':
+		if depth >= maxDepth {
+			return i, false
+		}
+		i++
+		if i < len(v) && v[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = plainString(v, i); !ok || i >= len(v) || v[i] != ':' {
+				return i, false
+			}
+			if i, ok = plainValue(v, i+1, depth+1); !ok || i >= len(v) {
+				return i, false
+			}
+			switch v[i] {
+			case ',':
+				i++
+			case '}':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == '[':
+		if depth >= maxDepth {
+			return i, false
+		}
+		i++
+		if i < len(v) && v[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = plainValue(v, i, depth+1); !ok || i >= len(v) {
+				return i, false
+			}
+			switch v[i] {
+			case ',':
+				i++
+			case ']':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == '"':
+		return plainString(v, i)
+	case c == 't':
+		return literal(v, i, "true")
+	case c == 'f':
+		return literal(v, i, "false")
+	case c == 'n':
+		return literal(v, i, "null")
+	}
+	return number(v, i)
+}
+
+func literal(v []byte, i int, lit string) (int, bool) {
+	if len(v)-i >= len(lit) && string(v[i:i+len(lit)]) == lit {
+		return i + len(lit), true
+	}
+	return i, false
+}
+
+// plainString returns where the JSON string at v[i:] ends, if Raw may append
+// it as it is.
+func plainString(v []byte, i int) (int, bool) {
+	if i >= len(v) || v[i] != '"' {
+		return i, false
+	}
+	for i++; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '"':
+			return i + 1, true
+		case '\\':
+			i++
+			if i >= len(v) {
+				return i, false
+			}
+			switch v[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(v)-i < 5 || !isHex(v[i+1]) || !isHex(v[i+2]) || !isHex(v[i+3]) || !isHex(v[i+4]) {
+					return i, false
+				}
+				i += 4
+			default:
+				return i, false
+			}
+		case '<', '>', '&':
+			return i, false
+		case 0xE2: // U+2028 and U+2029 are E2 80 A8 and E2 80 A9
+			if i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8 {
+				return i, false
+			}
+		default:
+			if c < 0x20 {
+				return i, false
+			}
 		}
 	}
-	return append(b, v...), true
+	return i, false
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// number returns where the JSON number at v[i:] ends.
+func number(v []byte, i int) (int, bool) {
+	j := i
+	if j < len(v) && v[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(v) && v[j] == '0':
+		j++
+	case j < len(v) && v[j] >= '1' && v[j] <= '9':
+		j = digits(v, j)
+	default:
+		return i, false
+	}
+	if j < len(v) && v[j] == '.' {
+		k := digits(v, j+1)
+		if k == j+1 {
+			return i, false
+		}
+		j = k
+	}
+	if j < len(v) && (v[j] == 'e' || v[j] == 'E') {
+		j++
+		if j < len(v) && (v[j] == '+' || v[j] == '-') {
+			j++
+		}
+		k := digits(v, j)
+		if k == j {
+			return i, false
+		}
+		j = k
+	}
+	return j, true
+}
+
+func digits(v []byte, i int) int {
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// Value appends v as json.Marshal writes it, for the values a tool's result
+// is usually made of: nil, strings, booleans, numbers of the built-in types,
+// and maps with string keys (keys sorted) and slices of those. It reports
+// false for anything else (a struct, a named type, a number that is not
+// finite), with dst in any state past its original length: the caller then
+// uses json.Marshal.
+func Value(dst []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case string:
+		return String(dst, x), true
+	case bool:
+		return strconv.AppendBool(dst, x), true
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), true
+	case int64:
+		return strconv.AppendInt(dst, x, 10), true
+	case int32:
+		return strconv.AppendInt(dst, int64(x), 10), true
+	case uint:
+		return strconv.AppendUint(dst, uint64(x), 10), true
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), true
+	case float64:
+		return Float(dst, x, 64)
+	case float32:
+		return Float(dst, float64(x), 32)
+	case map[string]any:
+		if x == nil {
+			return append(dst, "null"...), true
+		}
+		var buf [16]string
+		keys := buf[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = String(dst, k)
+			dst = append(dst, ':')
+			var ok bool
+			if dst, ok = Value(dst, x[k]); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	case []any:
+		if x == nil {
+			return append(dst, "null"...), true
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var ok bool
+			if dst, ok = Value(dst, e); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, ']'), true
+	case []string:
+		if x == nil {
+			return append(dst, "null"...), true
+		}
+		return Strings(dst, x), true
+	}
+	return dst, false
+}
+
+// Float appends f, of the given bit size (32 or 64), as encoding/json writes
+// it: like ES6's number to string conversion. It reports false for an
+// infinity or NaN, which encoding/json refuses.
+func Float(dst []byte, f float64, bits int) ([]byte, bool) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return dst, false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if format == 'e' {
+		// e-09 is written e-9
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, true
 }

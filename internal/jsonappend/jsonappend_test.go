@@ -2,6 +2,8 @@ package jsonappend
 
 import (
 	"encoding/json"
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -39,4 +41,84 @@ func TestStringListsEncodeAsEncodingJSONDoes(t *testing.T) {
 			t.Errorf("%q encodes as %s, encoding/json gives %s", ss, got, want)
 		}
 	}
+}
+
+func TestValuesEncodeAsEncodingJSONDoes(t *testing.T) {
+	type named string
+	for _, v := range []any{
+		nil, "", "a<b>\u2028", true, false, 0, -7, int64(1) << 60, int32(-3), uint(9), uint64(1) << 63,
+		0.0, -0.0, 1.5, 150.0, 1e20, 1e21, 123456789e15, 1e-6, 1e-7, -2.5e-9, float32(0.1), float32(1e21), float32(3e-7),
+		map[string]any{}, map[string]any(nil), []any(nil), []any{}, []string(nil), []string{"x", "<"},
+		map[string]any{"total": 150, "order_id": "1", "b": []any{1.25, nil, "s", map[string]any{"z": false, "a": true}}},
+	} {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Value([]byte("x"), v)
+		if !ok || string(got) != "x"+string(want) {
+			t.Errorf("%#v encodes as %s (%v), encoding/json gives %s", v, got, ok, want)
+		}
+	}
+	for _, v := range []any{math.Inf(1), math.NaN(), named("x"), struct{}{}, map[string]any{"a": []int{1}}, []any{float32(math.Inf(-1))}} {
+		if _, ok := Value(nil, v); ok {
+			t.Errorf("%#v is encoded; want it left to encoding/json", v)
+		}
+	}
+}
+
+func FuzzFloatsEncodeAsEncodingJSONDoes(f *testing.F) {
+	for _, x := range []float64{0, 1, -1.5, 1e21, 1e-7, 123.456e-10, math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) {
+		for _, v := range []any{x, float32(x)} {
+			want, err := json.Marshal(v)
+			got, ok := Value(nil, v)
+			if (err == nil) != ok || ok && string(got) != string(want) {
+				t.Fatalf("%v (%T) encodes as %s (%v), encoding/json gives %s (%v)", v, v, got, ok, want, err)
+			}
+		}
+	})
+}
+
+// rawAppendsAsEncodingJSONDoes fails t if Raw appends v where encoding/json
+// refuses it or writes it otherwise, and reports whether Raw appended it.
+func rawAppendsAsEncodingJSONDoes(t *testing.T, v string) bool {
+	t.Helper()
+	want, err := json.Marshal(json.RawMessage(v))
+	got, ok := Raw([]byte("x"), json.RawMessage(v))
+	if !ok {
+		return false
+	}
+	if err != nil || string(got) != "x"+string(want) {
+		t.Fatalf("%q appends as %s, encoding/json gives %s (%v)", v, got[1:], want, err)
+	}
+	return true
+}
+
+func TestRawValuesAppendAsEncodingJSONDoes(t *testing.T) {
+	for _, v := range []string{`{}`, `[]`, `""`, `0`, `-0.5e+3`, `true`, `false`, `null`, `{"a":[1,{"b":null}],"c":"d\"\\\/\b\f\n\r\t\u00e9"}`,
+		`"é — €"`, "\"\xff\"", `[[[[]]]]`, `{"order_id":"1","amount":10}`} {
+		if !rawAppendsAsEncodingJSONDoes(t, v) {
+			t.Errorf("%q is left to encoding/json; want it appended as it is", v)
+		}
+	}
+	for _, v := range []string{``, ` {}`, `{} `, `{"a": 1}`, `[1, 2]`, `{"a":1,}`, `[1,]`, `{"a"}`, `{a:1}`, `"<"`, `"&"`, "\"\u2028\"", "\"\u2029\"",
+		`"\x"`, `"\u12g4"`, "\"\x01\"", `"abc`, `01`, `1.`, `.5`, `-`, `1e`, `+1`, `tru`, `nul`, `NaN`, `{}{}`, `[1]]`} {
+		if rawAppendsAsEncodingJSONDoes(t, v) {
+			t.Errorf("%q is appended as it is; want it left to encoding/json", v)
+		}
+	}
+	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
+	if rawAppendsAsEncodingJSONDoes(t, deep) {
+		t.Error("a value nested deeper than encoding/json reads is appended")
+	}
+}
+
+func FuzzRawValuesAppendAsEncodingJSONDoes(f *testing.F) {
+	for _, v := range []string{`{"a":[1,{"b":null}],"c":"d\"\\"}`, `-0.5e+3`, `"é \u2028"`, `[true,false]`} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) { rawAppendsAsEncodingJSONDoes(t, v) })
 }

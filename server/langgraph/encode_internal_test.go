@@ -57,3 +57,76 @@ func TestRunRecordsAndEventsEncodeAsEncodingJSONDoes(t *testing.T) {
 		}
 	}
 }
+
+// outputByMap is a run's output as encoding/json writes it from a map, which
+// outputOf must match.
+func outputByMap(values, interrupts json.RawMessage) string {
+	out := map[string]json.RawMessage{}
+	if json.Unmarshal(values, &out); out == nil { // values null
+		out = map[string]json.RawMessage{}
+	}
+	if interrupts != nil {
+		out[interruptKey] = interrupts
+	}
+	data, _ := json.Marshal(out)
+	return string(data)
+}
+
+var outputSeeds = []string{
+	`{"amount":150,"attempts":1}`,
+	`{"amount":150,"attempts":2,"outcome":"refunded"}`,
+	`{}`,
+	`{"A":1,"Z":[1,{"b":2}],"_":null,"a":"x,}]"}`,
+	`{"b":1,"a":2}`,
+	`{"a":1,"a":2}`,
+	`{"a": 1}`,
+	`{"a":"<b>"}`,
+	`{"a":"\u2028"}`,
+	`{"a\"b":1}`,
+	`{"a\u0062":1}`,
+	`{"__interrupt__":1,"b":2}`,
+	`{"zz":{"__interrupt__":1}}`,
+	`{"a":"\\","b":"\"}"}`,
+	`{"ok":"€"}`,
+	`{"k":"` + "\xff" + `"}`,
+	"{\"\xff\":1}",
+	`[1,2]`,
+	`null`,
+	``,
+	`{"a":1}x`,
+}
+
+// TestRunOutputsEncodeAsEncodingJSONDoes checks that a run's output, with
+// and without interrupts, is what encoding/json writes from the map of its
+// fields, whatever the values hold.
+func TestRunOutputsEncodeAsEncodingJSONDoes(t *testing.T) {
+	direct := 0
+	for _, v := range outputSeeds {
+		for _, in := range []json.RawMessage{nil, json.RawMessage(`[{"id":"x","value":{"message":"ok?"}}]`)} {
+			if got, want := string(outputOf(json.RawMessage(v), in)), outputByMap(json.RawMessage(v), in); got != want {
+				t.Errorf("values %s, interrupts %s:\n got %s\nwant %s", v, in, got, want)
+			}
+		}
+		if _, ok := canonicalObject(json.RawMessage(v), interruptKey); ok {
+			direct++
+		}
+	}
+	if direct < 4 {
+		t.Errorf("%d of the values were copied as they are; the refund graph's at least should be", direct)
+	}
+}
+
+func FuzzRunOutputsEncodeAsEncodingJSONDoes(f *testing.F) {
+	for _, v := range outputSeeds {
+		f.Add(v, true)
+	}
+	f.Fuzz(func(t *testing.T, v string, paused bool) {
+		var in json.RawMessage
+		if paused {
+			in = json.RawMessage(`[{"id":"x"}]`)
+		}
+		if got, want := string(outputOf(json.RawMessage(v), in)), outputByMap(json.RawMessage(v), in); got != want {
+			t.Errorf("values %q, interrupts %s:\n got %s\nwant %s", v, in, got, want)
+		}
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
@@ -232,7 +233,9 @@ type runBook struct {
 // and in all: the oldest are forgotten first. In the store's documents, a
 // run's end forgets its thread's runs beyond the newest maxRunsPerThread one
 // time in pruneEvery, picked at random: a listing costs a read, and a thread
-// keeps a few more runs for a while (pruneEvery on average) instead.
+// keeps a few more runs for a while (pruneEvery on average) instead. The run
+// that stores its thread forgets none: its thread has had no other run that
+// committed.
 const (
 	maxRunsPerThread = 100
 	maxRuns          = 10000
@@ -457,14 +460,140 @@ func (h *Handler) endOutput(ru *run, status interlude.RunStatus, values json.Raw
 		output, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "RunError", "message": failure}})
 		return "error", output
 	}
-	out := map[string]json.RawMessage{}
-	json.Unmarshal(h.outValues(values), &out)
+	var raw json.RawMessage
 	if status == interlude.RunInterrupted {
-		raw, _ := json.Marshal(flat(h.group(ru.graphName, pending)))
-		out["__interrupt__"] = raw
+		raw, _ = json.Marshal(flat(h.group(ru.graphName, pending)))
+	}
+	return "success", outputOf(h.outValues(values), raw)
+}
+
+// interruptKey is the output field that holds a paused run's interrupts.
+const interruptKey = "__interrupt__"
+
+// outputOf is a run's output: the fields of the object values, with
+// __interrupt__ set to interrupts unless nil, as encoding/json writes them
+// from a map (its keys sorted). Values the state encoder wrote (compact, keys
+// in order, nothing to escape) are copied with the interrupts put in place
+// rather than decoded and encoded again.
+func outputOf(values, interrupts json.RawMessage) json.RawMessage {
+	if at, ok := canonicalObject(values, interruptKey); ok {
+		out := make([]byte, 0, len(values)+len(interruptKey)+len(interrupts)+4)
+		if interrupts == nil {
+			return append(out, values...)
+		}
+		out = append(out, values[:at]...)
+		out = append(out, `"`+interruptKey+`":`...)
+		out = append(out, interrupts...)
+		if values[at] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, values[at:]...)
+	}
+	out := map[string]json.RawMessage{}
+	if json.Unmarshal(values, &out); out == nil { // values null
+		out = map[string]json.RawMessage{}
+	}
+	if interrupts != nil {
+		out[interruptKey] = interrupts
 	}
 	output, _ := json.Marshal(out)
-	return "success", output
+	return output
+}
+
+// escapedInKey reports whether r is written escaped by encoding/json (or, a
+// backslash, was escaped in the key as read).
+func escapedInKey(r rune) bool {
+	return r == '\\' || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029'
+}
+
+// canonicalObject reports whether v is a JSON object as encoding/json writes
+// a map[string]json.RawMessage holding its fields: compact, its keys unique
+// and sorted, without escapes in them, and nothing encoding/json would escape
+// (<, >, &, U+2028, U+2029, invalid UTF-8 in a key). It also returns where a
+// field named key, which v must not have, goes in it: the offset of the first
+// field whose name sorts after it, or of the closing brace.
+func canonicalObject(v json.RawMessage, key string) (int, bool) {
+	if len(v) < 2 || v[0] != '{' || !json.Valid(v) {
+		return 0, false
+	}
+	at := -1
+	prev := ""
+	i := 1
+	for first := true; v[i] != '}'; first = false {
+		if !first {
+			if v[i] != ',' {
+				return 0, false
+			}
+			i++
+		}
+		start := i
+		if v[i] != '"' {
+			return 0, false
+		}
+		end := bytes.IndexByte(v[i+1:], '"')
+		if end < 0 {
+			return 0, false
+		}
+		name := v[i+1 : i+1+end]
+		if bytes.IndexFunc(name, escapedInKey) >= 0 || !utf8.Valid(name) {
+			return 0, false
+		}
+		k := string(name)
+		if (!first && k <= prev) || k == key {
+			return 0, false
+		}
+		if at < 0 && k > key {
+			at = start
+		}
+		prev = k
+		i += end + 2
+		if v[i] != ':' {
+			return 0, false
+		}
+		i++
+		// The value, up to the comma or brace that ends it.
+		depth, inString := 0, false
+		for ; ; i++ {
+			c := v[i]
+			if c == '<' || c == '>' || c == '&' || c == 0xe2 {
+				return 0, false
+			}
+			if inString {
+				switch c {
+				case '\\':
+					i++
+				case '"':
+					inString = false
+				}
+				continue
+			}
+			switch c {
+			case '"':
+				inString = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth == 0 {
+					goto next
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					goto next
+				}
+			case ' ', '\t', '\n', '\r':
+				return 0, false
+			}
+		}
+	next:
+	}
+	if i != len(v)-1 {
+		return 0, false
+	}
+	if at < 0 {
+		at = i
+	}
+	return at, true
 }
 
 // fromDoc is a run read back from its record: ended, with its output and
@@ -924,7 +1053,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 				h.log.Warn("the thread's empty record could not be forgotten", "thread_id", ru.ThreadID, "err", err)
 			}
 		}
-		if begun && !ru.temporary && rand.N(pruneEvery) == 0 {
+		if begun && !ru.temporary && !storedThread && rand.N(pruneEvery) == 0 {
 			if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
 				h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
 			}

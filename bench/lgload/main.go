@@ -1,14 +1,16 @@
 // Command lgload drives the LangGraph Platform API with C clients, each doing
 // create → wait (the refund graph pauses) → wait (resumed, it ends) cycles, and
 // reports cycles per second and the p50 and p99 of a cycle, and of each of its
-// requests (as bench/load reports its requests), for each client count. The same tool measures Interlude (`interlude serve`, SQLite) and
+// requests (as bench/load reports its requests), and the CPU time the server
+// and this load generator used per cycle, for each client count. The same tool
+// measures Interlude (`interlude serve`, SQLite) and
 // LangGraph's own dev server (@langchain/langgraph-api in
 // bench/peers/langgraph-api, hosting the same refund graph) in one run:
 //
 //	go run ./bench/lgload -clients 1,8,64 -duration 10s
 //
 // -only interlude or -only langgraph runs one side; -url measures a server
-// already running instead of starting them.
+// already running instead of starting them (its CPU is then not reported).
 package main
 
 import (
@@ -48,28 +50,31 @@ func main() {
 	}
 	type target struct {
 		name  string
-		start func() (string, func(), error)
+		start func() (string, int, func(), error) // the server's pid, 0 if unknown
 	}
 	var targets []target
 	if *url != "" {
-		targets = append(targets, target{"server", func() (string, func(), error) { return *url, func() {}, nil }})
+		targets = append(targets, target{"server", func() (string, int, func(), error) { return *url, 0, func() {}, nil }})
 	} else {
 		if *only == "" || *only == "interlude" {
 			targets = append(targets, target{"interlude (SQLite)", startInterlude})
 		}
 		if *only == "" || *only == "langgraph" {
-			targets = append(targets, target{"langgraph-api dev server", func() (string, func(), error) { return startLangGraph(*peerDir) }})
+			targets = append(targets, target{"langgraph-api dev server", func() (string, int, func(), error) { return startLangGraph(*peerDir) }})
 		}
 	}
-	fmt.Printf("%-26s %8s %12s %10s %10s %10s %10s %8s\n", "server", "clients", "cycles/s", "p50", "p99", "req p50", "req p99", "errors")
+	fmt.Printf("%-26s %8s %12s %10s %10s %10s %10s %12s %12s %8s\n", "server", "clients", "cycles/s", "p50", "p99", "req p50", "req p99", "CPU/c server", "CPU/c load", "errors")
 	for _, tg := range targets {
-		base, stop, err := tg.start()
+		base, pid, stop, err := tg.start()
 		if err != nil {
 			fatalf("start %s: %v", tg.name, err)
 		}
 		for _, n := range counts {
+			srv0, gen0 := cpuOfPid(pid), cpuOfPid(os.Getpid())
 			r := run(base, n, *duration)
-			fmt.Printf("%-26s %8d %12.1f %10s %10s %10s %10s %8d\n", tg.name, n, r.rate, pct(r.lat, 50), pct(r.lat, 99), pct(r.reqLat, 50), pct(r.reqLat, 99), r.errors)
+			srv, gen := cpuOfPid(pid)-srv0, cpuOfPid(os.Getpid())-gen0
+			fmt.Printf("%-26s %8d %12.1f %10s %10s %10s %10s %12s %12s %8d\n", tg.name, n, r.rate, pct(r.lat, 50), pct(r.lat, 99), pct(r.reqLat, 50), pct(r.reqLat, 99),
+				perCycle(srv, len(r.lat)), perCycle(gen, len(r.lat)), r.errors)
 			if r.firstErr != nil {
 				fmt.Printf("  first error: %v\n", r.firstErr)
 			}
@@ -206,33 +211,33 @@ func waitUp(base string, within time.Duration) error {
 	return fmt.Errorf("%s did not answer /ok within %s", base, within)
 }
 
-func startInterlude() (string, func(), error) {
+func startInterlude() (string, int, func(), error) {
 	dir, err := os.MkdirTemp("", "lgload-")
 	if err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	bin := filepath.Join(dir, "interlude")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/interlude").CombinedOutput(); err != nil {
-		return "", nil, fmt.Errorf("build interlude (run lgload from the module root): %v\n%s", err, out)
+		return "", 0, nil, fmt.Errorf("build interlude (run lgload from the module root): %v\n%s", err, out)
 	}
 	addr := freeAddr()
 	cmd := exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "threads.db"), "--log-level", "error")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait(); os.RemoveAll(dir) }
 	base := "http://" + addr
 	if err := waitUp(base, 30*time.Second); err != nil {
 		stop()
-		return "", nil, err
+		return "", 0, nil, err
 	}
-	return base, stop, nil
+	return base, cmd.Process.Pid, stop, nil
 }
 
-func startLangGraph(peer string) (string, func(), error) {
+func startLangGraph(peer string) (string, int, func(), error) {
 	if _, err := os.Stat(filepath.Join(peer, "node_modules", "@langchain", "langgraph-api")); err != nil {
-		return "", nil, fmt.Errorf("the peer is not installed: run npm ci in %s", peer)
+		return "", 0, nil, fmt.Errorf("the peer is not installed: run npm ci in %s", peer)
 	}
 	_, port, _ := net.SplitHostPort(freeAddr())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -241,15 +246,50 @@ func startLangGraph(peer string) (string, func(), error) {
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		cancel()
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait(); cancel() }
 	base := "http://127.0.0.1:" + port
 	if err := waitUp(base, 2*time.Minute); err != nil {
 		stop()
-		return "", nil, err
+		return "", 0, nil, err
 	}
-	return base, stop, nil
+	return base, cmd.Process.Pid, stop, nil
+}
+
+// clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ).
+const clockTick = 10 * time.Millisecond
+
+// cpuOfPid returns the user and system CPU time process pid used so far (0
+// for pid 0, or where /proc cannot tell).
+func cpuOfPid(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * clockTick
+}
+
+// perCycle formats a CPU time divided by the cycles, or "-" if either is 0.
+func perCycle(cpu time.Duration, cycles int) string {
+	if cpu == 0 || cycles == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f ms", cpu.Seconds()*1000/float64(cycles))
 }
 
 func fatalf(format string, args ...any) {

@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -292,7 +292,7 @@ func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request, v any) error 
 		return badRequest("read the request body: %v", err)
 	}
 	http.NewResponseController(w).SetReadDeadline(time.Time{}) // a run may outlast the body's deadline
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {

@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -41,6 +42,9 @@ func blocksText(bs []iblock) string {
 // lcValues returns values with an Interlude messages field as LangChain
 // messages, each with a stable id (its place in the transcript).
 func lcValues(v json.RawMessage) json.RawMessage {
+	if !bytes.Contains(v, []byte(`"messages"`)) && !bytes.Contains(v, []byte(`\u`)) {
+		return v // no field can be named messages, even escaped: nothing to change
+	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(v, &obj) != nil || obj["messages"] == nil {
 		return v

@@ -13,10 +13,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/internal/eventstream"
 	"github.com/interludehq/interlude/store"
@@ -145,6 +147,12 @@ func (ru *run) add(name string, data any) {
 		raw, _ = json.Marshal(map[string]string{"error": "EncodingError", "message": err.Error()})
 		name = "error"
 	}
+	ru.addEncoded(name, raw)
+}
+
+// addEncoded adds an event whose data is already encoded as encoding/json
+// encodes it (compact, with its escapes), as add would have written it.
+func (ru *run) addEncoded(name string, raw json.RawMessage) {
 	ru.mu.Lock()
 	ru.events = append(ru.events, event{name: name, data: raw})
 	if len(ru.events) > maxLogEvents {
@@ -225,7 +233,9 @@ type runBook struct {
 // and in all: the oldest are forgotten first. In the store's documents, a
 // run's end forgets its thread's runs beyond the newest maxRunsPerThread one
 // time in pruneEvery, picked at random: a listing costs a read, and a thread
-// keeps a few more runs for a while (pruneEvery on average) instead.
+// keeps a few more runs for a while (pruneEvery on average) instead. The run
+// that stores its thread forgets none: its thread has had no other run that
+// committed.
 const (
 	maxRunsPerThread = 100
 	maxRuns          = 10000
@@ -263,20 +273,147 @@ func (b *runBook) persist(ctx context.Context, ru *run) error {
 
 // runDocument is the record of a run whose Run object is o and output out.
 func runDocument(o runObject, out json.RawMessage) (store.Document, error) {
-	data, err := json.Marshal(storedRun{Run: o, Output: out})
-	if err != nil {
-		return store.Document{}, err
+	data, ok := appendStoredRun(make([]byte, 0, 512+len(out)), o, out)
+	if !ok {
+		var err error
+		if data, err = json.Marshal(storedRun{Run: o, Output: out}); err != nil {
+			return store.Document{}, err
+		}
 	}
 	return store.Document{ThreadID: o.ThreadID, Kind: runDoc, Key: o.RunID, Data: data, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}, nil
 }
 
+// appendStoredRun appends a run's record as json.Marshal(storedRun{o, out})
+// writes it, field by field: a run writes its record in the commit that ends
+// it, and the reflection of a map of kwargs cost more than the rest of the
+// record. It reports false for a record it does not write as encoding/json
+// would (a value that is not already compact JSON, a time out of range),
+// which the caller then encodes with encoding/json.
+func appendStoredRun(b []byte, o runObject, out json.RawMessage) ([]byte, bool) {
+	ok := true
+	b = append(b, `{"run":{"run_id":`...)
+	b = jsonappend.String(b, o.RunID)
+	b = append(b, `,"thread_id":`...)
+	b = jsonappend.String(b, o.ThreadID)
+	b = append(b, `,"assistant_id":`...)
+	b = jsonappend.String(b, o.AssistantID)
+	b = append(b, `,"metadata":`...)
+	b, ok = appendAnyMap(b, o.Metadata, ok)
+	b = append(b, `,"status":`...)
+	b = jsonappend.String(b, o.Status)
+	b = append(b, `,"kwargs":`...)
+	b, ok = appendAnyMap(b, o.Kwargs, ok)
+	b = append(b, `,"multitask_strategy":`...)
+	b = jsonappend.String(b, o.Multitask)
+	b = append(b, `,"created_at":`...)
+	b, ok = appendTime(b, o.CreatedAt, ok)
+	b = append(b, `,"updated_at":`...)
+	b, ok = appendTime(b, o.UpdatedAt, ok)
+	b = append(b, '}')
+	if len(out) > 0 {
+		b = append(b, `,"output":`...)
+		var fits bool
+		if b, fits = jsonappend.Raw(b, out); !fits {
+			ok = false
+		}
+	}
+	return append(b, '}'), ok
+}
+
+// appendTime appends t as time.Time's MarshalJSON writes it.
+func appendTime(b []byte, t time.Time, ok bool) ([]byte, bool) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return b, false // encoding/json refuses it; let it say so
+	}
+	b = append(b, '"')
+	b, err := t.AppendText(b)
+	return append(b, '"'), ok && err == nil
+}
+
+// appendAnyMap appends m, a map of a Run object (metadata, kwargs), as
+// encoding/json writes it: keys sorted, and the values a kwargs map holds
+// written field by field; any other value goes through json.Marshal.
+func appendAnyMap(b []byte, m map[string]any, ok bool) ([]byte, bool) {
+	if m == nil {
+		return append(b, "null"...), ok
+	}
+	b = append(b, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonappend.String(b, k)
+		b = append(b, ':')
+		var fits bool
+		switch v := m[k].(type) {
+		case nil:
+			b, fits = append(b, "null"...), true
+		case bool:
+			b, fits = strconv.AppendBool(b, v), true
+		case string:
+			b, fits = jsonappend.String(b, v), true
+		case []string:
+			if v == nil {
+				b, fits = append(b, "null"...), true
+			} else {
+				b, fits = jsonappend.Strings(b, v), true
+			}
+		case json.RawMessage:
+			if v == nil { // a nil RawMessage in an interface encodes as null
+				b, fits = append(b, "null"...), true
+			} else {
+				b, fits = jsonappend.Raw(b, v)
+			}
+		case *command:
+			b, fits = appendCommand(b, v)
+		default:
+			data, err := json.Marshal(v)
+			b, fits = append(b, data...), err == nil
+		}
+		ok = ok && fits
+	}
+	return append(b, '}'), ok
+}
+
+// appendCommand appends a run's command as encoding/json writes it.
+func appendCommand(b []byte, c *command) ([]byte, bool) {
+	if c == nil {
+		return append(b, "null"...), true
+	}
+	ok1, ok2, ok3 := true, true, true
+	b = append(b, `{"resume":`...)
+	b, ok1 = jsonappend.Raw(b, c.Resume)
+	b = append(b, `,"update":`...)
+	b, ok2 = jsonappend.Raw(b, c.Update)
+	b = append(b, `,"goto":`...)
+	b, ok3 = jsonappend.Raw(b, c.Goto)
+	return append(b, '}'), ok1 && ok2 && ok3
+}
+
 // endRecord is what a run's record says of its end, as written with the
-// commit that ended its graph's run.
+// commit that ended its graph's run, and what it was made from (values and
+// pending), so that finish can take its output instead of encoding it again.
 type endRecord struct {
 	checkpoint int64
 	status     string
 	output     json.RawMessage
 	at         time.Time
+	values     json.RawMessage
+	pending    []interlude.Interruption
+}
+
+// madeFrom reports whether the record's output was made from these values and
+// pending interrupts.
+func (e *endRecord) madeFrom(values json.RawMessage, pending []interlude.Interruption) bool {
+	if !bytes.Equal(e.values, values) || len(e.pending) != len(pending) {
+		return false
+	}
+	for i, q := range pending {
+		if e.pending[i].ID != q.ID {
+			return false
+		}
+	}
+	return true
 }
 
 // emptyBookData is the data of a thread's record in the book that holds no
@@ -302,7 +439,7 @@ func (h *Handler) endDocuments(ru *run, fresh bool) func(*graph.Result[json.RawM
 			return nil
 		}
 		ru.mu.Lock()
-		ru.ending = &endRecord{checkpoint: end.Checkpoint, status: status, output: output, at: o.UpdatedAt}
+		ru.ending = &endRecord{checkpoint: end.Checkpoint, status: status, output: output, at: o.UpdatedAt, values: end.Values, pending: end.Interrupts}
 		ru.mu.Unlock()
 		ws := []store.DocumentWrite{{Document: d}}
 		if fresh {
@@ -323,14 +460,140 @@ func (h *Handler) endOutput(ru *run, status interlude.RunStatus, values json.Raw
 		output, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": "RunError", "message": failure}})
 		return "error", output
 	}
-	out := map[string]json.RawMessage{}
-	json.Unmarshal(h.outValues(values), &out)
+	var raw json.RawMessage
 	if status == interlude.RunInterrupted {
-		raw, _ := json.Marshal(flat(h.group(ru.graphName, pending)))
-		out["__interrupt__"] = raw
+		raw, _ = json.Marshal(flat(h.group(ru.graphName, pending)))
+	}
+	return "success", outputOf(h.outValues(values), raw)
+}
+
+// interruptKey is the output field that holds a paused run's interrupts.
+const interruptKey = "__interrupt__"
+
+// outputOf is a run's output: the fields of the object values, with
+// __interrupt__ set to interrupts unless nil, as encoding/json writes them
+// from a map (its keys sorted). Values the state encoder wrote (compact, keys
+// in order, nothing to escape) are copied with the interrupts put in place
+// rather than decoded and encoded again.
+func outputOf(values, interrupts json.RawMessage) json.RawMessage {
+	if at, ok := canonicalObject(values, interruptKey); ok {
+		out := make([]byte, 0, len(values)+len(interruptKey)+len(interrupts)+4)
+		if interrupts == nil {
+			return append(out, values...)
+		}
+		out = append(out, values[:at]...)
+		out = append(out, `"`+interruptKey+`":`...)
+		out = append(out, interrupts...)
+		if values[at] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, values[at:]...)
+	}
+	out := map[string]json.RawMessage{}
+	if json.Unmarshal(values, &out); out == nil { // values null
+		out = map[string]json.RawMessage{}
+	}
+	if interrupts != nil {
+		out[interruptKey] = interrupts
 	}
 	output, _ := json.Marshal(out)
-	return "success", output
+	return output
+}
+
+// escapedInKey reports whether r is written escaped by encoding/json (or, a
+// backslash, was escaped in the key as read).
+func escapedInKey(r rune) bool {
+	return r == '\\' || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029'
+}
+
+// canonicalObject reports whether v is a JSON object as encoding/json writes
+// a map[string]json.RawMessage holding its fields: compact, its keys unique
+// and sorted, without escapes in them, and nothing encoding/json would escape
+// (<, >, &, U+2028, U+2029, invalid UTF-8 in a key). It also returns where a
+// field named key, which v must not have, goes in it: the offset of the first
+// field whose name sorts after it, or of the closing brace.
+func canonicalObject(v json.RawMessage, key string) (int, bool) {
+	if len(v) < 2 || v[0] != '{' || !json.Valid(v) {
+		return 0, false
+	}
+	at := -1
+	prev := ""
+	i := 1
+	for first := true; v[i] != '}'; first = false {
+		if !first {
+			if v[i] != ',' {
+				return 0, false
+			}
+			i++
+		}
+		start := i
+		if v[i] != '"' {
+			return 0, false
+		}
+		end := bytes.IndexByte(v[i+1:], '"')
+		if end < 0 {
+			return 0, false
+		}
+		name := v[i+1 : i+1+end]
+		if bytes.IndexFunc(name, escapedInKey) >= 0 || !utf8.Valid(name) {
+			return 0, false
+		}
+		k := string(name)
+		if (!first && k <= prev) || k == key {
+			return 0, false
+		}
+		if at < 0 && k > key {
+			at = start
+		}
+		prev = k
+		i += end + 2
+		if v[i] != ':' {
+			return 0, false
+		}
+		i++
+		// The value, up to the comma or brace that ends it.
+		depth, inString := 0, false
+		for ; ; i++ {
+			c := v[i]
+			if c == '<' || c == '>' || c == '&' || c == 0xe2 {
+				return 0, false
+			}
+			if inString {
+				switch c {
+				case '\\':
+					i++
+				case '"':
+					inString = false
+				}
+				continue
+			}
+			switch c {
+			case '"':
+				inString = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth == 0 {
+					goto next
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					goto next
+				}
+			case ' ', '\t', '\n', '\r':
+				return 0, false
+			}
+		}
+	next:
+	}
+	if i != len(v)-1 {
+		return 0, false
+	}
+	if at < 0 {
+		at = i
+	}
+	return at, true
 }
 
 // fromDoc is a run read back from its record: ended, with its output and
@@ -790,7 +1053,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 				h.log.Warn("the thread's empty record could not be forgotten", "thread_id", ru.ThreadID, "err", err)
 			}
 		}
-		if begun && !ru.temporary && rand.N(pruneEvery) == 0 {
+		if begun && !ru.temporary && !storedThread && rand.N(pruneEvery) == 0 {
 			if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
 				h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
 			}
@@ -1072,7 +1335,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		if !started {
 			started = true
 			ru.setStatus("running")
-			ru.add("metadata", map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "attempt": 1})
+			ru.addEncoded("metadata", metadataEvent(ru))
 			ru.mu.Lock()
 			ru.begun = true
 			ru.mu.Unlock()
@@ -1117,6 +1380,17 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	ru.mu.Lock()
 	ru.storedThread = held.Fresh && end != nil
 	ru.mu.Unlock()
+}
+
+// metadataEvent is the data of a run's first event, {"attempt": 1, "run_id":
+// ..., "thread_id": ...}, as encoding/json writes it.
+func metadataEvent(ru *run) json.RawMessage {
+	b := make([]byte, 0, 48+len(ru.ID)+len(ru.ThreadID))
+	b = append(b, `{"attempt":1,"run_id":`...)
+	b = jsonappend.String(b, ru.ID)
+	b = append(b, `,"thread_id":`...)
+	b = jsonappend.String(b, ru.ThreadID)
+	return append(b, '}')
 }
 
 // invokeEvents runs the command without a stream, reported as the end of a run.
@@ -1205,12 +1479,10 @@ func sortedKeys[V any](m map[string]V) []string {
 // paused), the interrupts as an update, or the error, and its output.
 func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *graph.Event, runErr error) {
 	ru.mu.Lock()
-	cancelled := ru.cancelled
+	cancelled, ending := ru.cancelled, ru.ending
 	ru.mu.Unlock()
 	res, _ := host.Outcome(context.WithoutCancel(ctx), g, ru.ThreadID, end)
 	values, pending, status, failure := res.Values, res.Interrupts, res.Status, res.Error
-	out := map[string]json.RawMessage{}
-	json.Unmarshal(h.outValues(values), &out)
 	switch {
 	case cancelled || (runErr != nil && errors.Is(runErr, context.Canceled)):
 		ru.add("error", map[string]string{"error": "UserInterrupt", "message": "the run was cancelled; the thread stays at its last checkpoint"})
@@ -1232,17 +1504,38 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 		ru.settle(end)
 		return
 	}
-	if status == interlude.RunInterrupted {
-		groups := flat(h.group(ru.graphName, pending))
-		raw, _ := json.Marshal(groups)
+	// The output is encoded once, for the values event and the answer: by
+	// the commit that ended the run (endDocuments), when it was made from
+	// the same end, or here.
+	var output json.RawMessage
+	if ending != nil && end != nil && ending.checkpoint == end.Checkpoint && ending.status == "success" && ending.madeFrom(values, pending) {
+		output = ending.output
+	}
+	if status == interlude.RunInterrupted && (output == nil || ru.modes["updates"]) {
+		raw, _ := json.Marshal(flat(h.group(ru.graphName, pending)))
 		if ru.modes["updates"] {
 			ru.add("updates", map[string]json.RawMessage{"__interrupt__": raw})
 		}
-		out["__interrupt__"] = raw
+		if output == nil {
+			out := map[string]json.RawMessage{}
+			json.Unmarshal(h.outValues(values), &out)
+			out["__interrupt__"] = raw
+			output, _ = json.Marshal(out)
+		}
 	}
-	output, _ := json.Marshal(out) // encoded once, for the values event and the output
-	if (ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"]) && (status == interlude.RunInterrupted || !sameJSON(ru.lastValues, out)) {
-		ru.add("values", json.RawMessage(output))
+	if output == nil {
+		out := map[string]json.RawMessage{}
+		json.Unmarshal(h.outValues(values), &out)
+		output, _ = json.Marshal(out)
+	}
+	// out is the output as fields, read only by the modes that need them.
+	out := func() map[string]json.RawMessage {
+		m := map[string]json.RawMessage{}
+		json.Unmarshal(output, &m)
+		return m
+	}
+	if (ru.modes["values"] || ru.modes["messages-tuple"] || ru.modes["messages"]) && (status == interlude.RunInterrupted || ru.lastValues == nil || !sameJSON(ru.lastValues, out())) {
+		ru.addEncoded("values", output)
 	}
 	if ru.modes["checkpoints"] {
 		if st, err := h.stateAt(context.WithoutCancel(ctx), ru.ThreadID, ""); err == nil {
@@ -1252,7 +1545,7 @@ func (h *Handler) finish(ctx context.Context, g graph.Erased, ru *run, end *grap
 	}
 	if ru.modes["events"] {
 		ru.add("events", map[string]any{"event": "on_chain_end", "name": "LangGraph", "run_id": ru.ID, "tags": []string{},
-			"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{"output": out}})
+			"metadata": map[string]any{"graph_id": ru.graphName, "thread_id": ru.ThreadID}, "data": map[string]any{"output": out()}})
 	}
 	ru.output = output
 	ru.setStatus("success")

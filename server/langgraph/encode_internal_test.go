@@ -1,0 +1,132 @@
+package langgraph
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestRunRecordsAndEventsEncodeAsEncodingJSONDoes checks that the run
+// records and events written field by field are the bytes encoding/json
+// writes for them, whatever the run holds.
+func TestRunRecordsAndEventsEncodeAsEncodingJSONDoes(t *testing.T) {
+	at := time.Date(2026, 12, 2, 8, 30, 1, 123456789, time.UTC)
+	zoned := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -5*3600-30*60))
+	cmd := &command{Resume: json.RawMessage(`{"approved":true}`)}
+	cases := []struct {
+		name   string
+		o      runObject
+		out    json.RawMessage
+		direct bool // written field by field, not by encoding/json
+	}{
+		{"a waited run with input", runObject{RunID: "r1", ThreadID: "t1", AssistantID: "a1", Metadata: map[string]any{}, Status: "success",
+			Kwargs: map[string]any{"input": json.RawMessage(`{"amount":150}`), "command": (*command)(nil), "config": map[string]any(nil), "context": map[string]any(nil),
+				"stream_mode": []string{"values"}, "temporary": false, "subgraphs": false, "resumable": false},
+			Multitask: "reject", CreatedAt: at, UpdatedAt: at}, json.RawMessage(`{"__interrupt__":[{"id":"x","value":1}],"amount":150}`), true},
+		{"a resume with metadata and config", runObject{RunID: "r-2", ThreadID: "t:2@x", AssistantID: "a", Metadata: map[string]any{"b": 1.5, "a": []any{"x", nil}, "<&>": "\u2028"},
+			Status: "running", Kwargs: map[string]any{"input": json.RawMessage(nil), "command": cmd, "config": map[string]any{"configurable": map[string]any{"k": "v"}},
+				"context": map[string]any{}, "stream_mode": []string{"updates", "values"}, "temporary": true, "subgraphs": true, "resumable": true},
+			Multitask: "enqueue", CreatedAt: zoned, UpdatedAt: at}, nil, true},
+		{"values that are not compact", runObject{RunID: "r3", ThreadID: "t3", Status: "error", Kwargs: map[string]any{"input": json.RawMessage(`{ "a" : "<b>" }`),
+			"command": &command{Update: json.RawMessage(` [ ["f", 1] ]`)}, "stream_mode": []string(nil)}, CreatedAt: at, UpdatedAt: at}, json.RawMessage(`{"a": 1}`), false},
+		{"no kwargs nor metadata", runObject{RunID: "r4", ThreadID: "t4"}, json.RawMessage(`{"x":"\u0026"}`), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := json.Marshal(storedRun{Run: c.o, Output: c.out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := runDocument(c.o, c.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(d.Data) != string(want) {
+				t.Fatalf("record\n got %s\nwant %s", d.Data, want)
+			}
+			if _, direct := appendStoredRun(nil, c.o, c.out); direct != c.direct {
+				t.Errorf("written field by field: %v, want %v", direct, c.direct)
+			}
+		})
+	}
+	for _, ids := range [][2]string{{"r1", "t1"}, {"0d6f-…", "a<b>&c\u2028"}} {
+		ru := &run{ID: ids[0], ThreadID: ids[1]}
+		want, _ := json.Marshal(map[string]any{"run_id": ru.ID, "thread_id": ru.ThreadID, "attempt": 1})
+		if got := metadataEvent(ru); string(got) != string(want) {
+			t.Errorf("metadata event\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// outputByMap is a run's output as encoding/json writes it from a map, which
+// outputOf must match.
+func outputByMap(values, interrupts json.RawMessage) string {
+	out := map[string]json.RawMessage{}
+	if json.Unmarshal(values, &out); out == nil { // values null
+		out = map[string]json.RawMessage{}
+	}
+	if interrupts != nil {
+		out[interruptKey] = interrupts
+	}
+	data, _ := json.Marshal(out)
+	return string(data)
+}
+
+var outputSeeds = []string{
+	`{"amount":150,"attempts":1}`,
+	`{"amount":150,"attempts":2,"outcome":"refunded"}`,
+	`{}`,
+	`{"A":1,"Z":[1,{"b":2}],"_":null,"a":"x,}]"}`,
+	`{"b":1,"a":2}`,
+	`{"a":1,"a":2}`,
+	`{"a": 1}`,
+	`{"a":"<b>"}`,
+	`{"a":"\u2028"}`,
+	`{"a\"b":1}`,
+	`{"a\u0062":1}`,
+	`{"__interrupt__":1,"b":2}`,
+	`{"zz":{"__interrupt__":1}}`,
+	`{"a":"\\","b":"\"}"}`,
+	`{"ok":"€"}`,
+	`{"k":"` + "\xff" + `"}`,
+	"{\"\xff\":1}",
+	`[1,2]`,
+	`null`,
+	``,
+	`{"a":1}x`,
+}
+
+// TestRunOutputsEncodeAsEncodingJSONDoes checks that a run's output, with
+// and without interrupts, is what encoding/json writes from the map of its
+// fields, whatever the values hold.
+func TestRunOutputsEncodeAsEncodingJSONDoes(t *testing.T) {
+	direct := 0
+	for _, v := range outputSeeds {
+		for _, in := range []json.RawMessage{nil, json.RawMessage(`[{"id":"x","value":{"message":"ok?"}}]`)} {
+			if got, want := string(outputOf(json.RawMessage(v), in)), outputByMap(json.RawMessage(v), in); got != want {
+				t.Errorf("values %s, interrupts %s:\n got %s\nwant %s", v, in, got, want)
+			}
+		}
+		if _, ok := canonicalObject(json.RawMessage(v), interruptKey); ok {
+			direct++
+		}
+	}
+	if direct < 4 {
+		t.Errorf("%d of the values were copied as they are; the refund graph's at least should be", direct)
+	}
+}
+
+func FuzzRunOutputsEncodeAsEncodingJSONDoes(f *testing.F) {
+	for _, v := range outputSeeds {
+		f.Add(v, true)
+	}
+	f.Fuzz(func(t *testing.T, v string, paused bool) {
+		var in json.RawMessage
+		if paused {
+			in = json.RawMessage(`[{"id":"x"}]`)
+		}
+		if got, want := string(outputOf(json.RawMessage(v), in)), outputByMap(json.RawMessage(v), in); got != want {
+			t.Errorf("values %q, interrupts %s:\n got %s\nwant %s", v, in, got, want)
+		}
+	})
+}

@@ -100,8 +100,7 @@ func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
 
 // SettleNotices implements store.Outbox: the outcomes are written together in
 // the appends' group commit (commit.go), without making the group wait for the
-// disk (a settle lost to a crash delivers its notice again), by one statement
-// per settleRows of them rather than one per notice.
+// disk (a settle lost to a crash delivers its notice again).
 func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) error {
 	var errs []error
 	valid := make([]store.NoticeSettle, 0, len(ss))
@@ -115,30 +114,25 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 	if len(valid) == 0 {
 		return errors.Join(errs...)
 	}
-	args := make([]any, 0, 7*len(valid))
-	for _, st := range valid {
-		var settled any
-		next := st.NextAt.UnixNano()
-		if st.State != store.NoticePending {
-			settled, next = st.At.UnixNano(), 0
-		}
-		args = append(args, st.ID, st.Owner, string(st.State), next, st.Error, deliveredTo(st.DeliveredTo), settled)
+	tos := make([]string, len(valid))
+	for i, st := range valid {
+		tos[i] = deliveredTo(st.DeliveredTo)
 	}
 	var refused []error // the notices the op found missing or claimed by another, if it commits
 	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *sql.Tx) error {
 		refused = refused[:0]
-		settled := make(map[string]bool, len(valid))
-		for i := 0; i < len(valid); i += settleRows {
-			k := min(settleRows, len(valid)-i)
-			if err := settleRowsOnce(ctx, tx, k, args[7*i:7*(i+k)], settled); err != nil {
-				return err
+		upd := tx.StmtContext(ctx, s.settleNotice)
+		for i, st := range valid {
+			var settled any
+			next := st.NextAt.UnixNano()
+			if st.State != store.NoticePending {
+				settled, next = st.At.UnixNano(), 0
 			}
-		}
-		for _, st := range valid {
-			if settled[st.ID] {
-				// A second outcome for one notice in the batch finds its
-				// claim ended by the first, as it would have alone.
-				settled[st.ID] = false
+			res, err := upd.ExecContext(ctx, string(st.State), next, st.Error, tos[i], settled, st.ID, st.Owner)
+			if err != nil {
+				return fmt.Errorf("sqlite store: settle notice %s: %w", st.ID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
 				continue
 			}
 			var one int
@@ -157,68 +151,6 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 		return fmt.Errorf("sqlite store: settle notices: %w", err)
 	}
 	return errors.Join(append(errs, refused...)...)
-}
-
-// settleRows caps the outcomes one statement records (7 parameters each,
-// well below SQLite's limit on parameters).
-const settleRows = 100
-
-// settleRowsOnce records k outcomes (args holds 7 per outcome: id, owner,
-// state, next_at, last_error, delivered_to, settled_at) in one statement, and
-// marks in settled the ids it recorded. An id that comes twice is recorded
-// once, by its first outcome: the statement's rows of one id after the first
-// are left out, so that the result does not depend on which one SQLite picks.
-func settleRowsOnce(ctx context.Context, tx *sql.Tx, k int, args []any, settled map[string]bool) error {
-	var q strings.Builder
-	q.Grow(64*k + 400)
-	q.WriteString(`WITH v(id, owner, state, next_at, last_error, delivered_to, settled_at) AS (VALUES `)
-	seen := make(map[string]bool, k)
-	rows := args[:0:0]
-	for i := range k {
-		row := args[7*i : 7*i+7]
-		id := row[0].(string)
-		if seen[id] || settled[id] {
-			continue
-		}
-		seen[id] = true
-		if len(rows) > 0 {
-			q.WriteByte(',')
-		}
-		q.WriteString(`(?, ?, ?, ?, ?, ?, ?)`)
-		rows = append(rows, row...)
-	}
-	if len(rows) == 0 {
-		return nil
-	}
-	q.WriteString(`) UPDATE outbox SET state = v.state, next_at = v.next_at, last_error = v.last_error, delivered_to = v.delivered_to,
-		settled_at = v.settled_at, owner = '', claimed_until = 0
-		FROM v WHERE outbox.id = v.id AND outbox.owner = v.owner AND outbox.state = 'pending'
-		RETURNING outbox.id`)
-	res, err := tx.QueryContext(ctx, q.String(), rows...)
-	if err != nil {
-		return fmt.Errorf("sqlite store: settle notices: %w", err)
-	}
-	defer res.Close()
-	for res.Next() {
-		var id string
-		if err := res.Scan(&id); err != nil {
-			return fmt.Errorf("sqlite store: settle notices: %w", err)
-		}
-		settled[id] = true
-	}
-	if err := res.Err(); err != nil {
-		return fmt.Errorf("sqlite store: settle notices: %w", err)
-	}
-	return nil
-}
-
-// deliveredTo is the delivered_to column of names: a JSON array.
-func deliveredTo(names []string) string {
-	if len(names) == 0 {
-		return "[]"
-	}
-	b, _ := json.Marshal(names) // strings always encode
-	return string(b)
 }
 
 // noticeMissing returns NoticeNotFound for an unknown id, else otherwise.
@@ -268,4 +200,13 @@ func (s *Store) RetryNotice(ctx context.Context, id string, now time.Time) error
 		return nil
 	}
 	return s.noticeMissing(ctx, id, nil)
+}
+
+// deliveredTo is the delivered_to column of names: a JSON array.
+func deliveredTo(names []string) string {
+	if len(names) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(names) // strings always encode
+	return string(b)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
@@ -122,5 +123,45 @@ func TestAGraphWithoutWithOutboxWritesNoNotices(t *testing.T) {
 	}
 	if ns := outboxOf(t, st); len(ns) != 0 {
 		t.Fatalf("outbox holds %d notices", len(ns))
+	}
+}
+
+func TestNoticeIDsSortInTheOrderTheirChangesWereMade(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	g := graph.New[refundState]()
+	g.AddNode("refund", func(ctx context.Context, s refundState) (refundState, error) {
+		if _, err := interlude.Interrupt(ctx, interlude.Request{Message: "Approve?", Reason: "approval"}); err != nil {
+			return s, err
+		}
+		return refundState{Outcome: "ok"}, nil
+	})
+	g.AddEdge(graph.Start, "refund")
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(time.Microsecond); return now }
+	app, err := g.Compile(graph.WithStore(st), graph.WithName("refund"), graph.WithOutbox(), graph.WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Thread names that sort against the order of their changes.
+	for _, id := range []string{"z", "m", "a"} {
+		if _, err := app.Invoke(ctx, id, graph.Input(refundState{Amount: 5})); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.Invoke(ctx, id, graph.Resume(interlude.Resolve(true))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := outboxOf(t, st)
+	if len(ns) != 6 {
+		t.Fatalf("%d notices, want 6", len(ns))
+	}
+	for i, n := range ns {
+		if len(n.ID) != 36 || !strings.HasPrefix(n.ID, "evt_") || strings.Trim(n.ID[4:], "0123456789abcdef") != "" {
+			t.Errorf("notice id %q is not evt_ and 32 hex digits", n.ID)
+		}
+		if i > 0 && n.ID <= ns[i-1].ID {
+			t.Errorf("notice %d's id %s sorts before the one written before it, %s", i, n.ID, ns[i-1].ID)
+		}
 	}
 }

@@ -16,6 +16,7 @@ type extras struct {
 	store       store.Store
 	answerTime  *prometheus.HistogramVec
 	deliveries  *prometheus.CounterVec
+	byDest      map[string][2]prometheus.Counter // deliveries' ok and error counters by destination; read-only once set
 	escalated   *prometheus.CounterVec
 }
 
@@ -33,13 +34,31 @@ func (x *extras) init(st store.Store) {
 		Help: "Questions escalated after waiting unanswered, by graph and reason."}, []string{"graph", "reason"})
 }
 
+// counters looks up the delivery counters of dests once, rather than by
+// their labels on every delivery.
+func (x *extras) counters(dests []Destination) {
+	x.byDest = make(map[string][2]prometheus.Counter, len(dests))
+	for _, d := range dests {
+		x.byDest[d.Name()] = [2]prometheus.Counter{x.deliveries.WithLabelValues(d.Name(), "ok"), x.deliveries.WithLabelValues(d.Name(), "error")}
+	}
+}
+
 // delivered counts one delivery to one destination.
 func (x *extras) delivered(dest string, err error) {
-	outcome := "ok"
-	if err != nil {
-		outcome = "error"
+	c, ok := x.byDest[dest]
+	if !ok {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		x.deliveries.WithLabelValues(dest, outcome).Inc()
+		return
 	}
-	x.deliveries.WithLabelValues(dest, outcome).Inc()
+	if err != nil {
+		c[1].Inc()
+		return
+	}
+	c[0].Inc()
 }
 
 // first records what a notice says, on its first attempt, so that each

@@ -317,6 +317,7 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 	if err := d.ext.check(); err != nil {
 		return nil, err
 	}
+	d.ext.counters(dests)
 	if d.retry.Attempts < 1 || d.retry.First <= 0 || d.retry.Max < d.retry.First {
 		return nil, fmt.Errorf("notify: retry %+v: give at least 1 attempt and 0 < First <= Max", d.retry)
 	}
@@ -418,15 +419,17 @@ func (d *Dispatcher) claimAndDeliver(ctx context.Context) (batch, error) {
 	}
 	var (
 		wg      sync.WaitGroup
-		slots   = make(chan struct{}, d.parallel)
+		next    atomic.Int64 // the index of the next notice to attempt
 		settles = make([]store.NoticeSettle, len(ns))
 		fails   = make([]error, len(ns))
 	)
-	for i, n := range ns {
-		slots <- struct{}{}
+	// d.parallel workers take the notices in turn, rather than a goroutine
+	// each.
+	for range min(d.parallel, len(ns)) {
 		wg.Go(func() {
-			defer func() { <-slots }()
-			settles[i], fails[i] = d.attempt(ctx, n)
+			for i := int(next.Add(1) - 1); i < len(ns); i = int(next.Add(1) - 1) {
+				settles[i], fails[i] = d.attempt(ctx, ns[i])
+			}
 		})
 	}
 	wg.Wait()

@@ -339,3 +339,23 @@ func TestRoutesSelectNotificationsByGraphReasonAndType(t *testing.T) {
 		t.Error("a route with an unknown type was accepted")
 	}
 }
+
+func TestARefusalSaysTheStartOfTheEndpointsAnswer(t *testing.T) {
+	answer := " busy: " + strings.Repeat("x", 400)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, answer)
+	}))
+	defer srv.Close()
+	w, err := notify.NewWebhook(notify.WebhookConfig{URL: srv.URL, Secret: secret}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second reads into a buffer the first used
+		err = w.Deliver(context.Background(), &notify.Notification{Notice: store.Notice{ID: "evt_1", Type: store.NoticeRaised}})
+		var se *notify.StatusError
+		if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable || se.Body != strings.TrimSpace(answer[:256]) {
+			t.Fatalf("a refusal reads %v, want 503 and the answer's first 256 bytes", err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -195,12 +196,19 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 		return err
 	}
 	defer resp.Body.Close()
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	// The start of the answer, read into a reused buffer: all of a short
+	// answer, so that its connection is kept for the next delivery.
+	buf := snippets.Get().(*[256]byte)
+	defer snippets.Put(buf)
+	k, _ := io.ReadFull(resp.Body, buf[:])
 	if resp.StatusCode/100 != 2 {
-		return &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(snippet))}
+		return &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(buf[:k]))}
 	}
 	return nil
 }
+
+// snippets are the buffers deliveries read the start of an answer into.
+var snippets = sync.Pool{New: func() any { return new([256]byte) }}
 
 // The Standard Webhooks headers in canonical form.
 var (

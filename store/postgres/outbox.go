@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -99,20 +100,27 @@ func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
 	return s.SettleNotices(ctx, []store.NoticeSettle{st})
 }
 
-// SettleNotices implements store.Outbox: one transaction, committed without
-// waiting for the log's flush (synchronous_commit off; a settle lost to a
-// crash delivers its notice again).
+// SettleNotices implements store.Outbox: one statement in one transaction,
+// committed without waiting for the log's flush (synchronous_commit off; a
+// settle lost to a crash delivers its notice again).
 func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) error {
 	var errs []error
-	valid := make([]store.NoticeSettle, 0, len(ss))
+	var v settleArrays
+	first := make(map[string]bool, len(ss)) // the ids in v
+	var again []store.NoticeSettle          // outcomes for an id already in v
 	for _, st := range ss {
 		if err := storekit.CheckSettle(st); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		valid = append(valid, st)
+		if first[st.ID] {
+			again = append(again, st)
+			continue
+		}
+		first[st.ID] = true
+		v.add(st)
 	}
-	if len(valid) == 0 {
+	if len(v.ids) == 0 && len(again) == 0 {
 		return errors.Join(errs...)
 	}
 	tx, err := s.pool.Begin(ctx)
@@ -122,35 +130,38 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 	defer tx.Rollback(ctx)
 	b := &pgx.Batch{}
 	b.Queue(`SET LOCAL synchronous_commit = off`)
-	for _, st := range valid {
-		var settled *int64
-		next := st.NextAt.UnixNano()
-		if st.State != store.NoticePending {
-			at := st.At.UnixNano()
-			settled, next = &at, 0
-		}
-		to := st.DeliveredTo
-		if to == nil {
-			to = []string{}
-		}
-		b.Queue(`UPDATE `+s.sql.schema+`.outbox SET state = $1, next_at = $2, last_error = $3, delivered_to = $4, settled_at = $5, owner = '', claimed_until = 0
-			WHERE id = $6 AND owner = $7 AND state = 'pending'`, string(st.State), next, st.Error, to, settled, st.ID, st.Owner)
-	}
+	// An id comes once in the arrays (the first outcome for it): an UPDATE
+	// joined to several rows for one notice would apply any one of them.
+	b.Queue(`UPDATE `+s.sql.schema+`.outbox o SET state = v.state, next_at = v.next_at, last_error = v.last_error,
+			delivered_to = ARRAY(SELECT jsonb_array_elements_text(v.delivered_to::jsonb)), settled_at = v.settled_at, owner = '', claimed_until = 0
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::bigint[])
+			AS v(id, owner, state, next_at, last_error, delivered_to, settled_at)
+		WHERE o.id = v.id AND o.owner = v.owner AND o.state = 'pending'
+		RETURNING o.id`, v.ids, v.owners, v.states, v.next, v.errors, v.to, v.settled)
 	res := tx.SendBatch(ctx, b)
 	if _, err := res.Exec(); err != nil {
 		res.Close()
 		return fmt.Errorf("postgres store: settle notices: %w", err)
 	}
-	var missed []store.NoticeSettle
-	for _, st := range valid {
-		tag, err := res.Exec()
-		if err != nil {
+	rows, err := res.Query()
+	if err != nil {
+		res.Close()
+		return fmt.Errorf("postgres store: settle notices: %w", err)
+	}
+	settled := make(map[string]bool, len(v.ids))
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
 			res.Close()
-			return fmt.Errorf("postgres store: settle notice %s: %w", st.ID, err)
+			return fmt.Errorf("postgres store: settle notices: %w", err)
 		}
-		if tag.RowsAffected() != 1 {
-			missed = append(missed, st)
-		}
+		settled[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		res.Close()
+		return fmt.Errorf("postgres store: settle notices: %w", err)
 	}
 	if err := res.Close(); err != nil {
 		return fmt.Errorf("postgres store: settle notices: %w", err)
@@ -158,10 +169,41 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres store: settle notices: %w", err)
 	}
-	for _, st := range missed {
+	for i, id := range v.ids {
+		if !settled[id] {
+			errs = append(errs, s.noticeMissing(ctx, id, storekit.ClaimLost(id, v.owners[i])))
+		}
+	}
+	// A second outcome for one notice finds the claim ended by the first, as
+	// it would have alone.
+	for _, st := range again {
 		errs = append(errs, s.noticeMissing(ctx, st.ID, storekit.ClaimLost(st.ID, st.Owner)))
 	}
 	return errors.Join(errs...)
+}
+
+// settleArrays are outcomes as the arrays the settle statement unnests.
+type settleArrays struct {
+	ids, owners, states, errors, to []string
+	next                            []int64
+	settled                         []*int64
+}
+
+// add appends one outcome.
+func (a *settleArrays) add(st store.NoticeSettle) {
+	var settled *int64
+	next := st.NextAt.UnixNano()
+	if st.State != store.NoticePending {
+		at := st.At.UnixNano()
+		settled, next = &at, 0
+	}
+	to := "[]"
+	if len(st.DeliveredTo) > 0 {
+		b, _ := json.Marshal(st.DeliveredTo) // strings always encode
+		to = string(b)
+	}
+	a.ids, a.owners, a.states = append(a.ids, st.ID), append(a.owners, st.Owner), append(a.states, string(st.State))
+	a.next, a.errors, a.to, a.settled = append(a.next, next), append(a.errors, st.Error), append(a.to, to), append(a.settled, settled)
 }
 
 // noticeMissing returns NoticeNotFound for an unknown id, else otherwise (or,

@@ -50,10 +50,11 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 			return nil, fmt.Errorf("sqlite store: read the outbox: %w", err)
 		}
 		n.Data, n.State, n.CreatedAt, n.NextAt = data, store.NoticeState(state), fromNanos(created), fromNanos(next)
-		if err := json.Unmarshal([]byte(to), &n.DeliveredTo); err != nil {
+		if to == "[]" { // the common case, spared a decode
+			n.DeliveredTo = []string{}
+		} else if err := json.Unmarshal([]byte(to), &n.DeliveredTo); err != nil {
 			return nil, fmt.Errorf("sqlite store: notice %s: delivered_to: %w", n.ID, err)
-		}
-		if n.DeliveredTo == nil {
+		} else if n.DeliveredTo == nil {
 			n.DeliveredTo = []string{}
 		}
 		if settled.Valid {
@@ -115,11 +116,7 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 	}
 	tos := make([]string, len(valid))
 	for i, st := range valid {
-		to, err := json.Marshal(nonNilNames(st.DeliveredTo))
-		if err != nil {
-			return err
-		}
-		tos[i] = string(to)
+		tos[i] = deliveredTo(st.DeliveredTo)
 	}
 	var refused []error // the notices the op found missing or claimed by another, if it commits
 	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *sql.Tx) error {
@@ -205,9 +202,11 @@ func (s *Store) RetryNotice(ctx context.Context, id string, now time.Time) error
 	return s.noticeMissing(ctx, id, nil)
 }
 
-func nonNilNames(names []string) []string {
-	if names == nil {
-		return []string{}
+// deliveredTo is the delivered_to column of names: a JSON array.
+func deliveredTo(names []string) string {
+	if len(names) == 0 {
+		return "[]"
 	}
-	return names
+	b, _ := json.Marshal(names) // strings always encode
+	return string(b)
 }

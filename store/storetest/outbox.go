@@ -32,6 +32,7 @@ func (h *harness) outboxCases() []struct {
 		{"OutboxAnExpiredClaimPassesToAnotherOwner", h.outboxClaimExpires},
 		{"OutboxSettledStatesAndRetry", h.outboxSettle},
 		{"OutboxABatchOfSettlesRecordsEachAsAloneWould", h.outboxSettleBatch},
+		{"OutboxANoticeSettledTwiceInABatchTakesTheFirstOutcome", h.outboxSettleTwice},
 		{"OutboxLogPagesNewestFirst", h.outboxPages},
 		{"OutboxNoticesOutliveTheirThread", h.outboxDeleted},
 	}
@@ -299,6 +300,29 @@ func (h *harness) outboxSettleBatch(t *testing.T) {
 	}
 	if ns := claim(t, o, "b", now, 0); !slices.Equal(noticeIDs(ns), []string{"n3"}) {
 		t.Errorf("after the batch, b claimed %v, want n3", noticeIDs(ns))
+	}
+}
+
+func (h *harness) outboxSettleTwice(t *testing.T) {
+	s, o := h.openOutbox(t)
+	ctx := context.Background()
+	appendNotices(t, s, "t", 0, notice("n1", store.NoticeRaised), notice("n2", store.NoticeRaised))
+	now := base.Add(time.Second)
+	if ns := claim(t, o, "a", now, 0); len(ns) != 2 {
+		t.Fatalf("claimed %v, want n1 and n2", noticeIDs(ns))
+	}
+	err := o.SettleNotices(ctx, []store.NoticeSettle{
+		{ID: "n1", Owner: "a", State: store.NoticeDelivered, DeliveredTo: []string{"hook"}, At: now},
+		{ID: "n2", Owner: "a", State: store.NoticeDelivered, DeliveredTo: []string{"hook"}, At: now},
+		{ID: "n1", Owner: "a", State: store.NoticePending, NextAt: now.Add(time.Minute), Error: "503 from hook", At: now},
+	})
+	if !errors.Is(err, interlude.ErrConflict) {
+		t.Fatalf("SettleNotices with n1 twice = %v, want a conflict for the second", err)
+	}
+	for _, n := range listNotices(t, o, store.NoticeQuery{}) {
+		if n.State != store.NoticeDelivered || n.LastError != "" || !slices.Equal(n.DeliveredTo, []string{"hook"}) {
+			t.Errorf("%s reads %+v, want delivered to hook", n.ID, n)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,33 +124,61 @@ func batchOptions(getenv func(string) string) []sdktrace.BatchSpanProcessorOptio
 
 // memoryExporterSpans is how many of the most recent spans the memory
 // exporter holds at most.
-const memoryExporterSpans = 4096
+const memoryExporterSpans = 1024
 
-// memoryExporter is the SDK's in-memory exporter, emptied whenever it would
-// hold more than limit spans, so that a server traced into memory for hours
-// keeps its memory flat.
+// memoryExporter keeps the most recent spans it is given, up to its limit, as
+// the SDK ended them: a server traced into memory for hours keeps its memory
+// flat, and exporting a span costs a pointer's copy, so that
+// OTEL_TRACES_EXPORTER=memory measures what tracing costs the server and
+// nothing else. It is a mode for benchmarks and tests; GetSpans copies the
+// spans held for reading.
 type memoryExporter struct {
-	*tracetest.InMemoryExporter
 	mu    sync.Mutex
-	held  int
-	limit int
+	spans []sdktrace.ReadOnlySpan // a ring, the oldest at next once full
+	next  int
 }
 
 func newMemoryExporter(limit int) *memoryExporter {
-	return &memoryExporter{InMemoryExporter: tracetest.NewInMemoryExporter(), limit: limit}
+	return &memoryExporter{spans: make([]sdktrace.ReadOnlySpan, 0, limit)}
 }
 
-// ExportSpans keeps spans, after dropping those held if they would exceed the
-// limit.
-func (m *memoryExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+// ExportSpans keeps spans, in place of the oldest held once the limit is
+// reached.
+func (m *memoryExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.held+len(spans) > m.limit {
-		m.Reset()
-		m.held = 0
+	if limit := cap(m.spans); len(spans) > limit {
+		spans = spans[len(spans)-limit:]
 	}
-	m.held += len(spans)
-	return m.InMemoryExporter.ExportSpans(ctx, spans)
+	for len(spans) > 0 {
+		if len(m.spans) < cap(m.spans) {
+			n := min(len(spans), cap(m.spans)-len(m.spans))
+			m.spans = append(m.spans, spans[:n]...)
+			spans = spans[n:]
+			continue
+		}
+		n := copy(m.spans[m.next:], spans)
+		m.next = (m.next + n) % len(m.spans)
+		spans = spans[n:]
+	}
+	return nil
+}
+
+// Shutdown lets go of the spans held.
+func (m *memoryExporter) Shutdown(context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.spans)
+	m.spans, m.next = m.spans[:0], 0
+	return nil
+}
+
+// GetSpans returns copies of the spans held, the oldest first.
+func (m *memoryExporter) GetSpans() tracetest.SpanStubs {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	held := append(slices.Clone(m.spans[m.next:]), m.spans[:m.next]...)
+	return tracetest.SpanStubsFromReadOnlySpans(held)
 }
 
 // samplerFromEnv reads OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG

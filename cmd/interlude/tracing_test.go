@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -219,21 +221,27 @@ func stopServer(t *testing.T, s *liveServer) {
 
 // BenchmarkTracedCycleExportedByOTLP starts and answers a refund thread over
 // the server's handler in process, on SQLite as `interlude serve` runs,
-// untraced and then traced as `interlude serve` traces (every span sampled and
-// exported by OTLP/HTTP to a receiver in this process that drops what it
-// reads). cpu-ns/op is the process's CPU per
-// cycle, the batch processor's and the exporter's included.
+// untraced, then traced as `interlude serve` traces with every span sampled:
+// into the in-memory exporter (OTEL_TRACES_EXPORTER=memory, the cost of tracing
+// alone) and exported by OTLP/HTTP to a receiver in this process that drops
+// what it reads. cpu-ns/op is the process's CPU per cycle, the batch
+// processor's and the exporter's included.
 func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer sink.Close()
-	for _, mode := range []string{"off", "otlp"} {
+	for _, mode := range []string{"off", "memory", "otlp"} {
 		b.Run(mode, func(b *testing.B) {
 			var tp trace.TracerProvider
-			if mode == "otlp" {
-				env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": sink.URL, "OTEL_TRACES_SAMPLER": "always_on"}
+			if mode != "off" {
+				env := map[string]string{"OTEL_TRACES_SAMPLER": "always_on"}
+				if mode == "memory" {
+					env["OTEL_TRACES_EXPORTER"] = "memory"
+				} else {
+					env["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.URL
+				}
 				sdk, err := tracingFromEnv(context.Background(), func(k string) string { return env[k] })
 				if err != nil {
 					b.Fatal(err)
@@ -304,8 +312,22 @@ func TestTheMemoryExporterKeepsSpansInTheProcessUpToItsLimit(t *testing.T) {
 		_, s := ended.Tracer("test").Start(context.Background(), "span "+strconv.Itoa(i))
 		s.End()
 	}
-	if got := exp.GetSpans(); len(got) != 1 || got[0].Name != "span 6" {
-		t.Fatalf("the exporter should hold at most its limit, the newest spans: %v", got)
+	var names []string
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+	}
+	if want := []string{"span 4", "span 5", "span 6"}; !slices.Equal(names, want) {
+		t.Fatalf("the exporter should hold at most its limit, the newest spans: got %v, want %v", names, want)
+	}
+	if err := exp.ExportSpans(context.Background(), tracetest.SpanStubs{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}.Snapshots()); err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+	}
+	if want := []string{"b", "c", "d"}; !slices.Equal(names, want) {
+		t.Fatalf("a batch larger than the limit should leave its newest spans: got %v, want %v", names, want)
 	}
 }
 

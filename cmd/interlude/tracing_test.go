@@ -331,17 +331,102 @@ func TestTheMemoryExporterKeepsSpansInTheProcessUpToItsLimit(t *testing.T) {
 	}
 }
 
-func TestTheBatchProcessorsSizesFollowOTELBSPVariablesWhenSet(t *testing.T) {
+func TestTheBatchProcessorsSettingsFollowOTELBSPVariablesWhenSet(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string
-		want int
+		want batchSettings
 	}{
-		{map[string]string{}, 2},
-		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, 1},
-		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10"}, 0},
+		{map[string]string{}, batchSettings{batchQueueSize, batchExportSize, 5 * time.Second, 30 * time.Second}},
+		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, batchSettings{100, 100, 5 * time.Second, 30 * time.Second}},
+		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10",
+			"OTEL_BSP_SCHEDULE_DELAY": "250", "OTEL_BSP_EXPORT_TIMEOUT": "2000"}, batchSettings{100, 10, 250 * time.Millisecond, 2 * time.Second}},
 	} {
-		if got := batchOptions(func(k string) string { return c.env[k] }); len(got) != c.want {
-			t.Errorf("%v: want %d settings of our own, got %d", c.env, c.want, len(got))
+		got, err := batchFromEnv(func(k string) string { return c.env[k] })
+		if err != nil || got != c.want {
+			t.Errorf("%v: want %+v, got %+v %v", c.env, c.want, got, err)
 		}
+	}
+	for _, v := range []string{"OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT"} {
+		for _, bad := range []string{"0", "-1", "ten"} {
+			if _, err := batchFromEnv(func(k string) string { return map[string]string{v: bad}[k] }); err == nil || !strings.Contains(err.Error(), v) {
+				t.Errorf("%s=%s: want a refusal naming the variable, got %v", v, bad, err)
+			}
+		}
+	}
+}
+
+// chanExporter hands the names of each batch it is given to batches.
+type chanExporter struct{ batches chan []string }
+
+func (e chanExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.Name())
+	}
+	e.batches <- names
+	return nil
+}
+
+func (chanExporter) Shutdown(context.Context) error { return nil }
+
+func TestTheBatchProcessorExportsAFullBatchAtOnceAndTheRestWhenFlushedOrShutDown(t *testing.T) {
+	exp := chanExporter{batches: make(chan []string, 4)}
+	b := newBatcher(exp, batchSettings{queueSize: 10, batchSize: 2, delay: time.Hour, timeout: time.Minute})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+	defer tp.Shutdown(context.Background())
+	end := func(names ...string) {
+		for _, n := range names {
+			_, s := tp.Tracer("test").Start(context.Background(), n)
+			s.End()
+		}
+	}
+	end("a", "b") // a full batch goes without waiting for the schedule's hour
+	select {
+	case got := <-exp.batches:
+		if !slices.Equal(got, []string{"a", "b"}) {
+			t.Fatalf("want the full batch [a b], got %v", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a full batch was not exported")
+	}
+	end("c")
+	if err := b.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-exp.batches; !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("a flush should export what is queued: got %v", got)
+	}
+	end("d")
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-exp.batches; !slices.Equal(got, []string{"d"}) {
+		t.Fatalf("shutting down should export what is queued: got %v", got)
+	}
+	end("e")
+	b.ForceFlush(context.Background())
+	select {
+	case got := <-exp.batches:
+		t.Fatalf("nothing ended after shutdown should be exported: %v", got)
+	default:
+	}
+}
+
+func TestTheBatchProcessorDropsSpansBeyondItsQueueAndSaysSo(t *testing.T) {
+	exp := chanExporter{batches: make(chan []string, 4)}
+	// A batch larger than the queue: nothing is exported before the flush.
+	b := newBatcher(exp, batchSettings{queueSize: 3, batchSize: 4, delay: time.Hour, timeout: time.Minute})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+	defer tp.Shutdown(context.Background())
+	for _, n := range []string{"a", "b", "c", "d"} {
+		_, s := tp.Tracer("test").Start(context.Background(), n)
+		s.End()
+	}
+	err := b.ForceFlush(context.Background())
+	if got := <-exp.batches; !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("the queue's spans should be exported, and nothing beyond them: got %v", got)
+	}
+	if err == nil || !strings.Contains(err.Error(), "dropped 1 spans") || !strings.Contains(err.Error(), "OTEL_BSP_MAX_QUEUE_SIZE") {
+		t.Fatalf("the flush should say a span was dropped and what to do: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -219,21 +221,27 @@ func stopServer(t *testing.T, s *liveServer) {
 
 // BenchmarkTracedCycleExportedByOTLP starts and answers a refund thread over
 // the server's handler in process, on SQLite as `interlude serve` runs,
-// untraced and then traced as `interlude serve` traces (every span sampled and
-// exported by OTLP/HTTP to a receiver in this process that drops what it
-// reads). cpu-ns/op is the process's CPU per
-// cycle, the batch processor's and the exporter's included.
+// untraced, then traced as `interlude serve` traces with every span sampled:
+// into the in-memory exporter (OTEL_TRACES_EXPORTER=memory, the cost of tracing
+// alone) and exported by OTLP/HTTP to a receiver in this process that drops
+// what it reads. cpu-ns/op is the process's CPU per cycle, the batch
+// processor's and the exporter's included.
 func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer sink.Close()
-	for _, mode := range []string{"off", "otlp"} {
+	for _, mode := range []string{"off", "memory", "otlp"} {
 		b.Run(mode, func(b *testing.B) {
 			var tp trace.TracerProvider
-			if mode == "otlp" {
-				env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": sink.URL, "OTEL_TRACES_SAMPLER": "always_on"}
+			if mode != "off" {
+				env := map[string]string{"OTEL_TRACES_SAMPLER": "always_on"}
+				if mode == "memory" {
+					env["OTEL_TRACES_EXPORTER"] = "memory"
+				} else {
+					env["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.URL
+				}
 				sdk, err := tracingFromEnv(context.Background(), func(k string) string { return env[k] })
 				if err != nil {
 					b.Fatal(err)
@@ -304,22 +312,121 @@ func TestTheMemoryExporterKeepsSpansInTheProcessUpToItsLimit(t *testing.T) {
 		_, s := ended.Tracer("test").Start(context.Background(), "span "+strconv.Itoa(i))
 		s.End()
 	}
-	if got := exp.GetSpans(); len(got) != 1 || got[0].Name != "span 6" {
-		t.Fatalf("the exporter should hold at most its limit, the newest spans: %v", got)
+	var names []string
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+	}
+	if want := []string{"span 4", "span 5", "span 6"}; !slices.Equal(names, want) {
+		t.Fatalf("the exporter should hold at most its limit, the newest spans: got %v, want %v", names, want)
+	}
+	if err := exp.ExportSpans(context.Background(), tracetest.SpanStubs{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}.Snapshots()); err != nil {
+		t.Fatal(err)
+	}
+	names = names[:0]
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+	}
+	if want := []string{"b", "c", "d"}; !slices.Equal(names, want) {
+		t.Fatalf("a batch larger than the limit should leave its newest spans: got %v, want %v", names, want)
 	}
 }
 
-func TestTheBatchProcessorsSizesFollowOTELBSPVariablesWhenSet(t *testing.T) {
+func TestTheBatchProcessorsSettingsFollowOTELBSPVariablesWhenSet(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string
-		want int
+		want batchSettings
 	}{
-		{map[string]string{}, 2},
-		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, 1},
-		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10"}, 0},
+		{map[string]string{}, batchSettings{batchQueueSize, batchExportSize, 5 * time.Second, 30 * time.Second}},
+		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, batchSettings{100, 100, 5 * time.Second, 30 * time.Second}},
+		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10",
+			"OTEL_BSP_SCHEDULE_DELAY": "250", "OTEL_BSP_EXPORT_TIMEOUT": "2000"}, batchSettings{100, 10, 250 * time.Millisecond, 2 * time.Second}},
 	} {
-		if got := batchOptions(func(k string) string { return c.env[k] }); len(got) != c.want {
-			t.Errorf("%v: want %d settings of our own, got %d", c.env, c.want, len(got))
+		got, err := batchFromEnv(func(k string) string { return c.env[k] })
+		if err != nil || got != c.want {
+			t.Errorf("%v: want %+v, got %+v %v", c.env, c.want, got, err)
 		}
+	}
+	for _, v := range []string{"OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT"} {
+		for _, bad := range []string{"0", "-1", "ten"} {
+			if _, err := batchFromEnv(func(k string) string { return map[string]string{v: bad}[k] }); err == nil || !strings.Contains(err.Error(), v) {
+				t.Errorf("%s=%s: want a refusal naming the variable, got %v", v, bad, err)
+			}
+		}
+	}
+}
+
+// chanExporter hands the names of each batch it is given to batches.
+type chanExporter struct{ batches chan []string }
+
+func (e chanExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	var names []string
+	for _, s := range spans {
+		names = append(names, s.Name())
+	}
+	e.batches <- names
+	return nil
+}
+
+func (chanExporter) Shutdown(context.Context) error { return nil }
+
+func TestTheBatchProcessorExportsAFullBatchAtOnceAndTheRestWhenFlushedOrShutDown(t *testing.T) {
+	exp := chanExporter{batches: make(chan []string, 4)}
+	b := newBatcher(exp, batchSettings{queueSize: 10, batchSize: 2, delay: time.Hour, timeout: time.Minute})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+	defer tp.Shutdown(context.Background())
+	end := func(names ...string) {
+		for _, n := range names {
+			_, s := tp.Tracer("test").Start(context.Background(), n)
+			s.End()
+		}
+	}
+	end("a", "b") // a full batch goes without waiting for the schedule's hour
+	select {
+	case got := <-exp.batches:
+		if !slices.Equal(got, []string{"a", "b"}) {
+			t.Fatalf("want the full batch [a b], got %v", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a full batch was not exported")
+	}
+	end("c")
+	if err := b.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-exp.batches; !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("a flush should export what is queued: got %v", got)
+	}
+	end("d")
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-exp.batches; !slices.Equal(got, []string{"d"}) {
+		t.Fatalf("shutting down should export what is queued: got %v", got)
+	}
+	end("e")
+	b.ForceFlush(context.Background())
+	select {
+	case got := <-exp.batches:
+		t.Fatalf("nothing ended after shutdown should be exported: %v", got)
+	default:
+	}
+}
+
+func TestTheBatchProcessorDropsSpansBeyondItsQueueAndSaysSo(t *testing.T) {
+	exp := chanExporter{batches: make(chan []string, 4)}
+	// A batch larger than the queue: nothing is exported before the flush.
+	b := newBatcher(exp, batchSettings{queueSize: 3, batchSize: 4, delay: time.Hour, timeout: time.Minute})
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+	defer tp.Shutdown(context.Background())
+	for _, n := range []string{"a", "b", "c", "d"} {
+		_, s := tp.Tracer("test").Start(context.Background(), n)
+		s.End()
+	}
+	err := b.ForceFlush(context.Background())
+	if got := <-exp.batches; !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("the queue's spans should be exported, and nothing beyond them: got %v", got)
+	}
+	if err == nil || !strings.Contains(err.Error(), "dropped 1 spans") || !strings.Contains(err.Error(), "OTEL_BSP_MAX_QUEUE_SIZE") {
+		t.Fatalf("the flush should say a span was dropped and what to do: %v", err)
 	}
 }

@@ -22,71 +22,10 @@ func encodeExchanges(xs []interlude.Exchange) (json.RawMessage, error) {
 		q := &xs[i].Interrupt
 		n += 512 + len(q.Message) + len(q.Value) + len(q.Schema) + len(q.State)
 	}
-	if b, ok := appendExchanges(make([]byte, 0, n), xs); ok {
+	if b, ok := vocab.AppendExchanges(make([]byte, 0, n), xs); ok {
 		return b, nil
 	}
 	return json.Marshal(xs)
-}
-
-func appendExchanges(b []byte, xs []interlude.Exchange) ([]byte, bool) {
-	b = append(b, '[')
-	for i := range xs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"interrupt":`...)
-		var ok bool
-		if b, ok = vocab.AppendInterruption(b, &xs[i].Interrupt); !ok {
-			return b, false
-		}
-		if r := xs[i].Resolution; r != nil {
-			b = append(b, `,"resolution":`...)
-			if b, ok = appendResolution(b, r); !ok {
-				return b, false
-			}
-		}
-		b = append(b, '}')
-	}
-	return append(b, ']'), true
-}
-
-// appendResolution appends r as encoding/json writes a Resolution.
-func appendResolution(b []byte, r *interlude.Resolution) ([]byte, bool) {
-	b = append(b, '{')
-	if r.InterruptID != "" {
-		b = append(b, `"interrupt_id":`...)
-		b = jsonappend.String(b, r.InterruptID)
-		b = append(b, ',')
-	}
-	b = append(b, `"status":`...)
-	b = jsonappend.String(b, string(r.Status))
-	var ok bool
-	if len(r.Response) > 0 {
-		b = append(b, `,"response":`...)
-		if b, ok = jsonappend.Raw(b, r.Response); !ok {
-			return b, false
-		}
-	}
-	if r.Error != nil {
-		b = append(b, `,"error":{"name":`...)
-		b = jsonappend.String(b, r.Error.Name)
-		b = append(b, `,"message":`...)
-		b = jsonappend.String(b, r.Error.Message)
-		b = append(b, '}')
-	}
-	if r.By != "" {
-		b = append(b, `,"by":`...)
-		b = jsonappend.String(b, r.By)
-	}
-	if !r.At.IsZero() {
-		b = append(b, `,"at":"`...)
-		var err error
-		if b, err = r.At.AppendText(b); err != nil {
-			return b, false
-		}
-		b = append(b, '"')
-	}
-	return append(b, '}'), true
 }
 
 // approvalValue is the value of the approval question about call c of a

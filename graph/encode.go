@@ -293,66 +293,6 @@ func appendInterruptions(b []byte, qs []interlude.Interruption) ([]byte, bool) {
 	return append(b, ']'), true
 }
 
-// appendResolution appends an answer as encoding/json writes it.
-func appendResolution(b []byte, r *interlude.Resolution) ([]byte, bool) {
-	b = append(b, '{')
-	if r.InterruptID != "" {
-		b = append(b, `"interrupt_id":`...)
-		b = jsonappend.String(b, r.InterruptID)
-		b = append(b, ',')
-	}
-	b = append(b, `"status":`...)
-	b = jsonappend.String(b, string(r.Status))
-	ok := true
-	if len(r.Response) > 0 {
-		b = append(b, `,"response":`...)
-		if b, ok = appendRaw(b, r.Response); !ok {
-			return b, false
-		}
-	}
-	if r.Error != nil {
-		b = append(b, `,"error":{"name":`...)
-		b = jsonappend.String(b, r.Error.Name)
-		b = append(b, `,"message":`...)
-		b = jsonappend.String(b, r.Error.Message)
-		b = append(b, '}')
-	}
-	if r.By != "" {
-		b = append(b, `,"by":`...)
-		b = jsonappend.String(b, r.By)
-	}
-	if !r.At.IsZero() {
-		b = append(b, `,"at":`...)
-		if b, ok = appendTime(b, r.At); !ok {
-			return b, false
-		}
-	}
-	return append(b, '}'), true
-}
-
-// appendExchanges appends questions with their answers.
-func appendExchanges(b []byte, xs []interlude.Exchange) ([]byte, bool) {
-	b = append(b, '[')
-	ok := true
-	for i := range xs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"interrupt":`...)
-		if b, ok = appendInterruption(b, &xs[i].Interrupt); !ok {
-			return b, false
-		}
-		if xs[i].Resolution != nil {
-			b = append(b, `,"resolution":`...)
-			if b, ok = appendResolution(b, xs[i].Resolution); !ok {
-				return b, false
-			}
-		}
-		b = append(b, '}')
-	}
-	return append(b, ']'), true
-}
-
 // appendResolved appends answers with the ids they answer.
 func appendResolved(b []byte, rs []resolved) ([]byte, bool) {
 	b = append(b, '[')
@@ -364,7 +304,7 @@ func appendResolved(b []byte, rs []resolved) ([]byte, bool) {
 		b = append(b, `{"id":`...)
 		b = jsonappend.String(b, rs[i].ID)
 		b = append(b, `,"r":`...)
-		if b, ok = appendResolution(b, &rs[i].R); !ok {
+		if b, ok = vocab.AppendResolution(b, &rs[i].R); !ok {
 			return b, false
 		}
 		b = append(b, '}')
@@ -434,7 +374,7 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 	}
 	if len(cp.Exchanges) > 0 {
 		b = append(b, `,"exchanges":`...)
-		if b, ok = appendExchanges(b, cp.Exchanges); !ok {
+		if b, ok = vocab.AppendExchanges(b, cp.Exchanges); !ok {
 			return b, false
 		}
 	}

@@ -31,6 +31,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/interludehq/interlude/internal/cputime"
 )
 
 func main() {
@@ -70,9 +72,9 @@ func main() {
 			fatalf("start %s: %v", tg.name, err)
 		}
 		for _, n := range counts {
-			srv0, gen0 := cpuOfPid(pid), cpuOfPid(os.Getpid())
+			srv0, gen0 := cputime.OfPid(pid), cputime.OfPid(os.Getpid())
 			r := run(base, n, *duration)
-			srv, gen := cpuOfPid(pid)-srv0, cpuOfPid(os.Getpid())-gen0
+			srv, gen := cputime.OfPid(pid)-srv0, cputime.OfPid(os.Getpid())-gen0
 			fmt.Printf("%-26s %8d %12.1f %10s %10s %10s %10s %12s %12s %8d\n", tg.name, n, r.rate, pct(r.lat, 50), pct(r.lat, 99), pct(r.reqLat, 50), pct(r.reqLat, 99),
 				perCycle(srv, len(r.lat)), perCycle(gen, len(r.lat)), r.errors)
 			if r.firstErr != nil {
@@ -255,33 +257,6 @@ func startLangGraph(peer string) (string, int, func(), error) {
 		return "", 0, nil, err
 	}
 	return base, cmd.Process.Pid, stop, nil
-}
-
-// clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ).
-const clockTick = 10 * time.Millisecond
-
-// cpuOfPid returns the user and system CPU time process pid used so far (0
-// for pid 0, or where /proc cannot tell).
-func cpuOfPid(pid int) time.Duration {
-	if pid == 0 {
-		return 0
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * clockTick
 }
 
 // perCycle formats a CPU time divided by the cycles, or "-" if either is 0.

@@ -66,6 +66,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/cputime"
 )
 
 func main() {
@@ -485,7 +486,7 @@ type usage struct {
 // whose application_name starts with schema), this load generator and the
 // machine.
 func measure(srvs []*exec.Cmd, dsn, schema string) usage {
-	u := usage{servers: cpuOf(srvs), database: backendsCPU(dsn, schema), commits: commitCount(dsn), generator: cpuOfPid(os.Getpid())}
+	u := usage{servers: cpuOf(srvs), database: backendsCPU(dsn, schema), commits: commitCount(dsn), generator: cputime.OfPid(os.Getpid())}
 	u.machine, u.switches = machineStat()
 	return u
 }
@@ -502,29 +503,6 @@ func perCycle(total, cycles float64, format string) string {
 		return "-"
 	}
 	return fmt.Sprintf(format, total/cycles)
-}
-
-// clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ).
-const clockTick = 10 * time.Millisecond
-
-// cpuOfPid returns the user and system CPU time process pid used so far.
-func cpuOfPid(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * clockTick
 }
 
 // machineStat returns what every process on the machine used so far: CPU time,
@@ -547,7 +525,7 @@ func machineStat() (busy time.Duration, switches int64) {
 					break
 				}
 				n, _ := strconv.ParseInt(v, 10, 64)
-				busy += time.Duration(n) * clockTick
+				busy += time.Duration(n) * cputime.ClockTick
 			}
 		case len(f) == 2 && f[0] == "ctxt":
 			switches, _ = strconv.ParseInt(f[1], 10, 64)
@@ -559,7 +537,7 @@ func machineStat() (busy time.Duration, switches int64) {
 func cpuOf(srvs []*exec.Cmd) time.Duration {
 	var d time.Duration
 	for _, s := range srvs {
-		d += cpuOfPid(s.Process.Pid)
+		d += cputime.OfPid(s.Process.Pid)
 	}
 	return d
 }
@@ -592,7 +570,7 @@ func backendsCPU(dsn, tag string) time.Duration {
 		}
 		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 		for _, pid := range pids {
-			d += cpuOfPid(int(pid))
+			d += cputime.OfPid(int(pid))
 		}
 		return err
 	})

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/interludehq/interlude/internal/jsonappend"
 )
 
 // ResolutionStatus says how an interrupt was resolved.
@@ -109,3 +111,75 @@ func JSONEqual(a, b json.RawMessage) bool {
 }
 
 func isNull(b []byte) bool { return len(b) == 0 || string(b) == "null" }
+
+// AppendResolution appends r as encoding/json writes a Resolution, for
+// encoders that write answers inside a larger document. It reports false, with
+// b in any state past its original length, where a value is not one it writes
+// unchanged: the caller then uses encoding/json.
+func AppendResolution(b []byte, r *Resolution) ([]byte, bool) {
+	b = append(b, '{')
+	if r.InterruptID != "" {
+		b = append(b, `"interrupt_id":`...)
+		b = jsonappend.String(b, r.InterruptID)
+		b = append(b, ',')
+	}
+	b = append(b, `"status":`...)
+	b = jsonappend.String(b, string(r.Status))
+	ok := true
+	if len(r.Response) > 0 {
+		b = append(b, `,"response":`...)
+		if b, ok = jsonappend.Raw(b, r.Response); !ok {
+			return b, false
+		}
+	}
+	if r.Error != nil {
+		b = append(b, `,"error":{"name":`...)
+		b = jsonappend.String(b, r.Error.Name)
+		b = append(b, `,"message":`...)
+		b = jsonappend.String(b, r.Error.Message)
+		b = append(b, '}')
+	}
+	if r.By != "" {
+		b = append(b, `,"by":`...)
+		b = jsonappend.String(b, r.By)
+	}
+	if !r.At.IsZero() {
+		b = append(b, `,"at":"`...)
+		var err error
+		if b, err = r.At.AppendText(b); err != nil {
+			return b, false
+		}
+		b = append(b, '"')
+	}
+	return append(b, '}'), true
+}
+
+// AppendExchanges appends questions with their answers as encoding/json
+// writes a []Exchange (a question AppendInterruption leaves is written by its
+// MarshalJSON), reporting false as AppendResolution does.
+func AppendExchanges(b []byte, xs []Exchange) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"interrupt":`...)
+		n := len(b)
+		if b, ok = AppendInterruption(b, &xs[i].Interrupt); !ok {
+			data, err := xs[i].Interrupt.MarshalJSON()
+			if err != nil {
+				return b[:n], false
+			}
+			b = append(b[:n], data...)
+		}
+		if xs[i].Resolution != nil {
+			b = append(b, `,"resolution":`...)
+			if b, ok = AppendResolution(b, xs[i].Resolution); !ok {
+				return b, false
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}

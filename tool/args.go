@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/interludehq/interlude/internal/jsonappend"
 )
 
 // flatArgs decodes the arguments of a tool whose input type is a struct of
@@ -175,7 +177,7 @@ func (f *flatField) set(data []byte, i int, p unsafe.Pointer) (int, bool) {
 		}
 		return i, false
 	}
-	j, ok := number(data, i)
+	j, ok := jsonappend.NumberEnd(data, i)
 	if !ok {
 		return i, false
 	}
@@ -269,46 +271,4 @@ func plainString(data []byte, i int) ([]byte, int, bool) {
 		}
 	}
 	return nil, i, false
-}
-
-// number returns where the JSON number at data[i:] ends.
-func number(data []byte, i int) (int, bool) {
-	j := i
-	if j < len(data) && data[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(data) && data[j] == '0':
-		j++
-	case j < len(data) && data[j] >= '1' && data[j] <= '9':
-		j = digits(data, j)
-	default:
-		return i, false
-	}
-	if j < len(data) && data[j] == '.' {
-		k := digits(data, j+1)
-		if k == j+1 {
-			return i, false
-		}
-		j = k
-	}
-	if j < len(data) && (data[j] == 'e' || data[j] == 'E') {
-		j++
-		if j < len(data) && (data[j] == '+' || data[j] == '-') {
-			j++
-		}
-		k := digits(data, j)
-		if k == j {
-			return i, false
-		}
-		j = k
-	}
-	return j, true
-}
-
-func digits(data []byte, i int) int {
-	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-		i++
-	}
-	return i
 }

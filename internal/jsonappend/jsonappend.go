@@ -166,7 +166,7 @@ func plainValue(v []byte, i, depth int) (int, bool) {
 	case c == 'n':
 		return literal(v, i, "null")
 	}
-	return number(v, i)
+	return NumberEnd(v, i)
 }
 
 func literal(v []byte, i int, lit string) (int, bool) {
@@ -220,8 +220,9 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// number returns where the JSON number at v[i:] ends.
-func number(v []byte, i int) (int, bool) {
+// NumberEnd returns where the JSON number at v[i:] ends, and false if none
+// starts there.
+func NumberEnd(v []byte, i int) (int, bool) {
 	j := i
 	if j < len(v) && v[j] == '-' {
 		j++

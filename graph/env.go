@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/task"
@@ -19,7 +20,7 @@ type taskEnv struct {
 	fs     *fields
 	node   string
 	step   int
-	memory *sync.Map
+	memory *atomic.Pointer[sync.Map] // the run's RunMemory, made on first use
 	thread string
 	// subgraphs: the run's stream takes the events of subgraphs (WithSubgraphs)
 	subgraphs bool
@@ -53,10 +54,15 @@ func (e *taskEnv) writes() []write {
 // to the store, so it suits decisions that must not outlive the invocation, such as
 // an approval given "for the rest of this run". Outside a task it returns nil.
 func RunMemory(ctx context.Context) *sync.Map {
-	if e := envFrom(ctx); e != nil {
-		return e.memory
+	e := envFrom(ctx)
+	if e == nil {
+		return nil
 	}
-	return nil
+	if m := e.memory.Load(); m != nil {
+		return m
+	}
+	e.memory.CompareAndSwap(nil, new(sync.Map)) // the first task to ask makes it
+	return e.memory.Load()
 }
 
 // Write applies an update on behalf of the running node right away, so that it is

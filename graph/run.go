@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/interludehq/interlude"
@@ -140,10 +141,12 @@ type runner[S any] struct {
 	threadID string
 	emit     func(Event)
 	c        *cached[S]
-	input    []write                // input applied to the values, not yet committed
-	fresh    []string               // interrupts answered by this invocation
-	combined S                      // a step's writes combined into the state, before it commits
-	memory   sync.Map               // RunMemory: lives for this invocation only
+	input    []write  // input applied to the values, not yet committed
+	fresh    []string // interrupts answered by this invocation
+	combined S        // a step's writes combined into the state, before it commits
+	// memory is RunMemory's map, made when a task first asks for it: most
+	// runs (and most subgraph calls, each a runner) never do.
+	memory   atomic.Pointer[sync.Map]
 	replayed []interlude.Resolution // answers of this invocation given before
 	nest     *nesting[S]            // set when the run is a subgraph's, inside a parent's task
 	ts       task.Step              // what the tasks of the running step share

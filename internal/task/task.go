@@ -60,8 +60,9 @@ type Collector struct {
 	raised []vocab.Interruption
 	// few are the first sub-task results recorded (most tasks record a few,
 	// such as a turn's tool calls), ledger the others: a map costs more than
-	// the results it keeps.
-	few    [4]recorded
+	// the results it keeps. Three keep a runtime's task, with its scope and
+	// this collector, within 640 bytes.
+	few    [3]recorded
 	nfew   int
 	ledger map[string]Result
 }

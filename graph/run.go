@@ -148,7 +148,7 @@ type runner[S any] struct {
 	// runs (and most subgraph calls, each a runner) never do.
 	memory   atomic.Pointer[sync.Map]
 	replayed []interlude.Resolution // answers of this invocation given before
-	nest     *nesting[S]            // set when the run is a subgraph's, inside a parent's task
+	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
 	ts       task.Step              // what the tasks of the running step share
 	// breakpoints on this graph's nodes (and, by path, its subgraphs') named by
 	// the graphs it runs inside, relative to this graph
@@ -1264,15 +1264,14 @@ func runEnded[S any](st *state[S]) bool {
 
 func (r *runner[S]) result() *Result[S] { return r.resultOf(r.c.st) }
 
-// resultOf is the result of a run that ended at st.
+// resultOf is the result of a run that ended at st: nil for a subgraph's run,
+// whose call reads the outcome from st.
 func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	if r.nest != nil {
-		// A subgraph's run: its state is not kept past the call, so the
-		// result need not be protected from it. Its questions are left out:
-		// runNested forwards them from the state, which holds them.
-		// It is kept in the nesting, allocated with the runner.
-		r.nest.res = Result[S]{Status: st.status.Outcome(), Values: st.values, Breakpoint: st.brk, Next: st.next, Checkpoint: st.version, Error: st.err}
-		return &r.nest.res
+		// A subgraph's run: runNested reads its values, breakpoint and
+		// failure from the state, and forwards its questions from it.
+		r.nest.ended = true
+		return nil
 	}
 	return &Result[S]{
 		ThreadID:   r.threadID,

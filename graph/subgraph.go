@@ -28,11 +28,12 @@ type progress struct {
 }
 
 // nesting marks a runner that runs a subgraph inside a parent's task: it commits
-// to memory only, and its interrupt ids derive from idBase. res holds the
-// result its run ends with, which only the call reads.
-type nesting[S any] struct {
+// to memory only, and its interrupt ids derive from idBase. Its run builds no
+// Result: ended records that the run reached its end, whose outcome the call
+// reads from the subgraph's state.
+type nesting struct {
 	idBase string
-	res    Result[S]
+	ended  bool
 }
 
 // nestedRun is what a subgraph call allocates, in one allocation: its runner,
@@ -42,7 +43,7 @@ type nesting[S any] struct {
 type nestedRun[T any] struct {
 	r runner[T]
 	c cached[T]
-	n nesting[T]
+	n nesting
 	// fresh holds the id of the first question answered since the pause (a
 	// subgraph usually waits for one), for r.fresh
 	fresh [1]string
@@ -122,7 +123,6 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			env.runner.send(e)
 		}
 	}
-	var res *Result[T]
 	var err error
 	if waiting {
 		st, _ := env.waiting.take(key, raw).(*state[T])
@@ -161,13 +161,13 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 				st.status = interlude.ThreadRunning
 			}
 		}
-		res, err = r.loop()
+		_, err = r.loop()
 	} else {
-		res, err = r.begin(input)
+		_, err = r.begin(input)
 	}
 	st := r.c.st
-	if res != nil && res.Status == interlude.RunCompleted && err == nil {
-		return res.Values, nil
+	if rc.n.ended && err == nil && st.status.Outcome() == interlude.RunCompleted {
+		return st.values, nil
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
 	if cp, cerr := sub.codec.captured(st); cerr == nil {
@@ -179,12 +179,12 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	if res == nil {
+	if !rc.n.ended {
 		return zero, fmt.Errorf("subgraph %s stopped without a result", strings.Join(prefix, "/"))
 	}
 	switch {
 	case st.pendingCount() > 0:
-		// The subgraph's result leaves its questions out (see resultOf).
+		// The subgraph's questions are in its state, under its own paths.
 		for i := range st.exchanges {
 			if st.exchanges[i].Resolution != nil {
 				continue
@@ -194,12 +194,12 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			s.Forward(q)
 		}
 		return zero, interlude.ErrPaused
-	case res.Breakpoint != nil:
-		b := *res.Breakpoint
+	case st.brk != nil:
+		b := *st.brk
 		b.Namespace = strings.Join(append(slices.Clone(prefix), b.namespace()...), "/")
 		return zero, &breakInside{b}
-	case res.Status == interlude.RunFailed:
-		return zero, fmt.Errorf("subgraph %s failed: %s", strings.Join(prefix, "/"), res.Error)
+	case st.status.Outcome() == interlude.RunFailed:
+		return zero, fmt.Errorf("subgraph %s failed: %s", strings.Join(prefix, "/"), st.err)
 	}
 	return zero, fmt.Errorf("subgraph %s stopped unfinished", strings.Join(prefix, "/"))
 }

@@ -18,7 +18,8 @@ import (
 // subgraphs as they were stored, so that a record costs what the step changed
 // and no more; deltas carrying a reset or escalations, or a raw value that
 // encoding/json would rewrite, go through encoding/json. The checkpoints of
-// subgraphs that kept holds (see waitingSubgraphs.holds) are copied unchecked.
+// subgraphs that kept holds (see waitingSubgraphs.place) are copied unchecked,
+// and d.Memo and kept then refer to the copies in the record (settle).
 //
 // The record is encoded into a reused scratch buffer and copied out at its
 // exact length, as encodeProgress does: the store may keep it as it is (see
@@ -36,6 +37,9 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	var out []byte
 	if ok {
 		out = slices.Clone(b)
+		kept.settle(d.Memo, out)
+	} else {
+		kept.unplace()
 	}
 	if cap(b) <= maxEncodeScratch {
 		*scratch = b[:0]
@@ -222,7 +226,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // appendMemo appends the results of a step's finished sub-tasks by ledger key.
 // A subgraph's checkpoint that kept holds was written by encodeProgress, as
 // encoding/json writes it, and is copied without checking it again: each level
-// of nesting would otherwise check the levels below it once more.
+// of nesting would otherwise check the levels below it once more. kept notes
+// where it was copied, for settle.
 func appendMemo(b []byte, memo map[string]json.RawMessage, kept *waitingSubgraphs) ([]byte, bool) {
 	b = append(b, '{')
 	ok := true
@@ -241,7 +246,7 @@ func appendMemo(b []byte, memo map[string]json.RawMessage, kept *waitingSubgraph
 		}
 		b = jsonappend.String(b, k)
 		b = append(b, ':')
-		if v := memo[k]; kept != nil && kept.holds(k, v) {
+		if v := memo[k]; kept.place(k, v, len(b)) {
 			b = append(b, v...)
 		} else if b, ok = appendRaw(b, v); !ok {
 			return b, false
@@ -398,12 +403,16 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 // encodeProgress returns the stored form of a waiting subgraph's checkpoint, as
 // encoding/json encodes p. Each level of nesting holds the checkpoints of the
 // levels below it; encoding/json would check and compact those again at every
-// level, where this copies those that kept holds as they are.
+// level, where this copies those that kept holds as they are, and makes
+// p.Checkpoint.Memo and kept refer to the copies (settle).
 //
-// The checkpoint is encoded into a reused scratch buffer and copied out at its
-// exact length: the parent keeps it in its memo and its record, and an
-// estimate of its size would leave hundreds of bytes unused in each.
-func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
+// The checkpoint is encoded into a scratch buffer, which it is returned in
+// (capped at its length) with the buffer as lease: the parent copies it into its
+// own checkpoint or record, and gives the buffer back then (see settle). Each
+// level of nesting thus allocates no checkpoint of its own; only the record at
+// the top, which the store keeps, is allocated, at its exact length. With no
+// lease (a large or unusual checkpoint) the result is the caller's.
+func encodeProgress(p progress, kept *waitingSubgraphs) (data []byte, lease *[]byte, err error) {
 	scratch := encodeScratch.Get().(*[]byte)
 	b := (*scratch)[:0]
 	if n := 48 + checkpointSize(p.Checkpoint); cap(b) < n {
@@ -418,18 +427,35 @@ func encodeProgress(p progress, kept *waitingSubgraphs) ([]byte, error) {
 	} else {
 		b, ok = appendCheckpoint(b, p.Checkpoint, kept)
 	}
-	var out []byte
-	if ok {
-		out = slices.Clone(append(b, '}'))
-	}
-	if cap(b) <= maxEncodeScratch {
-		*scratch = b[:0]
-		encodeScratch.Put(scratch)
-	}
 	if !ok {
-		return marshalProgress(p.Version, *p.Checkpoint)
+		kept.unplace()
+		if cap(b) <= maxEncodeScratch {
+			*scratch = b[:0]
+			encodeScratch.Put(scratch)
+		}
+		data, err = marshalProgress(p.Version, *p.Checkpoint)
+		return data, nil, err
 	}
-	return out, nil
+	b = append(b, '}')
+	if cap(b) > maxEncodeScratch {
+		data = slices.Clone(b)
+	} else {
+		data, lease = b[:len(b):len(b)], scratch
+		*scratch = b
+	}
+	var memo map[string]json.RawMessage
+	if p.Checkpoint != nil {
+		memo = p.Checkpoint.Memo
+	}
+	kept.settle(memo, data)
+	return data, lease, nil
+}
+
+// release gives back the scratch buffer of an encodeProgress whose result no
+// longer lies in it.
+func release(lease *[]byte) {
+	*lease = (*lease)[:0]
+	encodeScratch.Put(lease)
 }
 
 // marshalProgress is encoding/json's encoding of a waiting subgraph's

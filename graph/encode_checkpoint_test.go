@@ -49,7 +49,7 @@ func checkpointCases() map[string]*checkpoint {
 func TestASubgraphCheckpointIsWhatEncodingJSONWrites(t *testing.T) {
 	for name, cp := range checkpointCases() {
 		for _, p := range []progress{{Version: 3, Checkpoint: cp}, {Version: 0}} {
-			got, gerr := encodeProgress(p, nil)
+			got, _, gerr := encodeProgress(p, nil)
 			want, werr := json.Marshal(p)
 			if (gerr != nil) != (werr != nil) || string(got) != string(want) {
 				t.Errorf("%s:\n got %s (%v)\nwant %s (%v)", name, got, gerr, want, werr)
@@ -90,7 +90,7 @@ func TestEveryFieldOfACheckpointIsEncoded(t *testing.T) {
 		if !fillForTest(reflect.ValueOf(cp).Elem().Field(i)) {
 			t.Fatalf("field %s has a type this test cannot fill; teach fillForTest", typ.Field(i).Name)
 		}
-		got, _ := encodeProgress(progress{Checkpoint: cp}, nil)
+		got, _, _ := encodeProgress(progress{Checkpoint: cp}, nil)
 		want, _ := json.Marshal(progress{Checkpoint: cp})
 		if string(got) != string(want) {
 			t.Errorf("with %s set:\ngot  %s\nwant %s", typ.Field(i).Name, got, want)
@@ -118,7 +118,7 @@ func FuzzCheckpointEncoding(f *testing.F) {
 			Recent:    []resolved{{ID: s, R: *res}},
 			Break:     &Breakpoint{Node: key, When: s, Namespace: msg}, Error: msg}
 		p := progress{Version: sec, Checkpoint: cp}
-		got, gerr := encodeProgress(p, nil)
+		got, _, gerr := encodeProgress(p, nil)
 		want, werr := json.Marshal(p)
 		if (gerr != nil) != (werr != nil) || string(got) != string(want) {
 			t.Fatalf("checkpoint:\n got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
@@ -138,13 +138,13 @@ func FuzzCheckpointEncoding(f *testing.F) {
 // encoding/json writes it.
 func TestOnlyAKeptCheckpointIsCopiedUnchecked(t *testing.T) {
 	key := "sub\x1f\x00progress"
-	kept, _ := encodeProgress(progress{Version: 1, Checkpoint: checkpointCases()["waiting"]}, nil)
-	var w waitingSubgraphs
-	w.put(key, kept, &state[struct{}]{})
+	kept, _, _ := encodeProgress(progress{Version: 1, Checkpoint: checkpointCases()["waiting"]}, nil)
 	spaced := json.RawMessage(" " + string(kept))
 	for name, raw := range map[string]json.RawMessage{"kept": kept, "equal copy": append(json.RawMessage(nil), kept...), "spaced": spaced, "prefix": kept[:len(kept)-1]} {
+		var w waitingSubgraphs
+		w.put(key, kept, &state[struct{}]{}, nil)
 		p := progress{Version: 2, Checkpoint: &checkpoint{V: 2, Memo: map[string]json.RawMessage{key: raw}}}
-		got, gerr := encodeProgress(p, &w)
+		got, _, gerr := encodeProgress(p, &w)
 		want, werr := json.Marshal(p)
 		if (gerr != nil) != (werr != nil) || string(got) != string(want) {
 			t.Errorf("%s:\n got %s (%v)\nwant %s (%v)", name, got, gerr, want, werr)
@@ -164,7 +164,7 @@ func TestAnEncodedSubgraphCheckpointKeepsItsBytes(t *testing.T) {
 	cases := checkpointCases()
 	got := map[string][]byte{}
 	for name, cp := range cases {
-		b, err := encodeProgress(progress{Version: 2, Checkpoint: cp}, nil)
+		b, _, err := encodeProgress(progress{Version: 2, Checkpoint: cp}, nil)
 		if err != nil {
 			t.Fatal(name, err)
 		}

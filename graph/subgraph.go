@@ -171,9 +171,9 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
 	if cp, cerr := sub.codec.captured(st); cerr == nil {
-		if data, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
+		if data, lease, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
 			s.Record(key, "", data)
-			env.waiting.put(key, data, st)
+			env.waiting.put(key, data, st, lease)
 		}
 	}
 	if err != nil {
@@ -465,6 +465,13 @@ func editProgress(memo map[string]json.RawMessage, namespace []string, edit func
 // than decoding those bytes again (at every level of nesting); it is used only
 // while the ledger still holds the same bytes, so an edit, a fork or a load
 // from the store falls back to decoding.
+//
+// The bytes of a subgraph's checkpoint lie in the scratch buffer it was
+// encoded in (its lease) until its parent copies them into its own encoding:
+// settle then makes the parent's memo, the kept entry and every level below
+// refer to the copy, and gives the buffer back. A pause three levels down so
+// allocates one encoding, the record at the top, where each level copied the
+// levels below it into one of its own.
 type waitingSubgraphs struct {
 	mu sync.Mutex
 	// one holds the first subgraph kept (a step usually runs one), m any
@@ -477,6 +484,40 @@ type waitingSubgraph struct {
 	key string
 	raw json.RawMessage
 	st  any
+	// lease is the scratch buffer raw lies in, until a parent's encoding
+	// copies raw (nil once it has, or if raw is a buffer of its own)
+	lease *[]byte
+	// at is one more than where the encoding being written copied raw, 0 if
+	// it did not
+	at int
+}
+
+// movable is a kept state (a *state[T]) whose memo and kept subgraphs can be
+// told that the bytes they lie in were copied elsewhere.
+type movable interface{ moved(from, to []byte) }
+
+// moved makes st's memo entries, and the subgraphs kept with them, that lie in
+// from refer to the same bytes in to, a copy of from.
+func (st *state[S]) moved(from, to []byte) {
+	for k, v := range st.memo {
+		if v, ok := movedTo(v, from, to); ok {
+			st.memo[k] = v
+		}
+	}
+	st.waiting.moved(from, to)
+}
+
+// movedTo returns where v, if it lies in from, lies in to.
+func movedTo(v, from, to []byte) (json.RawMessage, bool) {
+	if len(v) == 0 || len(from) == 0 {
+		return nil, false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(v))), uintptr(unsafe.Pointer(unsafe.SliceData(from)))
+	if p < lo || p-lo+uintptr(len(v)) > uintptr(len(from)) {
+		return nil, false
+	}
+	off := int(p - lo)
+	return to[off : off+len(v) : off+len(v)], true
 }
 
 // clear forgets every kept state (the step they waited in is over).
@@ -487,11 +528,12 @@ func (w *waitingSubgraphs) clear() {
 	clear(w.m)
 }
 
-// put keeps st as the state stored as raw under key.
-func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any) {
+// put keeps st as the state stored as raw under key; raw lies in lease, if
+// that is not nil.
+func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any, lease *[]byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e := waitingSubgraph{key: key, raw: raw, st: st}
+	e := waitingSubgraph{key: key, raw: raw, st: st, lease: lease}
 	switch {
 	case w.one.st == nil || w.one.key == key:
 		w.one = e
@@ -504,16 +546,108 @@ func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any) {
 	}
 }
 
-// holds reports whether raw is the very checkpoint kept under key: bytes that
-// encodeProgress wrote.
-func (w *waitingSubgraphs) holds(key string, raw json.RawMessage) bool {
+// place reports whether raw is the very checkpoint kept under key: bytes that
+// encodeProgress wrote. If it is, the encoding being written copies it at at.
+func (w *waitingSubgraphs) place(key string, raw json.RawMessage, at int) bool {
+	if w == nil {
+		return false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e, ok := w.one, w.one.st != nil && w.one.key == key
-	if !ok {
-		e, ok = w.m[key]
+	if w.one.st != nil && w.one.key == key {
+		if !sameBytes(w.one.raw, raw) {
+			return false
+		}
+		w.one.at = at + 1
+		return true
 	}
-	return ok && sameBytes(e.raw, raw)
+	e, ok := w.m[key]
+	if !ok || !sameBytes(e.raw, raw) {
+		return false
+	}
+	e.at = at + 1
+	w.m[key] = e
+	return true
+}
+
+// unplace forgets where an encoding that was given up copied kept checkpoints.
+func (w *waitingSubgraphs) unplace() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.one.at = 0
+	for k, e := range w.m {
+		if e.at != 0 {
+			e.at = 0
+			w.m[k] = e
+		}
+	}
+}
+
+// settle makes memo and the kept entries refer to the copies of their
+// checkpoints that out, the finished encoding, holds where place noted, and
+// the subgraphs below them to the copies of theirs; the scratch buffers the
+// checkpoints lay in are given back.
+func (w *waitingSubgraphs) settle(memo map[string]json.RawMessage, out []byte) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.one.settle(memo, out)
+	for k, e := range w.m {
+		if e.at != 0 {
+			e.settle(memo, out)
+			w.m[k] = e
+		}
+	}
+}
+
+func (e *waitingSubgraph) settle(memo map[string]json.RawMessage, out []byte) {
+	if e.at == 0 {
+		return
+	}
+	at := e.at - 1
+	e.at = 0
+	to := json.RawMessage(out[at : at+len(e.raw) : at+len(e.raw)])
+	if sameBytes(memo[e.key], e.raw) {
+		memo[e.key] = to
+	}
+	if m, ok := e.st.(movable); ok {
+		m.moved(e.raw, to)
+	}
+	e.raw = to
+	if e.lease != nil {
+		release(e.lease)
+		e.lease = nil
+	}
+}
+
+// moved makes the kept entries that lie in from, and the subgraphs below
+// them, refer to the same bytes in to, a copy of from.
+func (w *waitingSubgraphs) moved(from, to []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.one.moved(from, to)
+	for k, e := range w.m {
+		if e.moved(from, to) {
+			w.m[k] = e
+		}
+	}
+}
+
+func (e *waitingSubgraph) moved(from, to []byte) bool {
+	v, ok := movedTo(e.raw, from, to)
+	if !ok {
+		return false
+	}
+	if m, ok := e.st.(movable); ok {
+		m.moved(from, to)
+	}
+	e.raw = v
+	return true
 }
 
 // sameBytes reports whether a and b are the same bytes in memory.

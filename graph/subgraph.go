@@ -36,10 +36,11 @@ type nesting struct {
 	ended  bool
 }
 
-// nestedRun is what a subgraph call allocates, in one allocation: its runner,
-// the runner's handle on the subgraph's state, and its nesting. A call that
-// starts the subgraph allocates its state with them (freshRun); one that picks
-// a waiting subgraph up takes the state it kept.
+// nestedRun is a subgraph's run inside a parent's task, in one allocation: its
+// runner, the runner's handle on the subgraph's state, its nesting and the
+// state. A call that starts the subgraph allocates it; one that picks a
+// waiting subgraph up takes the run the call that paused kept with the
+// parent's step (waitingSubgraphs), and allocates nothing.
 type nestedRun[T any] struct {
 	r runner[T]
 	c cached[T]
@@ -47,13 +48,17 @@ type nestedRun[T any] struct {
 	// fresh holds the id of the first question answered since the pause (a
 	// subgraph usually waits for one), for r.fresh
 	fresh [1]string
+	st    state[T]
 }
 
-// freshRun is a nestedRun with the state of a subgraph that starts.
-type freshRun[T any] struct {
-	nestedRun[T]
-	st state[T]
+// reset readies a kept run for the call that picks its subgraph up: all but
+// its state is as new.
+func (rc *nestedRun[T]) reset() {
+	rc.r, rc.c, rc.n, rc.fresh = runner[T]{}, cached[T]{st: &rc.st}, nesting{}, [1]string{}
 }
+
+// moved is the state's moved (see movable).
+func (rc *nestedRun[T]) moved(from, to []byte) { rc.st.moved(from, to) }
 
 // SubgraphNode returns a node of a graph over S that runs sub with the input in
 // maps from the parent's state, and returns the update out maps from the parent's
@@ -104,19 +109,32 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	}
 	idBase, key := s.Nested()
 	raw, waiting := s.Recorded(key)
+	prefix := s.Path() // a scope's path is never changed
 	var rc *nestedRun[T]
 	if waiting {
-		rc = &nestedRun[T]{}
+		// The call that paused left its run here: its runner is done with.
+		if rc, _ = env.waiting.take(key, raw).(*nestedRun[T]); rc != nil {
+			rc.reset()
+		} else {
+			var p progress
+			if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+				return zero, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(prefix, "/"))}
+			}
+			rc = &nestedRun[T]{}
+			rc.c.st = &rc.st
+			if err := sub.codec.restore(&rc.st, p.Checkpoint); err != nil {
+				return zero, err
+			}
+			rc.st.version = p.Version
+		}
 	} else {
-		fresh := &freshRun[T]{st: state[T]{status: interlude.ThreadIdle}}
-		fresh.c.st = &fresh.st
-		rc = &fresh.nestedRun
+		rc = &nestedRun[T]{st: state[T]{status: interlude.ThreadIdle}}
+		rc.c.st = &rc.st
 	}
 	r := &rc.r
 	rc.n.idBase = idBase
 	r.g, r.ctx, r.threadID, r.nest, r.subgraphs, r.c = sub, ctx, env.thread, &rc.n, env.subgraphs, &rc.c
 	r.inBefore, r.inAfter = breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path())
-	prefix := s.Path() // a scope's path is never changed
 	if env.live && env.subgraphs {
 		r.emit = func(e Event) {
 			e.Namespace = append(slices.Clone(prefix), e.Namespace...)
@@ -125,19 +143,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	}
 	var err error
 	if waiting {
-		st, _ := env.waiting.take(key, raw).(*state[T])
-		if st == nil {
-			var p progress
-			if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
-				return zero, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(prefix, "/"))}
-			}
-			st = &state[T]{}
-			if err := sub.codec.restore(st, p.Checkpoint); err != nil {
-				return zero, err
-			}
-			st.version = p.Version
-		}
-		rc.c.st = st
+		st := &rc.st
 		// The parent holds the answers: bring those given since the pause in.
 		for i := range st.exchanges {
 			x := &st.exchanges[i]
@@ -173,7 +179,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if cp, cerr := sub.codec.captured(st); cerr == nil {
 		if data, lease, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
 			s.Record(key, "", data)
-			env.waiting.put(key, data, st, lease)
+			env.waiting.put(key, data, rc, lease)
 		}
 	}
 	if err != nil {

@@ -24,7 +24,7 @@ func keptBytes(t *testing.T, st *state[nestedN]) []json.RawMessage {
 			t.Fatalf("the memo entry of %q is not the kept bytes", e.key)
 		}
 		out = append(out, e.raw)
-		st = e.st.(*state[nestedN])
+		st = &e.st.(*nestedRun[nestedN]).st
 		e = &st.waiting.one
 	}
 	return out

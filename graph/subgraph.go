@@ -57,6 +57,9 @@ func (rc *nestedRun[T]) reset() {
 	rc.r, rc.c, rc.n, rc.fresh = runner[T]{}, cached[T]{st: &rc.st}, nesting{}, [1]string{}
 }
 
+// nestedBase is the id base the run had (see waitingSubgraphs.nestedIn).
+func (rc *nestedRun[T]) nestedBase() string { return rc.n.idBase }
+
 // moved is the state's moved (see movable).
 func (rc *nestedRun[T]) moved(from, to []byte) { rc.st.moved(from, to) }
 
@@ -107,7 +110,10 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if s == nil || env == nil {
 		return zero, interlude.ErrNotInRun
 	}
-	idBase, key := s.Nested()
+	idBase, key, ok := env.waiting.nestedIn(s)
+	if !ok {
+		idBase, key = s.Nested()
+	}
 	raw, waiting := s.Recorded(key)
 	prefix := s.Path() // a scope's path is never changed
 	var rc *nestedRun[T]
@@ -574,6 +580,30 @@ func (w *waitingSubgraphs) place(key string, raw json.RawMessage, at int) bool {
 	e.at = at + 1
 	w.m[key] = e
 	return true
+}
+
+// nestedIn returns the id base and progress key of the run kept for a
+// subgraph that the task of scope s calls, if one is kept, so that the call
+// that picks it up need not make them again (see task.Scope.Nested).
+func (w *waitingSubgraphs) nestedIn(s *task.Scope) (idBase, key string, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	match := func(e *waitingSubgraph) bool {
+		if b, ok := e.st.(interface{ nestedBase() string }); ok && s.IsNested(b.nestedBase(), e.key) {
+			idBase, key = b.nestedBase(), e.key
+			return true
+		}
+		return false
+	}
+	if w.one.st != nil && match(&w.one) {
+		return idBase, key, true
+	}
+	for _, e := range w.m {
+		if match(&e) {
+			return idBase, key, true
+		}
+	}
+	return "", "", false
 }
 
 // unplace forgets where an encoding that was given up copied kept checkpoints.

@@ -528,6 +528,55 @@ func (s *Scope) Nested() (idBase, progressKey string) {
 	return both[:n], both[n:]
 }
 
+// IsNested reports whether idBase and progressKey are what Nested returns, so
+// that a caller that kept them from an earlier attempt need not make them again.
+func (s *Scope) IsNested(idBase, progressKey string) bool {
+	rest := progressKey
+	for _, p := range s.path {
+		if len(rest) <= len(p) || rest[:len(p)] != p || rest[len(p)] != 0x1f {
+			return false
+		}
+		rest = rest[len(p)+1:]
+	}
+	if rest != progressMark {
+		return false
+	}
+	st := s.step
+	rest = idBase
+	cut := func(p string) bool {
+		if len(rest) < len(p) || rest[:len(p)] != p {
+			return false
+		}
+		rest = rest[len(p):]
+		return true
+	}
+	if st.Nested != "" {
+		if !cut(st.Nested) {
+			return false
+		}
+	} else if !cut(st.Nonce) || !cut("\x00") || !cut(st.Thread) {
+		return false
+	}
+	var num [20]byte
+	cp := strconv.AppendInt(num[:0], st.Checkpoint, 10)
+	if !cut("\x00") || len(rest) < len(cp) || rest[:len(cp)] != string(cp) {
+		return false
+	}
+	rest = rest[len(cp):]
+	if !cut("\x02") {
+		return false
+	}
+	for i, p := range s.path {
+		if i > 0 && !cut("\x1f") {
+			return false
+		}
+		if !cut(p) {
+			return false
+		}
+	}
+	return rest == ""
+}
+
 // progressMark ends the ledger key under which a nested run keeps its checkpoint.
 const progressMark = "\x00progress"
 

@@ -150,9 +150,6 @@ type runner[S any] struct {
 	replayed []interlude.Resolution // answers of this invocation given before
 	nest     *nesting               // set when the run is a subgraph's, inside a parent's task
 	ts       task.Step              // what the tasks of the running step share
-	// breakpoints on this graph's nodes (and, by path, its subgraphs') named by
-	// the graphs it runs inside, relative to this graph
-	inBefore, inAfter []string
 	// endDocs: the documents written with the commit that ends the run (Command.WithEndDocuments)
 	endDocs func(end *Result[json.RawMessage]) []store.DocumentWrite
 
@@ -165,6 +162,8 @@ type runner[S any] struct {
 	subgraphs bool
 	// values: the stream takes the state at the start and after each step (WithValues)
 	values bool
+	// ended: a subgraph's run reached its end (see nesting)
+	ended bool
 }
 
 func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Command, emit func(Event)) (*Result[S], error) {
@@ -723,7 +722,7 @@ func (r *runner[S]) loop() (*Result[S], error) {
 		}
 		if !st.mid && !r.passOnce {
 			for _, n := range st.next {
-				if g.breakpoint(g.cfg.before, n) || slices.Contains(r.inBefore, n) {
+				if g.breakpoint(g.cfg.before, n) || slices.Contains(r.nest.before(), n) {
 					return r.pauseAt(&Breakpoint{Node: n, When: "before"})
 				}
 			}
@@ -787,9 +786,11 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	// The tasks of one step run at a time, and none outlives its step: the
 	// runner's step record serves each step in turn.
 	ts := &r.ts
-	*ts = task.Step{Nonce: st.nonce, Thread: r.threadID, Checkpoint: base, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
+	// A nested run's id base stays in its step record from step to step (see
+	// nesting).
+	*ts = task.Step{Nonce: st.nonce, Thread: r.threadID, Nested: ts.Nested, Checkpoint: base, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
 	if r.nest != nil {
-		ts.Nonce, ts.Thread, ts.Nested = "", "", r.nest.idBase
+		ts.Nonce, ts.Thread = "", ""
 	}
 	if !st.mid {
 		st.waiting.clear() // kept for an earlier step
@@ -928,7 +929,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		// finishes the run from this checkpoint (Recover).
 		d.Status = interlude.ThreadRunning
 		for _, n := range ran {
-			if g.breakpoint(g.cfg.after, n) || slices.Contains(r.inAfter, n) {
+			if g.breakpoint(g.cfg.after, n) || slices.Contains(r.nest.after(), n) {
 				brk = &Breakpoint{Node: n, When: "after"}
 				d.Status, d.Break = interlude.ThreadInterrupted, brk
 				break
@@ -1117,7 +1118,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	}{}
 	sc := tc.root.Init(ts, node)
 	env := &tc.env
-	*env = taskEnv{runner: r, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.inBefore), after: r.pathBreaks(g.cfg.after, r.inAfter)}
+	*env = taskEnv{runner: r, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.nest.before()), after: r.pathBreaks(g.cfg.after, r.nest.after())}
 	ctx, span := r.startNode(r.ctx, node)
 	tc.ctx = task.Context{Context: ctx, Scope: sc, Key: envKey{}, Val: env}
 	ctx = &tc.ctx
@@ -1270,7 +1271,7 @@ func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	if r.nest != nil {
 		// A subgraph's run: runNested reads its values, breakpoint and
 		// failure from the state, and forwards its questions from it.
-		r.nest.ended = true
+		r.ended = true
 		return nil
 	}
 	return &Result[S]{

@@ -28,12 +28,31 @@ type progress struct {
 }
 
 // nesting marks a runner that runs a subgraph inside a parent's task: it commits
-// to memory only, and its interrupt ids derive from idBase. Its run builds no
-// Result: ended records that the run reached its end, whose outcome the call
-// reads from the subgraph's state.
+// to memory only, and its interrupt ids derive from the id base its call sets
+// in the runner's step record (ts.Nested), where each step keeps it. Its run
+// builds no Result: the runner's ended records that the run reached its end,
+// whose outcome the call reads from the subgraph's state.
 type nesting struct {
-	idBase string
-	ended  bool
+	// breaks are the breakpoints before and after this graph's nodes (and, by
+	// path, its subgraphs') named by the graphs it runs inside, relative to
+	// it; nil for none, as most runs have
+	breaks *[2][]string
+}
+
+// before returns the breakpoints before nodes that n inherits.
+func (n *nesting) before() []string {
+	if n == nil || n.breaks == nil {
+		return nil
+	}
+	return n.breaks[0]
+}
+
+// after returns the breakpoints after nodes that n inherits.
+func (n *nesting) after() []string {
+	if n == nil || n.breaks == nil {
+		return nil
+	}
+	return n.breaks[1]
 }
 
 // nestedRun is a subgraph's run inside a parent's task, in one allocation: its
@@ -58,7 +77,7 @@ func (rc *nestedRun[T]) reset() {
 }
 
 // nestedBase is the id base the run had (see waitingSubgraphs.nestedIn).
-func (rc *nestedRun[T]) nestedBase() string { return rc.n.idBase }
+func (rc *nestedRun[T]) nestedBase() string { return rc.r.ts.Nested }
 
 // moved is the state's moved (see movable).
 func (rc *nestedRun[T]) moved(from, to []byte) { rc.st.moved(from, to) }
@@ -138,9 +157,11 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		rc.c.st = &rc.st
 	}
 	r := &rc.r
-	rc.n.idBase = idBase
+	r.ts.Nested = idBase
 	r.g, r.ctx, r.threadID, r.nest, r.subgraphs, r.c = sub, ctx, env.thread, &rc.n, env.subgraphs, &rc.c
-	r.inBefore, r.inAfter = breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path())
+	if before, after := breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path()); before != nil || after != nil {
+		rc.n.breaks = &[2][]string{before, after}
+	}
 	if env.live && env.subgraphs {
 		r.emit = func(e Event) {
 			e.Namespace = append(slices.Clone(prefix), e.Namespace...)
@@ -178,7 +199,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		_, err = r.begin(input)
 	}
 	st := r.c.st
-	if rc.n.ended && err == nil && st.status.Outcome() == interlude.RunCompleted {
+	if r.ended && err == nil && st.status.Outcome() == interlude.RunCompleted {
 		return st.values, nil
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
@@ -191,7 +212,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	if !rc.n.ended {
+	if !r.ended {
 		return zero, fmt.Errorf("subgraph %s stopped without a result", strings.Join(prefix, "/"))
 	}
 	switch {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Attributes with one of a few values, made once.
@@ -26,6 +27,9 @@ var (
 	nodeFinished    = tracing.Status.String("finished")
 	replayedAttr    = tracing.Replayed.Bool(true)
 	linkPause       = tracing.Link.String(tracing.LinkPause)
+	// linkAnswer1 are the attributes of the link to the request that
+	// answered, which the SDK keeps as they are: never written to.
+	linkAnswer1 = []attribute.KeyValue{tracing.Link.String(tracing.LinkAnswer)}
 )
 
 // commandAttr is the interlude.command attribute of a command kind.
@@ -43,24 +47,27 @@ func commandAttr(k commandKind) attribute.KeyValue {
 // startRun starts the span of one invocation. A run that answers questions
 // starts a new trace: the wait for an answer can last days, and the answered
 // pauses (linked as answer adds them) and the request that answered (linked
-// here) each belong to traces of their own.
+// here, as the span starts) each belong to traces of their own. The new
+// root's span starts on a context whose span is none (a noop span, one
+// allocation where the SDK's WithNewRoot makes two); untraced, there is no
+// span to hide.
 func (g *Graph[S]) startRun(ctx context.Context, threadID string, cmd Command) (context.Context, trace.Span) {
-	name := g.runSpan
-	var opts []trace.SpanStartOption
-	if cmd.kind == cmdAnswer {
-		opts = append(opts, trace.WithNewRoot())
-		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{tracing.Link.String(tracing.LinkAnswer)}}))
-		}
+	sc := trace.SpanContextFromContext(ctx)
+	if cmd.kind != cmdAnswer || !sc.IsValid() {
+		return g.cfg.tracer.Start(ctx, g.runSpan)
 	}
-	return g.cfg.tracer.Start(ctx, name, opts...)
+	ctx, span := g.cfg.tracer.Start(trace.ContextWithSpan(ctx, noop.Span{}), g.runSpan)
+	if span.IsRecording() {
+		span.AddLink(trace.Link{SpanContext: sc, Attributes: linkAnswer1})
+	}
+	return ctx, span
 }
 
 // endRun ends the run's span with what it ran and how it ended.
 func (g *Graph[S]) endRun(span trace.Span, threadID string, cmd Command, res *Result[S], err error) {
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 3, 6)
-		attrs[0], attrs[1], attrs[2] = tracing.Graph.String(g.name), tracing.ThreadID.String(threadID), commandAttr(cmd.kind)
+		buf := tracing.NewAttrs()
+		attrs := append(buf.Slice(), tracing.Graph.String(g.name), tracing.ThreadID.String(threadID), commandAttr(cmd.kind))
 		if res != nil {
 			attrs = append(attrs, tracing.Status.String(string(res.Status)), tracing.Checkpoint.Int64(res.Checkpoint))
 			if len(res.Replays) > 0 {
@@ -68,6 +75,7 @@ func (g *Graph[S]) endRun(span trace.Span, threadID string, cmd Command, res *Re
 			}
 		}
 		span.SetAttributes(attrs...)
+		buf.Free()
 		if err != nil {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())
@@ -99,7 +107,9 @@ func linkAnswer(ctx context.Context, q interlude.Interruption, res interlude.Res
 	if q.Reason != "" {
 		attrs = append(attrs, tracing.Reason.String(q.Reason))
 	}
-	span.AddEvent("interlude.answer", trace.WithAttributes(attrs...))
+	buf := tracing.NewAttrs()
+	buf.AddEvent(span, "interlude.answer", attrs)
+	buf.Free()
 }
 
 // stepSpan is the span of one step, with the attributes it ends with.
@@ -122,7 +132,9 @@ func (r *runner[S]) startStep() (context.Context, stepSpan) {
 // end ends the step's span, recording err as endSpan does.
 func (s stepSpan) end(err error) {
 	if s.span.IsRecording() {
-		s.span.SetAttributes(tracing.Step.Int(s.step), s.nodes)
+		buf := tracing.NewAttrs()
+		s.span.SetAttributes(append(buf.Slice(), tracing.Step.Int(s.step), s.nodes)...)
+		buf.Free()
 	}
 	endSpan(s.span, err)
 }
@@ -153,7 +165,9 @@ func endNode(span trace.Span, o *outcome, step int) {
 		case o.err != nil:
 			status = nodeFailed
 		}
-		span.SetAttributes(tracing.Node.String(o.node), tracing.Step.Int(step), status)
+		buf := tracing.NewAttrs()
+		span.SetAttributes(append(buf.Slice(), tracing.Node.String(o.node), tracing.Step.Int(step), status)...)
+		buf.Free()
 		if o.err != nil && len(o.raised) == 0 {
 			span.RecordError(o.err)
 			span.SetStatus(codes.Error, o.err.Error())
@@ -173,8 +187,10 @@ func (r *runner[S]) startAppend() (context.Context, trace.Span) {
 // whether it waited for the disk, recording err as endSpan does.
 func endAppend(span trace.Span, a *store.Append, kind string, size int, err error) {
 	if span.IsRecording() {
-		span.SetAttributes(tracing.Checkpoint.Int64(a.Expect+1), tracing.RecordKind.String(kind),
-			tracing.RecordBytes.Int(size), tracing.Durable.Bool(!a.NoSync))
+		buf := tracing.NewAttrs()
+		span.SetAttributes(append(buf.Slice(), tracing.Checkpoint.Int64(a.Expect+1), tracing.RecordKind.String(kind),
+			tracing.RecordBytes.Int(size), tracing.Durable.Bool(!a.NoSync))...)
+		buf.Free()
 	}
 	endSpan(span, err)
 }

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/interludehq/interlude/internal/tracing"
 	"go.opentelemetry.io/otel"
@@ -34,6 +37,39 @@ type tracedHandler struct {
 	next   http.Handler
 	tracer trace.Tracer
 	global bool // tracer is the global provider's: no span until it is set
+	// names are the span names of the routes served so far, by method and
+	// pattern, a map replaced (never written to) as routes are added
+	names atomic.Pointer[map[routeKey]string]
+}
+
+// routeKey is a route's method and pattern.
+type routeKey struct{ method, pattern string }
+
+// name is spanName(r), made once for each method and route.
+func (h *tracedHandler) name(r *http.Request) string {
+	if _, known := methods[r.Method]; !known || r.Pattern == "" {
+		return spanName(r)
+	}
+	k := routeKey{r.Method, r.Pattern}
+	for {
+		old := h.names.Load()
+		var cur map[routeKey]string
+		if old != nil {
+			cur = *old
+		}
+		if name, ok := cur[k]; ok {
+			return name
+		}
+		name := spanName(r)
+		names := maps.Clone(cur)
+		if names == nil {
+			names = map[routeKey]string{}
+		}
+		names[k] = name
+		if h.names.CompareAndSwap(old, &names) {
+			return name
+		}
+	}
 }
 
 func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -42,9 +78,13 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	// The writer holds the attributes' memory: the SDK copies them.
-	tw := &traceWriter{ResponseWriter: w}
-	ctx, span := h.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(requestAttrs(tw.attrs[:0], r)...))
+	// The writer holds the attributes' memory (the SDK copies them), and
+	// goes back to its pool once the request is served.
+	tw := traceWriters.Get().(*traceWriter)
+	*tw = traceWriter{ResponseWriter: w}
+	defer freeTraceWriter(tw)
+	tw.opts[0], tw.opts[1] = serverKind, trace.WithAttributes(requestAttrs(tw.attrs[:0], r)...)
+	ctx, span := h.tracer.Start(ctx, spanName(r), tw.opts[:]...)
 	defer span.End()
 	if !span.IsRecording() {
 		h.next.ServeHTTP(w, r.WithContext(ctx))
@@ -57,7 +97,7 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	end := tw.attrs[:0]
 	if route := route(rc.Pattern); route != "" {
-		span.SetName(spanName(rc))
+		span.SetName(h.name(rc))
 		end = append(end, semconv.HTTPRoute(route))
 	}
 	if tw.bytes > 0 {
@@ -195,8 +235,20 @@ type traceWriter struct {
 	status int
 	bytes  int64
 	// attrs is memory for the span's attributes, those of the request
-	// (up to 13) and then those of the answer (3).
+	// (up to 13) and then those of the answer (3); opts for its options.
 	attrs [14]attribute.KeyValue
+	opts  [2]trace.SpanStartOption
+}
+
+// serverKind is the option of a request's span kind, made once.
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
+var traceWriters = sync.Pool{New: func() any { return new(traceWriter) }}
+
+// freeTraceWriter gives w back to the pool, letting go of what it holds.
+func freeTraceWriter(w *traceWriter) {
+	*w = traceWriter{}
+	traceWriters.Put(w)
 }
 
 func (w *traceWriter) WriteHeader(code int) {

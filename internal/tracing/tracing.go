@@ -10,7 +10,7 @@ package tracing
 import (
 	"context"
 	"encoding/hex"
-	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -87,6 +87,36 @@ const (
 	LinkAnswer = "answer"
 )
 
+// Attrs is memory for the attributes a span is given in one call
+// (SetAttributes, AddEvent), taken from a pool with NewAttrs and given back
+// with Free once the call returns: the SDK copies the attributes it is given,
+// so that the slices Interlude builds for its spans cost no allocation.
+// Attributes that outlive the call (a link's) must not come from it.
+type Attrs struct {
+	kv  [8]attribute.KeyValue
+	opt [1]trace.EventOption
+}
+
+var attrsPool = sync.Pool{New: func() any { return new(Attrs) }}
+
+// NewAttrs returns memory for up to 8 attributes.
+func NewAttrs() *Attrs { return attrsPool.Get().(*Attrs) }
+
+// Slice returns a's memory as an empty slice to append attributes to.
+func (a *Attrs) Slice() []attribute.KeyValue { return a.kv[:0] }
+
+// AddEvent adds the event name with attrs to span, its option held by a.
+func (a *Attrs) AddEvent(span trace.Span, name string, attrs []attribute.KeyValue) {
+	a.opt[0] = trace.WithAttributes(attrs...)
+	span.AddEvent(name, a.opt[:]...)
+}
+
+// Free gives a's memory back, letting go of the values it held.
+func (a *Attrs) Free() {
+	*a = Attrs{}
+	attrsPool.Put(a)
+}
+
 // Traceparent returns sc in the W3C traceparent form
 // ("00-<trace id>-<span id>-<flags>"), or "" when sc is not valid.
 func Traceparent(sc trace.SpanContext) string {
@@ -107,20 +137,19 @@ func Traceparent(sc trace.SpanContext) string {
 // Parse reads a traceparent written by Traceparent as a remote span context;
 // it reports false for anything else.
 func Parse(s string) (trace.SpanContext, bool) {
-	parts := strings.Split(s, "-")
-	if len(parts) != 4 || parts[0] != "00" || len(parts[1]) != 32 || len(parts[2]) != 16 || len(parts[3]) != 2 {
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
 		return trace.SpanContext{}, false
 	}
-	tid, err := trace.TraceIDFromHex(parts[1])
+	tid, err := trace.TraceIDFromHex(s[3:35])
 	if err != nil {
 		return trace.SpanContext{}, false
 	}
-	sid, err := trace.SpanIDFromHex(parts[2])
+	sid, err := trace.SpanIDFromHex(s[36:52])
 	if err != nil {
 		return trace.SpanContext{}, false
 	}
-	flags, err := hex.DecodeString(parts[3])
-	if err != nil {
+	var flags [1]byte
+	if _, err := hex.Decode(flags[:], []byte(s[53:])); err != nil {
 		return trace.SpanContext{}, false
 	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.TraceFlags(flags[0]), Remote: true})
@@ -138,12 +167,13 @@ func Pause(ctx context.Context, id, name, reason string) string {
 		return ""
 	}
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 2, 3)
-		attrs[0], attrs[1] = InterruptID.String(id), Reason.String(reason)
+		buf := NewAttrs()
+		attrs := append(buf.Slice(), InterruptID.String(id), Reason.String(reason))
 		if name != "" {
 			attrs = append(attrs, InterruptName.String(name))
 		}
-		span.AddEvent("interlude.pause", trace.WithAttributes(attrs...))
+		buf.AddEvent(span, "interlude.pause", attrs)
+		buf.Free()
 	}
 	return Traceparent(sc)
 }

@@ -815,7 +815,7 @@ func planOf(b *runCreate) (plan, error) {
 		if json.Unmarshal(b.Input, &obj) != nil {
 			return plan{}, badRequest("input must be an object of state fields")
 		}
-		return plan{kind: "input", input: interludeInput(b.Input)}, nil
+		return plan{kind: "input", input: interludeInputOf(b.Input, obj)}, nil
 	}
 	return plan{kind: "continue"}, nil
 }
@@ -825,7 +825,7 @@ func planOf(b *runCreate) (plan, error) {
 func updateObject(raw json.RawMessage) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) == nil {
-		return interludeInput(raw), nil
+		return interludeInputOf(raw, obj), nil
 	}
 	var pairs [][2]json.RawMessage
 	if err := json.Unmarshal(raw, &pairs); err != nil {
@@ -1608,6 +1608,13 @@ func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	select {
+	case <-ru.done: // as a waited run's usually is by now: no heartbeat to send
+		rc.SetWriteDeadline(time.Now().Add(h.writeWait))
+		w.Write(ru.output)
+		return
+	default:
+	}
 	tick := time.NewTicker(h.heartbeat)
 	defer tick.Stop()
 	for {

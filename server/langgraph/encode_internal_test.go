@@ -130,3 +130,32 @@ func FuzzRunOutputsEncodeAsEncodingJSONDoes(f *testing.F) {
 		}
 	})
 }
+
+// TestACreatedThreadEncodesAsEncodingJSONDoes checks that a thread just
+// created, written field by field, is the bytes encoding/json writes for it,
+// and that any other thread is left to encoding/json.
+func TestACreatedThreadEncodesAsEncodingJSONDoes(t *testing.T) {
+	at := time.Date(2026, 12, 2, 8, 30, 1, 123456789, time.UTC)
+	zoned := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -5*3600-30*60))
+	empty := func(id string, created, updated time.Time, status string) thread {
+		return thread{ThreadID: id, CreatedAt: created, UpdatedAt: updated, StateUpdatedAt: updated, Metadata: map[string]any{}, Status: status,
+			Config: map[string]any{}, Interrupts: map[string][]lgInterrupt{}}
+	}
+	for _, th := range []thread{empty("0d6f1c2e-1111-4222-8333-944445555666", at, at, "idle"), empty("a<b>&c\u2028", zoned, at, "busy")} {
+		want, _ := json.Marshal(th)
+		got, ok := appendEmptyThread(nil, &th)
+		if !ok || string(got) != string(want) {
+			t.Errorf("thread (written: %v)\n got %s\nwant %s", ok, got, want)
+		}
+	}
+	withMetadata := empty("t", at, at, "idle")
+	withMetadata.Metadata = map[string]any{"a": 1}
+	withValues := empty("t", at, at, "idle")
+	withValues.Values = json.RawMessage(`{}`)
+	outOfRange := empty("t", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), at, "idle")
+	for _, th := range []thread{withMetadata, withValues, outOfRange, {ThreadID: "t"}} {
+		if got, ok := appendEmptyThread(nil, &th); ok {
+			t.Errorf("%+v was written field by field: %s", th, got)
+		}
+	}
+}

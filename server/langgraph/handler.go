@@ -274,6 +274,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		data, _ = json.Marshal(errorBody{Detail: "the answer could not be encoded as JSON: " + err.Error(), Code: "internal"})
 	}
+	writeRaw(w, status, data)
+}
+
+// writeRaw answers with data, a JSON value already encoded.
+func writeRaw(w http.ResponseWriter, status int, data []byte) {
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
 	hd.Set("Cache-Control", "no-store")

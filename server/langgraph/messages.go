@@ -109,7 +109,16 @@ func lcValues(v json.RawMessage) json.RawMessage {
 // left for the graph to refuse.
 func interludeInput(in json.RawMessage) json.RawMessage {
 	var obj map[string]json.RawMessage
-	if json.Unmarshal(in, &obj) != nil || obj["messages"] == nil {
+	if json.Unmarshal(in, &obj) != nil {
+		return in
+	}
+	return interludeInputOf(in, obj)
+}
+
+// interludeInputOf is interludeInput of in, already decoded as obj, which it
+// may change.
+func interludeInputOf(in json.RawMessage, obj map[string]json.RawMessage) json.RawMessage {
+	if obj["messages"] == nil {
 		return in
 	}
 	var msgs []map[string]json.RawMessage

@@ -109,6 +109,7 @@ type run struct {
 	resumable   bool
 	stateless   bool
 	waited      bool // POST .../runs/wait: only its output is read
+	bookChecked bool // the thread needs no look-up in the book once held (stateless, or looked up before)
 	temporary   bool // a stateless run whose thread goes when it ends
 	modes       map[string]bool
 
@@ -814,7 +815,7 @@ func planOf(b *runCreate) (plan, error) {
 		if json.Unmarshal(b.Input, &obj) != nil {
 			return plan{}, badRequest("input must be an object of state fields")
 		}
-		return plan{kind: "input", input: interludeInput(b.Input)}, nil
+		return plan{kind: "input", input: interludeInputOf(b.Input, obj)}, nil
 	}
 	return plan{kind: "continue"}, nil
 }
@@ -824,7 +825,7 @@ func planOf(b *runCreate) (plan, error) {
 func updateObject(raw json.RawMessage) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) == nil {
-		return interludeInput(raw), nil
+		return interludeInputOf(raw, obj), nil
 	}
 	var pairs [][2]json.RawMessage
 	if err := json.Unmarshal(raw, &pairs); err != nil {
@@ -961,6 +962,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	threadID := r.PathValue("tid")
 	stateless := threadID == ""
 	ctx := r.Context()
+	lookup := false // the thread was looked up before its run
 	if stateless {
 		if p.kind == "resume" || p.kind == "end" {
 			return nil, badRequest("You must provide a thread_id when resuming.")
@@ -973,12 +975,14 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		if b.IfNotExists != "" && b.IfNotExists != "reject" && b.IfNotExists != "create" {
 			return nil, badRequest("if_not_exists must be reject or create, not %q", b.IfNotExists)
 		}
-		// A resume or an end needs a stored thread, which holding it for the
-		// run checks in the same read (execute answers an unknown thread with
-		// 404, one created here without a run with 409): only a run that
-		// may create the thread, or names a checkpoint, looks it up first.
-		answering := (p.kind == "resume" || p.kind == "end") && b.IfNotExists != "create" && isNull(b.Checkpoint) && b.CheckpointID == ""
-		if err := h.existsUnless(ctx, threadID, answering); err != nil {
+		// Holding the thread for the run reads it (execute): a resume or an
+		// end needs it stored (execute answers an unknown thread with 404,
+		// one created here without a run with 409), and any other run looks
+		// for its record in the book only when the holding finds no stored
+		// thread (bookChecked unset). Only a run that may create the thread,
+		// or names a checkpoint, looks it up first.
+		lookup = b.IfNotExists == "create" || !isNull(b.Checkpoint) || b.CheckpointID != ""
+		if err := h.existsUnless(ctx, threadID, !lookup); err != nil {
 			var ae *apiError
 			if !errors.As(err, &ae) || ae.status != http.StatusNotFound || b.IfNotExists != "create" {
 				return nil, err
@@ -1033,7 +1037,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		"temporary": temporary, "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
 	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
 		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, temporary: temporary, modes: modes,
-		status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
+		bookChecked: stateless || lookup, status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
 	runCtx, cancel := context.WithCancel(interlude.WithAnswerer(h.runCtx, callerOf(r).Answerer()))
 	ru.cancel = cancel
 	h.runs.add(ru)
@@ -1256,6 +1260,15 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		return
 	}
 	defer held.Release()
+	if held.Fresh && !ru.bookChecked {
+		// No stored thread: the run may create it only if it was created
+		// here without a run (POST /threads), as exists tells.
+		if _, ok := h.threads.get(ctx, ru.ThreadID); !ok {
+			refuse(errThreadNotFound(ru.ThreadID))
+			ru.setStatus("error")
+			return
+		}
+	}
 	ru.mu.Lock()
 	ru.heldAt = time.Now()
 	ru.mu.Unlock()
@@ -1595,6 +1608,13 @@ func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	select {
+	case <-ru.done: // as a waited run's usually is by now: no heartbeat to send
+		rc.SetWriteDeadline(time.Now().Add(h.writeWait))
+		w.Write(ru.output)
+		return
+	default:
+	}
 	tick := time.NewTicker(h.heartbeat)
 	defer tick.Stop()
 	for {

@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/internal/keylock"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/store"
@@ -54,7 +55,9 @@ func (b *threadBook) get(ctx context.Context, id string) (threadRecord, bool) {
 			return threadRecord{}, false
 		}
 		rec := threadRecord{createdAt: d.CreatedAt, updatedAt: d.UpdatedAt, metadata: map[string]any{}}
-		json.Unmarshal(d.Data, &rec.metadata)
+		if string(d.Data) != emptyBookData { // a record without metadata, as most are
+			json.Unmarshal(d.Data, &rec.metadata)
+		}
 		return rec, true
 	}
 	b.mu.Lock()
@@ -120,19 +123,21 @@ func (b *threadBook) create(ctx context.Context, id string, md map[string]any, n
 		rec, _ := b.get(ctx, id)
 		return rec, nil
 	}
-	if md == nil {
-		md = map[string]any{}
-	}
-	data, err := json.Marshal(md)
-	if err != nil {
-		return threadRecord{}, badRequest("metadata cannot be encoded as JSON: %v", err)
+	data := []byte(emptyBookData) // json.Marshal of no metadata
+	if len(md) > 0 {
+		var err error
+		if data, err = json.Marshal(md); err != nil {
+			return threadRecord{}, badRequest("metadata cannot be encoded as JSON: %v", err)
+		}
 	}
 	if err := b.docs.PutDocument(ctx, store.Document{ThreadID: id, Kind: threadDoc, Data: data, CreatedAt: now, UpdatedAt: now}); err != nil {
 		return threadRecord{}, err
 	}
 	// What get would read back: the metadata as decoded from its JSON.
 	rec := threadRecord{createdAt: now.UTC(), updatedAt: now.UTC(), metadata: map[string]any{}}
-	json.Unmarshal(data, &rec.metadata)
+	if len(md) > 0 {
+		json.Unmarshal(data, &rec.metadata)
+	}
 	return rec, nil
 }
 
@@ -205,6 +210,28 @@ type thread struct {
 	Values         json.RawMessage          `json:"values,omitempty"`
 	Interrupts     map[string][]lgInterrupt `json:"interrupts"`
 	Error          any                      `json:"error,omitempty"`
+}
+
+// appendEmptyThread appends t, a thread with no metadata, values, interrupts
+// nor error (one just created), as encoding/json writes it; it reports false
+// for any other thread, or a time encoding/json refuses.
+func appendEmptyThread(b []byte, t *thread) ([]byte, bool) {
+	if len(t.Metadata) > 0 || len(t.Config) > 0 || t.Values != nil || len(t.Interrupts) > 0 || t.Error != nil ||
+		t.Metadata == nil || t.Config == nil || t.Interrupts == nil {
+		return b, false
+	}
+	ok := true
+	b = append(b, `{"thread_id":`...)
+	b = jsonappend.String(b, t.ThreadID)
+	b = append(b, `,"created_at":`...)
+	b, ok = appendTime(b, t.CreatedAt, ok)
+	b = append(b, `,"updated_at":`...)
+	b, ok = appendTime(b, t.UpdatedAt, ok)
+	b = append(b, `,"state_updated_at":`...)
+	b, ok = appendTime(b, t.StateUpdatedAt, ok)
+	b = append(b, `,"metadata":{},"status":`...)
+	b = jsonappend.String(b, t.Status)
+	return append(b, `,"config":{},"interrupts":{}}`...), ok
 }
 
 // threadStatus is a stored status as LangGraph names it.
@@ -336,7 +363,12 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 			writeError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, h.bookView(id, rec).thread)
+		t := h.bookView(id, rec).thread
+		if data, ok := appendEmptyThread(make([]byte, 0, 256), &t); ok {
+			writeRaw(w, http.StatusOK, data)
+			return
+		}
+		writeJSON(w, http.StatusOK, t)
 		return
 	}
 	if !host.ValidID(body.ThreadID) {

@@ -261,6 +261,10 @@ func marshalBlock(b Block) ([]byte, error) {
 // UnmarshalJSON reads a block. A tool result's "content" may be an array of
 // blocks or a plain string.
 func (b *Block) UnmarshalJSON(data []byte) error {
+	if v, end, ok := decodeBlock(data, 0, 0); ok && end == len(data) {
+		*b = v
+		return nil
+	}
 	type plain Block
 	var aux struct {
 		plain

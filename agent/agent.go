@@ -419,7 +419,12 @@ func (l *loop) runTools(ctx context.Context, s State) (State, error) {
 		return State{}, nil
 	}
 	calls := s.Messages[len(s.Messages)-1].ToolUses()
-	t := &toolTurn{l: l, ctx: ctx, calls: calls, results: make([]model.Block, len(calls)), errs: make([]error, len(calls))}
+	t := &toolTurn{l: l, ctx: ctx, calls: calls, results: make([]model.Block, len(calls))}
+	if len(calls) <= len(t.fewErrs) {
+		t.errs = t.fewErrs[:len(calls)]
+	} else {
+		t.errs = make([]error, len(calls))
+	}
 	if l.cfg.parallel <= 1 {
 		for i := range calls {
 			if t.run(i); t.errs[i] != nil {
@@ -429,9 +434,13 @@ func (l *loop) runTools(ctx context.Context, s State) (State, error) {
 	} else {
 		// Up to parallel workers take the calls in order; this goroutine is
 		// one of them, so a turn of n calls starts n-1 goroutines at most, and
-		// one call runs on a stack that has already grown.
+		// one call runs on a stack that has already grown. It waits for the
+		// calls, not for the workers: a worker that starts once every call is
+		// taken finds none and ends, and if this goroutine ran them all it
+		// does not wait at all.
+		t.wg.Add(len(calls))
 		for range min(l.cfg.parallel, len(calls)) - 1 {
-			t.wg.Go(t.work)
+			go t.work()
 		}
 		t.work()
 		t.wg.Wait()
@@ -460,14 +469,16 @@ type toolTurn struct {
 	calls   []model.Block
 	results []model.Block
 	errs    []error
+	fewErrs [4]error // errs of a turn of few calls
 	next    atomic.Int32
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup // the calls left to finish
 }
 
 // work runs calls, in order, until none is left to take.
 func (t *toolTurn) work() {
 	for i := int(t.next.Add(1)) - 1; i < len(t.calls); i = int(t.next.Add(1)) - 1 {
 		t.run(i)
+		t.wg.Done()
 	}
 }
 

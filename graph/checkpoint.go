@@ -337,7 +337,7 @@ func (c codec[S]) capture(st *state[S]) (*checkpoint, error) {
 // captured is capture giving the checkpoint as a value, for a caller that
 // encodes it at once.
 func (c codec[S]) captured(st *state[S]) (checkpoint, error) {
-	vals, err := json.Marshal(st.values)
+	vals, err := c.encodeValues(&st.values)
 	if err != nil {
 		return checkpoint{}, err
 	}
@@ -348,12 +348,31 @@ func (c codec[S]) captured(st *state[S]) (checkpoint, error) {
 	}, nil
 }
 
+// encodeValues encodes a state value as json.Marshal does, field by field
+// when the state type allows it (see fields.appendValues).
+func (c codec[S]) encodeValues(v *S) ([]byte, error) {
+	scratch := encodeScratch.Get().(*[]byte)
+	b, ok := c.fs.appendValues((*scratch)[:0], reflect.ValueOf(v).Elem())
+	var out []byte
+	if ok {
+		out = slices.Clone(b)
+	}
+	if cap(b) <= maxEncodeScratch {
+		*scratch = b[:0]
+		encodeScratch.Put(scratch)
+	}
+	if !ok {
+		return json.Marshal(*v)
+	}
+	return out, nil
+}
+
 const compressAbove = 4096
 
 // encodeSnapshot returns the stored form of cp and the size of its JSON, which
 // decides when the next snapshot is due.
 func encodeSnapshot(cp *checkpoint) ([]byte, int, error) {
-	data, err := json.Marshal(cp)
+	data, err := encodeCheckpoint(cp)
 	if err != nil || len(data) <= compressAbove {
 		return data, len(data), err
 	}

@@ -458,6 +458,30 @@ func release(lease *[]byte) {
 	encodeScratch.Put(lease)
 }
 
+// encodeCheckpoint returns cp as encoding/json encodes it, written by
+// appendCheckpoint into a reused scratch buffer and copied out at its exact
+// length.
+func encodeCheckpoint(cp *checkpoint) ([]byte, error) {
+	scratch := encodeScratch.Get().(*[]byte)
+	b := (*scratch)[:0]
+	if n := checkpointSize(cp); cap(b) < n {
+		b = make([]byte, 0, n)
+	}
+	b, ok := appendCheckpoint(b, cp, nil)
+	var out []byte
+	if ok {
+		out = slices.Clone(b)
+	}
+	if cap(b) <= maxEncodeScratch {
+		*scratch = b[:0]
+		encodeScratch.Put(scratch)
+	}
+	if !ok {
+		return json.Marshal(cp)
+	}
+	return out, nil
+}
+
 // marshalProgress is encoding/json's encoding of a waiting subgraph's
 // checkpoint, for one encodeProgress does not write by hand. It takes a copy,
 // so that the checkpoint being encoded can stay in its caller's frame.

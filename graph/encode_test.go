@@ -164,3 +164,87 @@ func TestAppendedWritesAreWhatAppendGives(t *testing.T) {
 		})
 	}
 }
+
+// appendedNote appends its own JSON, as model.Message does.
+type appendedNote struct {
+	Text string `json:"text"`
+}
+
+func (n *appendedNote) AppendJSON(dst []byte) ([]byte, error) {
+	data, err := json.Marshal(*n)
+	return append(dst, data...), err
+}
+
+type ownEncoding struct {
+	N int `json:"n"`
+}
+
+func (o ownEncoding) MarshalJSON() ([]byte, error) { return []byte(`"own"`), nil }
+
+type embeddedPart struct {
+	X int `json:"x"`
+}
+
+// A state is encoded as encoding/json encodes it, byte for byte, whether it is
+// written field by field or left to encoding/json (embedded fields, tag
+// options, keys encoding/json escapes or does not take, an encoding of its own).
+func TestStateValuesAreWhatEncodingJSONWrites(t *testing.T) {
+	type flat struct {
+		Notes   []appendedNote    `json:"notes" graph:"append"`
+		Count   int               `json:"count,omitempty" graph:"add"`
+		Seen    map[string]string `json:"seen,omitempty" graph:"merge"`
+		Name    string            `json:"name,omitempty"`
+		On      bool              `json:"on,omitempty"`
+		Ratio   float64           `json:"ratio,omitempty"`
+		Ptr     *int              `json:"ptr,omitempty"`
+		Any     any               `json:"any,omitempty"`
+		Text    textCount         `json:"text"`
+		Plain   string
+		Skipped string `json:"-"`
+		hidden  int
+	}
+	type embedded struct {
+		embeddedPart
+		N int `json:"n"`
+	}
+	type options struct {
+		N int    `json:"n,string"`
+		D string `json:"-,"`
+		K string `json:"a<b"`
+	}
+	one := 1
+	check := func(t *testing.T, v any) {
+		t.Helper()
+		fs, err := describe(reflect.TypeOf(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(v)
+		got, ok := fs.appendValues(nil, reflect.ValueOf(v))
+		if !ok {
+			got, _ = json.Marshal(v)
+		}
+		if string(got) != string(want) {
+			t.Errorf("got %s, want %s", got, want)
+		}
+	}
+	for _, v := range []flat{
+		{},
+		{Notes: []appendedNote{{"a<b>"}, {"c"}}, Count: -3, Seen: map[string]string{"z": "1", "a": "2"}, Name: "n", On: true,
+			Ratio: 0.5, Ptr: &one, Any: []int{1}, Text: 4, Plain: "p", Skipped: "s", hidden: 2},
+		{Notes: []appendedNote{}, Seen: map[string]string{}, Any: 0},
+	} {
+		check(t, v)
+	}
+	check(t, embedded{embeddedPart{1}, 2})
+	check(t, options{N: 3, D: "d", K: "k"})
+	check(t, ownEncoding{N: 1})
+	for _, typ := range []reflect.Type{reflect.TypeFor[embedded](), reflect.TypeFor[options](), reflect.TypeFor[ownEncoding]()} {
+		if fs, err := describe(typ); err == nil && fs.flat {
+			t.Errorf("%s is written field by field", typ)
+		}
+	}
+	if fs, _ := describe(reflect.TypeFor[flat]()); !fs.flat {
+		t.Error("a state of plain fields is left to encoding/json")
+	}
+}

@@ -42,7 +42,8 @@ type field struct {
 	appends bool // a slice whose elements are JSON appenders (see jsonAppender)
 	// plainInt: a signed integer type that encoding/json writes as its digits
 	// (one with no JSON or text encoding of its own)
-	plainInt bool
+	plainInt  bool
+	omitEmpty bool // tagged omitempty
 }
 
 var (
@@ -88,17 +89,92 @@ func encodeField(f *field, v reflect.Value) ([]byte, error) {
 	case !f.appends || v.IsNil():
 		return json.Marshal(v.Interface())
 	}
-	data := append(make([]byte, 0, 256), '[')
+	return appendField(make([]byte, 0, 256), f, v)
+}
+
+// appendField appends a field's value to b as json.Marshal encodes it.
+func appendField(b []byte, f *field, v reflect.Value) ([]byte, error) {
+	switch {
+	case f.plainInt:
+		return strconv.AppendInt(b, v.Int(), 10), nil
+	case !f.appends || v.IsNil():
+		data, err := json.Marshal(v.Interface())
+		return append(b, data...), err
+	}
+	b = append(b, '[')
 	for i := range v.Len() {
 		if i > 0 {
-			data = append(data, ',')
+			b = append(b, ',')
 		}
 		var err error
-		if data, err = v.Index(i).Addr().Interface().(jsonAppender).AppendJSON(data); err != nil {
+		if b, err = v.Index(i).Addr().Interface().(jsonAppender).AppendJSON(b); err != nil {
 			return nil, err
 		}
 	}
-	return append(data, ']'), nil
+	return append(b, ']'), nil
+}
+
+// plainName reports whether encoding/json takes name, from a field's tag, as
+// the field's key and writes it unescaped: ASCII letters, digits, '_' and '-'.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// appendValues appends the state value v as json.Marshal encodes it, field by
+// field, so that fields whose elements append their own JSON (a transcript) are
+// not checked and compacted again. It reports false if it cannot (the state
+// is not flat, or a field fails to encode): the caller then uses json.Marshal,
+// which gives its own error.
+func (fs *fields) appendValues(b []byte, v reflect.Value) ([]byte, bool) {
+	if !fs.flat {
+		return b, false
+	}
+	b = append(b, '{')
+	first := true
+	for i := range fs.list {
+		f := &fs.list[i]
+		fv := v.Field(f.index)
+		if f.omitEmpty && emptyValue(fv) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, f.name...)
+		b = append(b, '"', ':')
+		var err error
+		if b, err = appendField(b, f, fv); err != nil {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// emptyValue reports whether omitempty leaves v out, as encoding/json decides.
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	case reflect.Interface, reflect.Pointer:
+		return v.IsNil()
+	}
+	return false
 }
 
 // fields describes the fields of a state type S.
@@ -106,29 +182,46 @@ type fields struct {
 	typ    reflect.Type
 	list   []field
 	byName map[string]*field
+	// flat: encoding/json writes the state as an object of its fields in
+	// order, each under its plain name, so appendValues can write it field by
+	// field (no embedded fields, no tag options but omitempty, no encoding of
+	// the type's own).
+	flat bool
 }
 
 func describe(t reflect.Type) (*fields, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("graph state must be a struct type, not %s", t)
 	}
-	fs := &fields{typ: t, byName: make(map[string]*field)}
+	p := reflect.PointerTo(t)
+	fs := &fields{typ: t, byName: make(map[string]*field), flat: !t.Implements(jsonMarshalerType) && !p.Implements(jsonMarshalerType) &&
+		!t.Implements(textMarshalerType) && !p.Implements(textMarshalerType)}
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
+		if sf.Anonymous {
+			fs.flat = false
+		}
 		if !sf.IsExported() {
 			continue
 		}
-		name := sf.Name
+		name, opts := sf.Name, ""
 		if tag, ok := sf.Tag.Lookup("json"); ok {
-			n, _, _ := strings.Cut(tag, ",")
+			n, o, _ := strings.Cut(tag, ",")
 			if n == "-" {
+				if o != "" {
+					fs.flat = false // encoding/json writes it, named "-"
+				}
 				continue
 			}
 			if n != "" {
 				name = n
 			}
+			opts = o
 		}
-		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer, appends: appendsElems(sf.Type), plainInt: isPlainInt(sf.Type)}
+		if (opts != "" && opts != "omitempty") || !plainName(name) {
+			fs.flat = false
+		}
+		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer, appends: appendsElems(sf.Type), plainInt: isPlainInt(sf.Type), omitEmpty: opts == "omitempty"}
 		if tag := sf.Tag.Get("graph"); tag != "" {
 			f.reducer = Reducer(tag)
 		}

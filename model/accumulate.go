@@ -25,6 +25,11 @@ type Accumulator struct {
 	calls  map[int]int // tool call index -> position in blocks
 	thinks map[int]int // thinking block index -> position in blocks
 	done   *Response
+	// text holds the last block's text while it is a text block that grew
+	// from more than one piece: pieces are appended to it, not each to a new
+	// string, and the block's Text is set from it when the message is read.
+	text     []byte
+	textOpen bool
 }
 
 // Add feeds one chunk. It fails if the chunk does not fit what came before:
@@ -39,9 +44,18 @@ func (a *Accumulator) Add(c Chunk) error {
 		if c.Text == "" {
 			return nil
 		}
-		if n := len(a.blocks); n > 0 && a.blocks[n-1].Type == BlockText {
-			a.blocks[n-1].Text += c.Text
-		} else {
+		n := len(a.blocks)
+		switch {
+		case a.textOpen:
+			a.text = append(a.text, c.Text...)
+		case n > 0 && a.blocks[n-1].Type == BlockText:
+			t := a.blocks[n-1].Text
+			if size := len(t) + len(c.Text); cap(a.text) < size {
+				a.text = make([]byte, 0, max(128, 2*size))
+			}
+			a.text = append(append(a.text[:0], t...), c.Text...)
+			a.textOpen = true
+		default:
 			a.blocks = append(a.blocks, TextBlock(c.Text))
 		}
 	case ChunkToolStart:
@@ -52,7 +66,7 @@ func (a *Accumulator) Add(c Chunk) error {
 			return fmt.Errorf("model: tool call %d started twice", c.Index)
 		}
 		a.calls[c.Index] = len(a.blocks)
-		a.blocks = append(a.blocks, Block{Type: BlockToolUse, ID: c.ID, Name: c.Name})
+		a.push(Block{Type: BlockToolUse, ID: c.ID, Name: c.Name})
 	case ChunkToolDelta:
 		pos, ok := a.calls[c.Index]
 		if !ok {
@@ -64,7 +78,7 @@ func (a *Accumulator) Add(c Chunk) error {
 	case ChunkSignature:
 		a.thinking(c.Index).Signature += c.Signature
 	case ChunkRedactedThinking:
-		a.blocks = append(a.blocks, RedactedThinkingBlock(c.Data))
+		a.push(RedactedThinkingBlock(c.Data))
 	case ChunkDone:
 		if c.Response == nil {
 			return fmt.Errorf("model: final chunk without a response")
@@ -85,15 +99,33 @@ func (a *Accumulator) thinking(index int) *Block {
 		}
 		pos = len(a.blocks)
 		a.thinks[index] = pos
-		a.blocks = append(a.blocks, Block{Type: BlockThinking})
+		a.push(Block{Type: BlockThinking})
 	}
 	return &a.blocks[pos]
+}
+
+// push appends a block, closing the text block before it.
+func (a *Accumulator) push(b Block) {
+	a.closeText()
+	a.blocks = append(a.blocks, b)
+}
+
+// closeText sets the last block's text from the pieces it grew from, and
+// keeps the buffer for the next text block.
+func (a *Accumulator) closeText() {
+	if a.textOpen {
+		a.blocks[len(a.blocks)-1].Text = string(a.text)
+		a.text, a.textOpen = a.text[:0], false
+	}
 }
 
 // Message returns a copy of the message assembled so far. Until the stream
 // ends, a tool call's Input may be an incomplete piece of JSON.
 func (a *Accumulator) Message() Message {
-	return Message{Role: RoleAssistant, Content: append([]Block(nil), a.blocks...)}.Clone()
+	if a.textOpen {
+		a.blocks[len(a.blocks)-1].Text = string(a.text) // the text so far; it may grow
+	}
+	return Message{Role: RoleAssistant, Content: a.blocks}.Clone()
 }
 
 // Final returns the response of the final chunk, or nil if it has not been

@@ -216,3 +216,33 @@ func TestFinishStoresToolArgumentsCompacted(t *testing.T) {
 		}
 	}
 }
+
+// Text pieces join their block however the stream is read: a message read
+// while a text block grows shows the text so far, and the block goes on
+// growing after it; a text block after another block is a block of its own.
+func TestAccumulatorTextGrowsAcrossReadsAndBlocks(t *testing.T) {
+	var a model.Accumulator
+	add := func(c model.Chunk) {
+		t.Helper()
+		if err := a.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(model.TextDelta("Hello"))
+	add(model.TextDelta(","))
+	if got := a.Message().Text(); got != "Hello," {
+		t.Fatalf("so far: %q", got)
+	}
+	add(model.TextDelta(" world"))
+	add(model.ToolCallStart(0, "c1", "f"))
+	add(model.TextDelta("Then"))
+	add(model.TextDelta(" more"))
+	resp, err := a.Finish("p", "", model.Usage{}, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := resp.Message.Content
+	if len(c) != 3 || c[0].Text != "Hello, world" || c[1].Type != model.BlockToolUse || c[2].Text != "Then more" {
+		t.Fatalf("got %+v", c)
+	}
+}

@@ -261,6 +261,10 @@ func marshalBlock(b Block) ([]byte, error) {
 // UnmarshalJSON reads a block. A tool result's "content" may be an array of
 // blocks or a plain string.
 func (b *Block) UnmarshalJSON(data []byte) error {
+	if v, end, ok := decodeBlock(data, 0, 0); ok && end == len(data) {
+		*b = v
+		return nil
+	}
 	type plain Block
 	var aux struct {
 		plain
@@ -355,14 +359,74 @@ func (m Message) blocksOf(t BlockType) []Block {
 
 // Clone returns a deep copy of m.
 func (m Message) Clone() Message {
-	c := Message{Role: m.Role}
-	if m.Content != nil {
-		c.Content = make([]Block, len(m.Content))
-		for i, b := range m.Content {
-			c.Content[i] = b.Clone()
+	var c slab
+	c.size(m.Content)
+	c.alloc()
+	return Message{Role: m.Role, Content: c.blocks(m.Content)}
+}
+
+// slab holds the blocks and raw bytes of a deep copy in two allocations,
+// where copying block by block would take one for each block's content and
+// each raw value. Each copy's slices are cut with their capacity at their
+// length, so appending to one never writes into another.
+type slab struct {
+	nb, nr int
+	bs     []Block
+	raw    []byte
+}
+
+// size counts the blocks and raw bytes of bs and their content.
+func (c *slab) size(bs []Block) {
+	c.nb += len(bs)
+	for i := range bs {
+		c.nr += len(bs[i].Input) + len(bs[i].Interrupts)
+		c.size(bs[i].Content)
+	}
+}
+
+// alloc makes room for what size counted.
+func (c *slab) alloc() {
+	if c.nb > 0 {
+		c.bs = make([]Block, c.nb)
+	}
+	if c.nr > 0 {
+		c.raw = make([]byte, c.nr)
+	}
+}
+
+// blocks returns a deep copy of bs, as Block.Clone copies each.
+func (c *slab) blocks(bs []Block) []Block {
+	switch {
+	case bs == nil:
+		return nil
+	case len(bs) == 0:
+		return []Block{}
+	}
+	out := c.bs[:len(bs):len(bs)]
+	c.bs = c.bs[len(bs):]
+	for i := range bs {
+		b := &out[i]
+		*b = bs[i]
+		b.Input = c.rawCopy(b.Input)
+		b.Interrupts = c.rawCopy(b.Interrupts)
+		b.Content = c.blocks(b.Content)
+		if b.Source != nil {
+			s := *b.Source
+			b.Source = &s
 		}
 	}
-	return c
+	return out
+}
+
+// rawCopy returns a copy of r, as cloneRaw does.
+func (c *slab) rawCopy(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return nil
+	}
+	out := c.raw[:len(r):len(r)]
+	c.raw = c.raw[len(r):]
+	copy(out, r)
+	return out
 }
 
 // MarshalJSON writes the message; an empty content list is written as [].

@@ -231,3 +231,35 @@ func TestRequestValidateNamesTheMessageAndTool(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A cloned message is what cloning each block gives, nil and empty lists
+// kept apart, and no two of its lists share room to grow into.
+func TestMessageCloneIsBlockByBlock(t *testing.T) {
+	m := model.Message{Role: model.RoleUser, Content: []model.Block{
+		{Type: model.BlockToolResult, ToolUseID: "a", Content: []model.Block{model.TextBlock("x"), {Type: model.BlockText, Content: []model.Block{}}},
+			Interrupts: json.RawMessage(`[1]`), Input: json.RawMessage{}},
+		model.ToolUse("c", "n", json.RawMessage(`{"a":1}`)),
+		{Type: model.BlockImage, Source: &model.ImageSource{Type: "base64", Data: "AA"}},
+	}}
+	want := model.Message{Role: m.Role, Content: make([]model.Block, len(m.Content))}
+	for i, b := range m.Content {
+		want.Content[i] = b.Clone()
+	}
+	got := m.Clone()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v\nwant %#v", got, want)
+	}
+	if got.Content[0].Content[1].Content == nil || got.Content[0].Input != nil {
+		t.Fatal("nil and empty lists are not kept apart")
+	}
+	inner := got.Content[0].Content
+	_ = append(inner, model.TextBlock("grown"))
+	got.Content[0].Interrupts = append(got.Content[0].Interrupts, '!')
+	if !reflect.DeepEqual(got.Content[1:], want.Content[1:]) || got.Content[1].Input[0] != '{' {
+		t.Fatal("appending to one list wrote into another")
+	}
+	got.Content[2].Source.Data = "BB"
+	if m.Content[2].Source.Data != "AA" {
+		t.Fatal("the clone shares the image source")
+	}
+}

@@ -54,9 +54,14 @@ func (r *Request) Clone() *Request {
 	}
 	c := &Request{System: r.System, MaxTokens: r.MaxTokens}
 	if r.Messages != nil {
+		var s slab
+		for _, m := range r.Messages {
+			s.size(m.Content)
+		}
+		s.alloc()
 		c.Messages = make([]Message, len(r.Messages))
 		for i, m := range r.Messages {
-			c.Messages[i] = m.Clone()
+			c.Messages[i] = Message{Role: m.Role, Content: s.blocks(m.Content)}
 		}
 	}
 	if r.Tools != nil {

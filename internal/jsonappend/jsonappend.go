@@ -99,6 +99,10 @@ func Plain(v json.RawMessage) bool {
 	return ok && end == len(v)
 }
 
+// PlainEnd returns where the JSON value at v[i:] ends, if Raw would append it
+// as it is (see Plain), for a decoder that reads values out of a larger one.
+func PlainEnd(v []byte, i int) (int, bool) { return plainValue(v, i, 0) }
+
 // maxDepth is encoding/json's limit on nesting; deeper values are left to it.
 const maxDepth = 10000
 

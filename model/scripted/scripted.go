@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -101,6 +100,9 @@ func Fail(err error) Turn { return Turn{err: err} }
 // Model is a scripted model. It is safe for concurrent use.
 type Model struct {
 	answer func(ctx context.Context, req *model.Request, turn int) (model.Message, error)
+	// reads: answer reads the request, so it gets a copy it may keep or
+	// change (a script only counts the request's assistant turns)
+	reads bool
 
 	mu       sync.Mutex
 	requests []*model.Request
@@ -138,7 +140,7 @@ func New(turns ...Turn) *Model {
 // deterministic id "call_<turn>_<position>". The answer may hold only text
 // and tool_use blocks.
 func Func(f func(ctx context.Context, req *model.Request) (model.Message, error)) *Model {
-	return &Model{answer: func(ctx context.Context, req *model.Request, _ int) (model.Message, error) {
+	return &Model{reads: true, answer: func(ctx context.Context, req *model.Request, _ int) (model.Message, error) {
 		return f(ctx, req)
 	}}
 }
@@ -258,7 +260,11 @@ func (m *Model) reply(ctx context.Context, req *model.Request) (model.Message, m
 		return model.Message{}, "", model.Usage{}, err
 	}
 	turn := TurnIndex(req)
-	msg, err := m.answer(ctx, req.Clone(), turn)
+	in := req
+	if m.reads {
+		in = req.Clone()
+	}
+	msg, err := m.answer(ctx, in, turn)
 	if err != nil {
 		return model.Message{}, "", model.Usage{}, err
 	}
@@ -315,7 +321,18 @@ func check(req *model.Request) error {
 	return nil
 }
 
-func countWords(s string) int { return len(strings.Fields(s)) }
+// countWords counts the words of s as strings.Fields splits them.
+func countWords(s string) int {
+	n, inSpace := 0, true
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && inSpace {
+			n++
+		}
+		inSpace = space
+	}
+	return n
+}
 
 // words splits s into pieces that each start with the whitespace before a
 // word; they concatenate back to s.

@@ -309,3 +309,17 @@ func TestEmptyOrInvalidRequestIsRefusedLikeAProviderWould(t *testing.T) {
 		})
 	}
 }
+
+func TestUsageCountsWordsAsStringsFieldsSplitsThem(t *testing.T) {
+	for _, text := range []string{"one", "  two words ", "tab\tnew\nline", "nbsp\u00a0x\u2003y", "bad \xff utf8", "\xff\xfe"} {
+		m := scripted.New(scripted.Text(text))
+		resp, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{model.UserText(text)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(strings.Fields(text))
+		if resp.Usage.OutputTokens != want || resp.Usage.InputTokens != want {
+			t.Errorf("%q: usage %+v, want %d words each way", text, resp.Usage, want)
+		}
+	}
+}

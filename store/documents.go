@@ -23,7 +23,8 @@ type Documents interface {
 	// interlude.ErrNotFound.
 	Document(ctx context.Context, threadID, kind, key string) (*Document, error)
 	// Documents lists the documents of one kind, newest created first (then by
-	// thread id and key, descending).
+	// thread id and key, descending). A listing of one thread's may read and
+	// sort all its documents of the kind: keep them few.
 	Documents(ctx context.Context, q DocumentQuery) ([]Document, error)
 	// DeleteDocument forgets one document; an unknown one is not an error.
 	DeleteDocument(ctx context.Context, threadID, kind, key string) error

@@ -139,7 +139,11 @@ func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) 
 	}})
 }
 
-// The statements of documents.
+// The statements of documents. A listing of one thread's documents
+// (selThreadDocumentsSQL) reads them by the primary key and sorts them in a
+// temporary B-tree: they are few, as the adapters prune them (to about a
+// hundred runs a thread). NOT INDEXED keeps the planner off documents_kind,
+// which would walk every thread's documents of the kind.
 const (
 	putDocumentSQL = `INSERT INTO documents (thread_id, kind, key, data, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (thread_id, kind, key) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`
@@ -147,7 +151,7 @@ const (
 	delDocumentIfSQL      = `DELETE FROM documents WHERE thread_id = ? AND kind = ? AND key = ? AND data = ?`
 	selDocumentSQL        = `SELECT ` + documentColumns + ` FROM documents WHERE thread_id = ? AND kind = ? AND key = ?`
 	selDocumentsSQL       = `SELECT ` + documentColumns + ` FROM documents WHERE kind = ? ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`
-	selThreadDocumentsSQL = `SELECT ` + documentColumns + ` FROM documents WHERE kind = ? AND thread_id = ? ORDER BY created_at DESC, thread_id DESC, key DESC LIMIT ? OFFSET ?`
+	selThreadDocumentsSQL = `SELECT ` + documentColumns + ` FROM documents NOT INDEXED WHERE kind = ? AND thread_id = ? ORDER BY created_at DESC, key DESC LIMIT ? OFFSET ?`
 )
 
 // CopyThread implements store.Copier, in one transaction.

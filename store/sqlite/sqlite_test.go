@@ -236,6 +236,21 @@ func TestHistoryWalksThePrimaryKeys(t *testing.T) {
 	}
 }
 
+// TestDocumentListingsUseTheirKeys checks that a listing of one thread's
+// documents seeks into the primary key, by thread and kind, and sorts only
+// those, and that a listing across threads walks documents_kind in order.
+func TestDocumentListingsUseTheirKeys(t *testing.T) {
+	s := openTemp(t)
+	plan := explain(t, s, selThreadDocumentsSQL, "k", "t", 10, 0)
+	if !strings.Contains(plan, "PRIMARY KEY (thread_id=? AND kind=?)") || strings.Contains(plan, "documents_kind") {
+		t.Errorf("a thread's listing does not seek into the primary key by thread and kind:\n%s", plan)
+	}
+	plan = explain(t, s, selDocumentsSQL, "k", 10, 0)
+	if !strings.Contains(plan, "USING INDEX documents_kind (kind=?)") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("a listing across threads does not walk documents_kind in order:\n%s", plan)
+	}
+}
+
 func explain(t testing.TB, s *Store, query string, args ...any) string {
 	t.Helper()
 	rows, err := s.r.Query("EXPLAIN QUERY PLAN "+query, args...)

@@ -15,13 +15,19 @@ import (
 // commits its own request at once, on its own goroutine (the leader). Requests
 // made while a group is being committed wait in a queue; when the group is
 // done, the leader wakes the first of them, which takes every request waiting
-// at that moment, applies them in one transaction and commits it with one
-// fsync, so that concurrent appends share the fsync; a group of NoSync
-// requests only commits without it. Document writes (documents.go) and the
-// outbox's claims and settles (outbox.go) join a group as writes in place of an
-// append. A group is applied without savepoints, and again with one per request
-// only when a request fails after writing (docs/ARCHITECTURE.md, "Why only
-// acknowledged commits wait for the disk").
+// at that moment and applies them in one transaction. Every group commits
+// under synchronous=NORMAL, without an fsync; right after COMMIT its NoSync
+// requests learn their outcome, and if it holds a durable one, one fdatasync
+// of the log (Store.syncLog), still holding the writer, makes the group
+// durable before its durable requests learn theirs and the writer passes on.
+// So concurrent appends share the sync, and a NoSync append never waits for
+// it. If the leader's own request is NoSync, the group's first durable request
+// runs the sync and the hand-off instead, so the leader's caller goes on too.
+// Document writes (documents.go) and the outbox's claims and settles
+// (outbox.go) join a group as writes in place of an append. A group is applied
+// without savepoints, and again with one per request only when a request
+// fails after writing (docs/ARCHITECTURE.md, "Why only acknowledged commits
+// wait for the disk").
 
 // maxGroup caps how many appends share one transaction.
 const maxGroup = 256
@@ -40,6 +46,10 @@ type appendReq struct {
 	// set, when its caller is to commit the next group.
 	wake chan struct{}
 	lead bool
+	// durable is set when the request's group committed it and it waits for
+	// the log's sync; sync, when its caller is to run that sync and hand the
+	// writer on (the leader's own request did not wait for it).
+	durable, sync bool
 }
 
 type committer struct {
@@ -84,6 +94,10 @@ func (c *committer) submit(ctx context.Context, req *appendReq) error {
 	if c.leading {
 		c.mu.Unlock()
 		<-req.wake
+		if req.sync {
+			c.syncGroup(c.group, req)
+			return req.err
+		}
 		if !req.lead {
 			return req.err
 		}
@@ -112,33 +126,84 @@ func (c *committer) lead() {
 
 	finished := false
 	defer func() {
-		if !finished { // a panic in a write: its waiters and the next leader go on
-			for _, r := range group[1:] {
-				if r.err == nil {
-					r.err = errAbandoned
-				}
-			}
+		if finished {
+			return
 		}
+		// A panic in a write: its waiters and the next leader go on.
 		for _, r := range group[1:] {
+			if r.err == nil {
+				r.err = errAbandoned
+			}
 			r.wake <- struct{}{}
 		}
 		clear(group)
-		c.mu.Lock()
-		switch {
-		case c.closed:
-			c.refuseLocked()
-			return
-		case len(c.queue) > 0:
-			next := c.queue[0]
-			next.lead = true
-			next.wake <- struct{}{}
-		default:
-			c.leading = false
-		}
-		c.mu.Unlock()
+		c.handOff()
 	}()
-	c.commit(group)
+	needSync := c.commit(group)
 	finished = true
+	if needSync {
+		for _, r := range group {
+			r.durable = r.err == nil && !r.a.NoSync
+		}
+	}
+	for _, r := range group[1:] {
+		if !r.durable {
+			r.wake <- struct{}{}
+		}
+	}
+	if !needSync {
+		clear(group)
+		c.handOff()
+		return
+	}
+	if group[0].durable {
+		c.syncGroup(group, group[0])
+		return
+	}
+	for _, r := range group[1:] {
+		if r.durable {
+			r.sync = true
+			r.wake <- struct{}{}
+			return
+		}
+	}
+}
+
+// syncGroup syncs the log after a group's commit, wakes the group's durable
+// requests but self, whose caller runs it, and hands the writer on. A failed
+// sync fails the durable requests.
+func (c *committer) syncGroup(group []*appendReq, self *appendReq) {
+	if err := c.s.syncLog(); err != nil {
+		for _, r := range group {
+			if r.durable {
+				r.err = err
+			}
+		}
+	}
+	for _, r := range group[1:] {
+		if r.durable && r != self {
+			r.wake <- struct{}{}
+		}
+	}
+	clear(group)
+	c.handOff()
+}
+
+// handOff wakes the next leader, if a request waits, or frees the writer.
+func (c *committer) handOff() {
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.refuseLocked()
+		return
+	case len(c.queue) > 0:
+		next := c.queue[0]
+		next.lead = true
+		next.wake <- struct{}{}
+	default:
+		c.leading = false
+	}
+	c.mu.Unlock()
 }
 
 // refuseLocked refuses the requests still queued once the store is closing and
@@ -158,8 +223,10 @@ func (c *committer) refuseLocked() {
 	c.mu.Unlock()
 }
 
-// commit applies a group in one transaction and sets each append's outcome.
-func (c *committer) commit(group []*appendReq) {
+// commit applies a group in one transaction, sets each append's outcome and
+// reports whether the log is to be synced: the group committed a durable
+// append and the store syncs them.
+func (c *committer) commit(group []*appendReq) (needSync bool) {
 	s := c.s
 	c.groups.Add(1)
 	finish := func(err error) {
@@ -180,21 +247,19 @@ func (c *committer) commit(group []*appendReq) {
 	}
 	if live == 0 {
 		finish(nil)
-		return
+		return false
 	}
 	ctx := context.Background() // the group outlives any one caller's context
-	// The group waits for the disk if any of its appends must.
-	durable := slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && !r.a.NoSync })
-	conn, err := s.writer(ctx, durable)
+	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
-		return
+		return false
 	}
 	defer conn.Close()
 	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE
 	if err != nil {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
-		return
+		return false
 	}
 	applied, undo := c.applyAll(ctx, tx, group, false)
 	if undo {
@@ -218,7 +283,7 @@ func (c *committer) commit(group []*appendReq) {
 	if applied == 0 {
 		tx.Rollback()
 		finish(nil)
-		return
+		return false
 	}
 	if err := tx.Commit(); err != nil {
 		tx.Rollback()
@@ -229,12 +294,13 @@ func (c *committer) commit(group []*appendReq) {
 			}
 		}
 		finish(nil)
-		return
+		return false
 	}
 	for range applied {
 		s.ckpt.appended()
 	}
 	finish(nil)
+	return s.durable && slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && !r.a.NoSync })
 }
 
 // applyAll applies the group's live appends in tx, each inside a savepoint if

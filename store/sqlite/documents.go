@@ -11,9 +11,9 @@ import (
 	"github.com/interludehq/interlude/store/storekit"
 )
 
-// write runs fn in a durable write transaction.
+// write runs fn in a write transaction, durable if durable is set.
 func (s *Store) write(ctx context.Context, op, threadID string, durable bool, fn func(tx *sql.Tx) error) error {
-	conn, err := s.writer(ctx, durable)
+	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		return s.wrap(op, threadID, err)
 	}
@@ -28,6 +28,11 @@ func (s *Store) write(ctx context.Context, op, threadID string, durable bool, fn
 	}
 	if err := tx.Commit(); err != nil {
 		return s.wrap(op, threadID, err)
+	}
+	if durable {
+		if err := s.syncLog(); err != nil {
+			return s.wrap(op, threadID, err)
+		}
 	}
 	return nil
 }

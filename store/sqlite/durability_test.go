@@ -3,91 +3,68 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 )
 
-// TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync
-// checks the writer's synchronous mode at each commit: the mode WithSynchronous
-// chose (FULL, one fsync of the log) for a durable append and a delete, NORMAL
-// (no fsync) for an append marked NoSync, whatever the order they come in.
-func TestADurableAppendCommitsUnderTheChosenModeAndANoSyncOneWithoutTheFsync(t *testing.T) {
-	const normal, full, extra = 1, 2, 3
+// TestADurableWriteSyncsTheLogAfterItsCommitAndANoSyncOneDoesNot checks the
+// log's syncs: every commit runs under synchronous=NORMAL, and each durable
+// append, delete and document write is followed by one sync of the log (none
+// under WithSynchronous("NORMAL"); EXTRA is FULL), an append marked NoSync by
+// none, whatever the order they come in.
+func TestADurableWriteSyncsTheLogAfterItsCommitAndANoSyncOneDoesNot(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		opts    []Option
-		durable int
+		name string
+		opts []Option
+		sync int64 // syncs per durable write
 	}{
-		{"default", nil, full},
-		{"EXTRA", []Option{WithSynchronous("EXTRA")}, extra},
-		{"NORMAL", []Option{WithSynchronous("NORMAL")}, normal},
+		{"default", nil, 1},
+		{"EXTRA", []Option{WithSynchronous("EXTRA")}, 1},
+		{"NORMAL", []Option{WithSynchronous("NORMAL")}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := openTemp(t, c.opts...)
 			ctx := context.Background()
-			mode := func() int { return writerMode(t, s) }
+			check := func(what string, want int64, do func() error) {
+				t.Helper()
+				before := syncs(s)
+				if err := do(); err != nil {
+					t.Fatal(err)
+				}
+				if got := syncs(s) - before; got != want {
+					t.Errorf("%s: %d syncs of the log, want %d", what, got, want)
+				}
+				if m := writerMode(t, s); m != 1 {
+					t.Errorf("%s: the writer is under synchronous=%d, want 1 (NORMAL)", what, m)
+				}
+			}
 			meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
 			for v, noSync := range []bool{true, true, false, true, false, false, true} {
 				a := store.Append{ThreadID: "t", Expect: int64(v), Meta: meta, NoSync: noSync,
 					Records: []store.Record{{Version: int64(v) + 1, Format: 1, Kind: "step", Data: []byte("x")}}}
-				if err := s.Append(ctx, a); err != nil {
-					t.Fatal(err)
-				}
-				want := c.durable
+				want := c.sync
 				if noSync {
-					want = normal
+					want = 0
 				}
-				if got := mode(); got != want {
-					t.Errorf("append %d (NoSync %v) committed under synchronous=%d, want %d", v+1, noSync, got, want)
-				}
+				check(fmt.Sprintf("append %d (NoSync %v)", v+1, noSync), want, func() error { return s.Append(ctx, a) })
 			}
-			if err := s.Delete(ctx, "t"); err != nil {
-				t.Fatal(err)
-			}
-			if got := mode(); got != c.durable {
-				t.Errorf("the delete committed under synchronous=%d, want %d", got, c.durable)
-			}
+			check("a document's put", c.sync, func() error {
+				return s.PutDocument(ctx, store.Document{ThreadID: "t", Kind: "k", Data: []byte("d")})
+			})
+			check("a document's delete", c.sync, func() error { return s.DeleteDocument(ctx, "t", "k", "") })
+			check("a delete", c.sync, func() error { return s.Delete(ctx, "t") })
 		})
 	}
 }
 
-// TestADocumentWriteCommitsUnderTheChosenMode checks that a document's put and
-// delete wait for the disk as a durable append does (store.Documents: a write
-// is durable when it returns), even right after an append marked NoSync left
-// the writer without the fsync.
-func TestADocumentWriteCommitsUnderTheChosenMode(t *testing.T) {
-	const normal, full = 1, 2
-	s := openTemp(t)
-	ctx := context.Background()
-	mode := func() int { return writerMode(t, s) }
-	meta := store.Meta{Graph: "g", Status: interlude.ThreadRunning}
-	noSync := func(v int64) {
-		t.Helper()
-		a := store.Append{ThreadID: "t", Expect: v, Meta: meta, NoSync: true,
-			Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: []byte("x")}}}
-		if err := s.Append(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-		if got := mode(); got != normal {
-			t.Fatalf("the NoSync append committed under synchronous=%d, want %d", got, normal)
-		}
-	}
-	noSync(0)
-	if err := s.PutDocument(ctx, store.Document{ThreadID: "t", Kind: "k", Data: []byte("d")}); err != nil {
-		t.Fatal(err)
-	}
-	if got := mode(); got != full {
-		t.Errorf("the document's put committed under synchronous=%d, want %d", got, full)
-	}
-	noSync(1)
-	if err := s.DeleteDocument(ctx, "t", "k", ""); err != nil {
-		t.Fatal(err)
-	}
-	if got := mode(); got != full {
-		t.Errorf("the document's delete committed under synchronous=%d, want %d", got, full)
-	}
+// syncs returns how many times the store synced its log.
+func syncs(s *Store) int64 {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	return s.log.n
 }
 
 // TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup commits
@@ -125,7 +102,7 @@ func TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup(t *testing.
 	}
 }
 
-// writerMode returns the writer's synchronous mode, that of its last commit.
+// writerMode returns the writer's synchronous mode.
 func writerMode(t *testing.T, s *Store) int {
 	t.Helper()
 	conn, err := s.w.Conn(context.Background())
@@ -138,4 +115,118 @@ func writerMode(t *testing.T, s *Store) int {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// syncGate makes s's log syncs wait: entered receives the thread versions
+// visible to readers when a sync begins, and the sync goes on when release
+// receives the sync's outcome.
+func syncGate(t *testing.T, s *Store, id string) (entered chan int64, release chan error) {
+	entered, release = make(chan int64), make(chan error)
+	s.log.mu.Lock()
+	s.log.hook = func() error {
+		v, err := s.Version(context.Background(), id)
+		if err != nil {
+			t.Error(err)
+		}
+		entered <- v
+		return <-release
+	}
+	s.log.mu.Unlock()
+	return entered, release
+}
+
+// TestANoSyncAppendReturnsBeforeItsGroupsSync queues a NoSync append and a
+// durable one into one group, in both orders (the group's leader is the first):
+// the NoSync one returns while the group's sync has not ended, the durable one
+// only once it has, and the sync began after their commit.
+func TestANoSyncAppendReturnsBeforeItsGroupsSync(t *testing.T) {
+	for _, noSyncFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("NoSync first %v", noSyncFirst), func(t *testing.T) {
+			s := openTemp(t)
+			ctx := context.Background()
+			entered, release := syncGate(t, s, "durable")
+			held, heldDone := holdWriter(t, s)
+			noSync, durable := make(chan error, 1), make(chan error, 1)
+			start := func(id string, done chan error) {
+				a := firstAppend(id)
+				a.NoSync = id == "nosync"
+				go func() { done <- s.Append(ctx, a) }()
+			}
+			if noSyncFirst {
+				start("nosync", noSync)
+				waitQueued(s, 1)
+				start("durable", durable)
+			} else {
+				start("durable", durable)
+				waitQueued(s, 1)
+				start("nosync", noSync)
+			}
+			waitQueued(s, 2)
+			groups := s.commits.groups.Load()
+			close(held)
+			if err := <-heldDone; err != nil {
+				t.Fatalf("the held write: %v", err)
+			}
+			if v := <-entered; v != 1 {
+				t.Errorf("the sync began with the durable append at version %d, want it committed (1)", v)
+			}
+			if err := <-noSync; err != nil { // while the sync waits
+				t.Errorf("the NoSync append: %v", err)
+			}
+			select {
+			case err := <-durable:
+				t.Fatalf("the durable append returned (%v) before its group's sync ended", err)
+			default:
+			}
+			release <- nil
+			if err := <-durable; err != nil {
+				t.Errorf("the durable append: %v", err)
+			}
+			if got := s.commits.groups.Load() - groups; got != 1 {
+				t.Errorf("the two appends were committed in %d groups, want 1", got)
+			}
+		})
+	}
+}
+
+// TestAFailedSyncFailsTheGroupsDurableAppendsAndEveryLaterOne fails the log's
+// sync after a group's commit: the group's durable append fails with the
+// sync's error, its NoSync append succeeds, and every later durable write
+// fails too, since the log's unwritten pages may be gone.
+func TestAFailedSyncFailsTheGroupsDurableAppendsAndEveryLaterOne(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	entered, release := syncGate(t, s, "durable")
+	held, heldDone := holdWriter(t, s)
+	noSync, durable := make(chan error, 1), make(chan error, 1)
+	go func() { durable <- s.Append(ctx, firstAppend("durable")) }()
+	waitQueued(s, 1)
+	go func() {
+		a := firstAppend("nosync")
+		a.NoSync = true
+		noSync <- s.Append(ctx, a)
+	}()
+	waitQueued(s, 2)
+	close(held)
+	if err := <-heldDone; err != nil {
+		t.Fatalf("the held write: %v", err)
+	}
+	<-entered
+	disk := errors.New("input/output error")
+	release <- disk
+	if err := <-durable; !errors.Is(err, disk) {
+		t.Errorf("the durable append: err = %v, want the sync's error", err)
+	}
+	if err := <-noSync; err != nil {
+		t.Errorf("the NoSync append: %v", err)
+	}
+	s.log.mu.Lock()
+	s.log.hook = nil
+	s.log.mu.Unlock()
+	if err := s.Append(ctx, firstAppend("later")); !errors.Is(err, disk) {
+		t.Errorf("a later durable append: err = %v, want the first sync's error", err)
+	}
+	if err := s.PutDocument(ctx, store.Document{ThreadID: "later", Kind: "k"}); !errors.Is(err, disk) {
+		t.Errorf("a later document's put: err = %v, want the first sync's error", err)
+	}
 }

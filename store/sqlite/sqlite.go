@@ -10,11 +10,12 @@
 // anyway: appends queue in the process instead of spinning on SQLITE_BUSY. Each
 // Append is one BEGIN IMMEDIATE transaction that checks the thread's version,
 // inserts the records and the snapshot and updates the thread's row, and is
-// durable when it returns: synchronous=FULL by default, so a commit is one fsync of
-// the WAL. An append marked store.Append.NoSync commits under synchronous=NORMAL
-// instead, without the fsync: it survives a crash of the process (the operating
-// system holds the log's pages), and the next durable commit's fsync makes it
-// durable too. Such a NoSync append that keeps the thread's graph, status and
+// durable when it returns. Every commit runs under synchronous=NORMAL, without an
+// fsync; a commit holding a durable append is followed by one fdatasync of the
+// WAL (commit.go), before the append returns. An append marked
+// store.Append.NoSync returns without waiting for that sync: it survives a crash
+// of the process (the operating system holds the log's pages), and the next
+// durable commit's sync makes it durable too. Such a NoSync append that keeps the thread's graph, status and
 // earliest expiry (a step in the middle of a run) updates only the row's
 // version and questions and leaves its updated_at (see store.Meta.UpdatedAt),
 // so that it writes two pages, the row's and the record's, instead of also
@@ -74,10 +75,8 @@ type Store struct {
 	selLoad, selRecords, selMeta, selHead, selVersion, selExpired *sql.Stmt // on r
 	selPage, selBase, selUnfinished                               *sql.Stmt // on r
 
-	synchronous string     // the writer's synchronous mode for durable commits
-	modeMu      sync.Mutex // guards the two below
-	modeConn    any        // the writer's driver connection last set to mode
-	mode        string
+	durable bool    // durable commits sync the log (WithSynchronous is not NORMAL)
+	log     logSync // the log's fd and its sync
 
 	closeOnce sync.Once
 	closeErr  error
@@ -103,11 +102,13 @@ type config struct {
 // Option configures Open.
 type Option func(*config)
 
-// WithSynchronous sets SQLite's synchronous pragma for durable appends: "FULL"
-// (the default: an append is on disk when it returns), "EXTRA", or "NORMAL".
-// Appends marked store.Append.NoSync commit under NORMAL whatever it says: in
-// WAL mode such a commit does not wait for an fsync, and the next durable
-// commit's fsync of the log covers it. Under NORMAL for every append, a power
+// WithSynchronous sets how durable appends reach the disk: "FULL" (the default:
+// an append is on disk when it returns, by one fdatasync of the log after its
+// commit), "EXTRA" (the same as FULL: in WAL mode SQLite's EXTRA adds nothing
+// to FULL), or "NORMAL" (no sync). Every commit runs under SQLite's
+// synchronous=NORMAL; appends marked store.Append.NoSync never wait for the
+// sync, and the next durable commit's sync of the log covers them. Under
+// NORMAL for every append, a power
 // loss or OS crash (not a process crash) can lose the last appends, which for
 // Interlude means pauses and answers people were told had been recorded.
 // Choose it only if you accept that.
@@ -156,8 +157,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 	// The writer never checkpoints; the checkpointer does (see checkpoint.go).
 	// Its statement journal, which only undoes a savepoint inside a
 	// transaction, stays in memory (temp_store).
-	writer := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=%s&_foreign_keys=1&_txlock=immediate",
-		path, busy, cfg.synchronous)
+	writer := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1&_txlock=immediate",
+		path, busy)
 	w, err := sql.Open("sqlite", writer+"&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
@@ -166,9 +167,13 @@ func Open(path string, opts ...Option) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{path: path, w: w, synchronous: cfg.synchronous}
+	s := &Store{path: path, w: w, durable: cfg.synchronous != "NORMAL", log: logSync{path: path}}
 	ctx := context.Background()
 	if err := migrate(ctx, w, path, cfg.busyTimeout); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := s.syncLog(); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -740,41 +745,9 @@ func scanMetas(rows *sql.Rows, err error) ([]store.Meta, error) {
 	return threads, rows.Err()
 }
 
-// writer returns the writer's connection, its synchronous mode set for a
-// durable commit or for one that need not wait for the disk (NORMAL). The mode
-// is a property of the connection and cannot change inside a transaction, so it
-// is set, only when it differs, before the transaction begins; the caller
-// closes the connection (handing it back) once its transaction has ended.
-func (s *Store) writer(ctx context.Context, durable bool) (*sql.Conn, error) {
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	want := s.synchronous
-	if !durable {
-		want = "NORMAL"
-	}
-	var dc any
-	if err := conn.Raw(func(c any) error { dc = c; return nil }); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	s.modeMu.Lock()
-	defer s.modeMu.Unlock()
-	if s.modeConn == dc && s.mode == want {
-		return conn, nil
-	}
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+want); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	s.modeConn, s.mode = dc, want
-	return conn, nil
-}
-
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, threadID string) error {
-	conn, err := s.writer(ctx, true)
+	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		return s.wrap("delete", threadID, err)
 	}
@@ -793,6 +766,9 @@ func (s *Store) Delete(ctx context.Context, threadID string) error {
 		return s.wrap("delete", threadID, err)
 	}
 	if err := tx.Commit(); err != nil {
+		return s.wrap("delete", threadID, err)
+	}
+	if err := s.syncLog(); err != nil {
 		return s.wrap("delete", threadID, err)
 	}
 	return nil
@@ -844,7 +820,7 @@ func (s *Store) Close() error {
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
 		}
-		errs = append(errs, s.w.Close())
+		errs = append(errs, s.w.Close(), s.log.close())
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr

@@ -64,7 +64,7 @@ func pragma(t *testing.T, s *Store, name string) string {
 
 func TestPragmas(t *testing.T) {
 	s := openTemp(t)
-	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "foreign_keys": "1", "busy_timeout": "5000", "temp_store": "2"} {
+	for name, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "foreign_keys": "1", "busy_timeout": "5000", "temp_store": "2"} {
 		if got := pragma(t, s, name); got != want {
 			t.Errorf("PRAGMA %s = %s, want %s", name, got, want)
 		}

@@ -351,20 +351,10 @@ func (c codec[S]) captured(st *state[S]) (checkpoint, error) {
 // encodeValues encodes a state value as json.Marshal does, field by field
 // when the state type allows it (see fields.appendValues).
 func (c codec[S]) encodeValues(v *S) ([]byte, error) {
-	scratch := encodeScratch.Get().(*[]byte)
-	b, ok := c.fs.appendValues((*scratch)[:0], reflect.ValueOf(v).Elem())
-	var out []byte
-	if ok {
-		out = slices.Clone(b)
-	}
-	if cap(b) <= maxEncodeScratch {
-		*scratch = b[:0]
-		encodeScratch.Put(scratch)
-	}
-	if !ok {
-		return json.Marshal(*v)
-	}
-	return out, nil
+	rv := reflect.ValueOf(v).Elem()
+	return encodeScratched(0,
+		func(b []byte) ([]byte, bool) { return c.fs.appendValues(b, rv) },
+		func() ([]byte, error) { return json.Marshal(*v) })
 }
 
 const compressAbove = 4096

@@ -462,12 +462,21 @@ func release(lease *[]byte) {
 // appendCheckpoint into a reused scratch buffer and copied out at its exact
 // length.
 func encodeCheckpoint(cp *checkpoint) ([]byte, error) {
+	return encodeScratched(checkpointSize(cp),
+		func(b []byte) ([]byte, bool) { return appendCheckpoint(b, cp, nil) },
+		func() ([]byte, error) { return json.Marshal(cp) })
+}
+
+// encodeScratched runs fill over a reused scratch buffer of at least size
+// bytes and returns a copy of what it wrote at its exact length, or fallback's
+// encoding when fill reports it cannot write the value.
+func encodeScratched(size int, fill func([]byte) ([]byte, bool), fallback func() ([]byte, error)) ([]byte, error) {
 	scratch := encodeScratch.Get().(*[]byte)
 	b := (*scratch)[:0]
-	if n := checkpointSize(cp); cap(b) < n {
-		b = make([]byte, 0, n)
+	if cap(b) < size {
+		b = make([]byte, 0, size)
 	}
-	b, ok := appendCheckpoint(b, cp, nil)
+	b, ok := fill(b)
 	var out []byte
 	if ok {
 		out = slices.Clone(b)
@@ -477,7 +486,7 @@ func encodeCheckpoint(cp *checkpoint) ([]byte, error) {
 		encodeScratch.Put(scratch)
 	}
 	if !ok {
-		return json.Marshal(cp)
+		return fallback()
 	}
 	return out, nil
 }

@@ -3,16 +3,12 @@ package langgraph_test
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
-	"github.com/interludehq/interlude/examples/graphs"
-	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/cputime"
-	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
 )
 
@@ -28,14 +24,7 @@ func BenchmarkCreateWaitResume(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	refund, err := graphs.Refund(graph.WithStore(st))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := server.New(server.WithGraph(refund.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithLangGraphAPI())
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := refundServer(b, st)
 	defer srv.Close()
 	post := func(path string, body any, out any) {
 		data, _ := json.Marshal(body)

@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/server/langgraph"
+	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
 
@@ -32,6 +33,21 @@ type lgServer struct {
 	url  string
 	gate chan struct{}
 	in   chan struct{} // receives when the gate node starts
+}
+
+// refundServer is a server hosting the refund graph over st, with the
+// LangGraph API on; the caller closes it.
+func refundServer(tb testing.TB, st store.Store) *server.Server {
+	tb.Helper()
+	refund, err := graphs.Refund(graph.WithStore(st))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv, err := server.New(server.WithGraph(refund.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithLangGraphAPI())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return srv
 }
 
 func newLGServer(t *testing.T, opts ...server.Option) *lgServer {

@@ -2,14 +2,10 @@ package langgraph_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
-	"github.com/interludehq/interlude/examples/graphs"
-	"github.com/interludehq/interlude/graph"
-	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -47,14 +43,7 @@ func (s *readCounting) Document(ctx context.Context, id, kind, key string) (*sto
 // created without a run, or on none, still tells them apart.
 func TestARunOnAStoredThreadReadsItOnce(t *testing.T) {
 	st := &readCounting{Store: memory.New()}
-	refund, err := graphs.Refund(graph.WithStore(st))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.WithGraph(refund.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithLangGraphAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := refundServer(t, st)
 	t.Cleanup(func() { srv.Close() })
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)

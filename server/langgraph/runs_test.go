@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interludehq/interlude/examples/graphs"
-	"github.com/interludehq/interlude/graph"
-	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -121,14 +117,7 @@ func TestACancelledRunLeavesItsThreadFreeAndInterruptTakesOver(t *testing.T) {
 func replicas(t *testing.T, st store.Store) (a, b *lgServer) {
 	t.Helper()
 	serve := func() *lgServer {
-		refund, err := graphs.Refund(graph.WithStore(st))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := server.New(server.WithGraph(refund.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithLangGraphAPI())
-		if err != nil {
-			t.Fatal(err)
-		}
+		srv := refundServer(t, st)
 		hs := httptest.NewServer(srv)
 		t.Cleanup(func() {
 			hs.Close()

@@ -2,16 +2,12 @@ package langgraph_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
 
-	"github.com/interludehq/interlude/examples/graphs"
-	"github.com/interludehq/interlude/graph"
-	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
 )
 
@@ -177,14 +173,7 @@ func sqliteServer(t *testing.T, path string) (*lgServer, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refund, err := graphs.Refund(graph.WithStore(st))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.WithGraph(refund.Erase()), server.WithLogger(slog.New(slog.DiscardHandler)), server.WithLangGraphAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := refundServer(t, st)
 	hs := httptest.NewServer(srv)
 	stop := func() {
 		hs.Close()

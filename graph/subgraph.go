@@ -159,7 +159,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	r := &rc.r
 	r.ts.Nested = idBase
 	r.g, r.ctx, r.threadID, r.nest, r.subgraphs, r.c = sub, ctx, env.thread, &rc.n, env.subgraphs, &rc.c
-	if before, after := breaksUnder(env.before, s.Path()), breaksUnder(env.after, s.Path()); before != nil || after != nil {
+	if before, after := breaksUnder(env.before, prefix), breaksUnder(env.after, prefix); before != nil || after != nil {
 		rc.n.breaks = &[2][]string{before, after}
 	}
 	if env.live && env.subgraphs {

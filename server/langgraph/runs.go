@@ -1608,10 +1608,13 @@ func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	select {
-	case <-ru.done: // as a waited run's usually is by now: no heartbeat to send
+	answer := func() {
 		rc.SetWriteDeadline(time.Now().Add(h.writeWait))
 		w.Write(ru.output)
+	}
+	select {
+	case <-ru.done: // as a waited run's usually is by now: no heartbeat to send
+		answer()
 		return
 	default:
 	}
@@ -1620,8 +1623,7 @@ func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
 	for {
 		select {
 		case <-ru.done:
-			rc.SetWriteDeadline(time.Now().Add(h.writeWait))
-			w.Write(ru.output)
+			answer()
 			return
 		case <-tick.C:
 			rc.SetWriteDeadline(time.Now().Add(h.writeWait))

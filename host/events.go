@@ -440,7 +440,7 @@ type Subscription struct {
 	l        *listener
 	position int64
 	backlog  []Event // events to deliver before the live ones
-	seen     int64   // live events up to this id were delivered from the replay
+	seen     int64   // live events up to this id were delivered already, or precede the start
 	replay   func(ctx context.Context) ([]Event, error)
 	once     sync.Once
 }
@@ -574,7 +574,9 @@ func (h *Hub) Subscribe(ctx context.Context, threadID string, replay bool, after
 			s.Close()
 			return nil, logUnreachable(err)
 		}
-		s.position = pos
+		// An event at or below it can still arrive from the log's listener,
+		// late; the stream skips it, as it skips what a replay delivered.
+		s.position, s.seen = pos, pos
 		return s, nil
 	}
 	// The replay reads the log a page at a time, the first one now, so that a

@@ -130,3 +130,53 @@ func TestAHubIsListeningOnlyWhileSomeoneSubscribes(t *testing.T) {
 		t.Fatal("a hub whose subscriber left still says someone listens")
 	}
 }
+
+// lateLog is an EventLog whose listener delivers only when the test says, as
+// a log's listener that is slow to catch up does.
+type lateLog struct {
+	last    int64
+	deliver chan func(id int64, threadID, name string, data []byte)
+}
+
+func (l *lateLog) Publish(string, string, []byte, bool) {}
+func (l *lateLog) Read(context.Context, string, int64, func(int64, string, []byte) error) error {
+	return nil
+}
+func (l *lateLog) Ready(context.Context) error                 { return nil }
+func (l *lateLog) Last(context.Context, string) (int64, error) { return l.last, nil }
+func (l *lateLog) Listen(ctx context.Context, _ func() bool, deliver func(int64, string, string, []byte), _ func()) error {
+	l.deliver <- deliver
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestALiveSubscriptionSkipsEventsAtOrBeforeWhereItStarted(t *testing.T) {
+	log := &lateLog{last: 3, deliver: make(chan func(int64, string, string, []byte), 1)}
+	hub, err := NewHub(WithHubLog(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	deliver := <-log.deliver
+	ctx := context.Background()
+	sub, err := hub.Subscribe(ctx, "t", false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if sub.Position() != 3 {
+		t.Fatalf("the subscription starts at %d, want 3", sub.Position())
+	}
+	// The log's listener was behind: it delivers events the thread had
+	// before the subscription started, then a new one.
+	for id := int64(1); id <= 4; id++ {
+		deliver(id, "t", "updates", []byte(`{}`))
+	}
+	ev, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID != 4 {
+		t.Fatalf("the first live event had id %d, want 4: the ones at or before the start were delivered", ev.ID)
+	}
+}

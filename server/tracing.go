@@ -77,7 +77,7 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx := otel.GetTextMapPropagator().Extract(r.Context(), headerCarrier(r.Header))
 	// The writer holds the attributes' memory (the SDK copies them), and
 	// goes back to its pool once the request is served.
 	tw := traceWriters.Get().(*traceWriter)
@@ -109,6 +109,36 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		span.SetStatus(codes.Error, "")
 	}
 }
+
+// headerCarrier is propagation.HeaderCarrier with the header names of W3C
+// trace context and baggage, which the propagators ask for in lower case,
+// looked up in their canonical form as given: http.Header.Get would make that
+// form anew, an allocation for each name on every request.
+type headerCarrier http.Header
+
+// canonicalKey is key in its canonical header form, made once for the names
+// the standard propagators use.
+func canonicalKey(key string) string {
+	switch key {
+	case "traceparent":
+		return "Traceparent"
+	case "tracestate":
+		return "Tracestate"
+	case "baggage":
+		return "Baggage"
+	}
+	return key
+}
+
+func (c headerCarrier) Get(key string) string { return http.Header(c).Get(canonicalKey(key)) }
+
+func (c headerCarrier) Values(key string) []string {
+	return http.Header(c).Values(canonicalKey(key))
+}
+
+func (c headerCarrier) Set(key, value string) { http.Header(c).Set(canonicalKey(key), value) }
+
+func (c headerCarrier) Keys() []string { return propagation.HeaderCarrier(c).Keys() }
 
 // requestAttrs appends to attrs a request's attributes known before it is
 // served, those a sampler may look at.

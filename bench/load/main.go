@@ -85,6 +85,11 @@ func main() {
 	webhook := flag.Bool("webhook", false, "deliver every notification to a webhook receiver in this process, which checks that each arrives once")
 	flag.Parse()
 	log.SetFlags(0)
+	if flag.NArg() > 0 {
+		// -trace stands alone as a boolean flag: its modes follow an "=",
+		// and a word after it would end the flags, the rest unread.
+		log.Fatalf("unexpected argument %q: give the tracing modes as -trace=%s", flag.Arg(0), flag.Arg(0))
+	}
 	if *replicas < 1 || (*replicas > 1 && *dsn == "") {
 		log.Fatal("-replicas needs -postgres, and at least 1")
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/server"
 	"github.com/interludehq/interlude/store/sqlite"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -248,6 +250,10 @@ func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 				}
 				defer sdk.Shutdown(context.Background())
 				tp = sdk
+				// The propagators interlude serve installs with tracing on.
+				prev := otel.GetTextMapPropagator()
+				otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+				defer otel.SetTextMapPropagator(prev)
 			}
 			st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {

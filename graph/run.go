@@ -322,7 +322,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 	}
 	var current, in S
 	if st := r.c.st; st != nil {
-		current = g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S)
+		current = clipped(g.codec.fs, st.values)
 	}
 	if err := g.codec.fs.apply(reflect.ValueOf(&in).Elem(), ws); err != nil {
 		return nil, err
@@ -1295,7 +1295,7 @@ func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	return &Result[S]{
 		ThreadID:   r.threadID,
 		Status:     st.status.Outcome(),
-		Values:     r.g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S),
+		Values:     clipped(r.g.codec.fs, st.values),
 		Interrupts: st.pending(),
 		Breakpoint: st.brk,
 		Next:       slices.Clone(st.next),

@@ -143,7 +143,11 @@ type runner[S any] struct {
 	input    []write   // input applied to the values, not yet committed
 	fresh    []string  // interrupts answered by this invocation
 	freshOne [1]string // fresh's room for the single answer of a Resume
-	combined S         // a step's writes combined into the state, before it commits
+	applyOne [1]resolved
+	// record is the record a commit appends: the store does not keep the
+	// slice past Append (store.Append.Records), so each commit reuses it.
+	record   [1]store.Record
+	combined S // a step's writes combined into the state, before it commits
 	// memory is RunMemory's map, made when a task first asks for it: most
 	// runs (and most subgraph calls, each a runner) never do.
 	memory   atomic.Pointer[sync.Map]
@@ -490,8 +494,8 @@ func (r *runner[S]) answer(cmd *Command) (*Result[S], error) {
 		}
 	}
 	by, now := interlude.ActorFrom(r.ctx), r.g.cfg.now()
-	var applyOne [1]resolved // a single answer, the most common, is applied from here
-	apply := applyOne[:0]
+	apply := r.applyOne[:0] // a single answer, the most common, is applied from the runner
+
 	for _, g := range given {
 		id, res := g.ID, g.R
 		x := st.exchange(id)
@@ -669,11 +673,12 @@ func (r *runner[S]) commit(d *delta) error {
 		return err
 	}
 	st.version++
+	r.record[0] = store.Record{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}
 	app := store.Append{
 		ThreadID: r.threadID,
 		Expect:   st.version - 1,
 		Meta:     store.Meta{Graph: g.name, Status: st.status, Interrupts: public(st.pending()), UpdatedAt: d.At},
-		Records:  []store.Record{{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}},
+		Records:  r.record[:],
 	}
 	if app.Expect == 0 {
 		app.Meta.CreatedAt = st.createdAt // kept by the store, so the cached copy knows it

@@ -342,7 +342,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 	v := reflect.ValueOf(in)
 	for i, w := range ws {
 		f := g.codec.fs.byName[w.Field]
-		data, err := json.Marshal(v.Field(f.index).Interface())
+		data, err := encodeField(f, v.Field(f.index))
 		if err != nil {
 			return nil, unencodable("the graph's input function", f.name, v.Field(f.index), err)
 		}

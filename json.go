@@ -2,6 +2,8 @@ package interlude
 
 import (
 	"encoding/json"
+
+	"github.com/interludehq/interlude/internal/jsonappend"
 )
 
 // EncodeJSON encodes v as JSON for storage in an interrupt. A json.RawMessage or
@@ -16,6 +18,11 @@ func encodeValue(v any) (json.RawMessage, error) {
 			return nil, errInvalidJSON
 		}
 		return x, nil
+	}
+	// The plain values a request usually carries (a map of strings and
+	// numbers) are written without encoding/json's reflection.
+	if data, ok := jsonappend.Value(make([]byte, 0, 64), v); ok {
+		return data, nil
 	}
 	return json.Marshal(v)
 }

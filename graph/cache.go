@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"container/list"
 	"sync"
 	"time"
 
@@ -31,8 +30,12 @@ type cache[S any] struct {
 	budget  int64 // bytes; 0 disables the cache
 	entries int   // the most states kept; 0 means no limit but the budget
 	size    int64 // the estimated bytes of the states kept
-	ll      *list.List
-	m       map[string]*list.Element
+	// ring is the list of states kept, most recently used first: its own
+	// links are the ends (ring.next the newest, ring.prev the oldest), and
+	// each state carries its links, so that keeping one allocates nothing.
+	ring cached[S]
+	n    int // the states kept
+	m    map[string]*cached[S]
 }
 
 type cached[S any] struct {
@@ -41,6 +44,8 @@ type cached[S any] struct {
 	created time.Time // the thread's creation time as the store keeps it (zero if unknown)
 	weight            // record bytes since the snapshot, its size, what grew since
 	cost    int64     // the estimated size it was cached with
+	// prev and next link it in the cache's list while it is kept.
+	prev, next *cached[S]
 }
 
 // estimate is the estimated memory of a cached state.
@@ -52,19 +57,21 @@ func newCache[S any](budget int64, entries int) *cache[S] {
 	if entries < 0 {
 		entries = 0
 	}
-	return &cache[S]{budget: budget, entries: entries, ll: list.New(), m: make(map[string]*list.Element)}
+	c := &cache[S]{budget: budget, entries: entries, m: make(map[string]*cached[S])}
+	c.ring.prev, c.ring.next = &c.ring, &c.ring
+	return c
 }
 
 // take removes and returns the thread's cached state, so the caller owns it.
 func (c *cache[S]) take(id string) (*cached[S], bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[id]
+	v, ok := c.m[id]
 	if !ok {
 		return nil, false
 	}
-	c.remove(e)
-	return e.Value.(*cached[S]), true
+	c.remove(v)
+	return v, true
 }
 
 // identity returns the version and creation time of the thread's cached
@@ -73,10 +80,8 @@ func (c *cache[S]) take(id string) (*cached[S], bool) {
 func (c *cache[S]) identity(id string) (int64, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[id]; ok {
-		if v := e.Value.(*cached[S]); v.st != nil {
-			return v.st.version, v.created
-		}
+	if v, ok := c.m[id]; ok && v.st != nil {
+		return v.st.version, v.created
 	}
 	return 0, time.Time{}
 }
@@ -91,23 +96,27 @@ func (c *cache[S]) put(v *cached[S]) {
 	v.cost = v.estimate()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[v.id]; ok {
-		c.remove(e)
+	if old, ok := c.m[v.id]; ok {
+		c.remove(old)
 	}
 	if v.cost > c.budget/cacheLargestShare {
 		return
 	}
-	c.m[v.id] = c.ll.PushFront(v)
+	c.m[v.id] = v
+	v.prev, v.next = &c.ring, c.ring.next
+	v.next.prev, c.ring.next = v, v
+	c.n++
 	c.size += v.cost
-	for c.size > c.budget || (c.entries > 0 && c.ll.Len() > c.entries) {
-		c.remove(c.ll.Back())
+	for c.size > c.budget || (c.entries > 0 && c.n > c.entries) {
+		c.remove(c.ring.prev)
 	}
 }
 
-// remove forgets the entry e. c.mu is held.
-func (c *cache[S]) remove(e *list.Element) {
-	v := e.Value.(*cached[S])
-	c.ll.Remove(e)
+// remove forgets the kept state v. c.mu is held.
+func (c *cache[S]) remove(v *cached[S]) {
+	v.prev.next, v.next.prev = v.next, v.prev
+	v.prev, v.next = nil, nil
+	c.n--
 	delete(c.m, v.id)
 	c.size -= v.cost
 }
@@ -116,8 +125,8 @@ func (c *cache[S]) remove(e *list.Element) {
 func (c *cache[S]) drop(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.m[id]; ok {
-		c.remove(e)
+	if v, ok := c.m[id]; ok {
+		c.remove(v)
 	}
 }
 
@@ -125,7 +134,7 @@ func (c *cache[S]) drop(id string) {
 func (c *cache[S]) usage() (int64, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.size, c.ll.Len()
+	return c.size, c.n
 }
 
 // pending returns the pending interrupts and the breakpoint of the thread's
@@ -134,11 +143,10 @@ func (c *cache[S]) usage() (int64, int) {
 func (c *cache[S]) pending(id string, version int64, created time.Time) ([]interlude.Interruption, *Breakpoint, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[id]
+	v, ok := c.m[id]
 	if !ok {
 		return nil, nil, false
 	}
-	v := e.Value.(*cached[S])
 	if v.st == nil || v.st.version != version || (!created.IsZero() && !created.Equal(v.created)) {
 		return nil, nil, false
 	}

@@ -23,8 +23,12 @@ type Command struct {
 	kind        commandKind
 	input       any
 	resolutions map[string]interlude.Resolution // "" names the single pending interrupt
-	noValues    bool                            // the erased result leaves Values out
-	endDocs     func(end *Result[json.RawMessage]) []store.DocumentWrite
+	// one is Resume's single answer, kept here rather than in a map of one
+	// (one.InterruptID names it, "" the single pending interrupt).
+	one      interlude.Resolution
+	hasOne   bool
+	noValues bool // the erased result leaves Values out
+	endDocs  func(end *Result[json.RawMessage]) []store.DocumentWrite
 }
 
 // WithoutValues returns the command for a caller that will not read the run's
@@ -63,7 +67,7 @@ func Input(v any) Command { return Command{kind: cmdInput, input: v} }
 // Interrupt call returns a *RejectedError; a rejected tool is not run again and
 // the rejection becomes the call's failed result.
 func Resume(r interlude.Resolution) Command {
-	return Respond(map[string]interlude.Resolution{r.InterruptID: r})
+	return Command{kind: cmdAnswer, one: r, hasOne: true}
 }
 
 // Respond answers any subset of the pending interrupts, by id. The thread stays

@@ -135,6 +135,44 @@ func TestIntegerWritesAreWhatEncodingJSONWrites(t *testing.T) {
 	}
 }
 
+// textLabel is a string type with a text encoding of its own.
+type textLabel string
+
+func (l textLabel) MarshalText() ([]byte, error) { return []byte("label:" + string(l)), nil }
+
+// A string field's write is encoded as encoding/json encodes the field's value:
+// escapes, invalid UTF-8 and the type's own encoding included.
+func TestStringWritesAreWhatEncodingJSONWrites(t *testing.T) {
+	type name string
+	type state struct {
+		A string    `json:"a"`
+		B name      `json:"b"`
+		C textLabel `json:"c"`
+		D string    `json:"d,omitempty"`
+		E string    `json:"e,string"`
+	}
+	fs, err := describe(reflect.TypeFor[state]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []state{
+		{A: "refunded", B: "<b>&</b>", C: "x", D: "\u2028\u2029 \"q\" \\ \n\t\x01", E: "\xff\xfe é"},
+		{A: "", B: "", C: "", D: "", E: ""},
+	} {
+		ws, err := fs.writesOf(reflect.ValueOf(s), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := reflect.ValueOf(s)
+		for _, w := range ws {
+			want, _ := json.Marshal(v.Field(fs.byName[w.Field].index).Interface())
+			if string(w.Value) != string(want) {
+				t.Errorf("field %s: got %s, want %s", w.Field, w.Value, want)
+			}
+		}
+	}
+}
+
 // Appending a step's writes to a slice field gives what reflect.AppendSlice
 // gives, the capacity included, whether the elements are few or many and
 // whether or not they lie in the field's own array.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/internal/jsonerr"
 )
 
@@ -42,8 +43,11 @@ type field struct {
 	appends bool // a slice whose elements are JSON appenders (see jsonAppender)
 	// plainInt: a signed integer type that encoding/json writes as its digits
 	// (one with no JSON or text encoding of its own)
-	plainInt  bool
-	omitEmpty bool // tagged omitempty
+	plainInt bool
+	// plainString: a string type that encoding/json writes as a JSON string
+	// (one with no JSON or text encoding of its own)
+	plainString bool
+	omitEmpty   bool // tagged omitempty
 }
 
 var (
@@ -59,9 +63,21 @@ func isPlainInt(t reflect.Type) bool {
 	default:
 		return false
 	}
+	return !encodesItself(t)
+}
+
+// isPlainString reports whether encoding/json writes values of t as JSON
+// strings of their contents.
+func isPlainString(t reflect.Type) bool {
+	return t.Kind() == reflect.String && !encodesItself(t)
+}
+
+// encodesItself reports whether t, or a pointer to it, has a JSON or text
+// encoding of its own.
+func encodesItself(t reflect.Type) bool {
 	p := reflect.PointerTo(t)
-	return !t.Implements(jsonMarshalerType) && !p.Implements(jsonMarshalerType) &&
-		!t.Implements(textMarshalerType) && !p.Implements(textMarshalerType)
+	return t.Implements(jsonMarshalerType) || p.Implements(jsonMarshalerType) ||
+		t.Implements(textMarshalerType) || p.Implements(textMarshalerType)
 }
 
 // jsonAppender is a value that appends its JSON encoding to dst, exactly as
@@ -86,6 +102,9 @@ func encodeField(f *field, v reflect.Value) ([]byte, error) {
 	switch {
 	case f.plainInt:
 		return strconv.AppendInt(make([]byte, 0, 8), v.Int(), 10), nil
+	case f.plainString:
+		s := v.String()
+		return jsonappend.String(make([]byte, 0, len(s)+2), s), nil
 	case !f.appends || v.IsNil():
 		return json.Marshal(v.Interface())
 	}
@@ -97,6 +116,8 @@ func appendField(b []byte, f *field, v reflect.Value) ([]byte, error) {
 	switch {
 	case f.plainInt:
 		return strconv.AppendInt(b, v.Int(), 10), nil
+	case f.plainString:
+		return jsonappend.String(b, v.String()), nil
 	case !f.appends || v.IsNil():
 		data, err := json.Marshal(v.Interface())
 		return append(b, data...), err
@@ -187,6 +208,8 @@ type fields struct {
 	// field (no embedded fields, no tag options but omitempty, no encoding of
 	// the type's own).
 	flat bool
+	// slices: a field is a slice (see clipped)
+	slices bool
 }
 
 func describe(t reflect.Type) (*fields, error) {
@@ -221,7 +244,7 @@ func describe(t reflect.Type) (*fields, error) {
 		if (opts != "" && opts != "omitempty") || !plainName(name) {
 			fs.flat = false
 		}
-		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer, appends: appendsElems(sf.Type), plainInt: isPlainInt(sf.Type), omitEmpty: opts == "omitempty"}
+		f := field{name: name, index: i, typ: sf.Type, reducer: ReplaceReducer, appends: appendsElems(sf.Type), plainInt: isPlainInt(sf.Type), plainString: isPlainString(sf.Type), omitEmpty: opts == "omitempty"}
 		if tag := sf.Tag.Get("graph"); tag != "" {
 			f.reducer = Reducer(tag)
 		}
@@ -232,6 +255,7 @@ func describe(t reflect.Type) (*fields, error) {
 			return nil, fmt.Errorf("state fields share the JSON name %q", name)
 		}
 		fs.list = append(fs.list, f)
+		fs.slices = fs.slices || sf.Type.Kind() == reflect.Slice
 		fs.byName[name] = &fs.list[len(fs.list)-1]
 	}
 	// byName points into list; rebuild after list stopped growing.
@@ -464,18 +488,20 @@ func overlaps(cur, v reflect.Value) bool {
 	return vs < end && start < ve
 }
 
-// clip returns a copy of the state value whose slices have no spare capacity, so a
-// caller appending to them cannot write into memory the runtime will append to.
-func (fs *fields) clip(v reflect.Value) reflect.Value {
-	out := reflect.New(fs.typ).Elem()
-	out.Set(v)
+// clipped returns a copy of the state value whose slices have no spare
+// capacity, so a caller appending to them cannot write into memory the
+// runtime will append to. A state without slices is copied as it is.
+func clipped[S any](fs *fields, s S) S {
+	if !fs.slices {
+		return s
+	}
+	v := reflect.ValueOf(&s).Elem()
 	for _, f := range fs.list {
-		fv := out.Field(f.index)
-		if fv.Kind() == reflect.Slice && !fv.IsNil() {
-			fv.Set(fv.Slice3(0, fv.Len(), fv.Len()))
+		if fv := v.Field(f.index); fv.Kind() == reflect.Slice && !fv.IsNil() {
+			fv.SetCap(fv.Len())
 		}
 	}
-	return out
+	return s
 }
 
 // unencodable explains why a written value cannot be stored, naming the path of the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/keylock"
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
@@ -520,20 +521,20 @@ func (g *Graph[S]) locked(ctx context.Context, threadID string, t *Thread, emit 
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "a thread id is required"}
 	}
 	if t == nil {
-		var unlock func()
+		var held keylock.Held
 		if wait {
 			var err error
-			if unlock, err = g.locks.Lock(ctx, threadID); err != nil {
+			if held, err = g.locks.Hold(ctx, threadID); err != nil {
 				return nil, err
 			}
 		} else {
 			var ok bool
-			if unlock, ok = g.locks.TryLock(threadID); !ok {
+			if held, ok = g.locks.TryHold(threadID); !ok {
 				return nil, &interlude.Error{Code: interlude.CodeThreadBusy,
 					Message: fmt.Sprintf("thread %q is being run by this process; try again when that run ends", threadID)}
 			}
 		}
-		defer unlock()
+		defer held.Unlock()
 		var err error
 		if t, err = g.Open(ctx, threadID); err != nil {
 			return nil, err

@@ -257,3 +257,43 @@ func TestRecursionLimitBelowOneIsRefusedByCompile(t *testing.T) {
 		}
 	}
 }
+
+// A result's slices are the caller's: appending to them changes neither the
+// thread nor a later result, and the thread's later appends do not show
+// through them.
+func TestAppendingToAResultsSliceLeavesTheThreadAlone(t *testing.T) {
+	type log struct {
+		Lines []string `json:"lines" graph:"append"`
+		Count int      `json:"count" graph:"add"`
+	}
+	b := graph.New[log]()
+	b.AddNode("note", func(context.Context, log) (log, error) { return log{Count: 1}, nil })
+	b.AddEdge(graph.Start, "note")
+	b.AddEdge("note", graph.End)
+	g, err := b.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var held [][]string
+	for _, line := range []string{"a", "b", "c", "d", "e"} {
+		res, err := g.Invoke(ctx, "t", graph.Input(log{Lines: []string{line}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := append(res.Values.Lines, "mine")
+		held = append(held, mine)
+	}
+	res, err := g.Invoke(ctx, "t", graph.Input(log{Lines: []string{"f"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Values.Lines, ","); got != "a,b,c,d,e,f" || res.Values.Count != 6 {
+		t.Fatalf("the thread holds %q, count %d; want a,b,c,d,e,f and 6", got, res.Values.Count)
+	}
+	for i, h := range held {
+		if h[len(h)-1] != "mine" || len(h) != i+2 {
+			t.Fatalf("the caller's slice after run %d became %q", i+1, h)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,9 +140,14 @@ type runner[S any] struct {
 	threadID string
 	emit     func(Event)
 	c        *cached[S]
-	input    []write  // input applied to the values, not yet committed
-	fresh    []string // interrupts answered by this invocation
-	combined S        // a step's writes combined into the state, before it commits
+	input    []write   // input applied to the values, not yet committed
+	fresh    []string  // interrupts answered by this invocation
+	freshOne [1]string // fresh's room for the single answer of a Resume
+	applyOne [1]resolved
+	// record is the record a commit appends: the store does not keep the
+	// slice past Append (store.Append.Records), so each commit reuses it.
+	record   [1]store.Record
+	combined S // a step's writes combined into the state, before it commits
 	// memory is RunMemory's map, made when a task first asks for it: most
 	// runs (and most subgraph calls, each a runner) never do.
 	memory   atomic.Pointer[sync.Map]
@@ -180,7 +184,7 @@ func (g *Graph[S]) run(ctx context.Context, threadID string, t *Thread, cmd Comm
 		case cmdInput:
 			return r.start(cmd.input)
 		case cmdAnswer:
-			return r.answer(cmd.resolutions)
+			return r.answer(&cmd)
 		case cmdRecover:
 			return r.recover()
 		default:
@@ -322,7 +326,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 	}
 	var current, in S
 	if st := r.c.st; st != nil {
-		current = g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S)
+		current = clipped(g.codec.fs, st.values)
 	}
 	if err := g.codec.fs.apply(reflect.ValueOf(&in).Elem(), ws); err != nil {
 		return nil, err
@@ -338,7 +342,7 @@ func (r *runner[S]) checkInput(ws []write) ([]write, error) {
 	v := reflect.ValueOf(in)
 	for i, w := range ws {
 		f := g.codec.fs.byName[w.Field]
-		data, err := json.Marshal(v.Field(f.index).Interface())
+		data, err := encodeField(f, v.Field(f.index))
 		if err != nil {
 			return nil, unencodable("the graph's input function", f.name, v.Field(f.index), err)
 		}
@@ -451,16 +455,30 @@ func (r *runner[S]) recover() (*Result[S], error) {
 }
 
 // answer handles Resume, Respond, Reject and Cancel.
-func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], error) {
+func (r *runner[S]) answer(cmd *Command) (*Result[S], error) {
 	st := r.c.st
 	if st == nil {
 		return nil, storekit.NotFound(r.threadID)
+	}
+	// The answers by interrupt id, in the order of their ids; Resume's single
+	// answer stays in this frame.
+	var oneGiven [1]resolved
+	var given []resolved
+	if cmd.hasOne {
+		oneGiven[0] = resolved{ID: cmd.one.InterruptID, R: cmd.one}
+		given = oneGiven[:]
+	} else {
+		given = make([]resolved, 0, len(cmd.resolutions))
+		for id, res := range cmd.resolutions {
+			given = append(given, resolved{ID: id, R: res})
+		}
+		slices.SortFunc(given, func(a, b resolved) int { return strings.Compare(a.ID, b.ID) })
 	}
 	if len(given) == 0 {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "no answers given"}
 	}
 	pending := st.pendingCount()
-	if res, ok := given[""]; ok {
+	if given[0].ID == "" { // "" sorts first
 		if len(given) > 1 {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: "an answer without an interrupt id cannot be combined with answers by id"}
 		}
@@ -468,22 +486,18 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 		case 0:
 			return nil, r.notInterrupted()
 		case 1:
-			given = map[string]interlude.Resolution{st.firstPending(): res}
+			given[0].ID = st.firstPending()
 		default:
 			ids := st.pendingIDs()
 			return nil, &interlude.Error{Code: interlude.CodeAmbiguousResume, Interrupts: ids,
 				Message: fmt.Sprintf("%d interrupts are pending (%s); answer them by id", len(ids), strings.Join(ids, ", "))}
 		}
 	}
-	ids := make([]string, 0, len(given))
-	for id := range given {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	by, now := interlude.ActorFrom(r.ctx), r.g.cfg.now()
-	var apply []resolved
-	for _, id := range ids {
-		res := given[id]
+	apply := r.applyOne[:0] // a single answer, the most common, is applied from the runner
+
+	for _, g := range given {
+		id, res := g.ID, g.R
 		x := st.exchange(id)
 		if x != nil && x.Resolution == nil {
 			if a, ok := interlude.AnswererFrom(r.ctx); ok && !x.Interrupt.MayAnswer(a) {
@@ -530,6 +544,10 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 			// process stopped): the retried request finishes it.
 			return r.loop()
 		}
+		ids := make([]string, len(given))
+		for i, g := range given {
+			ids[i] = g.ID
+		}
 		ended, err := r.replayedRun(ids)
 		if err != nil {
 			return nil, err
@@ -552,7 +570,11 @@ func (r *runner[S]) answer(given map[string]interlude.Resolution) (*Result[S], e
 	if err := r.commit(&d); err != nil {
 		return nil, err
 	}
-	r.fresh = make([]string, len(apply))
+	if len(apply) <= len(r.freshOne) {
+		r.fresh = r.freshOne[:len(apply)]
+	} else {
+		r.fresh = make([]string, len(apply))
+	}
 	for i, a := range apply {
 		r.fresh[i] = a.ID
 	}
@@ -651,11 +673,12 @@ func (r *runner[S]) commit(d *delta) error {
 		return err
 	}
 	st.version++
+	r.record[0] = store.Record{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}
 	app := store.Append{
 		ThreadID: r.threadID,
 		Expect:   st.version - 1,
 		Meta:     store.Meta{Graph: g.name, Status: st.status, Interrupts: public(st.pending()), UpdatedAt: d.At},
-		Records:  []store.Record{{Version: st.version, Format: store.FormatVersion, Kind: d.Kind, Data: data, CreatedAt: d.At}},
+		Records:  r.record[:],
 	}
 	if app.Expect == 0 {
 		app.Meta.CreatedAt = st.createdAt // kept by the store, so the cached copy knows it
@@ -1277,7 +1300,7 @@ func (r *runner[S]) resultOf(st *state[S]) *Result[S] {
 	return &Result[S]{
 		ThreadID:   r.threadID,
 		Status:     st.status.Outcome(),
-		Values:     r.g.codec.fs.clip(reflect.ValueOf(st.values)).Interface().(S),
+		Values:     clipped(r.g.codec.fs, st.values),
 		Interrupts: st.pending(),
 		Breakpoint: st.brk,
 		Next:       slices.Clone(st.next),

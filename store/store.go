@@ -106,6 +106,9 @@ type Append struct {
 	// under the same id, which starts over at version 1.
 	Meta Meta
 	// Records are appended in order; their versions must be Expect+1, Expect+2, ...
+	// The slice is the caller's again once Append returns (a store keeps
+	// copies of its elements, not the slice), so a runtime may reuse it for
+	// its next append.
 	Records []Record
 	// Snapshot, if set, is kept with the thread; its version must be that of the
 	// last record. Load starts from the newest snapshot, History from the newest

@@ -64,6 +64,10 @@ func OpenStore(kind, dir string) (*Store, error) {
 	return nil, fmt.Errorf("unknown store %q (want %s or %s)", kind, Memory, SQLite)
 }
 
+// Unwrap returns the store the workload runs on, so that the runtime finds its
+// capabilities (store.As) as it does when given that store itself.
+func (s *Store) Unwrap() store.Store { return s.Store }
+
 // Close closes the store and removes its temporary directory.
 func (s *Store) Close() error {
 	err := s.Store.Close()

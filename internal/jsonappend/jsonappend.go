@@ -21,7 +21,7 @@ func String(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if plain[c] {
 				i++
 				continue
 			}
@@ -64,6 +64,15 @@ func String(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// plain marks the ASCII bytes String writes as they are: all but control
+// characters, quotes, backslashes and the HTML characters <, > and &.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // Strings appends ss as a JSON array of strings, each as String writes it.
 func Strings(dst []byte, ss []string) []byte {

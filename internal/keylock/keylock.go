@@ -18,7 +18,13 @@ type Locks struct {
 type shard struct {
 	mu sync.Mutex
 	m  map[string]*entry
+	// spare keeps entries dropped from m for the next keys, so that taking a
+	// lock allocates nothing once a few were made.
+	spare []*entry
 }
+
+// spareLimit bounds the entries a shard keeps for reuse.
+const spareLimit = 8
 
 type entry struct {
 	ch   chan struct{}
@@ -34,48 +40,103 @@ func New() *Locks {
 	return k
 }
 
-// Lock waits until key is free or ctx ends, and returns the unlock function.
-func (k *Locks) Lock(ctx context.Context, key string) (func(), error) {
-	e, release := k.ref(key)
+// Held is a key's lock taken by Hold or TryHold; Unlock lets it go. The zero
+// value holds nothing, and its Unlock does nothing.
+type Held struct {
+	sh  *shard
+	e   *entry
+	key string
+}
+
+// Unlock lets the key go. Call it once.
+func (h Held) Unlock() {
+	if h.e == nil {
+		return
+	}
+	<-h.e.ch
+	h.sh.release(h.e, h.key)
+}
+
+// Hold waits until key is free or ctx ends, and returns the held lock. It is
+// Lock without the function value, for callers that take many locks.
+func (k *Locks) Hold(ctx context.Context, key string) (Held, error) {
+	sh, e := k.ref(key)
 	select {
 	case e.ch <- struct{}{}:
-		return func() { <-e.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
+		return Held{sh: sh, e: e, key: key}, nil
+	default:
 	}
+	select {
+	case e.ch <- struct{}{}:
+		return Held{sh: sh, e: e, key: key}, nil
+	case <-ctx.Done():
+		sh.release(e, key)
+		return Held{}, ctx.Err()
+	}
+}
+
+// TryHold takes key if it is free; if another holds it, it reports false at
+// once.
+func (k *Locks) TryHold(key string) (Held, bool) {
+	sh, e := k.ref(key)
+	select {
+	case e.ch <- struct{}{}:
+		return Held{sh: sh, e: e, key: key}, true
+	default:
+		sh.release(e, key)
+		return Held{}, false
+	}
+}
+
+// Lock waits until key is free or ctx ends, and returns the unlock function.
+func (k *Locks) Lock(ctx context.Context, key string) (func(), error) {
+	h, err := k.Hold(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return h.Unlock, nil
 }
 
 // TryLock takes key if it is free and returns the unlock function; if another
 // holds it, it reports false at once.
 func (k *Locks) TryLock(key string) (func(), bool) {
-	e, release := k.ref(key)
-	select {
-	case e.ch <- struct{}{}:
-		return func() { <-e.ch; release() }, true
-	default:
-		release()
+	h, ok := k.TryHold(key)
+	if !ok {
 		return nil, false
 	}
+	return h.Unlock, true
 }
 
-// ref returns key's lock, made if needed, and the function that lets go of it
-// once its holder or waiter is done.
-func (k *Locks) ref(key string) (*entry, func()) {
+// ref returns key's shard and lock, made if needed, counting its holder or
+// waiter until release.
+func (k *Locks) ref(key string) (*shard, *entry) {
 	sh := &k.shards[maphash.String(k.seed, key)%uint64(len(k.shards))]
 	sh.mu.Lock()
 	e := sh.m[key]
 	if e == nil {
-		e = &entry{ch: make(chan struct{}, 1)}
+		if n := len(sh.spare); n > 0 {
+			e = sh.spare[n-1]
+			sh.spare = sh.spare[:n-1]
+		} else {
+			e = &entry{ch: make(chan struct{}, 1)}
+		}
 		sh.m[key] = e
 	}
 	e.refs++
 	sh.mu.Unlock()
-	return e, func() {
-		sh.mu.Lock()
-		if e.refs--; e.refs == 0 {
-			delete(sh.m, key)
+	return sh, e
+}
+
+// release lets go of key's lock once its holder or waiter is done; the last
+// one drops it. An entry nobody refers to has an empty channel: every holder
+// emptied it before releasing.
+func (sh *shard) release(e *entry, key string) {
+	sh.mu.Lock()
+	if e.refs--; e.refs == 0 {
+		delete(sh.m, key)
+		if len(sh.spare) < spareLimit {
+			sh.spare = append(sh.spare, e)
 		}
-		sh.mu.Unlock()
 	}
+	sh.mu.Unlock()
 }

@@ -96,3 +96,38 @@ func TestTryLockNeverWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldKeyIsRefusedUntilUnlocked checks Hold and TryHold: a held key is
+// refused to others until its holder unlocks it, keys are reused across many
+// holders without being left behind, and the zero Held unlocks nothing.
+func TestHeldKeyIsRefusedUntilUnlocked(t *testing.T) {
+	k := New()
+	ctx := context.Background()
+	for i := range 100 {
+		key := []string{"a", "b"}[i%2]
+		h, err := k.Hold(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := k.TryHold(key); ok {
+			t.Fatalf("TryHold took %q while it was held", key)
+		}
+		waitCtx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := k.Hold(waitCtx, key); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Hold with a cancelled context on a held key: %v", err)
+		}
+		h.Unlock()
+		again, ok := k.TryHold(key)
+		if !ok {
+			t.Fatalf("TryHold refused %q after its holder let go", key)
+		}
+		again.Unlock()
+	}
+	Held{}.Unlock()
+	for i := range k.shards {
+		if n := len(k.shards[i].m); n != 0 {
+			t.Fatalf("%d locks left behind with nobody holding them", n)
+		}
+	}
+}

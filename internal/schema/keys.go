@@ -24,8 +24,142 @@ import (
 // Data that is not JSON yields what was found before the error: reporting syntax
 // is Validate's parser's job.
 func AmbiguousKeys(data []byte) ([]Violation, int) {
+	if distinctKeys(data) {
+		return nil, 0
+	}
 	vs, total, _ := scanKeys(data, 0, MaxViolations)
 	return vs, total
+}
+
+// maxDistinctDepth is how deeply distinctKeys follows nested values; a deeper
+// document is scanned.
+const maxDistinctDepth = 64
+
+// distinctKeys reports whether data is one JSON value none of whose objects
+// repeats a key or holds two that differ only in case, when that is quick to
+// tell: keys without escapes, at most maxScanKeys to an object, compared with
+// each other as strings.EqualFold does. It reads data once and allocates
+// nothing. False means "scan it", not "ambiguous".
+func distinctKeys(data []byte) bool {
+	p := cleanParser{data: data}
+	p.space()
+	if !p.distinct(0) {
+		return false
+	}
+	p.space()
+	return p.i == len(data)
+}
+
+// distinct moves past the value at p.i, inside depth open objects and arrays,
+// and reports whether its objects' keys are distinct as distinctKeys tells.
+func (p *cleanParser) distinct(depth int) bool {
+	if p.i >= len(p.data) || depth >= maxDistinctDepth {
+		return false
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		p.i++
+		var keys [maxScanKeys][]byte
+		n := 0
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == '}' {
+			p.i++
+			return true
+		}
+		for {
+			if n == maxScanKeys {
+				return false
+			}
+			k, ok := p.plainString()
+			if !ok {
+				return false
+			}
+			for _, o := range keys[:n] {
+				if bytes.EqualFold(o, k) {
+					return false
+				}
+			}
+			keys[n] = k
+			n++
+			p.space()
+			if p.i >= len(p.data) || p.data[p.i] != ':' {
+				return false
+			}
+			p.i++
+			p.space()
+			if !p.distinct(depth + 1) {
+				return false
+			}
+			p.space()
+			if p.i >= len(p.data) {
+				return false
+			}
+			switch p.data[p.i] {
+			case ',':
+				p.i++
+				p.space()
+			case '}':
+				p.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '[':
+		p.i++
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == ']' {
+			p.i++
+			return true
+		}
+		for {
+			if !p.distinct(depth + 1) {
+				return false
+			}
+			p.space()
+			if p.i >= len(p.data) {
+				return false
+			}
+			switch p.data[p.i] {
+			case ',':
+				p.i++
+				p.space()
+			case ']':
+				p.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '"':
+		return p.skipString()
+	case c == '-' || ('0' <= c && c <= '9'):
+		return p.skipNumber()
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	}
+	return false
+}
+
+// skipString moves past the string at p.i, escapes and all, reporting false
+// for one that is cut short or holds a control character.
+func (p *cleanParser) skipString() bool {
+	for i := p.i + 1; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			p.i = i + 1
+			return true
+		case c == '\\':
+			i++
+		case c < 0x20:
+			return false
+		}
+	}
+	return false
 }
 
 // scanKeys is AmbiguousKeys describing at most limit violations. With maxDepth

@@ -39,3 +39,47 @@ func TestFoldKeyMatchesEqualFold(t *testing.T) {
 		}
 	}
 }
+
+// ambiguityDocs are documents AmbiguousKeys must judge as the full scan does,
+// whichever way it reads them.
+var ambiguityDocs = []string{
+	`{"approved":true}`, `{"approved":true,"Approved":false}`, `{"a":1,"a":2}`,
+	`{"a":{"b":1,"B":2}}`, `[{"x":1},{"x":2},{"y":[{"z":1,"z":1}]}]`,
+	"{\"kind\":1,\"\u212aind\":2}", `{"\u0041":1,"a":2}`, `{"a\"":1,"a\"":2}`,
+	`{"note":"{\"a\":1,\"a\":2}","a":[1,2.5e-3,-0,true,false,null]}`,
+	`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"I":10}`,
+	`{"a":1} {"a":1,"a":2}`, `{"a":1,"a":2`, `{"a":1,}`, `"plain"`, `12`, ``, ` `, `{}`, `[]`,
+	strings.Repeat("[", 100) + `{"a":1,"A":1}` + strings.Repeat("]", 100),
+	"{\"a\":\"\x01\",\"a\":2}",
+}
+
+// TestAmbiguousKeysAgreesWithTheFullScan checks the quick read of plain
+// documents against the token scan it stands in for.
+func TestAmbiguousKeysAgreesWithTheFullScan(t *testing.T) {
+	for _, d := range ambiguityDocs {
+		agreeWithKeyScan(t, []byte(d))
+	}
+}
+
+// FuzzAmbiguousKeysAgreesWithTheFullScan: whatever the bytes, AmbiguousKeys
+// reports what the token scan reports.
+func FuzzAmbiguousKeysAgreesWithTheFullScan(f *testing.F) {
+	for _, d := range ambiguityDocs {
+		f.Add([]byte(d))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { agreeWithKeyScan(t, data) })
+}
+
+func agreeWithKeyScan(t *testing.T, data []byte) {
+	t.Helper()
+	vs, total := AmbiguousKeys(data)
+	want, wantTotal, _ := scanKeys(data, 0, MaxViolations)
+	if total != wantTotal || len(vs) != len(want) {
+		t.Fatalf("AmbiguousKeys(%q) = %v (%d in all), the scan says %v (%d)", data, vs, total, want, wantTotal)
+	}
+	for i := range vs {
+		if vs[i] != want[i] {
+			t.Fatalf("AmbiguousKeys(%q) = %v, the scan says %v", data, vs, want)
+		}
+	}
+}

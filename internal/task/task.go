@@ -45,12 +45,19 @@ type Step struct {
 
 // IDBase identifies the thread incarnation, or the scope of a nested run, and
 // the checkpoint the step started from.
-func (s *Step) IDBase() string {
-	cp := strconv.FormatInt(s.Checkpoint, 10)
+func (s *Step) IDBase() string { return string(s.appendIDBase(nil)) }
+
+// appendIDBase appends IDBase to b.
+func (s *Step) appendIDBase(b []byte) []byte {
 	if s.Nested != "" {
-		return s.Nested + "\x00" + cp
+		b = append(b, s.Nested...)
+	} else {
+		b = append(b, s.Nonce...)
+		b = append(b, 0)
+		b = append(b, s.Thread...)
 	}
-	return s.Nonce + "\x00" + s.Thread + "\x00" + cp
+	b = append(b, 0)
+	return strconv.AppendInt(b, s.Checkpoint, 10)
 }
 
 // Collector gathers what the attempts of one task produce; sub-task scopes share
@@ -248,7 +255,9 @@ func (e ErrDuplicateName) Error() string {
 func (s *Scope) NextID(name string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var slot string
+	// What the id derives from (see ID), gathered in this frame.
+	var buf [256]byte
+	b := appendIDPath(s.step.appendIDBase(buf[:0]), s.path)
 	if name != "" {
 		if s.names[name] {
 			return "", ErrDuplicateName(name)
@@ -257,25 +266,37 @@ func (s *Scope) NextID(name string) (string, error) {
 			s.names = make(map[string]bool)
 		}
 		s.names[name] = true
-		slot = "name:" + name
+		b = append(append(b, "name:"...), name...)
 	} else {
-		slot = "pos:" + strconv.Itoa(s.pos)
+		b = strconv.AppendInt(append(b, "pos:"...), int64(s.pos), 10)
 		s.pos++
 	}
-	return ID(s.step.IDBase(), s.path, slot), nil
+	return idOf(b), nil
 }
 
 // ID derives an interrupt id from the step identity, the task path and the call's slot.
 func ID(base string, path []string, slot string) string {
-	h := sha256.New()
-	h.Write([]byte(base))
+	b := appendIDPath(append([]byte(nil), base...), path)
+	return idOf(append(b, slot...))
+}
+
+// appendIDPath appends to an id's base its task path, each element after a
+// zero byte, and the byte 1 that ends it.
+func appendIDPath(b []byte, path []string) []byte {
 	for _, p := range path {
-		h.Write([]byte{0})
-		h.Write([]byte(p))
+		b = append(append(b, 0), p...)
 	}
-	h.Write([]byte{1})
-	h.Write([]byte(slot))
-	return "int_" + hex.EncodeToString(h.Sum(nil)[:12])
+	return append(b, 1)
+}
+
+// idOf is the interrupt id of base, path and slot as ID writes them one after
+// the other: "int_" and the first 12 bytes of their SHA-256, in hex.
+func idOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	var id [4 + 24]byte
+	copy(id[:], "int_")
+	hex.Encode(id[4:], sum[:12])
+	return string(id[:])
 }
 
 // Lookup returns the exchange recorded for id in this step.

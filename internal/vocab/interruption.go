@@ -236,7 +236,9 @@ func (q Interruption) Check(r Resolution) error {
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	notJSON := &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
+	notJSON := func() error {
+		return &Error{Code: CodeInvalidRequest, Message: "the answer to " + q.ID + " is not valid JSON", Interrupts: []string{q.ID}}
+	}
 	var (
 		vs    []schema.Violation
 		total int
@@ -247,7 +249,7 @@ func (q Interruption) Check(r Resolution) error {
 		// another value than the one recorded (a key repeated, or twice in two
 		// cases); Validate checks that too.
 		if !json.Valid(data) {
-			return notJSON
+			return notJSON()
 		}
 		problem = "is ambiguous"
 		vs, total = schema.AmbiguousKeys(data)
@@ -255,14 +257,14 @@ func (q Interruption) Check(r Resolution) error {
 		s, err := schema.Compile(q.Schema)
 		if err != nil {
 			if !json.Valid(data) {
-				return notJSON
+				return notJSON()
 			}
 			return &Error{Code: CodeInvalidRequest, Message: "interrupt " + q.ID + " has an unusable response schema: " + err.Error(), Interrupts: []string{q.ID}}
 		}
 		var isJSON bool
 		// One read of the answer tells whether it is JSON and validates it.
 		if vs, total, isJSON = s.ValidateJSON(data); !isJSON {
-			return notJSON
+			return notJSON()
 		}
 	}
 	if total == 0 {

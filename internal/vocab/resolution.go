@@ -60,6 +60,11 @@ func Resolve(v any) Resolution {
 	if b, ok := v.([]byte); ok {
 		v = json.RawMessage(b)
 	}
+	// A plain answer (a map of booleans, strings and numbers) is written
+	// without encoding/json's reflection.
+	if data, ok := jsonappend.Value(make([]byte, 0, 32), v); ok {
+		return Resolution{Status: Resolved, Response: data}
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return Resolution{Status: Resolved, err: fmt.Errorf("encode the answer as JSON: %w", err)}

@@ -67,7 +67,9 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	}
 	now := time.Now().UTC()
 	if t == nil {
-		t = &thread{}
+		// Room for a few records from the start: a thread's first run
+		// commits several (a pause and its answer, say).
+		t = &thread{records: make([]store.Record, 0, 4)}
 		t.meta.CreatedAt = now
 		if !a.Meta.CreatedAt.IsZero() {
 			t.meta.CreatedAt = a.Meta.CreatedAt.UTC()

@@ -2,6 +2,7 @@ package storekit
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
@@ -63,5 +64,11 @@ func Conflict(threadID string, expect, actual int64) error {
 
 // NotFound returns the error for an unknown thread.
 func NotFound(threadID string) error {
-	return &interlude.Error{Code: interlude.CodeNotFound, Message: fmt.Sprintf("thread %q does not exist", threadID)}
+	// Written as fmt's %q writes it, without fmt: a runtime meets this
+	// error for every new thread it opens.
+	var buf [128]byte
+	b := append(buf[:0], "thread "...)
+	b = strconv.AppendQuote(b, threadID)
+	b = append(b, " does not exist"...)
+	return &interlude.Error{Code: interlude.CodeNotFound, Message: string(b)}
 }

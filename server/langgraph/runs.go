@@ -1035,7 +1035,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	temporary := stateless && b.OnCompletion != "keep"
 	kwargs := map[string]any{"input": b.Input, "command": b.Command, "config": b.Config, "context": b.Context, "stream_mode": modeList,
 		"temporary": temporary, "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
-	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
+	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: h.assistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
 		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, temporary: temporary, modes: modes,
 		bookChecked: stateless || lookup, status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
 	runCtx, cancel := context.WithCancel(interlude.WithAnswerer(h.runCtx, callerOf(r).Answerer()))

@@ -32,6 +32,7 @@ type Handler struct {
 	assistants assistantBook
 	threads    *threadBook
 	runs       *runBook
+	runners    runners
 	runCtx     context.Context
 	stop       context.CancelFunc
 	heartbeat  time.Duration
@@ -147,6 +148,7 @@ func New(h *host.Host, opts ...Option) (*Handler, error) {
 func (h *Handler) Close() error {
 	h.stop()
 	h.wg.Wait()
+	h.runners.close()
 	return nil
 }
 

@@ -1042,7 +1042,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	ru.cancel = cancel
 	h.runs.add(ru)
 	h.wg.Add(1)
-	go func() {
+	h.runners.run(func() {
 		defer h.wg.Done()
 		defer cancel()
 		h.execute(runCtx, ru, p)
@@ -1065,7 +1065,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		if ru.temporary {
 			h.dropThread(ru.ThreadID)
 		}
-	}()
+	})
 	select {
 	case err := <-ru.started:
 		if err != nil {

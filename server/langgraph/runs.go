@@ -63,19 +63,28 @@ type command struct {
 	Goto   json.RawMessage `json:"goto"`
 }
 
-// streamModes reads stream_mode, a string or a list (default values).
+// defaultModes and defaultModeList are the stream modes of a run that names
+// none, as most waited runs do; shared, they are never changed.
+var (
+	defaultModes    = map[string]bool{"values": true}
+	defaultModeList = []string{"values"}
+)
+
+// streamModes reads stream_mode, a string or a list (default values). The
+// set and list it returns are not to be changed.
 func streamModes(raw json.RawMessage) (map[string]bool, []string, error) {
+	if isNull(raw) {
+		return defaultModes, defaultModeList, nil
+	}
 	var list []string
-	if !isNull(raw) {
-		var one string
-		if json.Unmarshal(raw, &one) == nil {
-			list = []string{one}
-		} else if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, nil, badRequest("stream_mode must be a mode or a list of modes")
-		}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		list = []string{one}
+	} else if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, nil, badRequest("stream_mode must be a mode or a list of modes")
 	}
 	if len(list) == 0 {
-		list = []string{"values"}
+		return defaultModes, defaultModeList, nil
 	}
 	set := map[string]bool{}
 	for _, m := range list {

@@ -32,13 +32,42 @@ func assistantOf(name string) assistant {
 		Context: map[string]any{}, Metadata: map[string]any{"created_by": "system"}, CreatedAt: epoch, UpdatedAt: epoch}
 }
 
+// assistantBook is the hosted graphs' assistant ids, derived once: every run
+// names its assistant, and deriving an id hashes the graph's name.
+type assistantBook struct {
+	graphs map[string]string // an assistant id or a graph name: the graph's name
+	ids    map[string]string // a graph's name: its assistant id
+}
+
+// newAssistantBook is the assistants of the graphs names, in the order of
+// names: an id that two of them answer to names the first.
+func newAssistantBook(names []string) assistantBook {
+	b := assistantBook{graphs: make(map[string]string, 2*len(names)), ids: make(map[string]string, len(names))}
+	for _, name := range names {
+		id := AssistantID(name)
+		b.ids[name] = id
+		for _, k := range []string{name, id} {
+			if _, ok := b.graphs[k]; !ok {
+				b.graphs[k] = name
+			}
+		}
+	}
+	return b
+}
+
+// assistantID is the assistant id of the hosted graph name.
+func (h *Handler) assistantID(name string) string {
+	if id, ok := h.assistants.ids[name]; ok {
+		return id
+	}
+	return AssistantID(name)
+}
+
 // assistantGraph returns the graph an assistant id names: its uuid or the
 // graph's name.
 func (h *Handler) assistantGraph(id string) (string, error) {
-	for _, name := range h.host.Graphs() {
-		if id == name || id == AssistantID(name) {
-			return name, nil
-		}
+	if name, ok := h.assistants.graphs[id]; ok {
+		return name, nil
 	}
 	return "", notFound("No assistant found for %q: this server hosts the graphs %v, whose names or assistant ids may be used", id, h.host.Graphs())
 }

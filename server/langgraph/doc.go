@@ -20,6 +20,10 @@
 // uuid5 of the graph's name in the URL namespace (AssistantID). The graph's
 // name is accepted wherever an assistant id is. A thread's metadata carries
 // graph_id and assistant_id once it has run, so that both UIs find it.
+// The ids of the threads and runs the server makes are version 7 uuids (time
+// first, then random bits), where LangGraph's dev server makes version 4:
+// both are uuids to every client, and time-ordered ids keep a store's new
+// threads together, which makes their commits cheaper.
 //
 // Thread status: idle, busy (a run holds it, or one stopped before its end),
 // interrupted (waiting for answers, or at a breakpoint), error (its last step

@@ -24,19 +24,21 @@ import (
 // meant to be mounted at the root of a server, next to Interlude's own /v1/
 // routes (Patterns lists its routes); it is safe for concurrent use.
 type Handler struct {
-	host      *host.Host
-	mux       *http.ServeMux
-	log       *slog.Logger
-	bodyLimit int64
-	formats   map[string]InterruptFormat
-	threads   *threadBook
-	runs      *runBook
-	runCtx    context.Context
-	stop      context.CancelFunc
-	heartbeat time.Duration
-	writeWait time.Duration
-	now       func() time.Time
-	wg        sync.WaitGroup
+	host       *host.Host
+	mux        *http.ServeMux
+	log        *slog.Logger
+	bodyLimit  int64
+	formats    map[string]InterruptFormat
+	assistants assistantBook
+	threads    *threadBook
+	runs       *runBook
+	runners    runners
+	runCtx     context.Context
+	stop       context.CancelFunc
+	heartbeat  time.Duration
+	writeWait  time.Duration
+	now        func() time.Time
+	wg         sync.WaitGroup
 }
 
 // Option configures New.
@@ -133,6 +135,7 @@ func New(h *host.Host, opts ...Option) (*Handler, error) {
 	lg := &Handler{host: h, log: cfg.log, bodyLimit: cfg.bodyLimit, formats: cfg.formats,
 		heartbeat: cfg.heartbeat, writeWait: cfg.writeWait, now: time.Now}
 	docs, _ := store.As[store.Documents](h.Store())
+	lg.assistants = newAssistantBook(h.Graphs())
 	lg.threads = newThreadBook(docs)
 	lg.runs = newRunBook(docs)
 	lg.runCtx, lg.stop = context.WithCancel(context.Background())
@@ -145,6 +148,7 @@ func New(h *host.Host, opts ...Option) (*Handler, error) {
 func (h *Handler) Close() error {
 	h.stop()
 	h.wg.Wait()
+	h.runners.close()
 	return nil
 }
 

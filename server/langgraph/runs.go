@@ -63,19 +63,28 @@ type command struct {
 	Goto   json.RawMessage `json:"goto"`
 }
 
-// streamModes reads stream_mode, a string or a list (default values).
+// defaultModes and defaultModeList are the stream modes of a run that names
+// none, as most waited runs do; shared, they are never changed.
+var (
+	defaultModes    = map[string]bool{"values": true}
+	defaultModeList = []string{"values"}
+)
+
+// streamModes reads stream_mode, a string or a list (default values). The
+// set and list it returns are not to be changed.
 func streamModes(raw json.RawMessage) (map[string]bool, []string, error) {
+	if isNull(raw) {
+		return defaultModes, defaultModeList, nil
+	}
 	var list []string
-	if !isNull(raw) {
-		var one string
-		if json.Unmarshal(raw, &one) == nil {
-			list = []string{one}
-		} else if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, nil, badRequest("stream_mode must be a mode or a list of modes")
-		}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		list = []string{one}
+	} else if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, nil, badRequest("stream_mode must be a mode or a list of modes")
 	}
 	if len(list) == 0 {
-		list = []string{"values"}
+		return defaultModes, defaultModeList, nil
 	}
 	set := map[string]bool{}
 	for _, m := range list {
@@ -1035,14 +1044,14 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	temporary := stateless && b.OnCompletion != "keep"
 	kwargs := map[string]any{"input": b.Input, "command": b.Command, "config": b.Config, "context": b.Context, "stream_mode": modeList,
 		"temporary": temporary, "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
-	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: AssistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
+	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: h.assistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
 		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, temporary: temporary, modes: modes,
 		bookChecked: stateless || lookup, status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
 	runCtx, cancel := context.WithCancel(interlude.WithAnswerer(h.runCtx, callerOf(r).Answerer()))
 	ru.cancel = cancel
 	h.runs.add(ru)
 	h.wg.Add(1)
-	go func() {
+	h.runners.run(func() {
 		defer h.wg.Done()
 		defer cancel()
 		h.execute(runCtx, ru, p)
@@ -1065,7 +1074,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		if ru.temporary {
 			h.dropThread(ru.ThreadID)
 		}
-	}()
+	})
 	select {
 	case err := <-ru.started:
 		if err != nil {

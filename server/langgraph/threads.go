@@ -298,7 +298,7 @@ func (h *Handler) load(ctx context.Context, id string) (*threadView, error) {
 	if md == nil {
 		md = map[string]any{}
 	}
-	md["graph_id"], md["assistant_id"] = g.Name(), AssistantID(g.Name())
+	md["graph_id"], md["assistant_id"] = g.Name(), h.assistantID(g.Name())
 	t := thread{ThreadID: id, CreatedAt: snap.CreatedAt, UpdatedAt: snap.UpdatedAt, StateUpdatedAt: snap.UpdatedAt, Metadata: md,
 		Status: threadStatus(snap.Status), Config: map[string]any{}, Values: h.outValues(snap.Values),
 		Interrupts: h.taskInterrupts(g.Name(), id, snap.Checkpoint, snap.Interrupts)}
@@ -839,7 +839,7 @@ func (h *Handler) stateOf(graphName, threadID string, c graph.Checkpoint[json.Ra
 	st := threadState{Values: h.outValues(c.Values), Next: orEmpty(c.Next), CreatedAt: &at,
 		Checkpoint:   checkpointRef{ThreadID: threadID, CheckpointID: &id},
 		CheckpointID: &id,
-		Metadata: map[string]any{"graph_id": graphName, "assistant_id": AssistantID(graphName), "source": source(c.Kind),
+		Metadata: map[string]any{"graph_id": graphName, "assistant_id": h.assistantID(graphName), "source": source(c.Kind),
 			"step": c.Step - 1, "thread_id": threadID, "parents": map[string]any{}, "interlude_kind": c.Kind, "interlude_version": c.ID},
 	}
 	if parent != nil {

@@ -67,42 +67,11 @@ func (p *cleanParser) distinct(depth int) bool {
 			return true
 		}
 		for {
-			if n == maxScanKeys {
+			if _, ok := p.distinctKey(&keys, &n); !ok || !p.distinct(depth+1) {
 				return false
 			}
-			k, ok := p.plainString()
-			if !ok {
-				return false
-			}
-			for _, o := range keys[:n] {
-				if bytes.EqualFold(o, k) {
-					return false
-				}
-			}
-			keys[n] = k
-			n++
-			p.space()
-			if p.i >= len(p.data) || p.data[p.i] != ':' {
-				return false
-			}
-			p.i++
-			p.space()
-			if !p.distinct(depth + 1) {
-				return false
-			}
-			p.space()
-			if p.i >= len(p.data) {
-				return false
-			}
-			switch p.data[p.i] {
-			case ',':
-				p.i++
-				p.space()
-			case '}':
-				p.i++
-				return true
-			default:
-				return false
+			if ended, ok := p.next('}'); !ok || ended {
+				return ok
 			}
 		}
 	case c == '[':
@@ -116,19 +85,8 @@ func (p *cleanParser) distinct(depth int) bool {
 			if !p.distinct(depth + 1) {
 				return false
 			}
-			p.space()
-			if p.i >= len(p.data) {
-				return false
-			}
-			switch p.data[p.i] {
-			case ',':
-				p.i++
-				p.space()
-			case ']':
-				p.i++
-				return true
-			default:
-				return false
+			if ended, ok := p.next(']'); !ok || ended {
+				return ok
 			}
 		}
 	case c == '"':

@@ -121,32 +121,51 @@ func (p *cleanParser) object(depth int) (any, bool) {
 			folded[f] = struct{}{}
 		}
 		n++
-		p.space()
-		if p.i >= len(p.data) || p.data[p.i] != ':' {
+		if !p.colon() {
 			return nil, false
 		}
-		p.i++
-		p.space()
 		v, ok := p.value(depth)
 		if !ok {
 			return nil, false
 		}
 		m[key] = v
-		p.space()
-		if p.i >= len(p.data) {
+		if ended, ok := p.next('}'); !ok {
 			return nil, false
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.space()
-		case '}':
-			p.i++
+		} else if ended {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// colon moves past the colon after an object's key, and the space around it.
+func (p *cleanParser) colon() bool {
+	p.space()
+	if p.i >= len(p.data) || p.data[p.i] != ':' {
+		return false
+	}
+	p.i++
+	p.space()
+	return true
+}
+
+// next moves past what follows a member of an object or an array: a comma and
+// the space after it, or end, the closing bracket. It reports whether the
+// value ended there, and false for ok when neither follows.
+func (p *cleanParser) next(end byte) (ended, ok bool) {
+	p.space()
+	if p.i >= len(p.data) {
+		return false, false
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		p.space()
+		return false, true
+	case end:
+		p.i++
+		return true, true
+	}
+	return false, false
 }
 
 func (p *cleanParser) array(depth int) (any, bool) {
@@ -166,19 +185,10 @@ func (p *cleanParser) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		p.space()
-		if p.i >= len(p.data) {
+		if ended, ok := p.next(']'); !ok {
 			return nil, false
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-			p.space()
-		case ']':
-			p.i++
+		} else if ended {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
 }

@@ -217,26 +217,10 @@ func (sh *shape) acceptsJSON(data []byte) bool {
 		p.i++
 	} else {
 		for {
-			if n == maxScanKeys {
-				return false
-			}
-			k, ok := p.plainString()
+			k, ok := p.distinctKey(&keys, &n)
 			if !ok {
 				return false
 			}
-			for _, o := range keys[:n] {
-				if bytes.EqualFold(o, k) {
-					return false
-				}
-			}
-			keys[n] = k
-			n++
-			p.space()
-			if p.i >= len(data) || data[p.i] != ':' {
-				return false
-			}
-			p.i++
-			p.space()
 			t, known := sh.props[string(k)]
 			if !known && sh.closed {
 				return false
@@ -244,19 +228,11 @@ func (sh *shape) acceptsJSON(data []byte) bool {
 			if !p.scalar(t, sh.bounds, k) {
 				return false
 			}
-			p.space()
-			if p.i >= len(data) {
+			if ended, ok := p.next('}'); !ok {
 				return false
-			}
-			if data[p.i] == '}' {
-				p.i++
+			} else if ended {
 				break
 			}
-			if data[p.i] != ',' {
-				return false
-			}
-			p.i++
-			p.space()
 		}
 	}
 	p.space()
@@ -276,6 +252,28 @@ func (sh *shape) acceptsJSON(data []byte) bool {
 		}
 	}
 	return true
+}
+
+// distinctKey reads an object's next key, a plain string (plainString), and
+// the colon after it, and records it in keys[*n]. It reports false when keys
+// is full or the key equals one there under case folding, as well as for a key
+// that is not plain.
+func (p *cleanParser) distinctKey(keys *[maxScanKeys][]byte, n *int) ([]byte, bool) {
+	if *n == maxScanKeys {
+		return nil, false
+	}
+	k, ok := p.plainString()
+	if !ok {
+		return nil, false
+	}
+	for _, o := range keys[:*n] {
+		if bytes.EqualFold(o, k) {
+			return nil, false
+		}
+	}
+	keys[*n] = k
+	*n++
+	return k, p.colon()
 }
 
 // plainString reads a string without escapes, in valid UTF-8 and without

@@ -121,17 +121,7 @@ func TestIntegerWritesAreWhatEncodingJSONWrites(t *testing.T) {
 		{A: -1, B: -128, C: math.MaxInt64, D: 7, E: 3, F: 65535, G: []jsonCount{1}, H: map[string]int{"x": 1}},
 		{A: math.MinInt64, B: 127, C: math.MinInt64, D: -2, E: -1, F: 1},
 	} {
-		ws, err := fs.writesOf(reflect.ValueOf(s), "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := reflect.ValueOf(s)
-		for _, w := range ws {
-			want, _ := json.Marshal(v.Field(fs.byName[w.Field].index).Interface())
-			if string(w.Value) != string(want) {
-				t.Errorf("field %s: got %s, want %s", w.Field, w.Value, want)
-			}
-		}
+		writesAreWhatEncodingJSONWrites(t, fs, reflect.ValueOf(s))
 	}
 }
 
@@ -159,17 +149,7 @@ func TestStringWritesAreWhatEncodingJSONWrites(t *testing.T) {
 		{A: "refunded", B: "<b>&</b>", C: "x", D: "\u2028\u2029 \"q\" \\ \n\t\x01", E: "\xff\xfe é"},
 		{A: "", B: "", C: "", D: "", E: ""},
 	} {
-		ws, err := fs.writesOf(reflect.ValueOf(s), "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := reflect.ValueOf(s)
-		for _, w := range ws {
-			want, _ := json.Marshal(v.Field(fs.byName[w.Field].index).Interface())
-			if string(w.Value) != string(want) {
-				t.Errorf("field %s: got %s, want %s", w.Field, w.Value, want)
-			}
-		}
+		writesAreWhatEncodingJSONWrites(t, fs, reflect.ValueOf(s))
 	}
 }
 
@@ -284,5 +264,21 @@ func TestStateValuesAreWhatEncodingJSONWrites(t *testing.T) {
 	}
 	if fs, _ := describe(reflect.TypeFor[flat]()); !fs.flat {
 		t.Error("a state of plain fields is left to encoding/json")
+	}
+}
+
+// writesAreWhatEncodingJSONWrites checks that each of v's writes holds what
+// encoding/json writes for its field.
+func writesAreWhatEncodingJSONWrites(t *testing.T, fs *fields, v reflect.Value) {
+	t.Helper()
+	ws, err := fs.writesOf(v, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		want, _ := json.Marshal(v.Field(fs.byName[w.Field].index).Interface())
+		if string(w.Value) != string(want) {
+			t.Errorf("field %s: got %s, want %s", w.Field, w.Value, want)
+		}
 	}
 }

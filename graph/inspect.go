@@ -494,11 +494,11 @@ func (g *Graph[S]) update(ctx context.Context, threadID string, t *Thread, u Sta
 // processes it fails with an error matching interlude.ErrThreadBusy while a run
 // in another process holds the thread.
 func (g *Graph[S]) Delete(ctx context.Context, threadID string) error {
-	unlock, err := g.locks.Lock(ctx, threadID)
+	held, err := g.locks.Hold(ctx, threadID)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer held.Unlock()
 	g.cache.drop(threadID)
 	// In a store shared by several processes the thread is claimed as for a
 	// run, so a run elsewhere makes the delete thread_busy rather than lose its

@@ -298,11 +298,11 @@ func (h *Host) graphNames() string { return strings.Join(h.names, ", ") }
 // processes it fails with an error matching interlude.ErrThreadBusy while
 // another process runs the thread.
 func (h *Host) Delete(ctx context.Context, threadID string) error {
-	unlock, err := h.threads.Lock(ctx, threadID)
+	held, err := h.threads.Hold(ctx, threadID)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer held.Unlock()
 	m, err := h.store.Meta(ctx, threadID)
 	if err != nil {
 		if errors.Is(err, interlude.ErrNotFound) {
@@ -331,7 +331,7 @@ type Held struct {
 	Fresh bool
 
 	thread *graph.Thread
-	unlock func()
+	lock   keylock.Held
 	wake   func() // the notifier's, if any
 	once   sync.Once
 }
@@ -375,7 +375,7 @@ func (hd *Held) Release() {
 	}
 	hd.once.Do(func() {
 		hd.thread.Release(context.Background())
-		hd.unlock()
+		hd.lock.Unlock()
 		if hd.wake != nil {
 			hd.wake()
 		}
@@ -403,15 +403,15 @@ func (h *Host) hold(ctx context.Context, threadID, named string, create, wait bo
 		_, err := h.pick(threadID, "", named, create)
 		return nil, err
 	}
-	var unlock func()
+	var lock keylock.Held
 	if wait {
 		var err error
-		if unlock, err = h.threads.Lock(ctx, threadID); err != nil {
+		if lock, err = h.threads.Hold(ctx, threadID); err != nil {
 			return nil, err
 		}
 	} else {
 		var ok bool
-		if unlock, ok = h.threads.TryLock(threadID); !ok {
+		if lock, ok = h.threads.TryHold(threadID); !ok {
 			return nil, &interlude.Error{Code: interlude.CodeThreadBusy,
 				Message: fmt.Sprintf("thread %q is being run by this process; try again when that run ends", threadID)}
 		}
@@ -424,10 +424,10 @@ func (h *Host) hold(ctx context.Context, threadID, named string, create, wait bo
 	}
 	t, err := opener.Open(ctx, threadID)
 	if err != nil {
-		unlock()
+		lock.Unlock()
 		return nil, err
 	}
-	hd := &Held{thread: t, unlock: unlock, Fresh: t.Graph == "", wake: h.wake()}
+	hd := &Held{thread: t, lock: lock, Fresh: t.Graph == "", wake: h.wake()}
 	if hd.Graph, err = h.pick(threadID, t.Graph, named, create); err != nil {
 		hd.Release()
 		return nil, err

@@ -57,8 +57,7 @@ func (h Held) Unlock() {
 	h.sh.release(h.e, h.key)
 }
 
-// Hold waits until key is free or ctx ends, and returns the held lock. It is
-// Lock without the function value, for callers that take many locks.
+// Hold waits until key is free or ctx ends, and returns the held lock.
 func (k *Locks) Hold(ctx context.Context, key string) (Held, error) {
 	sh, e := k.ref(key)
 	select {
@@ -86,25 +85,6 @@ func (k *Locks) TryHold(key string) (Held, bool) {
 		sh.release(e, key)
 		return Held{}, false
 	}
-}
-
-// Lock waits until key is free or ctx ends, and returns the unlock function.
-func (k *Locks) Lock(ctx context.Context, key string) (func(), error) {
-	h, err := k.Hold(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	return h.Unlock, nil
-}
-
-// TryLock takes key if it is free and returns the unlock function; if another
-// holds it, it reports false at once.
-func (k *Locks) TryLock(key string) (func(), bool) {
-	h, ok := k.TryHold(key)
-	if !ok {
-		return nil, false
-	}
-	return h.Unlock, true
 }
 
 // ref returns key's shard and lock, made if needed, counting its holder or

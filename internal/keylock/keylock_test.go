@@ -21,7 +21,7 @@ func TestOneHolderPerKey(t *testing.T) {
 	for i := range 200 {
 		key := []string{"a", "b", "c"}[i%3]
 		wg.Go(func() {
-			unlock, err := k.Lock(ctx, key)
+			held, err := k.Hold(ctx, key)
 			if err != nil {
 				t.Error(err)
 				return
@@ -36,7 +36,7 @@ func TestOneHolderPerKey(t *testing.T) {
 			mu.Lock()
 			holding[key]--
 			mu.Unlock()
-			unlock()
+			held.Unlock()
 		})
 	}
 	wg.Wait()
@@ -51,45 +51,45 @@ func TestOneHolderPerKey(t *testing.T) {
 // ends, and that the key is still usable afterwards.
 func TestWaitEndsWithTheContext(t *testing.T) {
 	k := New()
-	unlock, err := k.Lock(context.Background(), "a")
+	held, err := k.Hold(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := k.Lock(ctx, "a"); !errors.Is(err, context.Canceled) {
+	if _, err := k.Hold(ctx, "a"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a wait with a cancelled context: %v", err)
 	}
-	unlock()
-	again, err := k.Lock(context.Background(), "a")
+	held.Unlock()
+	again, err := k.Hold(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again()
+	again.Unlock()
 }
 
-// TestTryLockNeverWaits checks that TryLock takes a free key, refuses a held one
+// TestTryHoldNeverWaits checks that TryHold takes a free key, refuses a held one
 // at once, and leaves nothing behind either way.
-func TestTryLockNeverWaits(t *testing.T) {
+func TestTryHoldNeverWaits(t *testing.T) {
 	k := New()
-	unlock, ok := k.TryLock("a")
+	held, ok := k.TryHold("a")
 	if !ok {
-		t.Fatal("TryLock refused a free key")
+		t.Fatal("TryHold refused a free key")
 	}
-	if _, ok := k.TryLock("a"); ok {
-		t.Fatal("TryLock took a held key")
+	if _, ok := k.TryHold("a"); ok {
+		t.Fatal("TryHold took a held key")
 	}
-	if other, ok := k.TryLock("b"); !ok {
-		t.Fatal("TryLock refused another key")
+	if other, ok := k.TryHold("b"); !ok {
+		t.Fatal("TryHold refused another key")
 	} else {
-		other()
+		other.Unlock()
 	}
-	unlock()
-	again, ok := k.TryLock("a")
+	held.Unlock()
+	again, ok := k.TryHold("a")
 	if !ok {
-		t.Fatal("TryLock refused a key its holder let go")
+		t.Fatal("TryHold refused a key its holder let go")
 	}
-	again()
+	again.Unlock()
 	for i := range k.shards {
 		if n := len(k.shards[i].m); n != 0 {
 			t.Fatalf("%d locks left behind with nobody holding them", n)

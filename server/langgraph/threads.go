@@ -75,11 +75,11 @@ const maxBook = 100000
 // merge adds metadata to the thread's, creating its record.
 func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, now time.Time) error {
 	if b.docs != nil {
-		unlock, err := b.locks.Lock(ctx, id)
+		held, err := b.locks.Hold(ctx, id)
 		if err != nil {
 			return err
 		}
-		defer unlock()
+		defer held.Unlock()
 		d := store.Document{ThreadID: id, Kind: threadDoc, CreatedAt: now, UpdatedAt: now}
 		cur := map[string]any{}
 		if old, err := b.docs.Document(ctx, id, threadDoc, ""); err == nil {
@@ -152,11 +152,11 @@ func (b *threadBook) forgetEmpty(ctx context.Context, id string) error {
 		}
 		return nil
 	}
-	unlock, err := b.locks.Lock(ctx, id) // a merge in between keeps its metadata
+	held, err := b.locks.Hold(ctx, id) // a merge in between keeps its metadata
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer held.Unlock()
 	rec, ok := b.get(ctx, id)
 	if !ok || len(rec.metadata) > 0 {
 		return nil

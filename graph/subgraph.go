@@ -525,8 +525,8 @@ type waitingSubgraph struct {
 	at int
 }
 
-// movable is a kept state (a *state[T]) whose memo and kept subgraphs can be
-// told that the bytes they lie in were copied elsewhere.
+// movable is a kept run or state whose memo and kept subgraphs can be told
+// that the bytes they lie in were copied elsewhere.
 type movable interface{ moved(from, to []byte) }
 
 // moved makes st's memo entries, and the subgraphs kept with them, that lie in
@@ -634,13 +634,11 @@ func (w *waitingSubgraphs) unplace() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.one.at = 0
-	for k, e := range w.m {
-		if e.at != 0 {
-			e.at = 0
-			w.m[k] = e
-		}
-	}
+	w.update(func(e *waitingSubgraph) bool {
+		placed := e.at != 0
+		e.at = 0
+		return placed
+	})
 }
 
 // settle makes memo and the kept entries refer to the copies of their
@@ -653,18 +651,23 @@ func (w *waitingSubgraphs) settle(memo map[string]json.RawMessage, out []byte) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.one.settle(memo, out)
+	w.update(func(e *waitingSubgraph) bool { return e.settle(memo, out) })
+}
+
+// update applies f to every kept entry, and keeps the entries f reports it
+// changed. It is called with w.mu held.
+func (w *waitingSubgraphs) update(f func(e *waitingSubgraph) bool) {
+	f(&w.one)
 	for k, e := range w.m {
-		if e.at != 0 {
-			e.settle(memo, out)
+		if f(&e) {
 			w.m[k] = e
 		}
 	}
 }
 
-func (e *waitingSubgraph) settle(memo map[string]json.RawMessage, out []byte) {
+func (e *waitingSubgraph) settle(memo map[string]json.RawMessage, out []byte) bool {
 	if e.at == 0 {
-		return
+		return false
 	}
 	at := e.at - 1
 	e.at = 0
@@ -680,6 +683,7 @@ func (e *waitingSubgraph) settle(memo map[string]json.RawMessage, out []byte) {
 		release(e.lease)
 		e.lease = nil
 	}
+	return true
 }
 
 // moved makes the kept entries that lie in from, and the subgraphs below
@@ -687,12 +691,7 @@ func (e *waitingSubgraph) settle(memo map[string]json.RawMessage, out []byte) {
 func (w *waitingSubgraphs) moved(from, to []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.one.moved(from, to)
-	for k, e := range w.m {
-		if e.moved(from, to) {
-			w.m[k] = e
-		}
-	}
+	w.update(func(e *waitingSubgraph) bool { return e.moved(from, to) })
 }
 
 func (e *waitingSubgraph) moved(from, to []byte) bool {

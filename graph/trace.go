@@ -132,9 +132,7 @@ func (r *runner[S]) startStep() (context.Context, stepSpan) {
 // end ends the step's span, recording err as endSpan does.
 func (s stepSpan) end(err error) {
 	if s.span.IsRecording() {
-		buf := tracing.NewAttrs()
-		s.span.SetAttributes(append(buf.Slice(), tracing.Step.Int(s.step), s.nodes)...)
-		buf.Free()
+		tracing.SetAttributes(s.span, tracing.Step.Int(s.step), s.nodes)
 	}
 	endSpan(s.span, err)
 }
@@ -165,9 +163,7 @@ func endNode(span trace.Span, o *outcome, step int) {
 		case o.err != nil:
 			status = nodeFailed
 		}
-		buf := tracing.NewAttrs()
-		span.SetAttributes(append(buf.Slice(), tracing.Node.String(o.node), tracing.Step.Int(step), status)...)
-		buf.Free()
+		tracing.SetAttributes(span, tracing.Node.String(o.node), tracing.Step.Int(step), status)
 		if o.err != nil && len(o.raised) == 0 {
 			span.RecordError(o.err)
 			span.SetStatus(codes.Error, o.err.Error())
@@ -187,10 +183,8 @@ func (r *runner[S]) startAppend() (context.Context, trace.Span) {
 // whether it waited for the disk, recording err as endSpan does.
 func endAppend(span trace.Span, a *store.Append, kind string, size int, err error) {
 	if span.IsRecording() {
-		buf := tracing.NewAttrs()
-		span.SetAttributes(append(buf.Slice(), tracing.Checkpoint.Int64(a.Expect+1), tracing.RecordKind.String(kind),
-			tracing.RecordBytes.Int(size), tracing.Durable.Bool(!a.NoSync))...)
-		buf.Free()
+		tracing.SetAttributes(span, tracing.Checkpoint.Int64(a.Expect+1), tracing.RecordKind.String(kind),
+			tracing.RecordBytes.Int(size), tracing.Durable.Bool(!a.NoSync))
 	}
 	endSpan(span, err)
 }

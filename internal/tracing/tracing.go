@@ -111,6 +111,14 @@ func (a *Attrs) AddEvent(span trace.Span, name string, attrs []attribute.KeyValu
 	span.AddEvent(name, a.opt[:]...)
 }
 
+// SetAttributes sets attrs on span from pooled memory: the list given here
+// stays on the caller's stack.
+func SetAttributes(span trace.Span, attrs ...attribute.KeyValue) {
+	buf := NewAttrs()
+	span.SetAttributes(append(buf.Slice(), attrs...)...)
+	buf.Free()
+}
+
 // Free gives a's memory back, letting go of the values it held.
 func (a *Attrs) Free() {
 	*a = Attrs{}

@@ -40,11 +40,7 @@ func TestOneHolderPerKey(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for i := range k.shards {
-		if n := len(k.shards[i].m); n != 0 {
-			t.Fatalf("%d locks left behind with nobody holding them", n)
-		}
-	}
+	noneLeft(t, k)
 }
 
 // TestWaitEndsWithTheContext checks that a waiter gives up when its context
@@ -90,11 +86,7 @@ func TestTryHoldNeverWaits(t *testing.T) {
 		t.Fatal("TryHold refused a key its holder let go")
 	}
 	again.Unlock()
-	for i := range k.shards {
-		if n := len(k.shards[i].m); n != 0 {
-			t.Fatalf("%d locks left behind with nobody holding them", n)
-		}
-	}
+	noneLeft(t, k)
 }
 
 // TestHeldKeyIsRefusedUntilUnlocked checks Hold and TryHold: a held key is
@@ -125,6 +117,12 @@ func TestHeldKeyIsRefusedUntilUnlocked(t *testing.T) {
 		again.Unlock()
 	}
 	Held{}.Unlock()
+	noneLeft(t, k)
+}
+
+// noneLeft fails the test if k still keeps a lock nobody holds or waits for.
+func noneLeft(t *testing.T, k *Locks) {
+	t.Helper()
 	for i := range k.shards {
 		if n := len(k.shards[i].m); n != 0 {
 			t.Fatalf("%d locks left behind with nobody holding them", n)

@@ -1051,29 +1051,37 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 	ru.cancel = cancel
 	h.runs.add(ru)
 	h.wg.Add(1)
+	if waited {
+		// Its answer is its output, known once it has ended (a waited run
+		// starts once its graph has run, see execute): it runs on the
+		// request's goroutine, which would only wait for another.
+		defer h.wg.Done()
+		defer cancel()
+		h.execute(runCtx, ru, p)
+		var err error
+		select {
+		case err = <-ru.started:
+		default:
+			err = errors.New("the run ended before it started")
+		}
+		if c := h.choresOf(ru); c != (chores{}) {
+			h.wg.Add(1)
+			h.runners.run(func() {
+				defer h.wg.Done()
+				h.doChores(ru, c)
+			})
+		}
+		if err != nil {
+			h.runs.forget(ru)
+			return nil, err
+		}
+		return ru, nil
+	}
 	h.runners.run(func() {
 		defer h.wg.Done()
 		defer cancel()
 		h.execute(runCtx, ru, p)
-		// Housekeeping no answer waits for, once the run's end is known.
-		ru.mu.Lock()
-		begun, storedThread, documented := ru.begun, ru.storedThread, ru.documented
-		ru.mu.Unlock()
-		if storedThread && !ru.temporary && !documented { // else it went with the run's end
-			// A record of the thread without metadata, which POST /threads
-			// left, is of no more use now that the store keeps the thread.
-			if err := h.threads.forgetEmpty(context.Background(), ru.ThreadID); err != nil {
-				h.log.Warn("the thread's empty record could not be forgotten", "thread_id", ru.ThreadID, "err", err)
-			}
-		}
-		if begun && !ru.temporary && !storedThread && rand.N(pruneEvery) == 0 {
-			if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
-				h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
-			}
-		}
-		if ru.temporary {
-			h.dropThread(ru.ThreadID)
-		}
+		h.doChores(ru, h.choresOf(ru))
 	})
 	select {
 	case err := <-ru.started:
@@ -1085,6 +1093,45 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		return nil, r.Context().Err()
 	}
 	return ru, nil
+}
+
+// chores is the housekeeping a run's end leaves that no answer waits for.
+type chores struct {
+	forgetEmpty bool // forget the thread's record in the book if it holds no metadata
+	prune       bool // forget the thread's oldest runs
+	drop        bool // delete the thread of a temporary run
+}
+
+// choresOf is the housekeeping the run, which has ended, leaves.
+func (h *Handler) choresOf(ru *run) chores {
+	ru.mu.Lock()
+	begun, storedThread, documented := ru.begun, ru.storedThread, ru.documented
+	ru.mu.Unlock()
+	return chores{
+		// A record of the thread without metadata, which POST /threads left,
+		// is of no more use now that the store keeps the thread, unless its
+		// forgetting went with the run's end.
+		forgetEmpty: storedThread && !ru.temporary && !documented,
+		prune:       begun && !ru.temporary && !storedThread && rand.N(pruneEvery) == 0,
+		drop:        ru.temporary,
+	}
+}
+
+// doChores does the housekeeping c of the run.
+func (h *Handler) doChores(ru *run, c chores) {
+	if c.forgetEmpty {
+		if err := h.threads.forgetEmpty(context.Background(), ru.ThreadID); err != nil {
+			h.log.Warn("the thread's empty record could not be forgotten", "thread_id", ru.ThreadID, "err", err)
+		}
+	}
+	if c.prune {
+		if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
+			h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
+		}
+	}
+	if c.drop {
+		h.dropThread(ru.ThreadID)
+	}
 }
 
 // stop cancels the run: its thread stays at its last checkpoint.

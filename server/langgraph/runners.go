@@ -2,11 +2,13 @@ package langgraph
 
 import "sync"
 
-// runners runs each run on a goroutine of its own, reusing the goroutines of
-// runs that ended. A run's goroutine grows its stack to the depth of the
-// graph and the store (deep with SQLite), and a new goroutine for every run
-// grows a stack anew each time, copying it at every doubling: the copies cost
-// more than a run's own work in the handler. The most recently idle goroutine
+// runners runs each streamed or background run (a waited one runs on its
+// request's goroutine), and the housekeeping a run's end leaves, on a
+// goroutine of its own, reusing the goroutines of runs that ended. A run's
+// goroutine grows its stack to the depth of the graph and the store (deep
+// with SQLite), and a new goroutine for every run grows a stack anew each
+// time, copying it at every doubling: the copies cost more than a run's own
+// work in the handler. The most recently idle goroutine
 // runs the next run, its stack the likeliest to be still grown.
 type runners struct {
 	mu     sync.Mutex

@@ -148,7 +148,10 @@
 // streams, as [AIMessageChunk, metadata] pairs with text and tool_call_chunks;
 // the complete messages then arrive through values). A failed run ends with an error
 // event {"error", "message"}, and /runs/wait answers 200 with {"__error__":
-// {...}}. There is no end event: the stream closes.
+// {...}}. There is no end event: the stream closes. While a /runs/wait run
+// goes on, a blank line is sent every heartbeat (WithHeartbeat) before the
+// JSON; a refusal that comes after the first of them is answered as
+// {"__error__": {"error": code, "message"}} too, as the status has gone out.
 //
 // An agent's messages are translated at the edge: values show them as
 // LangChain messages (human, ai with tool_calls, tool), each with a stable id,

@@ -100,8 +100,9 @@ func WithBodyLimit(n int64) Option {
 }
 
 // WithHeartbeat sets how often an SSE stream with nothing to say sends a
-// comment line, so that proxies and clients keep it open (default 10
-// seconds); d must be positive.
+// comment line, and a /runs/wait answer still waiting for its run a blank
+// line, so that proxies and clients keep them open (default 10 seconds); d
+// must be positive.
 func WithHeartbeat(d time.Duration) Option {
 	return func(c *config) {
 		options.Set(&c.Problems, &c.heartbeat, d, d > 0, "langgraph.WithHeartbeat", "%v is not a period; give a positive duration", d)

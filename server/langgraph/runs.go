@@ -905,38 +905,126 @@ func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
 			writeError(w, err)
 			return
 		}
-		ru, err := h.startRun(r, &b, mode == modeWait)
+		var ka *keepAlive
+		if mode == modeWait {
+			ka = &keepAlive{w: w, every: h.heartbeat, writeWait: h.writeWait}
+		}
+		ru, err := h.startRun(r, &b, ka)
+		sent := ka.stop()
 		if err != nil {
+			if sent {
+				// The status line went out with a keep-alive: the refusal
+				// is the answer's body, as a run's error is.
+				e := toAPIError(err)
+				data, _ := json.Marshal(map[string]any{"__error__": map[string]string{"error": e.code, "message": e.message}})
+				w.Write(data)
+				return
+			}
 			writeError(w, err)
 			return
 		}
-		loc := "/threads/" + ru.ThreadID + "/runs/" + ru.ID
-		if ru.stateless {
-			loc = "/runs/" + ru.ID
-		}
-		w.Header().Set("Content-Location", loc)
+		setRunLocation(w, ru, mode, b.StreamResumable)
 		switch mode {
 		case modeBackground:
 			writeJSON(w, http.StatusOK, ru.object())
 		case modeWait:
-			if !ru.stateless { // a stateless run's thread is gone once it ends
-				w.Header().Set("Location", loc+"/join")
-			}
-			h.writeOutput(w, r, ru)
+			h.writeOutputAfter(w, r, ru, sent)
 		case modeStream:
-			if b.StreamResumable && !ru.stateless {
-				w.Header().Set("Location", loc+"/stream")
-			}
 			cancelOnGone := b.OnDisconnect == "cancel"
 			h.writeStream(w, r, ru, 0, cancelOnGone)
 		}
 	}
 }
 
+// setRunLocation sets the headers that locate the run mode answers for:
+// Content-Location, and Location where a client can join it again (a waited
+// run's output, a resumable stream). A stateless run's thread is gone once it
+// ends, so it has no Location.
+func setRunLocation(w http.ResponseWriter, ru *run, mode runMode, resumable bool) {
+	loc := "/threads/" + ru.ThreadID + "/runs/" + ru.ID
+	if ru.stateless {
+		loc = "/runs/" + ru.ID
+	}
+	hd := w.Header()
+	hd.Set("Content-Location", loc)
+	switch {
+	case ru.stateless:
+	case mode == modeWait:
+		hd.Set("Location", loc+"/join")
+	case mode == modeStream && resumable:
+		hd.Set("Location", loc+"/stream")
+	}
+}
+
+// keepAlive keeps a waited run's connection open while its graph runs on the
+// request's goroutine: each period without an answer, it sends a blank line,
+// which JSON allows before the value, after the status line (200, as the
+// answer will have), so that proxies and clients do not take the connection
+// for idle. The LangGraph servers do the same.
+type keepAlive struct {
+	w         http.ResponseWriter
+	every     time.Duration
+	writeWait time.Duration
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+	sent    bool // the status line went out
+}
+
+// start sends the first blank line a period from now, unless stopped before;
+// ru's location headers are set first. A nil keepAlive does nothing.
+func (k *keepAlive) start(ru *run) {
+	if k == nil {
+		return
+	}
+	setRunLocation(k.w, ru, modeWait, false)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.timer = time.AfterFunc(k.every, k.beat)
+}
+
+func (k *keepAlive) beat() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped {
+		return
+	}
+	rc := http.NewResponseController(k.w)
+	rc.SetWriteDeadline(time.Now().Add(k.writeWait))
+	if !k.sent {
+		k.sent = true
+		hd := k.w.Header()
+		hd.Set("Content-Type", "application/json")
+		hd.Set("Cache-Control", "no-store")
+		k.w.WriteHeader(http.StatusOK)
+	}
+	k.w.Write([]byte("\n"))
+	rc.Flush()
+	k.timer.Reset(k.every)
+}
+
+// stop ends the keep-alive, once no blank line is being sent, and tells
+// whether the status line went out. A nil keepAlive sent nothing.
+func (k *keepAlive) stop() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stopped = true
+	if k.timer != nil {
+		k.timer.Stop()
+	}
+	return k.sent
+}
+
 // startRun checks a run's body, registers the run and starts it; it returns
 // once the run is running, or with the refusal that keeps it from starting
-// (the thread then is as it was).
-func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, error) {
+// (the thread then is as it was). A waited run (ka set) runs to its end
+// before startRun returns, kept alive by ka meanwhile.
+func (h *Handler) startRun(r *http.Request, b *runCreate, ka *keepAlive) (*run, error) {
+	waited := ka != nil
 	if b.AssistantID == "" {
 		return nil, badRequest("assistant_id is required: a graph name or its assistant id")
 	}
@@ -1057,6 +1145,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, waited bool) (*run, er
 		// request's goroutine, which would only wait for another.
 		defer h.wg.Done()
 		defer cancel()
+		ka.start(ru)
 		h.execute(runCtx, ru, p)
 		var err error
 		select {
@@ -1660,9 +1749,17 @@ func parentConfig(st threadState) any {
 // as LangGraph does. While it waits it sends a blank line now and then, which
 // JSON allows before the value, so that the connection is not taken for idle.
 func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
+	h.writeOutputAfter(w, r, ru, false)
+}
+
+// writeOutputAfter is writeOutput after a keep-alive, which sent the status
+// line if sent is set.
+func (h *Handler) writeOutputAfter(w http.ResponseWriter, r *http.Request, ru *run, sent bool) {
+	if !sent {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+	}
 	rc := http.NewResponseController(w)
 	answer := func() {
 		rc.SetWriteDeadline(time.Now().Add(h.writeWait))

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interludehq/interlude/server"
+	"github.com/interludehq/interlude/server/langgraph"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/memory"
 )
@@ -278,4 +280,90 @@ func normalJSON(t *testing.T, data []byte) string {
 	}
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+// postOpen posts a JSON body and returns the response as soon as its status
+// line arrives, with the body still open; a status line that has not come
+// in ten seconds fails the test.
+func (s *lgServer) postOpen(path string, body any) *http.Response {
+	s.t.Helper()
+	data, err := json.Marshal(body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "POST", s.url+path, strings.NewReader(string(data)))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	limit := time.AfterFunc(10*time.Second, cancel)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("POST %s: no status line: %v", path, err)
+	}
+	limit.Stop()
+	s.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// readByte reads one byte of an open body.
+func readByte(t *testing.T, r io.Reader) byte {
+	t.Helper()
+	b := make([]byte, 1)
+	if _, err := io.ReadFull(r, b); err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	return b[0]
+}
+
+func TestAWaitedRunSendsBlankLinesWhileItsGraphRuns(t *testing.T) {
+	s := newLGServer(t, server.WithLangGraphAPI(langgraph.WithHeartbeat(time.Millisecond)))
+	id := s.newThread()
+	// The status line arrives while the gate holds the graph: only a
+	// keep-alive can have sent it.
+	resp := s.postOpen("/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{}, "assistant_id": "gate"})
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Location"), "/threads/"+id+"/runs/") ||
+		!strings.HasSuffix(resp.Header.Get("Location"), "/join") || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("a waited run kept alive answered %d with headers %v", resp.StatusCode, resp.Header)
+	}
+	if b := readByte(t, resp.Body); b != '\n' {
+		t.Fatalf("a waited run kept alive sent %q first, want a blank line", b)
+	}
+	close(s.gate)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(rest, &out); err != nil || out["n"] != float64(1) {
+		t.Fatalf("after its blank lines the waited run answered %q (%v), want its output {\"n\": 1}", rest, err)
+	}
+}
+
+func TestARefusalAfterAKeepAliveIsAnsweredAsTheRunsError(t *testing.T) {
+	s := newLGServer(t, server.WithLangGraphAPI(langgraph.WithHeartbeat(time.Millisecond)))
+	id := s.newThread()
+	s.startGate(id, nil)
+	// Queued behind the gated run, a resume waits long enough for a
+	// keep-alive, and finds nothing to resume once that run has ended.
+	resp := s.postOpen("/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": true}, "assistant_id": "gate", "multitask_strategy": "enqueue"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("a queued waited run answered %d, want 200 once kept alive", resp.StatusCode)
+	}
+	if b := readByte(t, resp.Body); b != '\n' {
+		t.Fatalf("a queued waited run sent %q first, want a blank line", b)
+	}
+	close(s.gate)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Error map[string]string `json:"__error__"`
+	}
+	if err := json.Unmarshal(rest, &out); err != nil || out.Error["error"] != "not_interrupted" || out.Error["message"] == "" {
+		t.Fatalf("a refusal after a keep-alive answered %q (%v), want {\"__error__\": {\"error\": \"not_interrupted\", ...}}", rest, err)
+	}
 }

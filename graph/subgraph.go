@@ -76,12 +76,6 @@ func (rc *nestedRun[T]) reset() {
 	rc.r, rc.c, rc.n, rc.fresh = runner[T]{}, cached[T]{st: &rc.st}, nesting{}, [1]string{}
 }
 
-// nestedBase is the id base the run had (see waitingSubgraphs.nestedIn).
-func (rc *nestedRun[T]) nestedBase() string { return rc.r.ts.Nested }
-
-// moved is the state's moved (see movable).
-func (rc *nestedRun[T]) moved(from, to []byte) { rc.st.moved(from, to) }
-
 // SubgraphNode returns a node of a graph over S that runs sub with the input in
 // maps from the parent's state, and returns the update out maps from the parent's
 // state and the subgraph's final state. The node's name is the subgraph's
@@ -203,10 +197,16 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		return st.values, nil
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
-	if cp, cerr := sub.codec.captured(st); cerr == nil {
+	// The values are copied into the checkpoint's encoding as they are
+	// encoded: their own encoding lies in scratch memory until then.
+	if vals, vlease, cerr := sub.codec.encodeValuesLeased(&st.values); cerr == nil {
+		cp := checkpointOf(st, vals)
 		if data, lease, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
 			s.Record(key, "", data)
 			env.waiting.put(key, data, rc, lease)
+		}
+		if vlease != nil {
+			release(vlease)
 		}
 	}
 	if err != nil {

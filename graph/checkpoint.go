@@ -341,11 +341,42 @@ func (c codec[S]) captured(st *state[S]) (checkpoint, error) {
 	if err != nil {
 		return checkpoint{}, err
 	}
+	return checkpointOf(st, vals), nil
+}
+
+// checkpointOf is st's checkpoint with vals, its values' encoding.
+func checkpointOf[S any](st *state[S], vals json.RawMessage) checkpoint {
 	return checkpoint{
 		V: store.FormatVersion, Nonce: st.nonce, CreatedAt: st.createdAt, Values: vals, Step: st.step,
 		Status: st.status, Next: st.next, Mid: st.mid, Base: st.base, Ledger: st.ledger, Memo: st.memo, Calls: st.calls,
 		Exchanges: st.exchanges, Recent: st.recent, Break: st.brk, Error: st.err,
-	}, nil
+	}
+}
+
+// encodeValuesLeased is encodeValues for a caller that copies the encoding at
+// once: it is returned in a reused scratch buffer, with the buffer as lease,
+// which the caller gives back (release) once it has copied it. With no lease
+// the encoding is the caller's.
+func (c codec[S]) encodeValuesLeased(v *S) (json.RawMessage, *[]byte, error) {
+	scratch := encodeScratch.Get().(*[]byte)
+	b, ok := c.fs.appendValues((*scratch)[:0], reflect.ValueOf(v).Elem())
+	if ok && cap(b) <= maxEncodeScratch {
+		*scratch = b
+		return b, scratch, nil
+	}
+	var out []byte
+	if ok {
+		out = slices.Clone(b)
+	}
+	if cap(b) <= maxEncodeScratch {
+		*scratch = b[:0]
+		encodeScratch.Put(scratch)
+	}
+	if !ok {
+		data, err := json.Marshal(*v)
+		return data, nil, err
+	}
+	return out, nil, nil
 }
 
 // encodeValues encodes a state value as json.Marshal does, field by field

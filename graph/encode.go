@@ -162,8 +162,13 @@ func appendWrites(b []byte, ws []write) []byte {
 // written unchanged.
 func appendRaw(b []byte, v json.RawMessage) ([]byte, bool) { return jsonappend.Raw(b, v) }
 
-// appendTime appends t as encoding/json writes a time.Time.
+// appendTime appends t as encoding/json writes a time.Time. The zero time, a
+// subgraph's creation time (its runs commit no time of their own), is
+// written as the constant it always is.
 func appendTime(b []byte, t time.Time) ([]byte, bool) {
+	if t.IsZero() && t.Location() == time.UTC {
+		return append(b, `"0001-01-01T00:00:00Z"`...), true
+	}
 	b = append(b, '"')
 	b, err := t.AppendText(b)
 	if err != nil {

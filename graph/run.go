@@ -1020,6 +1020,9 @@ func cloneLedger(ledger []ledgerEntry) []ledgerEntry {
 // pathBreaks returns the breakpoints of own and inherited that name nodes of
 // subgraphs (by a path with "/"), for the subgraphs a task runs.
 func (r *runner[S]) pathBreaks(own, inherited []string) []string {
+	if len(own) == 0 && len(inherited) == 0 {
+		return nil // most runs set no breakpoints
+	}
 	var out []string
 	for _, set := range [][]string{own, inherited} {
 		for _, n := range set {
@@ -1142,7 +1145,8 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	sc := tc.root.Init(ts, node)
 	env := &tc.env
 	*env = taskEnv{runner: r, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.nest.before()), after: r.pathBreaks(g.cfg.after, r.nest.after())}
-	ctx, span := r.startNode(r.ctx, node)
+	labels := g.labels[node]
+	ctx, span := r.startNode(r.ctx, &labels)
 	tc.ctx = task.Context{Context: ctx, Scope: sc, Key: envKey{}, Val: env}
 	ctx = &tc.ctx
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
@@ -1172,7 +1176,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		o.err = err
 		return o
 	}
-	ws, err := g.codec.fs.writesOf(reflect.ValueOf(upd), g.labels[node].who)
+	ws, err := g.codec.fs.writesOf(reflect.ValueOf(upd), labels.who)
 	if err != nil {
 		o.err = err
 		return o

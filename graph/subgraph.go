@@ -68,12 +68,43 @@ type nestedRun[T any] struct {
 	// subgraph usually waits for one), for r.fresh
 	fresh [1]string
 	st    state[T]
+	// answer holds the state's copy of the first answer brought in from the
+	// parent, and path the first question's path as forwarded to the
+	// parent, each once: the state, or the parent's, keeps referring to
+	// them (answerUsed, pathUsed), so later ones are allocated.
+	answer     interlude.Resolution
+	path       [4]string
+	answerUsed bool
+	pathUsed   bool
 }
 
 // reset readies a kept run for the call that picks its subgraph up: all but
-// its state is as new.
+// its state, and the answer and path it gave out, is as new.
 func (rc *nestedRun[T]) reset() {
 	rc.r, rc.c, rc.n, rc.fresh = runner[T]{}, cached[T]{st: &rc.st}, nesting{}, [1]string{}
+}
+
+// answerCopy returns a copy of res for the state to keep.
+func (rc *nestedRun[T]) answerCopy(res *interlude.Resolution) *interlude.Resolution {
+	if rc.answerUsed {
+		c := *res
+		return &c
+	}
+	rc.answer, rc.answerUsed = *res, true
+	return &rc.answer
+}
+
+// forwardedPath returns prefix followed by path, for a question forwarded to
+// the parent.
+func (rc *nestedRun[T]) forwardedPath(prefix, path []string) []string {
+	n := len(prefix) + len(path)
+	var out []string
+	if !rc.pathUsed && n <= len(rc.path) {
+		out, rc.pathUsed = rc.path[:0:n], true
+	} else {
+		out = make([]string, 0, n)
+	}
+	return append(append(out, prefix...), path...)
 }
 
 // nestedBase is the id base the run had (see waitingSubgraphs.nestedIn).
@@ -178,8 +209,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 				continue
 			}
 			if given, ok := s.Lookup(x.Interrupt.ID); ok && given.Resolution != nil {
-				res := *given.Resolution
-				x.Resolution = &res
+				x.Resolution = rc.answerCopy(given.Resolution)
 				if r.fresh == nil {
 					r.fresh = rc.fresh[:0]
 				}
@@ -203,10 +233,16 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		return st.values, nil
 	}
 	// Paused, at a breakpoint, or failed: keep the checkpoint for the next attempt.
-	if cp, cerr := sub.codec.captured(st); cerr == nil {
+	// The values are copied into the checkpoint's encoding as they are
+	// encoded: their own encoding lies in scratch memory until then.
+	if vals, vlease, cerr := sub.codec.encodeValuesLeased(&st.values); cerr == nil {
+		cp := checkpointOf(st, vals)
 		if data, lease, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
 			s.Record(key, "", data)
 			env.waiting.put(key, data, rc, lease)
+		}
+		if vlease != nil {
+			release(vlease)
 		}
 	}
 	if err != nil {
@@ -223,7 +259,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 				continue
 			}
 			q := st.exchanges[i].Interrupt
-			q.Path = append(append(make([]string, 0, len(prefix)+len(q.Path)), prefix...), q.Path...)
+			q.Path = rc.forwardedPath(prefix, q.Path)
 			s.Forward(q)
 		}
 		return zero, interlude.ErrPaused

@@ -148,9 +148,9 @@ func (g *Graph[S]) nodesAttr(nodes []string) attribute.KeyValue {
 	return tracing.Nodes.StringSlice(nodes)
 }
 
-// startNode starts the span of one node's task.
-func (r *runner[S]) startNode(ctx context.Context, node string) (context.Context, trace.Span) {
-	return r.g.cfg.tracer.Start(ctx, r.g.labels[node].span)
+// startNode starts the span of one node's task, named as its labels say.
+func (r *runner[S]) startNode(ctx context.Context, l *nodeLabels) (context.Context, trace.Span) {
+	return r.g.cfg.tracer.Start(ctx, l.span)
 }
 
 // endNode ends the span of a node's task in step with its outcome.

@@ -112,3 +112,61 @@ func FuzzTheWebhookBodyIsWhatEncodingThePayloadWrites(f *testing.F) {
 		}
 	})
 }
+
+func TestANoticesPayloadReadsAsEncodingJSONReadsIt(t *testing.T) {
+	at := time.Date(2026, 12, 1, 8, 0, 0, 123, time.UTC)
+	stored := func(d graph.NoticeData) string {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	q := &interlude.Interruption{ID: "q1", Name: "refund", Node: "approve", Path: []string{"approve", "call_1"}, ToolCallID: "call_1",
+		Message: "Refund <b>€40</b>?", Reason: "approval", Value: json.RawMessage(`{"amount":40}`), Schema: json.RawMessage(`{"type":"boolean"}`),
+		CreatedAt: at, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", Assignees: []string{"ops", "ann"}, Escalations: 2}
+	for _, data := range []string{
+		stored(graph.NoticeData{ThreadID: "t1", Graph: "refund", Checkpoint: 2, Interrupt: q}),
+		stored(graph.NoticeData{ThreadID: "t1", Graph: "refund", Checkpoint: 3, Interrupt: q, Resolution: &interlude.Resolution{
+			Status: interlude.Rejected, Error: &interlude.Rejection{Name: "Denied", Message: "no"}, By: "ann", At: at}}),
+		stored(graph.NoticeData{ThreadID: "t1", Graph: "refund", Checkpoint: 4, Interrupt: q, Escalation: &graph.Escalation{
+			InterruptID: "q1", Step: 1, Notify: []string{"ops"}, ReassignTo: []string{"bob"}, By: "policy"}}),
+		stored(graph.NoticeData{ThreadID: "t2", Graph: "refund", Checkpoint: 1, Error: "boom"}),
+		`{"thread_id":"t1","interrupt":{"id":"q1","value":null,"response_schema":null,"state":null,"expires_at":null,"name":null}}`,
+		`{"thread_id":"t1","interrupt":null}`,
+		`{"Thread_ID":"t1","GRAPH":"refund","interrupt":{"ID":"q1","Message":"m"}}`,
+		`{"thread_id":"t1","thread_id":"t2","interrupt":{"id":"q1","id":"q2"}}`,
+		"{\"thread_id\":\"t\xff1\",\"interrupt\":{\"id\":\"q1\",\"value\":\"\xfe\"}}",
+		`{"thread_id":"t1","extra":[1,{"a":null}],"interrupt":{"id":"q1","more":true}}`,
+		`null`, `{}`,
+	} {
+		var want, got graph.NoticeData
+		werr := json.Unmarshal([]byte(data), &want)
+		gerr := readNoticeData([]byte(data), &got)
+		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\nread  %+v (%v)\nwant %+v (%v)", data, got, gerr, want, werr)
+		}
+	}
+	for _, data := range []string{`{"thread_id":1}`, `{"interrupt":[]}`, `{`, ``} {
+		var d graph.NoticeData
+		if err := readNoticeData([]byte(data), &d); err == nil {
+			t.Errorf("%s: read without an error", data)
+		}
+	}
+}
+
+func FuzzANoticesPayloadReadsAsEncodingJSONReadsIt(f *testing.F) {
+	f.Add(`{"thread_id":"t1","graph":"refund","checkpoint":2,"interrupt":{"id":"q1","node":"approve","message":"m","reason":"r","created_at":"2026-12-02T16:31:32.519950795Z","expires_at":null,"name":null,"tool_call_id":null,"value":{"amount":40},"response_schema":null}}`)
+	f.Add(`{"interrupt":{"Value":null,"assignees":["a"]},"resolution":{"status":"resolved","response":true,"at":"2026-12-02T16:31:32Z"}}`)
+	f.Fuzz(func(t *testing.T, data string) {
+		var want, got graph.NoticeData
+		werr := json.Unmarshal([]byte(data), &want)
+		gerr := readNoticeData([]byte(data), &got)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: error %v, encoding/json says %v", data, gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\nread  %+v\nwant %+v", data, got, want)
+		}
+	})
+}

@@ -41,6 +41,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/store"
@@ -463,7 +467,7 @@ func (d *Dispatcher) settle(ctx context.Context, b batch) error {
 func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeSettle, error) {
 	nt := &Notification{Notice: n}
 	var failures []error
-	if err := json.Unmarshal(n.Data, &nt.Data); err != nil {
+	if err := readNoticeData(n.Data, &nt.Data); err != nil {
 		failures = append(failures, fmt.Errorf("the notice's data cannot be read: %w", err))
 	} else {
 		nt.InboxURL = d.inboxLink(nt)
@@ -502,6 +506,45 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeS
 		}
 	}
 	return settle, err
+}
+
+// storedNoticeData is how a notice's payload is read: its question goes into
+// a type of the same fields as interlude.Interruption but without its
+// UnmarshalJSON, which would take the question's bytes to be checked and
+// decoded over again (the field of the shallower depth takes the key).
+type storedNoticeData struct {
+	graph.NoticeData
+	Interrupt *plainInterruption `json:"interrupt,omitempty"`
+}
+
+// plainInterruption is interlude.Interruption without its methods.
+type plainInterruption interlude.Interruption
+
+// readNoticeData decodes a notice's payload into d as json.Unmarshal does.
+// Every notice is read on every attempt, so it is read with the faster
+// decoder of github.com/go-json-experiment/json; a payload that one refuses
+// (a repeated name, invalid UTF-8, which the runtime never writes) is read
+// by encoding/json, whose verdict stands.
+func readNoticeData(data []byte, d *graph.NoticeData) error {
+	var s storedNoticeData
+	if err := jsonv2.Unmarshal(data, &s, jsonv2.MatchCaseInsensitiveNames(true), jsonv1.MatchCaseSensitiveDelimiter(true)); err != nil {
+		s = storedNoticeData{}
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+	}
+	*d = s.NoticeData
+	if s.Interrupt != nil {
+		q := (*interlude.Interruption)(s.Interrupt)
+		// As interlude.Interruption's UnmarshalJSON has it: null is no value.
+		for _, p := range []*json.RawMessage{&q.Value, &q.Schema, &q.State} {
+			if string(*p) == "null" {
+				*p = nil
+			}
+		}
+		d.Interrupt = q
+	}
+	return nil
 }
 
 // inboxLink is the inbox address of a notification's question, or of its

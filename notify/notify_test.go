@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -357,5 +358,42 @@ func TestARefusalSaysTheStartOfTheEndpointsAnswer(t *testing.T) {
 		if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable || se.Body != strings.TrimSpace(answer[:256]) {
 			t.Fatalf("a refusal reads %v, want 503 and the answer's first 256 bytes", err)
 		}
+	}
+}
+
+func TestAWebhookFollowsNoRedirectSendsTheURLsUserAndSaysWhichRequestFailed(t *testing.T) {
+	var user, pass string
+	var redirected bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			redirected = true
+			return
+		}
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+			return
+		}
+		user, pass, _ = r.BasicAuth()
+	}))
+	defer srv.Close()
+	deliver := func(u string) error {
+		w, err := notify.NewWebhook(notify.WebhookConfig{URL: u, Secret: secret}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Deliver(context.Background(), &notify.Notification{Notice: store.Notice{ID: "evt_1", Type: store.NoticeRaised}})
+	}
+	if err := deliver(strings.Replace(srv.URL, "http://", "http://hook:s3cret@", 1) + "/in"); err != nil || user != "hook" || pass != "s3cret" {
+		t.Errorf("a URL with a user and password: %v, the endpoint saw %q and %q", err, user, pass)
+	}
+	var se *notify.StatusError
+	if err := deliver(srv.URL + "/moved"); !errors.As(err, &se) || se.Code != http.StatusTemporaryRedirect || redirected {
+		t.Errorf("a redirect: %v (followed: %v), want it refused as a 307", err, redirected)
+	}
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	var ue *url.Error
+	if err := deliver(dead.URL + "/in"); !errors.As(err, &ue) || ue.Op != "Post" || ue.URL != dead.URL+"/in" || !strings.Contains(err.Error(), "Post \""+dead.URL+"/in\"") {
+		t.Errorf("an endpoint that is gone: %v, want the request named as http.Client names it", err)
 	}
 }

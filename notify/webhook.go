@@ -34,6 +34,11 @@ type Webhook struct {
 	signer *standardwebhooks.Webhook
 	route  Route
 	client *http.Client
+	// direct, for the client NewWebhook makes, is its transport, which
+	// Deliver calls itself: that client follows no redirects and keeps no
+	// cookies or time limit of its own, so http.Client would only copy the
+	// headers for redirects it never follows.
+	direct http.RoundTripper
 	now    func() time.Time
 }
 
@@ -68,6 +73,7 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 	if err := cfg.Route.check(); err != nil {
 		return nil, fmt.Errorf("notify: webhook %s: %w", cfg.URL, err)
 	}
+	var direct http.RoundTripper
 	if client == nil {
 		// A dispatcher delivers up to 16 notices at once: keep as many
 		// connections to the endpoint open rather than dialling anew.
@@ -75,12 +81,15 @@ func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
 		tr.MaxIdleConnsPerHost = 16
 		client = &http.Client{Transport: traced{base: tr, otel: otelhttp.NewTransport(tr)},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		if u.User == nil { // http.Client turns a URL's user and password into basic authentication
+			direct = client.Transport
+		}
 	}
 	name := cfg.Name
 	if name == "" {
 		name = "webhook " + cfg.URL
 	}
-	return &Webhook{name: name, url: cfg.URL, signer: signer, route: cfg.Route, client: client, now: time.Now}, nil
+	return &Webhook{name: name, url: cfg.URL, signer: signer, route: cfg.Route, client: client, direct: direct, now: time.Now}, nil
 }
 
 // traced sends a request through OpenTelemetry's instrumentation only when
@@ -191,7 +200,7 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 	vals := []string{"application/json", n.Notice.ID, strconv.FormatInt(at.Unix(), 10), sig}
 	req.Header = http.Header{"Content-Type": vals[0:1:1], webhookIDKey: vals[1:2:2],
 		webhookTimestampKey: vals[2:3:3], webhookSignatureKey: vals[3:4:4]}
-	resp, err := w.client.Do(req)
+	resp, err := w.send(req)
 	if err != nil {
 		return err
 	}
@@ -205,6 +214,19 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 		return &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(buf[:k]))}
 	}
 	return nil
+}
+
+// send sends req through the webhook's client, or straight to its transport
+// when it may (direct), failing as http.Client does.
+func (w *Webhook) send(req *http.Request) (*http.Response, error) {
+	if w.direct == nil {
+		return w.client.Do(req)
+	}
+	resp, err := w.direct.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: "Post", URL: w.url, Err: err}
+	}
+	return resp, nil
 }
 
 // snippets are the buffers deliveries read the start of an answer into.

@@ -24,6 +24,13 @@ func TestARequestsSpanNameIsItsMethodAndRouteWhateverItsPatternsForm(t *testing.
 		if got := spanName(r); got != c.want {
 			t.Errorf("%s with pattern %q: span named %q, want %q", c.method, c.pattern, got, c.want)
 		}
+		// The name the handler gives a routed span, found or made once.
+		h := &tracedHandler{}
+		for range 2 {
+			if got := h.name(r); got != c.want {
+				t.Errorf("%s with pattern %q: handler named the span %q, want %q", c.method, c.pattern, got, c.want)
+			}
+		}
 	}
 }
 

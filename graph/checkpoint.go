@@ -368,10 +368,7 @@ func (c codec[S]) encodeValuesLeased(v *S) (json.RawMessage, *[]byte, error) {
 	if ok {
 		out = slices.Clone(b)
 	}
-	if cap(b) <= maxEncodeScratch {
-		*scratch = b[:0]
-		encodeScratch.Put(scratch)
-	}
+	giveBack(scratch, b)
 	if !ok {
 		data, err := json.Marshal(*v)
 		return data, nil, err

@@ -41,10 +41,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	} else {
 		kept.unplace()
 	}
-	if cap(b) <= maxEncodeScratch {
-		*scratch = b[:0]
-		encodeScratch.Put(scratch)
-	}
+	giveBack(scratch, b)
 	if !ok {
 		return marshalDelta(*d)
 	}
@@ -434,10 +431,7 @@ func encodeProgress(p progress, kept *waitingSubgraphs) (data []byte, lease *[]b
 	}
 	if !ok {
 		kept.unplace()
-		if cap(b) <= maxEncodeScratch {
-			*scratch = b[:0]
-			encodeScratch.Put(scratch)
-		}
+		giveBack(scratch, b)
 		data, err = marshalProgress(p.Version, *p.Checkpoint)
 		return data, nil, err
 	}
@@ -454,6 +448,15 @@ func encodeProgress(p progress, kept *waitingSubgraphs) (data []byte, lease *[]b
 	}
 	kept.settle(memo, data)
 	return data, lease, nil
+}
+
+// giveBack returns scratch to the pool holding b, its buffer as it grew,
+// unless b grew too large to keep.
+func giveBack(scratch *[]byte, b []byte) {
+	if cap(b) <= maxEncodeScratch {
+		*scratch = b[:0]
+		encodeScratch.Put(scratch)
+	}
 }
 
 // release gives back the scratch buffer of an encodeProgress whose result no
@@ -486,10 +489,7 @@ func encodeScratched(size int, fill func([]byte) ([]byte, bool), fallback func()
 	if ok {
 		out = slices.Clone(b)
 	}
-	if cap(b) <= maxEncodeScratch {
-		*scratch = b[:0]
-		encodeScratch.Put(scratch)
-	}
+	giveBack(scratch, b)
 	if !ok {
 		return fallback()
 	}

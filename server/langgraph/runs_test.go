@@ -308,14 +308,24 @@ func (s *lgServer) postOpen(path string, body any) *http.Response {
 	return resp
 }
 
-// readByte reads one byte of an open body.
-func readByte(t *testing.T, r io.Reader) byte {
-	t.Helper()
+// blankLineThenRest checks that a waited run's open answer starts with a
+// blank line while the gate holds its graph, opens the gate and returns the
+// rest of the answer.
+func (s *lgServer) blankLineThenRest(resp *http.Response) []byte {
+	s.t.Helper()
 	b := make([]byte, 1)
-	if _, err := io.ReadFull(r, b); err != nil {
-		t.Fatalf("reading the answer: %v", err)
+	if _, err := io.ReadFull(resp.Body, b); err != nil {
+		s.t.Fatalf("reading the answer: %v", err)
 	}
-	return b[0]
+	if b[0] != '\n' {
+		s.t.Fatalf("a waited run kept alive sent %q first, want a blank line", b[0])
+	}
+	close(s.gate)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return rest
 }
 
 func TestAWaitedRunSendsBlankLinesWhileItsGraphRuns(t *testing.T) {
@@ -328,14 +338,7 @@ func TestAWaitedRunSendsBlankLinesWhileItsGraphRuns(t *testing.T) {
 		!strings.HasSuffix(resp.Header.Get("Location"), "/join") || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("a waited run kept alive answered %d with headers %v", resp.StatusCode, resp.Header)
 	}
-	if b := readByte(t, resp.Body); b != '\n' {
-		t.Fatalf("a waited run kept alive sent %q first, want a blank line", b)
-	}
-	close(s.gate)
-	rest, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rest := s.blankLineThenRest(resp)
 	var out map[string]any
 	if err := json.Unmarshal(rest, &out); err != nil || out["n"] != float64(1) {
 		t.Fatalf("after its blank lines the waited run answered %q (%v), want its output {\"n\": 1}", rest, err)
@@ -352,14 +355,7 @@ func TestARefusalAfterAKeepAliveIsAnsweredAsTheRunsError(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("a queued waited run answered %d, want 200 once kept alive", resp.StatusCode)
 	}
-	if b := readByte(t, resp.Body); b != '\n' {
-		t.Fatalf("a queued waited run sent %q first, want a blank line", b)
-	}
-	close(s.gate)
-	rest, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rest := s.blankLineThenRest(resp)
 	var out struct {
 		Error map[string]string `json:"__error__"`
 	}

@@ -45,11 +45,9 @@ type tracedHandler struct {
 // routeKey is a route's method and pattern.
 type routeKey struct{ method, pattern string }
 
-// name is spanName(r), made once for each method and route whose pattern is
-// not already the name (a pattern of the method and a path is the name as it
-// is, found without a lookup).
+// name is spanName(r), made once for each method and route.
 func (h *tracedHandler) name(r *http.Request) string {
-	if _, known := methodAttr(r.Method); !known || r.Pattern == "" || patternIsName(r.Method, r.Pattern) {
+	if _, known := methods[r.Method]; !known || r.Pattern == "" {
 		return spanName(r)
 	}
 	k := routeKey{r.Method, r.Pattern}
@@ -147,7 +145,10 @@ func (c headerCarrier) Keys() []string { return propagation.HeaderCarrier(c).Key
 func requestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
 	host, port := splitHostPort(r.Host)
 	attrs = append(attrs, semconv.ServerAddress(host))
-	method, known := methodAttr(r.Method)
+	method, known := methods[r.Method]
+	if !known {
+		method = semconv.HTTPRequestMethodOther
+	}
 	attrs = append(attrs, method)
 	if r.TLS != nil {
 		attrs = append(attrs, semconv.URLScheme("https"))
@@ -198,32 +199,18 @@ func requestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyVa
 	return attrs
 }
 
-// methodAttr is the http.request.method attribute of method, and whether
-// HTTP defines method; any other is "_OTHER". A switch finds it in a few
-// comparisons, where a map would hash the method on each of the three
-// lookups a request makes.
-func methodAttr(method string) (attribute.KeyValue, bool) {
-	switch method {
-	case http.MethodGet:
-		return semconv.HTTPRequestMethodGet, true
-	case http.MethodPost:
-		return semconv.HTTPRequestMethodPost, true
-	case http.MethodPut:
-		return semconv.HTTPRequestMethodPut, true
-	case http.MethodDelete:
-		return semconv.HTTPRequestMethodDelete, true
-	case http.MethodPatch:
-		return semconv.HTTPRequestMethodPatch, true
-	case http.MethodHead:
-		return semconv.HTTPRequestMethodHead, true
-	case http.MethodOptions:
-		return semconv.HTTPRequestMethodOptions, true
-	case http.MethodConnect:
-		return semconv.HTTPRequestMethodConnect, true
-	case http.MethodTrace:
-		return semconv.HTTPRequestMethodTrace, true
-	}
-	return semconv.HTTPRequestMethodOther, false
+// methods are the http.request.method attributes of the methods HTTP
+// defines; any other is "_OTHER".
+var methods = map[string]attribute.KeyValue{
+	http.MethodConnect: semconv.HTTPRequestMethodConnect,
+	http.MethodDelete:  semconv.HTTPRequestMethodDelete,
+	http.MethodGet:     semconv.HTTPRequestMethodGet,
+	http.MethodHead:    semconv.HTTPRequestMethodHead,
+	http.MethodOptions: semconv.HTTPRequestMethodOptions,
+	http.MethodPatch:   semconv.HTTPRequestMethodPatch,
+	http.MethodPost:    semconv.HTTPRequestMethodPost,
+	http.MethodPut:     semconv.HTTPRequestMethodPut,
+	http.MethodTrace:   semconv.HTTPRequestMethodTrace,
 }
 
 // splitHostPort splits "host:port", "[v6]:port", or a bare host; port is
@@ -255,7 +242,7 @@ func route(pattern string) string {
 // spanName names a request's span for its method and route, once routed.
 func spanName(r *http.Request) string {
 	method := r.Method
-	if _, ok := methodAttr(method); !ok {
+	if _, ok := methods[method]; !ok {
 		method = "HTTP"
 	}
 	if r.Pattern == "" {
@@ -265,17 +252,11 @@ func spanName(r *http.Request) string {
 	if rt == "" {
 		return method
 	}
-	if patternIsName(method, r.Pattern) {
-		return r.Pattern
+	// A pattern of the method and a path is the name as it is.
+	if p := r.Pattern; len(p) == len(method)+1+len(rt) && p[len(method)] == ' ' && p[:len(method)] == method {
+		return p
 	}
 	return method + " " + rt
-}
-
-// patternIsName reports whether pattern is method and a path ("POST
-// /v1/graph/invoke"), the span name as it is.
-func patternIsName(method, pattern string) bool {
-	rt := route(pattern)
-	return rt != "" && len(pattern) == len(method)+1+len(rt) && pattern[len(method)] == ' ' && pattern[:len(method)] == method
 }
 
 // traceWriter notes the status and the size of a response.

@@ -35,17 +35,18 @@ func Interrupt(ctx context.Context, req Request) (Answer, error) {
 	if err != nil {
 		return Answer{}, &Error{Code: CodeInvalidRequest, Message: err.Error()}
 	}
-	if x, ok := s.Lookup(id); ok && x.Resolution != nil {
-		return answerOf(id, x.Resolution)
+	recorded := s.Lookup(id)
+	if recorded != nil && recorded.Resolution != nil {
+		return answerOf(id, recorded.Resolution)
 	}
 	in, err := buildInterrupt(id, req, s)
 	if err != nil {
 		return Answer{}, err
 	}
-	if x, ok := s.Lookup(id); ok {
+	if recorded != nil {
 		// Still pending from an earlier attempt: raise the recorded question again so
 		// its creation time and content stay those the person was shown.
-		in = x.Interrupt
+		in = recorded.Interrupt
 	} else {
 		in.Trace = tracing.Pause(ctx, id, req.Name, in.Reason)
 	}

@@ -805,13 +805,12 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if !st.mid {
 		base = st.version
 	}
-	exchanges := copyExchanges(st.exchanges)
 	// The tasks of one step run at a time, and none outlives its step: the
 	// runner's step record serves each step in turn.
 	ts := &r.ts
 	// A nested run's id base stays in its step record from step to step (see
 	// nesting).
-	*ts = task.Step{Nonce: st.nonce, Thread: r.threadID, Nested: ts.Nested, Checkpoint: base, Exchanges: exchanges, Ledger: st.memo, Now: g.cfg.now}
+	*ts = task.Step{Nonce: st.nonce, Thread: r.threadID, Nested: ts.Nested, Checkpoint: base, Exchanges: st.exchanges, Ledger: st.memo, Now: g.cfg.now}
 	if r.nest != nil {
 		ts.Nonce, ts.Thread = "", ""
 	}
@@ -968,44 +967,6 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		return false, r.finish(), nil
 	}
 	return true, nil, nil
-}
-
-// copyExchanges returns a copy of a step's exchanges for its tasks, with their
-// own copy of each resolution, so that code reading interlude.Exchanges cannot
-// change the thread's record. One exchange, the most common, is copied with
-// its resolution in one allocation.
-func copyExchanges(xs []interlude.Exchange) []interlude.Exchange {
-	var out []interlude.Exchange
-	var first *interlude.Resolution // where the first resolution's copy goes, if set
-	switch len(xs) {
-	case 0:
-		return nil
-	case 1:
-		one := &struct {
-			x [1]interlude.Exchange
-			r interlude.Resolution
-		}{}
-		out, first = one.x[:], &one.r
-	default:
-		out = make([]interlude.Exchange, len(xs))
-	}
-	for i, x := range xs {
-		out[i] = interlude.Exchange{Interrupt: x.Interrupt}
-		if x.Resolution == nil {
-			continue
-		}
-		r := first
-		if r == nil || i > 0 {
-			r = new(interlude.Resolution)
-		}
-		*r = *x.Resolution
-		if r.Error != nil {
-			e := *r.Error
-			r.Error = &e
-		}
-		out[i].Resolution = r
-	}
-	return out
 }
 
 // cloneLedger returns a copy of a step's ledger for its delta, nil if it is

@@ -208,7 +208,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			if x.Resolution != nil {
 				continue
 			}
-			if given, ok := s.Lookup(x.Interrupt.ID); ok && given.Resolution != nil {
+			if given := s.Lookup(x.Interrupt.ID); given != nil && given.Resolution != nil {
 				x.Resolution = rc.answerCopy(given.Resolution)
 				if r.fresh == nil {
 					r.fresh = rc.fresh[:0]

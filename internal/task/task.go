@@ -35,7 +35,8 @@ type Step struct {
 	Nonce, Thread, Nested string
 	Checkpoint            int64
 	// Exchanges lists the interrupts raised in this step so far, in the order they were
-	// raised, with their resolutions where given.
+	// raised, with their resolutions where given: the thread's record itself,
+	// which tasks only read (Scope.Exchanges hands out copies).
 	Exchanges []vocab.Exchange
 	// Ledger holds the recorded results of finished sub-tasks by their full key.
 	Ledger map[string]json.RawMessage
@@ -299,14 +300,16 @@ func idOf(b []byte) string {
 	return string(id[:])
 }
 
-// Lookup returns the exchange recorded for id in this step.
-func (s *Scope) Lookup(id string) (vocab.Exchange, bool) {
-	for _, x := range s.step.Exchanges {
-		if x.Interrupt.ID == id {
-			return x, true
+// Lookup returns the exchange recorded for id in this step, or nil. It is the
+// step's record itself, which the caller must only read.
+func (s *Scope) Lookup(id string) *vocab.Exchange {
+	xs := s.step.Exchanges
+	for i := range xs {
+		if xs[i].Interrupt.ID == id {
+			return &xs[i]
 		}
 	}
-	return vocab.Exchange{}, false
+	return nil
 }
 
 // Raise records a new interrupt for this attempt and marks the scope paused. Only
@@ -334,13 +337,24 @@ func (s *Scope) Raise(in vocab.Interruption) bool {
 	return true
 }
 
-// Exchanges returns the exchanges of this exact task path in the order raised.
+// Exchanges returns the exchanges of this exact task path in the order raised,
+// each with its own copy of its resolution, so that the caller cannot change
+// the step's record.
 func (s *Scope) Exchanges() []vocab.Exchange {
 	var out []vocab.Exchange
 	for _, x := range s.step.Exchanges {
-		if samePath(x.Interrupt.Path, s.path) {
-			out = append(out, x)
+		if !samePath(x.Interrupt.Path, s.path) {
+			continue
 		}
+		if r := x.Resolution; r != nil {
+			c := *r
+			if c.Error != nil {
+				e := *c.Error
+				c.Error = &e
+			}
+			x.Resolution = &c
+		}
+		out = append(out, x)
 	}
 	return out
 }

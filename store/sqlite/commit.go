@@ -39,7 +39,7 @@ type appendReq struct {
 	// write, if set, is the request's change instead of the append a (of
 	// which only ThreadID, for messages, and NoSync are read): a document's
 	// write, or an outbox claim or settle.
-	write func(ctx context.Context, tx *sql.Tx) error
+	write func(ctx context.Context, tx *groupTx) error
 	err   error
 	tried bool // applied in the group's transaction, whatever the outcome
 	// wake receives once: when the request's group is done, or, with lead
@@ -64,6 +64,40 @@ type committer struct {
 	// listed holds the listing facts of the threads the leaders last wrote
 	// (see Store.updateThread); only the leader uses it.
 	listed map[string]listing
+	tx     groupTx // the leader's transaction, reused by the next leader
+}
+
+// groupTx is a group's transaction. Each of the writer's prepared statements
+// is bound to it once, however many of the group's requests run it: binding
+// a statement to a transaction allocates it anew and registers it with the
+// pool.
+type groupTx struct {
+	*sql.Tx
+	bound []boundStmt
+}
+
+// boundStmt is a prepared statement of the writer and its binding to a
+// group's transaction.
+type boundStmt struct{ stmt, inTx *sql.Stmt }
+
+// begin makes tx the group's transaction, with no statement bound yet.
+func (t *groupTx) begin(tx *sql.Tx) *groupTx {
+	t.Tx = tx
+	clear(t.bound)
+	t.bound = t.bound[:0]
+	return t
+}
+
+// stmt returns s bound to the transaction.
+func (t *groupTx) stmt(ctx context.Context, s *sql.Stmt) *sql.Stmt {
+	for _, b := range t.bound {
+		if b.stmt == s {
+			return b.inTx
+		}
+	}
+	inTx := t.StmtContext(ctx, s)
+	t.bound = append(t.bound, boundStmt{s, inTx})
+	return inTx
 }
 
 var (
@@ -261,7 +295,7 @@ func (c *committer) commit(group []*appendReq) (needSync bool) {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
 		return false
 	}
-	applied, undo := c.applyAll(ctx, tx, group, false)
+	applied, undo := c.applyAll(ctx, c.tx.begin(tx), group, false)
 	if undo {
 		// An append failed after writing: start the group over with a
 		// savepoint around each append.
@@ -278,7 +312,7 @@ func (c *committer) commit(group []*appendReq) (needSync bool) {
 			finish(s.wrap("append to", group[0].a.ThreadID, err))
 			return
 		}
-		applied, _ = c.applyAll(ctx, tx, group, true)
+		applied, _ = c.applyAll(ctx, c.tx.begin(tx), group, true)
 	}
 	if applied == 0 {
 		tx.Rollback()
@@ -307,7 +341,7 @@ func (c *committer) commit(group []*appendReq) (needSync bool) {
 // saved is set, and returns how many were applied. Without savepoints it stops
 // and reports undo at the first append that failed after writing, whose
 // changes only a rollback of tx takes back.
-func (c *committer) applyAll(ctx context.Context, tx *sql.Tx, group []*appendReq, saved bool) (applied int, undo bool) {
+func (c *committer) applyAll(ctx context.Context, tx *groupTx, group []*appendReq, saved bool) (applied int, undo bool) {
 	s := c.s
 	for _, r := range group {
 		if r.err != nil {
@@ -332,17 +366,17 @@ func (c *committer) applyAll(ctx context.Context, tx *sql.Tx, group []*appendReq
 
 // applySaved applies one append of a group inside a savepoint, so its failure
 // leaves the others' changes in place.
-func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error {
-	if _, err := tx.StmtContext(ctx, s.savepoint).ExecContext(ctx); err != nil {
+func (s *Store) applySaved(ctx context.Context, tx *groupTx, r *appendReq) error {
+	if _, err := tx.stmt(ctx, s.savepoint).ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
 	_, err := s.do(ctx, tx, r)
 	if err != nil {
-		if _, rerr := tx.StmtContext(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
+		if _, rerr := tx.stmt(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 	}
-	if _, rerr := tx.StmtContext(ctx, s.release).ExecContext(ctx); rerr != nil {
+	if _, rerr := tx.stmt(ctx, s.release).ExecContext(ctx); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err
@@ -351,7 +385,7 @@ func (s *Store) applySaved(ctx context.Context, tx *sql.Tx, r *appendReq) error 
 // do applies one request of a group, its write or else its append, and
 // reports whether it wrote anything before it failed. A write that fails is
 // taken to have written, so that only a rollback takes it back.
-func (s *Store) do(ctx context.Context, tx *sql.Tx, r *appendReq) (wrote bool, err error) {
+func (s *Store) do(ctx context.Context, tx *groupTx, r *appendReq) (wrote bool, err error) {
 	if r.write != nil {
 		err := r.write(ctx, tx)
 		return err != nil, err

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
@@ -21,7 +20,7 @@ func holdWriter(t *testing.T, s *Store) (release chan struct{}, done chan error)
 	started := make(chan struct{})
 	ctx := context.Background()
 	go func() {
-		done <- s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(context.Context, *sql.Tx) error {
+		done <- s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(context.Context, *groupTx) error {
 			close(started)
 			<-release
 			return nil

@@ -46,8 +46,8 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	}
 	created, updated := storekit.DocumentNanos(d, time.Now().UnixNano())
 	data := nonNil(d.Data)
-	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: d.ThreadID}, write: func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.StmtContext(ctx, s.putDocument).ExecContext(ctx, d.ThreadID, d.Kind, d.Key, data, created, updated); err != nil {
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: d.ThreadID}, write: func(ctx context.Context, tx *groupTx) error {
+		if _, err := tx.stmt(ctx, s.putDocument).ExecContext(ctx, d.ThreadID, d.Kind, d.Key, data, created, updated); err != nil {
 			return s.wrap("put a document of", d.ThreadID, err)
 		}
 		return nil
@@ -55,18 +55,18 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 }
 
 // writeDocuments writes the documents of a in the append's transaction.
-func (s *Store) writeDocuments(ctx context.Context, tx *sql.Tx, a store.Append, now int64) error {
+func (s *Store) writeDocuments(ctx context.Context, tx *groupTx, a store.Append, now int64) error {
 	for _, w := range a.Documents {
 		d := w.Document
 		var err error
 		switch {
 		case w.Delete && w.IfUnchanged:
-			_, err = tx.StmtContext(ctx, s.delDocumentIf).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data))
+			_, err = tx.stmt(ctx, s.delDocumentIf).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data))
 		case w.Delete:
-			_, err = tx.StmtContext(ctx, s.delDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key)
+			_, err = tx.stmt(ctx, s.delDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key)
 		default:
 			created, updated := storekit.DocumentNanos(d, now)
-			_, err = tx.StmtContext(ctx, s.putDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
+			_, err = tx.stmt(ctx, s.putDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
 		}
 		if err != nil {
 			return s.wrap("write a document of", a.ThreadID, err)
@@ -136,8 +136,8 @@ func (s *Store) Documents(ctx context.Context, q store.DocumentQuery) ([]store.D
 // DeleteDocument implements store.Documents. Like PutDocument, it joins the
 // group commit of the appends.
 func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) error {
-	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: threadID}, write: func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.StmtContext(ctx, s.delDocument).ExecContext(ctx, threadID, kind, key); err != nil {
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: threadID}, write: func(ctx context.Context, tx *groupTx) error {
+		if _, err := tx.stmt(ctx, s.delDocument).ExecContext(ctx, threadID, kind, key); err != nil {
 			return s.wrap("delete a document of", threadID, err)
 		}
 		return nil

@@ -18,13 +18,13 @@ import (
 const noticeColumns = `id, seq, thread_id, graph, type, interrupt_id, data, created_at, state, attempts, next_at, last_error, delivered_to, settled_at`
 
 // insertNotices writes the notices of a in the append's transaction.
-func (s *Store) insertNotices(ctx context.Context, tx *sql.Tx, a store.Append, now int64) error {
+func (s *Store) insertNotices(ctx context.Context, tx *groupTx, a store.Append, now int64) error {
 	for _, n := range a.Outbox {
 		created := now
 		if !n.CreatedAt.IsZero() {
 			created = n.CreatedAt.UnixNano()
 		}
-		if _, err := tx.StmtContext(ctx, s.insNotice).ExecContext(ctx, n.ID, a.ThreadID, n.Graph, n.Type, n.InterruptID, nonNil(n.Data), created, created); err != nil {
+		if _, err := tx.stmt(ctx, s.insNotice).ExecContext(ctx, n.ID, a.ThreadID, n.Graph, n.Type, n.InterruptID, nonNil(n.Data), created, created); err != nil {
 			return s.wrap("append to", a.ThreadID, err)
 		}
 	}
@@ -76,9 +76,9 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
 	now := c.Now.UnixNano()
 	var out []store.Notice
-	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *sql.Tx) error {
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *groupTx) error {
 		var err error
-		out, err = scanNotices(tx.StmtContext(ctx, s.claimNotices).QueryContext(ctx, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
+		out, err = scanNotices(tx.stmt(ctx, s.claimNotices).QueryContext(ctx, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
 		return err
 	}})
 	if err != nil {
@@ -119,9 +119,9 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 		tos[i] = deliveredTo(st.DeliveredTo)
 	}
 	var refused []error // the notices the op found missing or claimed by another, if it commits
-	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *sql.Tx) error {
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *groupTx) error {
 		refused = refused[:0]
-		upd := tx.StmtContext(ctx, s.settleNotice)
+		upd := tx.stmt(ctx, s.settleNotice)
 		for i, st := range valid {
 			var settled any
 			next := st.NextAt.UnixNano()

@@ -283,7 +283,7 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 // compare-and-set, the records and the snapshot. A failed compare-and-set
 // (a conflict) changes nothing; after any other failure wrote is set: the
 // append may have changed something only a rollback undoes.
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bool, err error) {
+func (s *Store) apply(ctx context.Context, tx *groupTx, req *appendReq) (wrote bool, err error) {
 	a := req.a
 	now := time.Now().UnixNano()
 	updated := now
@@ -300,7 +300,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 		if !a.Meta.CreatedAt.IsZero() {
 			created = a.Meta.CreatedAt.UnixNano()
 		}
-		res, err = tx.StmtContext(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated, expires)
+		res, err = tx.stmt(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated, expires)
 	} else {
 		res, err = s.updateThread(ctx, tx, req, last, updated, expires)
 	}
@@ -309,12 +309,12 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		var actual int64
-		if err := tx.StmtContext(ctx, s.curVersion).QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := tx.stmt(ctx, s.curVersion).QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return true, s.wrap("append to", a.ThreadID, err)
 		}
 		return false, storekit.Conflict(a.ThreadID, a.Expect, actual)
 	}
-	ins := tx.StmtContext(ctx, s.insRecord)
+	ins := tx.stmt(ctx, s.insRecord)
 	for _, r := range a.Records {
 		created := now
 		if !r.CreatedAt.IsZero() {
@@ -325,7 +325,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 		}
 	}
 	if sn := a.Snapshot; sn != nil {
-		if _, err = tx.StmtContext(ctx, s.putSnapshot).ExecContext(ctx, a.ThreadID, sn.Version, sn.Format, nonNil(sn.Data)); err != nil {
+		if _, err = tx.stmt(ctx, s.putSnapshot).ExecContext(ctx, a.ThreadID, sn.Version, sn.Format, nonNil(sn.Data)); err != nil {
 			return true, s.wrap("append to", a.ThreadID, err)
 		}
 	}
@@ -348,12 +348,12 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, req *appendReq) (wrote bo
 // expiry (a step in the middle of a run) changes only the row's version and
 // questions and leaves its updated_at, so that no listing index is rewritten;
 // any other append, or one that finds a change, sets every column.
-func (s *Store) updateThread(ctx context.Context, tx *sql.Tx, req *appendReq, last, updated int64, expires *int64) (sql.Result, error) {
+func (s *Store) updateThread(ctx context.Context, tx *groupTx, req *appendReq, last, updated int64, expires *int64) (sql.Result, error) {
 	a := req.a
 	// Only an append the writer knows keeps the listing tries the narrow
 	// update, which checks it again; others set every column at once.
 	if prev, ok := s.commits.listed[a.ThreadID]; ok && a.NoSync && prev == listingOf(a, a.Expect, expires) {
-		res, err := tx.StmtContext(ctx, s.stepThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, expires)
+		res, err := tx.stmt(ctx, s.stepThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, expires)
 		if err != nil {
 			return nil, err
 		}
@@ -361,7 +361,7 @@ func (s *Store) updateThread(ctx context.Context, tx *sql.Tx, req *appendReq, la
 			return res, err
 		}
 	}
-	return tx.StmtContext(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
+	return tx.stmt(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
 }
 
 // listing is what a thread's row holds for the listing indexes, as the writer

@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/jsonappend"
+	"github.com/interludehq/interlude/internal/vocab"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -57,7 +60,7 @@ func (r *runner[S]) notices(st *state[S], d *delta, pendingBefore []string, clos
 	var out []store.Notice
 	add := func(typ string, data NoticeData, interruptID string) error {
 		data.ThreadID, data.Graph, data.Checkpoint = r.threadID, r.g.name, st.version
-		b, err := json.Marshal(data)
+		b, err := encodeNoticeData(&data)
 		if err != nil {
 			return err
 		}
@@ -102,6 +105,63 @@ func (r *runner[S]) notices(st *state[S], d *delta, pendingBefore []string, clos
 		}
 	}
 	return out, nil
+}
+
+// encodeNoticeData returns d as json.Marshal writes it, written field by
+// field: json.Marshal would read the question's own encoding over again to
+// compact it. A value the hand encoder does not write as encoding/json would
+// (a raw value to compact or escape) sends the whole through json.Marshal.
+func encodeNoticeData(d *NoticeData) ([]byte, error) {
+	size := 192 + len(d.Error)
+	if q := d.Interrupt; q != nil {
+		size += 256 + len(q.Message) + len(q.Value) + len(q.Schema)
+	}
+	if r := d.Resolution; r != nil {
+		size += 128 + len(r.Response)
+	}
+	b := append(make([]byte, 0, size), `{"thread_id":`...)
+	b = jsonappend.String(b, d.ThreadID)
+	b = append(b, `,"graph":`...)
+	b = jsonappend.String(b, d.Graph)
+	b = append(b, `,"checkpoint":`...)
+	b = strconv.AppendInt(b, d.Checkpoint, 10)
+	ok := true
+	if d.Interrupt != nil {
+		b = append(b, `,"interrupt":`...)
+		if b, ok = vocab.AppendInterruption(b, d.Interrupt); !ok {
+			return json.Marshal(d)
+		}
+	}
+	if d.Resolution != nil {
+		b = append(b, `,"resolution":`...)
+		if b, ok = vocab.AppendResolution(b, d.Resolution); !ok {
+			return json.Marshal(d)
+		}
+	}
+	if d.Error != "" {
+		b = append(b, `,"error":`...)
+		b = jsonappend.String(b, d.Error)
+	}
+	if e := d.Escalation; e != nil {
+		b = append(b, `,"escalation":{"interrupt_id":`...)
+		b = jsonappend.String(b, e.InterruptID)
+		b = append(b, `,"step":`...)
+		b = strconv.AppendInt(b, int64(e.Step), 10)
+		if len(e.Notify) > 0 {
+			b = append(b, `,"notify":`...)
+			b = jsonappend.Strings(b, e.Notify)
+		}
+		if len(e.ReassignTo) > 0 {
+			b = append(b, `,"reassign_to":`...)
+			b = jsonappend.Strings(b, e.ReassignTo)
+		}
+		if e.By != "" {
+			b = append(b, `,"by":`...)
+			b = jsonappend.String(b, e.By)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
 }
 
 // noticeID is a notice's stable id: the same change of the same thread (made

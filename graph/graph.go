@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -191,10 +192,9 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	}
 	g := &Graph[S]{
 		name:    cfg.name,
-		nodes:   b.nodes,
+		nodes:   maps.Clone(b.nodes),
 		order:   make(map[string]int, len(b.order)),
-		edges:   b.edges,
-		routes:  b.routes,
+		hops:    make(map[string]hop[S], len(b.edges)+len(b.routes)),
 		cfg:     cfg,
 		codec:   codec[S]{fs: fs},
 		locks:   keylock.New(),
@@ -211,11 +211,20 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 		g.labels[n] = nodeLabels{span: "interlude.node " + n, who: fmt.Sprintf("node %q", n), nodes: tracing.Nodes.StringSlice([]string{n})}
 	}
 	g.nodeNames = slices.Clone(b.order)
-	g.sole = make(map[string][]string)
 	for from, tos := range b.edges {
-		if len(tos) == 1 && tos[0] != End && tos[0] != "" && len(b.routes[from]) == 0 {
-			g.sole[from] = []string{tos[0]}
+		h := g.hops[from]
+		for _, to := range tos {
+			if to != End && !slices.Contains(h.next, to) {
+				h.next = append(h.next, to)
+			}
 		}
+		slices.SortFunc(h.next, func(a, b string) int { return g.order[a] - g.order[b] })
+		g.hops[from] = h
+	}
+	for from, rs := range b.routes {
+		h := g.hops[from]
+		h.routes = slices.Clone(rs)
+		g.hops[from] = h
 	}
 	if cfg.observer != nil {
 		obs := cfg.observer.(Observer[S])
@@ -387,12 +396,9 @@ type Graph[S any] struct {
 	nodes     map[string]Node[S]
 	nodeNames []string
 	order     map[string]int
-	edges     map[string][]string
-	routes    map[string][]Route[S]
-	// sole holds, for each node (and Start) with one edge, to a node, and no
-	// route, the next nodes after it alone: the step after it takes this
-	// slice rather than a new one. Nothing changes a state's next nodes in place.
-	sole     map[string][]string
+	// hops holds what follows each node (and Start) that has edges or
+	// routes.
+	hops     map[string]hop[S]
 	cfg      config
 	codec    codec[S]
 	locks    *keylock.Locks
@@ -401,6 +407,15 @@ type Graph[S any] struct {
 	onInput  InputFunc[S]
 	labels   map[string]nodeLabels
 	runSpan  string // the name of a run's span, made once
+}
+
+// hop is what follows a node: the nodes its edges lead to, without End, in
+// the order nodes were added, and its routes. A step after a node without
+// routes takes next as its next nodes: nothing changes a state's next nodes in
+// place.
+type hop[S any] struct {
+	next   []string
+	routes []Route[S]
 }
 
 // nodeLabels are the strings a node's runs are named by, made once.
@@ -429,8 +444,8 @@ func (g *Graph[S]) breakpoint(set []string, node string) bool {
 // they cannot pause it.
 func (g *Graph[S]) successors(ctx context.Context, ran []string, s S) ([]string, error) {
 	if len(ran) == 1 {
-		if sole, tos := g.sole[ran[0]], g.edges[ran[0]]; len(sole) == 1 && len(tos) == 1 && tos[0] == sole[0] && len(g.routes[ran[0]]) == 0 {
-			return sole, nil
+		if h := g.hops[ran[0]]; len(h.routes) == 0 {
+			return h.next, nil
 		}
 	}
 	var next []string
@@ -441,10 +456,11 @@ func (g *Graph[S]) successors(ctx context.Context, ran []string, s S) ([]string,
 	}
 	var quiet context.Context // ctx without the task, made for the first route
 	for _, from := range ran {
-		for _, to := range g.edges[from] {
+		h := g.hops[from]
+		for _, to := range h.next {
 			add(to)
 		}
-		for _, r := range g.routes[from] {
+		for _, r := range h.routes {
 			if quiet == nil {
 				quiet = ctx
 				if task.From(ctx) != nil {

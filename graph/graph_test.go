@@ -296,3 +296,37 @@ func idFor(t *testing.T, qs []interlude.Interruption, msg string) string {
 
 var _ = json.Valid
 var _ sync.Mutex
+
+// TestABuilderChangedAfterCompileLeavesTheCompiledGraphAlone checks that a
+// compiled graph runs as it was compiled: nodes, edges and routes added to its
+// builder afterwards change nothing it does.
+func TestABuilderChangedAfterCompileLeavesTheCompiledGraphAlone(t *testing.T) {
+	ctx := context.Background()
+	var ran []string
+	node := func(name string) graph.Node[refundState] {
+		return func(context.Context, refundState) (refundState, error) {
+			ran = append(ran, name)
+			return refundState{Attempts: 1}, nil
+		}
+	}
+	b := graph.New[refundState]()
+	b.AddNode("first", node("first")).AddNode("second", node("second"))
+	b.AddEdge(graph.Start, "first").AddEdge("first", "second")
+	app, err := b.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.AddNode("later", node("later"))
+	b.AddEdge(graph.Start, "later").AddEdge("first", "later").AddEdge("second", "later")
+	b.AddRoute("second", func(context.Context, refundState) ([]string, error) { return []string{"later"}, nil })
+	res, err := app.Invoke(ctx, "x", graph.Input(refundState{Amount: 1}))
+	if err != nil || res.Status != interlude.RunCompleted || res.Values.Attempts != 2 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if !slices.Equal(ran, []string{"first", "second"}) {
+		t.Fatalf("the compiled graph ran %q, want first then second", ran)
+	}
+	if got := app.Nodes(); !slices.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("the compiled graph lists nodes %q, want first and second", got)
+	}
+}

@@ -206,17 +206,17 @@ func Open(path string, opts ...Option) (*Store, error) {
 		sql  string
 	}{
 		{w, &s.insThread, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING`},
-		{w, &s.updThread, `UPDATE threads SET graph = ?2, status = ?3, version = ?4, interrupts = ?5, updated_at = ?7, expires_at = ?8
-			WHERE id = ?1 AND version = ?6`},
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
+		{w, &s.updThread, `UPDATE threads SET graph = ?, status = ?, version = ?, interrupts = ?, updated_at = ?, expires_at = ?
+			WHERE id = ? AND version = ?`},
 		// A step within a run: only the version and the questions change,
 		// so the listing indexes (graph, status, updated_at) are left alone.
-		{w, &s.stepThread, `UPDATE threads SET version = ?4, interrupts = ?5
-			WHERE id = ?1 AND version = ?6 AND graph = ?2 AND status = ?3 AND expires_at IS ?7`},
+		{w, &s.stepThread, `UPDATE threads SET version = ?, interrupts = ?
+			WHERE id = ? AND version = ? AND graph = ? AND status = ? AND expires_at IS ?`},
 		{w, &s.curVersion, `SELECT version FROM threads WHERE id = ?`},
 		{w, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
-		{w, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?1, ?2, ?3, ?4)
-			ON CONFLICT (thread_id, version) DO UPDATE SET format = ?3, data = ?4`},
+		{w, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (thread_id, version) DO UPDATE SET format = excluded.format, data = excluded.data`},
 		{w, &s.insNotice, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`},
 		// The claim walks the due index in order and stops at the limit; left
@@ -353,7 +353,7 @@ func (s *Store) updateThread(ctx context.Context, tx *groupTx, req *appendReq, l
 	// Only an append the writer knows keeps the listing tries the narrow
 	// update, which checks it again; others set every column at once.
 	if prev, ok := s.commits.listed[a.ThreadID]; ok && a.NoSync && prev == listingOf(a, a.Expect, expires) {
-		res, err := tx.stmt(ctx, s.stepThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, expires)
+		res, err := tx.stmt(ctx, s.stepThread).ExecContext(ctx, last, req.interrupts, a.ThreadID, a.Expect, a.Meta.Graph, string(a.Meta.Status), expires)
 		if err != nil {
 			return nil, err
 		}
@@ -361,7 +361,7 @@ func (s *Store) updateThread(ctx context.Context, tx *groupTx, req *appendReq, l
 			return res, err
 		}
 	}
-	return tx.stmt(ctx, s.updThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, a.Expect, updated, expires)
+	return tx.stmt(ctx, s.updThread).ExecContext(ctx, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, updated, expires, a.ThreadID, a.Expect)
 }
 
 // listing is what a thread's row holds for the listing indexes, as the writer

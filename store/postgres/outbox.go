@@ -76,10 +76,13 @@ func scanNotices(rows pgx.Rows, err error) ([]store.Notice, error) {
 }
 
 // ClaimNotices implements store.Outbox. Replicas claiming together skip the
-// rows another holds locked, so each notice goes to one of them.
+// rows another holds locked, so each notice goes to one of them. The claim
+// commits without waiting for the log's flush (on the store's second pool,
+// synchronous_commit off): a claim lost to a database crash leaves its
+// notices due, to be claimed and delivered again.
 func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
 	q := s.sql.schema
-	out, err := scanNotices(s.pool.Query(ctx, `UPDATE `+q+`.outbox SET owner = $1, claimed_until = $2, attempts = attempts + 1
+	out, err := scanNotices(s.fast.Query(ctx, `UPDATE `+q+`.outbox SET owner = $1, claimed_until = $2, attempts = attempts + 1
 		WHERE seq IN (SELECT seq FROM `+q+`.outbox WHERE state = 'pending' AND next_at <= $3 AND (owner = '' OR claimed_until <= $3)
 			ORDER BY next_at, seq LIMIT $4 FOR UPDATE SKIP LOCKED)
 		RETURNING `+noticeColumns, c.Owner, c.Now.Add(c.TTL).UnixNano(), c.Now.UnixNano(), storekit.NoticeLimit(c.Limit)))
@@ -100,9 +103,9 @@ func (s *Store) SettleNotice(ctx context.Context, st store.NoticeSettle) error {
 	return s.SettleNotices(ctx, []store.NoticeSettle{st})
 }
 
-// SettleNotices implements store.Outbox: one statement in one transaction,
-// committed without waiting for the log's flush (synchronous_commit off; a
-// settle lost to a crash delivers its notice again).
+// SettleNotices implements store.Outbox: one statement, committed without
+// waiting for the log's flush (on the store's second pool, synchronous_commit
+// off; a settle lost to a database crash delivers its notice again).
 func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) error {
 	var errs []error
 	var v settleArrays
@@ -123,29 +126,15 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 	if len(v.ids) == 0 && len(again) == 0 {
 		return errors.Join(errs...)
 	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres store: settle notices: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	b := &pgx.Batch{}
-	b.Queue(`SET LOCAL synchronous_commit = off`)
 	// An id comes once in the arrays (the first outcome for it): an UPDATE
 	// joined to several rows for one notice would apply any one of them.
-	b.Queue(`UPDATE `+s.sql.schema+`.outbox o SET state = v.state, next_at = v.next_at, last_error = v.last_error,
+	rows, err := s.fast.Query(ctx, `UPDATE `+s.sql.schema+`.outbox o SET state = v.state, next_at = v.next_at, last_error = v.last_error,
 			delivered_to = ARRAY(SELECT jsonb_array_elements_text(v.delivered_to::jsonb)), settled_at = v.settled_at, owner = '', claimed_until = 0
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::bigint[])
 			AS v(id, owner, state, next_at, last_error, delivered_to, settled_at)
 		WHERE o.id = v.id AND o.owner = v.owner AND o.state = 'pending'
 		RETURNING o.id`, v.ids, v.owners, v.states, v.next, v.errors, v.to, v.settled)
-	res := tx.SendBatch(ctx, b)
-	if _, err := res.Exec(); err != nil {
-		res.Close()
-		return fmt.Errorf("postgres store: settle notices: %w", err)
-	}
-	rows, err := res.Query()
 	if err != nil {
-		res.Close()
 		return fmt.Errorf("postgres store: settle notices: %w", err)
 	}
 	settled := make(map[string]bool, len(v.ids))
@@ -153,20 +142,12 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			res.Close()
 			return fmt.Errorf("postgres store: settle notices: %w", err)
 		}
 		settled[id] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		res.Close()
-		return fmt.Errorf("postgres store: settle notices: %w", err)
-	}
-	if err := res.Close(); err != nil {
-		return fmt.Errorf("postgres store: settle notices: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres store: settle notices: %w", err)
 	}
 	for i, id := range v.ids {

@@ -101,6 +101,16 @@ func TestConformance(t *testing.T) {
 			_, err := s.pool.Exec(context.Background(), `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.snapshots SET format = $1 WHERE thread_id = $2`, format, threadID)
 			return err
 		},
+		Reopen: func(t *testing.T, st store.Store) store.Store {
+			s := st.(*Store)
+			s.Close()
+			again, err := New(context.Background(), pool(t), WithSchema(s.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { again.Close() })
+			return again
+		},
 	})
 }
 

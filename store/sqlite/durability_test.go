@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
@@ -13,8 +14,9 @@ import (
 // TestADurableWriteSyncsTheLogAfterItsCommitAndANoSyncOneDoesNot checks the
 // log's syncs: every commit runs under synchronous=NORMAL, and each durable
 // append, delete and document write is followed by one sync of the log (none
-// under WithSynchronous("NORMAL"); EXTRA is FULL), an append marked NoSync by
-// none, whatever the order they come in.
+// under WithSynchronous("NORMAL"); EXTRA is FULL), an append marked NoSync,
+// a claim of notices and a settle of them by none, whatever the order they
+// come in.
 func TestADurableWriteSyncsTheLogAfterItsCommitAndANoSyncOneDoesNot(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -51,6 +53,20 @@ func TestADurableWriteSyncsTheLogAfterItsCommitAndANoSyncOneDoesNot(t *testing.T
 				}
 				check(fmt.Sprintf("append %d (NoSync %v)", v+1, noSync), want, func() error { return s.Append(ctx, a) })
 			}
+			// A claim or a settle of notices never waits for the disk: one lost
+			// to a crash only delivers its notices again, under the same ids.
+			check("an append carrying notices", c.sync, func() error {
+				return s.Append(ctx, store.Append{ThreadID: "u", Meta: meta, Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: []byte("x")}},
+					Outbox: []store.Notice{{ID: "n1", Graph: "g", Type: store.NoticeRaised, Data: []byte(`{}`)}, {ID: "n2", Graph: "g", Type: store.NoticeRaised, Data: []byte(`{}`)}}})
+			})
+			check("a claim of notices", 0, func() error {
+				_, err := s.ClaimNotices(ctx, store.NoticeClaim{Owner: "d", Now: time.Now(), TTL: time.Minute})
+				return err
+			})
+			check("a settle of notices", 0, func() error {
+				return s.SettleNotices(ctx, []store.NoticeSettle{{ID: "n1", Owner: "d", State: store.NoticeDelivered, At: time.Now()},
+					{ID: "n2", Owner: "d", State: store.NoticePending, NextAt: time.Now().Add(time.Minute), Error: "503"}})
+			})
 			check("a document's put", c.sync, func() error {
 				return s.PutDocument(ctx, store.Document{ThreadID: "t", Kind: "k", Data: []byte("d")})
 			})

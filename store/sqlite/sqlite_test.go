@@ -40,6 +40,18 @@ var formatHooks = storetest.Options{
 		_, err := st.(*Store).w.Exec(`UPDATE snapshots SET format = ? WHERE thread_id = ?`, format, threadID)
 		return err
 	},
+	Reopen: func(t *testing.T, st store.Store) store.Store {
+		s := st.(*Store)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Open(s.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { again.Close() })
+		return again
+	},
 }
 
 func TestConformance(t *testing.T) {

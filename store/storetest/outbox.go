@@ -33,6 +33,7 @@ func (h *harness) outboxCases() []struct {
 		{"OutboxSettledStatesAndRetry", h.outboxSettle},
 		{"OutboxABatchOfSettlesRecordsEachAsAloneWould", h.outboxSettleBatch},
 		{"OutboxANoticeSettledTwiceInABatchTakesTheFirstOutcome", h.outboxSettleTwice},
+		{"OutboxASettledNoticeIsNotClaimedAgainAfterARestart", h.outboxSettleRestart},
 		{"OutboxLogPagesNewestFirst", h.outboxPages},
 		{"OutboxNoticesOutliveTheirThread", h.outboxDeleted},
 	}
@@ -264,6 +265,34 @@ func (h *harness) outboxSettle(t *testing.T) {
 	}
 	if err := o.SettleNotice(ctx, store.NoticeSettle{ID: "n", Owner: "b", State: "lost"}); !errors.Is(err, interlude.ErrInvalidRequest) {
 		t.Fatalf("SettleNotice with an unknown state = %v, want invalid request", err)
+	}
+}
+
+// outboxSettleRestart settles a batch (which stores may commit without
+// waiting for the disk) and restarts the store cleanly: the settled notice
+// stays delivered and is not claimed again, and the claimed notice left
+// unsettled is claimed again once its claim has expired, its attempt counted.
+func (h *harness) outboxSettleRestart(t *testing.T) {
+	if h.opts.Reopen == nil {
+		t.Skip("the store cannot be reopened (Options.Reopen)")
+	}
+	s, o := h.openOutbox(t)
+	appendNotices(t, s, "t", 0, notice("n1", store.NoticeRaised), notice("n2", store.NoticeAnswered))
+	now := base.Add(time.Second)
+	if ns := claim(t, o, "a", now, 0); len(ns) != 2 {
+		t.Fatalf("claimed %v, want both notices", noticeIDs(ns))
+	}
+	if err := o.SettleNotices(context.Background(), []store.NoticeSettle{{ID: "n1", Owner: "a", State: store.NoticeDelivered, DeliveredTo: []string{"hook"}, At: now}}); err != nil {
+		t.Fatal(err)
+	}
+	o = h.opts.Reopen(t, s).(store.Outbox)
+	ns := claim(t, o, "b", now.Add(time.Hour), 0)
+	if len(ns) != 1 || ns[0].ID != "n2" || ns[0].Attempts != 2 {
+		t.Fatalf("claimed %+v after the restart, want only n2, at its second attempt", ns)
+	}
+	got := listNotices(t, o, store.NoticeQuery{State: store.NoticeDelivered})
+	if len(got) != 1 || got[0].ID != "n1" || !slices.Equal(got[0].DeliveredTo, []string{"hook"}) || got[0].SettledAt == nil {
+		t.Fatalf("delivered notices after the restart = %+v, want n1 delivered to hook", got)
 	}
 }
 

@@ -51,6 +51,9 @@ type Options struct {
 	// SetSnapshotFormat overwrites, in place, the format version of threadID's
 	// snapshots, like SetRecordFormat.
 	SetSnapshotFormat func(s store.Store, threadID string, format int) error
+	// Reopen closes s and opens the store again over the same data, as a
+	// restarted process would. Without it the restart subtests are skipped.
+	Reopen func(t *testing.T, s store.Store) store.Store
 }
 
 // Run runs the conformance suite. open must return a fresh, empty store for each

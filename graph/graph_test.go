@@ -330,3 +330,37 @@ func TestABuilderChangedAfterCompileLeavesTheCompiledGraphAlone(t *testing.T) {
 		t.Fatalf("the compiled graph lists nodes %q, want first and second", got)
 	}
 }
+
+// TestTwoNodesReplacingOneFieldInOneStepFailTheStep checks that parallel nodes
+// writing the same field without a reducer fail their step, while one node
+// writing a field twice (Write, then its update) does not.
+func TestTwoNodesReplacingOneFieldInOneStepFailTheStep(t *testing.T) {
+	ctx := context.Background()
+	setOutcome := func(outcome string) graph.Node[refundState] {
+		return func(ctx context.Context, _ refundState) (refundState, error) {
+			if err := graph.Write(ctx, refundState{Outcome: "draft"}); err != nil {
+				return refundState{}, err
+			}
+			return refundState{Outcome: outcome}, nil
+		}
+	}
+	alone := graph.New[refundState]()
+	alone.AddNode("a", setOutcome("a")).AddEdge(graph.Start, "a")
+	app, err := alone.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := app.Invoke(ctx, "x", graph.Input(refundState{Amount: 1})); err != nil || res.Values.Outcome != "a" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	both := graph.New[refundState]()
+	both.AddNode("a", setOutcome("a")).AddNode("b", setOutcome("b"))
+	both.AddEdge(graph.Start, "a").AddEdge(graph.Start, "b")
+	if app, err = both.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := app.Invoke(ctx, "x", graph.Input(refundState{Amount: 1}))
+	if !errors.Is(err, interlude.ErrInvalidUpdate) || res == nil || res.Status != interlude.RunFailed {
+		t.Fatalf("got %v %+v, want the step failed: a and b both wrote outcome", err, res)
+	}
+}

@@ -898,7 +898,10 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	}
 	// Every task of the step finished: apply all writes in node order.
 	var all []write
-	writer := map[string]string{}
+	var writer map[string]string // which node wrote each replaced field, when nodes could conflict
+	if len(st.next) > 1 {
+		writer = make(map[string]string)
+	}
 	for i, n := range st.next {
 		var ws []write
 		if e := st.ledgerOf(n); e != nil {
@@ -907,14 +910,19 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 			ws = ledger[slices.IndexFunc(ledger, func(e ledgerEntry) bool { return e.Node == n })].Writes
 		}
 		for _, w := range ws {
-			if f := g.codec.fs.byName[w.Field]; f != nil && f.reducer == ReplaceReducer {
-				if other, ok := writer[w.Field]; ok && other != n {
-					_, res, err := r.failStep(&interlude.Error{Code: interlude.CodeInvalidUpdate,
-						Message: fmt.Sprintf("nodes %q and %q both wrote state field %q in the same step; give the field a reducer (graph:\"append\", \"add\" or \"merge\") or write it from one node", other, n, w.Field)})
-					return false, res, err
-				}
-				writer[w.Field] = n
+			if writer == nil {
+				break // a step of one node: no other node's writes to conflict with
 			}
+			f := g.codec.fs.byName[w.Field]
+			if f == nil || f.reducer != ReplaceReducer {
+				continue
+			}
+			if other, ok := writer[w.Field]; ok && other != n {
+				_, res, err := r.failStep(&interlude.Error{Code: interlude.CodeInvalidUpdate,
+					Message: fmt.Sprintf("nodes %q and %q both wrote state field %q in the same step; give the field a reducer (graph:\"append\", \"add\" or \"merge\") or write it from one node", other, n, w.Field)})
+				return false, res, err
+			}
+			writer[w.Field] = n
 		}
 		if i == 0 {
 			all = ws // no copy for a step of one node

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -357,6 +358,45 @@ func TestARefusalSaysTheStartOfTheEndpointsAnswer(t *testing.T) {
 		var se *notify.StatusError
 		if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable || se.Body != strings.TrimSpace(answer[:256]) {
 			t.Fatalf("a refusal reads %v, want 503 and the answer's first 256 bytes", err)
+		}
+	}
+}
+
+// TestDeliveriesKeepTheirConnectionWhenTheEndpointAnswersAtLength: an answer
+// longer than the part a refusal quotes is read to its end, so that the
+// transport keeps the connection for the next delivery instead of dialling
+// again; an answer far longer than any acknowledgement has its connection
+// closed rather than read.
+func TestDeliveriesKeepTheirConnectionWhenTheEndpointAnswersAtLength(t *testing.T) {
+	for _, c := range []struct {
+		size  int
+		conns int
+	}{{4 << 10, 1}, {1 << 20, 3}} {
+		var mu sync.Mutex
+		conns := 0
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, strings.Repeat("x", c.size))
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				mu.Lock()
+				conns++
+				mu.Unlock()
+			}
+		}
+		srv.Start()
+		w, err := notify.NewWebhook(notify.WebhookConfig{URL: srv.URL, Secret: secret}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if err := w.Deliver(context.Background(), &notify.Notification{Notice: store.Notice{ID: "evt_1", Type: store.NoticeRaised}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv.Close()
+		if conns != c.conns {
+			t.Errorf("three deliveries answered with %d bytes each took %d connections, want %d", c.size, conns, c.conns)
 		}
 	}
 }

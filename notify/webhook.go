@@ -205,15 +205,36 @@ func (w *Webhook) Deliver(ctx context.Context, n *Notification) error {
 		return err
 	}
 	defer resp.Body.Close()
-	// The start of the answer, read into a reused buffer: all of a short
-	// answer, so that its connection is kept for the next delivery.
+	// The start of the answer, read into a reused buffer, for a refusal's
+	// error.
 	buf := snippets.Get().(*[256]byte)
 	defer snippets.Put(buf)
 	k, _ := io.ReadFull(resp.Body, buf[:])
 	if resp.StatusCode/100 != 2 {
-		return &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(buf[:k]))}
+		err = &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(buf[:k]))}
 	}
-	return nil
+	if k == len(buf) {
+		drain(resp.Body, buf[:])
+	}
+	return err
+}
+
+// drainLimit is how much of an answer a delivery reads past its start: an
+// answer that ends by then keeps its connection for the next delivery; the
+// connection of a longer one is closed instead.
+const drainLimit = 64 << 10
+
+// drain reads and drops the rest of an answer, up to drainLimit bytes, with
+// buf as scratch space: the transport reuses a connection only once its
+// answer was read to the end.
+func drain(body io.Reader, buf []byte) {
+	for n := 0; n < drainLimit; {
+		k, err := body.Read(buf)
+		if err != nil {
+			return
+		}
+		n += k
+	}
 }
 
 // send sends req through the webhook's client, or straight to its transport

@@ -284,11 +284,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeRaw answers with data, a JSON value already encoded.
 func writeRaw(w http.ResponseWriter, status int, data []byte) {
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("Cache-Control", "no-store")
+	setJSONHeaders(w.Header())
 	w.WriteHeader(status)
 	w.Write(data)
+}
+
+// The values of the headers every JSON answer carries, shared by the answers
+// (net/http only reads them).
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+)
+
+// setJSONHeaders sets the headers of a JSON answer. It assigns them under
+// their canonical names, where Header.Set would check each name and allocate
+// each value.
+func setJSONHeaders(hd http.Header) {
+	hd["Content-Type"] = jsonContentType
+	hd["Cache-Control"] = noStore
 }
 
 // readJSON decodes the request body into v; an empty body leaves v as it is.

@@ -946,13 +946,13 @@ func setRunLocation(w http.ResponseWriter, ru *run, mode runMode, resumable bool
 		loc = "/runs/" + ru.ID
 	}
 	hd := w.Header()
-	hd.Set("Content-Location", loc)
+	hd["Content-Location"] = []string{loc}
 	switch {
 	case ru.stateless:
 	case mode == modeWait:
-		hd.Set("Location", loc+"/join")
+		hd["Location"] = []string{loc + "/join"}
 	case mode == modeStream && resumable:
-		hd.Set("Location", loc+"/stream")
+		hd["Location"] = []string{loc + "/stream"}
 	}
 }
 
@@ -994,9 +994,7 @@ func (k *keepAlive) beat() {
 	rc.SetWriteDeadline(time.Now().Add(k.writeWait))
 	if !k.sent {
 		k.sent = true
-		hd := k.w.Header()
-		hd.Set("Content-Type", "application/json")
-		hd.Set("Cache-Control", "no-store")
+		setJSONHeaders(k.w.Header())
 		k.w.WriteHeader(http.StatusOK)
 	}
 	k.w.Write([]byte("\n"))
@@ -1756,8 +1754,7 @@ func (h *Handler) writeOutput(w http.ResponseWriter, r *http.Request, ru *run) {
 // line if sent is set.
 func (h *Handler) writeOutputAfter(w http.ResponseWriter, r *http.Request, ru *run, sent bool) {
 	if !sent {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
+		setJSONHeaders(w.Header())
 		w.WriteHeader(http.StatusOK)
 	}
 	rc := http.NewResponseController(w)

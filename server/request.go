@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -373,7 +372,7 @@ func parseAnswer(body []byte, action string) (*answerRequest, error) {
 
 // readBody reads the request body within the size limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := readAll(http.MaxBytesReader(w, r.Body, s.bodyLimit), r.ContentLength, s.bodyLimit)
+	body, err := jsonbody.ReadAll(w, r, s.bodyLimit)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -383,29 +382,4 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	}
 	s.bodyRead(w)
 	return body, nil
-}
-
-// readAll reads rd to its end, as io.ReadAll does, into a buffer sized for the
-// length the request declares (if any, and within limit), so that a body
-// read whole takes one allocation.
-func readAll(rd io.Reader, declared, limit int64) ([]byte, error) {
-	if declared < 0 || declared > limit {
-		return io.ReadAll(rd)
-	}
-	// One byte more than declared, so that the read that finds the end needs
-	// no larger buffer.
-	b := make([]byte, 0, declared+1)
-	for {
-		n, err := rd.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // io.ReadAll's way to grow
-		}
-	}
 }

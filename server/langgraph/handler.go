@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/server/auth"
 	"github.com/interludehq/interlude/server/internal/httpstatus"
+	"github.com/interludehq/interlude/server/internal/jsonbody"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -306,7 +306,7 @@ func setJSONHeaders(hd http.Header) {
 
 // readJSON decodes the request body into v; an empty body leaves v as it is.
 func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.bodyLimit))
+	body, err := jsonbody.ReadAll(w, r, h.bodyLimit)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {

@@ -1,7 +1,7 @@
-// Package jsonbody decodes request bodies into typed structs strictly (field
-// names match exactly, unknown and repeated fields are refused) and words a
-// refusal in the body's terms: the path of the field ("responses[0].eror")
-// and the JSON types in plain words, never Go's.
+// Package jsonbody reads request bodies within a size limit, decodes them
+// into typed structs strictly (field names match exactly, unknown and repeated
+// fields are refused) and words a refusal in the body's terms: the path of the
+// field ("responses[0].eror") and the JSON types in plain words, never Go's.
 package jsonbody
 
 import (

@@ -93,7 +93,7 @@ func appendDelta(b []byte, n int, d *delta, kept *waitingSubgraphs) ([]byte, boo
 	}
 	if len(d.Raised) > 0 {
 		b = append(b, `,"raised":`...)
-		if b, ok = appendInterruptions(b, d.Raised); !ok {
+		if b, ok = vocab.AppendInterruptions(b, d.Raised); !ok {
 			return b, false
 		}
 	}
@@ -269,35 +269,6 @@ func appendCalls(b []byte, calls map[string]string) []byte {
 		b = jsonappend.String(b, calls[k])
 	}
 	return append(b, '}')
-}
-
-// appendInterruption appends q as its MarshalJSON writes it, which is compact
-// with HTML characters escaped, as encoding/json leaves it.
-func appendInterruption(b []byte, q *interlude.Interruption) ([]byte, bool) {
-	n := len(b)
-	if b, ok := vocab.AppendInterruption(b, q); ok {
-		return b, true
-	}
-	data, err := q.MarshalJSON()
-	if err != nil {
-		return b[:n], false
-	}
-	return append(b[:n], data...), true
-}
-
-// appendInterruptions appends a list of questions.
-func appendInterruptions(b []byte, qs []interlude.Interruption) ([]byte, bool) {
-	b = append(b, '[')
-	ok := true
-	for i := range qs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if b, ok = appendInterruption(b, &qs[i]); !ok {
-			return b, false
-		}
-	}
-	return append(b, ']'), true
 }
 
 // appendResolved appends answers with the ids they answer.

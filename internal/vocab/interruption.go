@@ -153,6 +153,37 @@ func AppendInterruption(b []byte, q *Interruption) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
+// AppendInterruptions appends qs as encoding/json writes a []Interruption: a
+// question AppendInterruption leaves is written by its MarshalJSON. It reports
+// false, with b in any state past its original length, where that fails.
+func AppendInterruptions(b []byte, qs []Interruption) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i := range qs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = appendEncoded(b, &qs[i]); !ok {
+			return b, false
+		}
+	}
+	return append(b, ']'), true
+}
+
+// appendEncoded appends q as its MarshalJSON writes it, which is compact with
+// HTML characters escaped, as encoding/json leaves it inside a larger value.
+func appendEncoded(b []byte, q *Interruption) ([]byte, bool) {
+	n := len(b)
+	if b, ok := AppendInterruption(b, q); ok {
+		return b, true
+	}
+	data, err := q.MarshalJSON()
+	if err != nil {
+		return b[:n], false
+	}
+	return append(b[:n], data...), true
+}
+
 // marshalPlain is the interrupt's encoding by encoding/json, which MarshalJSON
 // writes directly; MarshalJSON falls back on it for what it does not write
 // itself (a raw value to compact or escape, a time out of range), so that

@@ -170,13 +170,8 @@ func AppendExchanges(b []byte, xs []Exchange) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		b = append(b, `{"interrupt":`...)
-		n := len(b)
-		if b, ok = AppendInterruption(b, &xs[i].Interrupt); !ok {
-			data, err := xs[i].Interrupt.MarshalJSON()
-			if err != nil {
-				return b[:n], false
-			}
-			b = append(b[:n], data...)
+		if b, ok = appendEncoded(b, &xs[i].Interrupt); !ok {
+			return b, false
 		}
 		if xs[i].Resolution != nil {
 			b = append(b, `,"resolution":`...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/vocab"
 )
 
 // EncodeInterrupts encodes a thread's pending questions for a store's listing
@@ -12,6 +13,14 @@ import (
 func EncodeInterrupts(qs []interlude.Interruption) ([]byte, error) {
 	if len(qs) == 0 {
 		return nil, nil
+	}
+	size := 2
+	for i := range qs {
+		q := &qs[i]
+		size += 256 + len(q.Message) + len(q.Value) + len(q.Schema) + len(q.State)
+	}
+	if b, ok := vocab.AppendInterruptions(make([]byte, 0, size), qs); ok {
+		return b, nil
 	}
 	b, err := json.Marshal(qs)
 	if err != nil {

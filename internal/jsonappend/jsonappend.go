@@ -20,6 +20,12 @@ func String(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight plain ASCII bytes at a time, the common case, by word.
+		if i+8 <= len(s) {
+			if i = plainWords(s, i); i == len(s) {
+				break
+			}
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if plain[c] {
 				i++
@@ -63,6 +69,33 @@ func String(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainWords returns the end of the run of whole eight-byte words of s from
+// i that String writes as they are (see plain), looking at each as one word:
+// no byte is a control character, a quote, a backslash, <, > or &, or a byte
+// of a multi-byte character.
+func plainWords(s string, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		_ = w[7]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		// A byte of x below 0x20 has its high bit set in x-0x20 and clear in
+		// x; a byte equal to c is zero in y = x^c, so likewise in y-1 and y.
+		// A byte borrows from the next only if it is such a byte itself, so
+		// every other byte's bit is exact.
+		quote, backslash := x^('"'*ones), x^('\\'*ones)
+		lt, gt, amp := x^('<'*ones), x^('>'*ones), x^('&'*ones)
+		m := x | (x-0x20*ones)&^x |
+			(quote-ones)&^quote | (backslash-ones)&^backslash |
+			(lt-ones)&^lt | (gt-ones)&^gt | (amp-ones)&^amp
+		if m&highs != 0 {
+			break
+		}
+	}
+	return i
 }
 
 // plain marks the ASCII bytes String writes as they are: all but control

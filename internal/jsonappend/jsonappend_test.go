@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // stringEncodesAsEncodingJSONDoes fails t unless appendString escapes s as
@@ -121,4 +122,55 @@ func FuzzRawValuesAppendAsEncodingJSONDoes(f *testing.F) {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, v string) { rawAppendsAsEncodingJSONDoes(t, v) })
+}
+
+// plainWord reports whether plainWords takes w, eight bytes, as plain.
+func plainWord(w string) bool { return plainWords(w, 0) == 8 }
+
+// wordIsPlain is plainWord's meaning, byte by byte.
+func wordIsPlain(w string) bool {
+	for i := range len(w) {
+		if w[i] >= utf8.RuneSelf || !plain[w[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+func BenchmarkString(b *testing.B) {
+	s := "Approve a refund of $150 for order 1234? The customer says it arrived damaged."
+	buf := make([]byte, 0, 256)
+	for b.Loop() {
+		buf = String(buf[:0], s)
+	}
+}
+
+func TestAWordIsPlainExactlyWhenEachOfItsBytesIs(t *testing.T) {
+	for _, base := range []string{"abcdefgh", "order_id", "        ", "~~~~~~~~", "!#$%'()*", "1234567.", "?@[]^`{}"} {
+		if !plainWord(base) {
+			t.Errorf("%q is plain, plainWord says not", base)
+		}
+		for at := range len(base) {
+			for c := range 256 {
+				w := base[:at] + string([]byte{byte(c)}) + base[at+1:]
+				if got, want := plainWord(w), wordIsPlain(w); got != want {
+					t.Fatalf("plainWord(%q) = %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzAWordIsPlainExactlyWhenEachOfItsBytesIs(f *testing.F) {
+	for _, s := range []string{"abcdefgh", "a\"b\\c<d>", "\x00\x1f\x20\x7f\x80\xff&&", "é日本\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for i := 0; i+8 <= len(s); i++ {
+			if got, want := plainWord(s[i:i+8]), wordIsPlain(s[i:i+8]); got != want {
+				t.Fatalf("plainWord(%q) = %v, want %v", s[i:i+8], got, want)
+			}
+		}
+		stringEncodesAsEncodingJSONDoes(t, s)
+	})
 }

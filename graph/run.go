@@ -883,7 +883,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		}
 	}
 	if len(failures) > 0 || len(raised) > 0 || waiting || inside != nil {
-		memo, err := memoOf(outs)
+		memo, calls, err := memoOf(outs)
 		if err != nil {
 			failures = append(failures, err)
 		}
@@ -893,7 +893,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 		if len(raised) > 0 || waiting || len(failures) > 0 {
 			inside = nil // a breakpoint inside waits for the answers, and is met again
 		}
-		d := delta{Writes: partial, Ledger: cloneLedger(ledger), Memo: memo, Calls: callsOf(outs), Raised: raised, Base: base, Break: inside}
+		d := delta{Writes: partial, Ledger: cloneLedger(ledger), Memo: memo, Calls: calls, Raised: raised, Base: base, Break: inside}
 		return r.hold(&d, errors.Join(failures...))
 	}
 	// Every task of the step finished: apply all writes in node order.
@@ -943,8 +943,8 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	if err != nil {
 		// Every task finished: their writes stay in the step's ledger, so that
 		// Continue runs the routes again without running the nodes again.
-		memo, merr := memoOf(outs)
-		d := delta{Ledger: cloneLedger(ledger), Memo: memo, Calls: callsOf(outs), Base: base}
+		memo, calls, merr := memoOf(outs)
+		d := delta{Ledger: cloneLedger(ledger), Memo: memo, Calls: calls, Base: base}
 		return r.hold(&d, errors.Join(err, merr))
 	}
 	st.values = r.combined
@@ -1025,10 +1025,10 @@ func breakOf(err error) *breakInside {
 }
 
 // memoOf returns the sub-task results the attempts recorded, as JSON by
-// ledger key, for a step that is held: a step that completes keeps none, so
-// results are encoded here rather than when recorded.
-func memoOf(outs []outcome) (map[string]json.RawMessage, error) {
-	var memo map[string]json.RawMessage
+// ledger key, and the tool call ids they ran, by the same keys, for a step
+// that is held: a step that completes keeps none, so results are encoded here
+// rather than when recorded.
+func memoOf(outs []outcome) (memo map[string]json.RawMessage, calls map[string]string, err error) {
 	for _, o := range outs {
 		if n := o.memo.Count(); n > 0 && memo == nil {
 			memo = make(map[string]json.RawMessage, n)
@@ -1036,30 +1036,18 @@ func memoOf(outs []outcome) (map[string]json.RawMessage, error) {
 		for k, v := range o.memo.Ledger() {
 			raw, err := v.JSON()
 			if err != nil {
-				return nil, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of sub-task %s cannot be recorded as JSON: %v", strings.Join(task.PathOf(k), "/"), err)}
+				return nil, nil, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of sub-task %s cannot be recorded as JSON: %v", strings.Join(task.PathOf(k), "/"), err)}
 			}
 			memo[k] = raw
+			if v.ToolCallID != "" {
+				if calls == nil {
+					calls = make(map[string]string)
+				}
+				calls[k] = v.ToolCallID
+			}
 		}
 	}
-	return memo, nil
-}
-
-// callsOf returns the tool call ids of the sub-tasks the attempts recorded, by
-// ledger key, for a step that is held: a step that completes keeps none.
-func callsOf(outs []outcome) map[string]string {
-	var calls map[string]string
-	for _, o := range outs {
-		for k, r := range o.memo.Ledger() {
-			if r.ToolCallID == "" {
-				continue
-			}
-			if calls == nil {
-				calls = make(map[string]string)
-			}
-			calls[k] = r.ToolCallID
-		}
-	}
-	return calls
+	return memo, calls, nil
 }
 
 // hold commits the step in progress without completing it: d carries what the

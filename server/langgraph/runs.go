@@ -941,18 +941,24 @@ func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
 // run's output, a resumable stream). A stateless run's thread is gone once it
 // ends, so it has no Location.
 func setRunLocation(w http.ResponseWriter, ru *run, mode runMode, resumable bool) {
-	loc := "/threads/" + ru.ThreadID + "/runs/" + ru.ID
 	if ru.stateless {
-		loc = "/runs/" + ru.ID
+		w.Header()["Content-Location"] = []string{"/runs/" + ru.ID}
+		return
 	}
-	hd := w.Header()
-	hd["Content-Location"] = []string{loc}
+	var join string
 	switch {
-	case ru.stateless:
 	case mode == modeWait:
-		hd["Location"] = []string{loc + "/join"}
+		join = "/join"
 	case mode == modeStream && resumable:
-		hd["Location"] = []string{loc + "/stream"}
+		join = "/stream"
+	}
+	// Both values share one string and one slice.
+	loc := "/threads/" + ru.ThreadID + "/runs/" + ru.ID + join
+	vals := []string{loc[:len(loc)-len(join)], loc}
+	hd := w.Header()
+	hd["Content-Location"] = vals[:1:1]
+	if join != "" {
+		hd["Location"] = vals[1:]
 	}
 }
 

@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -178,11 +177,7 @@ func (a *settleArrays) add(st store.NoticeSettle) {
 		at := st.At.UnixNano()
 		settled, next = &at, 0
 	}
-	to := "[]"
-	if len(st.DeliveredTo) > 0 {
-		b, _ := json.Marshal(st.DeliveredTo) // strings always encode
-		to = string(b)
-	}
+	to := storekit.DeliveredTo(st.DeliveredTo)
 	a.ids, a.owners, a.states = append(a.ids, st.ID), append(a.owners, st.Owner), append(a.states, string(st.State))
 	a.next, a.errors, a.to, a.settled = append(a.next, next), append(a.errors, st.Error), append(a.to, to), append(a.settled, settled)
 }

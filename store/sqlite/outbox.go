@@ -116,7 +116,7 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 	}
 	tos := make([]string, len(valid))
 	for i, st := range valid {
-		tos[i] = deliveredTo(st.DeliveredTo)
+		tos[i] = storekit.DeliveredTo(st.DeliveredTo)
 	}
 	var refused []error // the notices the op found missing or claimed by another, if it commits
 	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *groupTx) error {
@@ -200,13 +200,4 @@ func (s *Store) RetryNotice(ctx context.Context, id string, now time.Time) error
 		return nil
 	}
 	return s.noticeMissing(ctx, id, nil)
-}
-
-// deliveredTo is the delivered_to column of names: a JSON array.
-func deliveredTo(names []string) string {
-	if len(names) == 0 {
-		return "[]"
-	}
-	b, _ := json.Marshal(names) // strings always encode
-	return string(b)
 }

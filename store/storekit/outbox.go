@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -66,4 +67,15 @@ func ClaimLost(id, owner string) error {
 // NotFailed is the error for retrying a notice that has not failed.
 func NotFailed(id string, state store.NoticeState) error {
 	return &interlude.Error{Code: interlude.CodeConflict, Message: fmt.Sprintf("notification %s is %s, not failed; only a failed notification can be retried", id, state)}
+}
+
+// DeliveredTo is a notice's list of the destinations that took it
+// (store.NoticeSettle.DeliveredTo) as a JSON array, as json.Marshal writes it
+// ("[]" for none).
+func DeliveredTo(names []string) string {
+	if len(names) == 0 {
+		return "[]"
+	}
+	var buf [128]byte
+	return string(jsonappend.Strings(buf[:0], names))
 }

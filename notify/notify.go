@@ -427,6 +427,9 @@ func (d *Dispatcher) claimAndDeliver(ctx context.Context) (batch, error) {
 		settles = make([]store.NoticeSettle, len(ns))
 		fails   = make([]error, len(ns))
 	)
+	// A delivery under way finishes (within its timeout) even when the
+	// dispatcher is stopping, so that stopping does not send it twice.
+	ctx = context.WithoutCancel(ctx)
 	// d.parallel workers take the notices in turn, rather than a goroutine
 	// each.
 	for range min(d.parallel, len(ns)) {
@@ -463,7 +466,7 @@ func (d *Dispatcher) settle(ctx context.Context, b batch) error {
 }
 
 // attempt delivers one claimed notice and returns how to settle it, and why
-// delivery failed if it did.
+// delivery failed if it did; ctx is not cancelled (claimAndDeliver).
 func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeSettle, error) {
 	nt := &Notification{Notice: n}
 	var failures []error
@@ -479,9 +482,7 @@ func (d *Dispatcher) attempt(ctx context.Context, n store.Notice) (store.NoticeS
 			if slices.Contains(done, dst.Name()) || !dst.Wants(nt) {
 				continue
 			}
-			// A delivery under way finishes (within its timeout) even when the
-			// dispatcher is stopping, so that stopping does not send it twice.
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.timeout)
+			dctx, cancel := context.WithTimeout(ctx, d.timeout)
 			err := dst.Deliver(dctx, nt)
 			cancel()
 			d.ext.delivered(dst.Name(), err)

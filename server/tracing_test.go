@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/interludehq/interlude/internal/spanexport"
+
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/cputime"
@@ -105,18 +107,18 @@ func TestARequestsTraceparentContinuesItsTraceAndAnAnswerLinksItsRequest(t *test
 
 // BenchmarkInvokeCycleTracing starts and answers a refund thread over the
 // server's handler in process, untraced (the global provider, unset), with a
-// no-op provider, and recording every span into memory.
+// no-op provider, and recording every span into memory through the processor
+// and exporter of `interlude serve -trace=memory`.
 func BenchmarkInvokeCycleTracing(b *testing.B) {
 	for _, mode := range []string{"off", "noop", "recording"} {
 		b.Run(mode, func(b *testing.B) {
 			var tp trace.TracerProvider
-			var exp *tracetest.InMemoryExporter
 			switch mode {
 			case "noop":
 				tp = noop.NewTracerProvider()
 			case "recording":
-				exp = tracetest.NewInMemoryExporter()
-				sdk := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+				processor := spanexport.NewBatcher(spanexport.NewMemory(spanexport.MemorySpans), spanexport.DefaultSettings())
+				sdk := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(processor), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 				b.Cleanup(func() { sdk.Shutdown(context.Background()) })
 				tp = sdk
 			}
@@ -131,9 +133,6 @@ func BenchmarkInvokeCycleTracing(b *testing.B) {
 				}
 				if code := serve(srv, "/v1/threads/"+id+"/resume", `{"response":{"approved":true}}`, nil); code != http.StatusOK {
 					b.Fatal(code)
-				}
-				if exp != nil && i%256 == 255 {
-					exp.Reset() // keep memory flat; exporting is appending to a slice
 				}
 			}
 			// On a shared machine the process's CPU time says more than the

@@ -9,13 +9,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/interludehq/interlude/internal/spanexport"
 
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
@@ -24,8 +25,6 @@ import (
 	"github.com/interludehq/interlude/store/sqlite"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -298,7 +297,7 @@ func BenchmarkTracedCycleExportedByOTLP(b *testing.B) {
 	}
 }
 
-func TestTheMemoryExporterKeepsSpansInTheProcessUpToItsLimit(t *testing.T) {
+func TestOTELTracesExporterMemoryTracesIntoTheProcess(t *testing.T) {
 	env := map[string]string{"OTEL_TRACES_EXPORTER": "memory", "OTEL_TRACES_SAMPLER": "always_on"}
 	tp, err := tracingFromEnv(context.Background(), func(k string) string { return env[k] })
 	if err != nil || tp == nil {
@@ -310,42 +309,17 @@ func TestTheMemoryExporterKeepsSpansInTheProcessUpToItsLimit(t *testing.T) {
 	if err := tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-
-	exp := newMemoryExporter(3)
-	ended := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	defer ended.Shutdown(context.Background())
-	for i := range 7 {
-		_, s := ended.Tracer("test").Start(context.Background(), "span "+strconv.Itoa(i))
-		s.End()
-	}
-	var names []string
-	for _, s := range exp.GetSpans() {
-		names = append(names, s.Name)
-	}
-	if want := []string{"span 4", "span 5", "span 6"}; !slices.Equal(names, want) {
-		t.Fatalf("the exporter should hold at most its limit, the newest spans: got %v, want %v", names, want)
-	}
-	if err := exp.ExportSpans(context.Background(), tracetest.SpanStubs{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}.Snapshots()); err != nil {
-		t.Fatal(err)
-	}
-	names = names[:0]
-	for _, s := range exp.GetSpans() {
-		names = append(names, s.Name)
-	}
-	if want := []string{"b", "c", "d"}; !slices.Equal(names, want) {
-		t.Fatalf("a batch larger than the limit should leave its newest spans: got %v, want %v", names, want)
-	}
 }
 
 func TestTheBatchProcessorsSettingsFollowOTELBSPVariablesWhenSet(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string
-		want batchSettings
+		want spanexport.Settings
 	}{
-		{map[string]string{}, batchSettings{batchQueueSize, batchExportSize, 5 * time.Second, 30 * time.Second}},
-		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, batchSettings{100, 100, 5 * time.Second, 30 * time.Second}},
+		{map[string]string{}, spanexport.DefaultSettings()},
+		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100"}, spanexport.Settings{QueueSize: 100, BatchSize: 100, Delay: 5 * time.Second, Timeout: 30 * time.Second}},
 		{map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10",
-			"OTEL_BSP_SCHEDULE_DELAY": "250", "OTEL_BSP_EXPORT_TIMEOUT": "2000"}, batchSettings{100, 10, 250 * time.Millisecond, 2 * time.Second}},
+			"OTEL_BSP_SCHEDULE_DELAY": "250", "OTEL_BSP_EXPORT_TIMEOUT": "2000"}, spanexport.Settings{QueueSize: 100, BatchSize: 10, Delay: 250 * time.Millisecond, Timeout: 2 * time.Second}},
 	} {
 		got, err := batchFromEnv(func(k string) string { return c.env[k] })
 		if err != nil || got != c.want {
@@ -358,81 +332,5 @@ func TestTheBatchProcessorsSettingsFollowOTELBSPVariablesWhenSet(t *testing.T) {
 				t.Errorf("%s=%s: want a refusal naming the variable, got %v", v, bad, err)
 			}
 		}
-	}
-}
-
-// chanExporter hands the names of each batch it is given to batches.
-type chanExporter struct{ batches chan []string }
-
-func (e chanExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	var names []string
-	for _, s := range spans {
-		names = append(names, s.Name())
-	}
-	e.batches <- names
-	return nil
-}
-
-func (chanExporter) Shutdown(context.Context) error { return nil }
-
-func TestTheBatchProcessorExportsAFullBatchAtOnceAndTheRestWhenFlushedOrShutDown(t *testing.T) {
-	exp := chanExporter{batches: make(chan []string, 4)}
-	b := newBatcher(exp, batchSettings{queueSize: 10, batchSize: 2, delay: time.Hour, timeout: time.Minute})
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
-	defer tp.Shutdown(context.Background())
-	end := func(names ...string) {
-		for _, n := range names {
-			_, s := tp.Tracer("test").Start(context.Background(), n)
-			s.End()
-		}
-	}
-	end("a", "b") // a full batch goes without waiting for the schedule's hour
-	select {
-	case got := <-exp.batches:
-		if !slices.Equal(got, []string{"a", "b"}) {
-			t.Fatalf("want the full batch [a b], got %v", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a full batch was not exported")
-	}
-	end("c")
-	if err := b.ForceFlush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := <-exp.batches; !slices.Equal(got, []string{"c"}) {
-		t.Fatalf("a flush should export what is queued: got %v", got)
-	}
-	end("d")
-	if err := tp.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := <-exp.batches; !slices.Equal(got, []string{"d"}) {
-		t.Fatalf("shutting down should export what is queued: got %v", got)
-	}
-	end("e")
-	b.ForceFlush(context.Background())
-	select {
-	case got := <-exp.batches:
-		t.Fatalf("nothing ended after shutdown should be exported: %v", got)
-	default:
-	}
-}
-
-func TestTheBatchProcessorDropsSpansBeyondItsQueueAndSaysSo(t *testing.T) {
-	exp := chanExporter{batches: make(chan []string, 4)}
-	// A batch larger than the queue: nothing is exported before the flush.
-	b := newBatcher(exp, batchSettings{queueSize: 3, batchSize: 4, delay: time.Hour, timeout: time.Minute})
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
-	defer tp.Shutdown(context.Background())
-	for _, n := range []string{"a", "b", "c", "d"} {
-		_, s := tp.Tracer("test").Start(context.Background(), n)
-		s.End()
-	}
-	err := b.ForceFlush(context.Background())
-	if got := <-exp.batches; !slices.Equal(got, []string{"a", "b", "c"}) {
-		t.Fatalf("the queue's spans should be exported, and nothing beyond them: got %v", got)
-	}
-	if err == nil || !strings.Contains(err.Error(), "dropped 1 spans") || !strings.Contains(err.Error(), "OTEL_BSP_MAX_QUEUE_SIZE") {
-		t.Fatalf("the flush should say a span was dropped and what to do: %v", err)
 	}
 }

@@ -1108,7 +1108,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	ctx = &tc.ctx
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
 	o := outcome{node: node}
-	defer endNode(span, &o, st.step)
+	defer endNode(span, &o)
 	var upd S
 	var err error
 	if g.observer != nil && g.observer.BeforeNode != nil {

@@ -153,8 +153,9 @@ func (r *runner[S]) startNode(ctx context.Context, l *nodeLabels) (context.Conte
 	return r.g.cfg.tracer.Start(ctx, l.span)
 }
 
-// endNode ends the span of a node's task in step with its outcome.
-func endNode(span trace.Span, o *outcome, step int) {
+// endNode ends the span of a node's task with its outcome. The step is its
+// parent step span's attribute, not repeated here.
+func endNode(span trace.Span, o *outcome) {
 	if span.IsRecording() {
 		status := nodeFinished
 		switch {
@@ -163,7 +164,7 @@ func endNode(span trace.Span, o *outcome, step int) {
 		case o.err != nil:
 			status = nodeFailed
 		}
-		tracing.SetAttributes(span, tracing.Node.String(o.node), tracing.Step.Int(step), status)
+		tracing.SetAttributes(span, tracing.Node.String(o.node), status)
 		if o.err != nil && len(o.raised) == 0 {
 			span.RecordError(o.err)
 			span.SetStatus(codes.Error, o.err.Error())

@@ -174,14 +174,13 @@ func requestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyVa
 	if ua := r.Header.Get("User-Agent"); ua != "" {
 		attrs = append(attrs, semconv.UserAgentOriginal(ua))
 	}
+	// client.address is the client behind the proxies when a proxy names it;
+	// the immediate peer is network.peer.address already, not repeated.
 	client := r.Header.Get("X-Forwarded-For")
 	if i := strings.IndexByte(client, ','); i >= 0 {
 		client = client[:i]
 	}
-	if client == "" {
-		client = peer
-	}
-	if client != "" {
+	if client = strings.TrimSpace(client); client != "" {
 		attrs = append(attrs, semconv.ClientAddress(client))
 	}
 	if r.URL != nil && r.URL.Path != "" {

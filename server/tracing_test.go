@@ -187,7 +187,7 @@ func TestARequestsSpanCarriesTheHTTPServerSemanticConventionAttributes(t *testin
 	for k, v := range map[string]string{
 		"http.request.method": "POST", "url.scheme": "http", "url.path": "/v1/graph/invoke", "http.route": "/v1/graph/invoke",
 		"server.address": "127.0.0.1", "http.response.status_code": "200", "user_agent.original": "refund-bot/1.0",
-		"network.protocol.version": "1.1", "network.peer.address": "192.0.2.1", "client.address": "192.0.2.1",
+		"network.protocol.version": "1.1", "network.peer.address": "192.0.2.1",
 		"http.request.body.size": strconv.Itoa(len(body)),
 	} {
 		if got[k] != v {
@@ -196,6 +196,21 @@ func TestARequestsSpanCarriesTheHTTPServerSemanticConventionAttributes(t *testin
 	}
 	if n, _ := strconv.Atoi(got["http.response.body.size"]); n <= 0 {
 		t.Errorf("http.response.body.size = %q, want the answer's size", got["http.response.body.size"])
+	}
+	if v, ok := got["client.address"]; ok {
+		t.Errorf("client.address = %q: without a proxy's header the client is the peer, network.peer.address", v)
+	}
+}
+
+func TestARequestsSpanNamesTheClientBehindAProxy(t *testing.T) {
+	srv, exp := recordingServer(t)
+	body := `{"graph":"refund","input":{"amount":150},"config":{"thread_id":"t"}}`
+	if code := serve(srv, "/v1/graph/invoke", body, map[string]string{"X-Forwarded-For": "203.0.113.7, 198.51.100.2"}); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	got := attrsOf(requestSpan(t, exp))
+	if got["client.address"] != "203.0.113.7" || got["network.peer.address"] != "192.0.2.1" {
+		t.Fatalf("want the first forwarded address as the client and the proxy as the peer, got client %q peer %q", got["client.address"], got["network.peer.address"])
 	}
 }
 

@@ -190,8 +190,10 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	r := &rc.r
 	r.ts.Nested = idBase
 	r.g, r.ctx, r.threadID, r.nest, r.subgraphs, r.c = sub, ctx, env.thread, &rc.n, env.subgraphs, &rc.c
-	if before, after := breaksUnder(env.before, prefix), breaksUnder(env.after, prefix); before != nil || after != nil {
-		rc.n.breaks = &[2][]string{before, after}
+	if len(env.before) > 0 || len(env.after) > 0 { // most runs set no breakpoints
+		if before, after := breaksUnder(env.before, prefix), breaksUnder(env.after, prefix); before != nil || after != nil {
+			rc.n.breaks = &[2][]string{before, after}
+		}
 	}
 	if env.live && env.subgraphs {
 		r.emit = func(e Event) {
@@ -655,6 +657,9 @@ func (w *waitingSubgraphs) nestedIn(s *task.Scope) (idBase, key string, ok bool)
 	if w.one.st != nil && match(&w.one) {
 		return idBase, key, true
 	}
+	if len(w.m) == 0 { // most steps keep one subgraph or none
+		return "", "", false
+	}
 	for _, e := range w.m {
 		if match(&e) {
 			return idBase, key, true
@@ -694,6 +699,9 @@ func (w *waitingSubgraphs) settle(memo map[string]json.RawMessage, out []byte) {
 // changed. It is called with w.mu held.
 func (w *waitingSubgraphs) update(f func(e *waitingSubgraph) bool) {
 	f(&w.one)
+	if len(w.m) == 0 {
+		return
+	}
 	for k, e := range w.m {
 		if f(&e) {
 			w.m[k] = e

@@ -824,7 +824,8 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 			continue
 		}
 		hasPending, hasFresh := false, false
-		for _, x := range st.exchanges {
+		for i := range st.exchanges {
+			x := &st.exchanges[i]
 			if len(x.Interrupt.Path) > 0 && x.Interrupt.Path[0] == n {
 				hasPending = hasPending || x.Resolution == nil
 				hasFresh = hasFresh || slices.Contains(r.fresh, x.Interrupt.ID)
@@ -857,7 +858,8 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	var partial []write
 	var failures []error
 	var inside *Breakpoint
-	for _, o := range outs {
+	for i := range outs {
+		o := &outs[i]
 		var bi *breakInside
 		if len(o.raised) == 0 && o.err != nil {
 			bi = breakOf(o.err)
@@ -1029,7 +1031,8 @@ func breakOf(err error) *breakInside {
 // that is held: a step that completes keeps none, so results are encoded here
 // rather than when recorded.
 func memoOf(outs []outcome) (memo map[string]json.RawMessage, calls map[string]string, err error) {
-	for _, o := range outs {
+	for i := range outs {
+		o := &outs[i]
 		if n := o.memo.Count(); n > 0 && memo == nil {
 			memo = make(map[string]json.RawMessage, n)
 		}

@@ -260,9 +260,8 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			if st.exchanges[i].Resolution != nil {
 				continue
 			}
-			q := st.exchanges[i].Interrupt
-			q.Path = rc.forwardedPath(prefix, q.Path)
-			s.Forward(q)
+			q := &st.exchanges[i].Interrupt
+			s.Forward(q, rc.forwardedPath(prefix, q.Path))
 		}
 		return zero, interlude.ErrPaused
 	case st.brk != nil:

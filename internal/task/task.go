@@ -494,21 +494,22 @@ func Without(ctx context.Context) context.Context {
 }
 
 // Forward records an interrupt raised inside a nested run (a subgraph) as one of
-// this task's, with its path as given, and marks the scope and its parents paused.
-// Unlike Raise it keeps every interrupt forwarded in an attempt: a subgraph may
-// pause in several places at once.
-func (s *Scope) Forward(in vocab.Interruption) {
+// this task's, under path, and marks the scope and its parents paused. It copies
+// *in once, into the task's list. Unlike Raise it keeps every interrupt
+// forwarded in an attempt: a subgraph may pause in several places at once.
+func (s *Scope) Forward(in *vocab.Interruption, path []string) {
 	for p := s; p != nil; p = p.parent {
 		p.mu.Lock()
 		p.paused = true
 		p.mu.Unlock()
 	}
-	in.Node = s.node
-	if in.ToolCallID == "" {
-		in.ToolCallID = s.toolCallID
-	}
 	s.collector.mu.Lock()
-	s.collector.raised = append(s.collector.raised, in)
+	s.collector.raised = append(s.collector.raised, *in)
+	q := &s.collector.raised[len(s.collector.raised)-1]
+	q.Path, q.Node = path, s.node
+	if q.ToolCallID == "" {
+		q.ToolCallID = s.toolCallID
+	}
 	s.collector.mu.Unlock()
 }
 

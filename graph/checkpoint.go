@@ -185,8 +185,8 @@ func (st *state[S]) pending() []interlude.Interruption {
 		return nil
 	}
 	out := make([]interlude.Interruption, 0, n)
-	for _, x := range st.exchanges {
-		if x.Resolution == nil {
+	for i := range st.exchanges {
+		if x := &st.exchanges[i]; x.Resolution == nil {
 			out = append(out, x.Interrupt)
 		}
 	}
@@ -276,7 +276,7 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 		// The state takes the delta's map over: no delta is changed once made,
 		// nor kept once applied.
 		st.memo = d.Memo
-	} else {
+	} else if len(d.Memo) > 0 {
 		for k, v := range d.Memo {
 			if st.memo == nil {
 				st.memo = make(map[string]json.RawMessage)
@@ -284,15 +284,17 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 			st.memo[k] = v
 		}
 	}
-	for k, id := range d.Calls {
+	if len(d.Calls) > 0 {
 		if st.calls == nil {
-			st.calls = make(map[string]string)
+			st.calls = make(map[string]string, len(d.Calls))
 		}
-		st.calls[k] = id
+		for k, id := range d.Calls {
+			st.calls[k] = id
+		}
 	}
-	for _, q := range d.Raised {
-		if st.exchange(q.ID) == nil {
-			st.exchanges = append(st.exchanges, interlude.Exchange{Interrupt: q})
+	for i := range d.Raised {
+		if q := &d.Raised[i]; st.exchange(q.ID) == nil {
+			st.exchanges = append(st.exchanges, interlude.Exchange{Interrupt: *q})
 		}
 	}
 	applyEscalations(st.exchanges, d.Esc)

@@ -205,10 +205,10 @@ func (b *Builder[S]) Compile(opts ...Option) (*Graph[S], error) {
 	if g.name != "" {
 		g.runSpan += " " + g.name
 	}
-	g.labels = make(map[string]nodeLabels, len(b.order))
+	g.labels = make(map[string]*nodeLabels[S], len(b.order))
 	for i, n := range b.order {
 		g.order[n] = i
-		g.labels[n] = nodeLabels{span: "interlude.node " + n, who: fmt.Sprintf("node %q", n), nodes: tracing.Nodes.StringSlice([]string{n})}
+		g.labels[n] = &nodeLabels[S]{fn: g.nodes[n], span: "interlude.node " + n, who: fmt.Sprintf("node %q", n), nodes: tracing.Nodes.StringSlice([]string{n})}
 	}
 	g.nodeNames = slices.Clone(b.order)
 	for from, tos := range b.edges {
@@ -405,7 +405,7 @@ type Graph[S any] struct {
 	cache    *cache[S]
 	observer *Observer[S]
 	onInput  InputFunc[S]
-	labels   map[string]nodeLabels
+	labels   map[string]*nodeLabels[S]
 	runSpan  string // the name of a run's span, made once
 }
 
@@ -418,8 +418,10 @@ type hop[S any] struct {
 	routes []Route[S]
 }
 
-// nodeLabels are the strings a node's runs are named by, made once.
-type nodeLabels struct {
+// nodeLabels are the strings a node's runs are named by, made once, with the
+// node itself: a task finds both with one lookup.
+type nodeLabels[S any] struct {
+	fn   Node[S]
 	span string // its tracing span's name
 	who  string // how errors about its updates name it
 	// nodes is the interlude.nodes attribute of a step that runs it alone.

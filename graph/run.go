@@ -1106,7 +1106,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 	env := &tc.env
 	*env = taskEnv{runner: r, live: r.emit != nil || (g.cfg.events != nil && r.nest == nil), fs: g.codec.fs, node: node, step: st.step, memory: &r.memory, thread: r.threadID, subgraphs: r.subgraphs, waiting: &st.waiting, before: r.pathBreaks(g.cfg.before, r.nest.before()), after: r.pathBreaks(g.cfg.after, r.nest.after())}
 	labels := g.labels[node]
-	ctx, span := r.startNode(r.ctx, &labels)
+	ctx, span := r.startNode(r.ctx, labels)
 	tc.ctx = task.Context{Context: ctx, Scope: sc, Key: envKey{}, Val: env}
 	ctx = &tc.ctx
 	info := NodeInfo{ThreadID: r.threadID, Node: node, Step: st.step}
@@ -1118,7 +1118,7 @@ func (r *runner[S]) runTask(ts *task.Step, node string) outcome {
 		err = g.observer.BeforeNode(task.Without(ctx), info, st.values)
 	}
 	if err == nil {
-		upd, err = call(ctx, g.nodes[node], st.values)
+		upd, err = call(ctx, labels.fn, st.values)
 	}
 	if g.observer != nil && g.observer.AfterNode != nil {
 		g.observer.AfterNode(task.Without(ctx), info, upd, err)

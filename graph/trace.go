@@ -149,7 +149,7 @@ func (g *Graph[S]) nodesAttr(nodes []string) attribute.KeyValue {
 }
 
 // startNode starts the span of one node's task, named as its labels say.
-func (r *runner[S]) startNode(ctx context.Context, l *nodeLabels) (context.Context, trace.Span) {
+func (r *runner[S]) startNode(ctx context.Context, l *nodeLabels[S]) (context.Context, trace.Span) {
 	return r.g.cfg.tracer.Start(ctx, l.span)
 }
 

@@ -363,18 +363,32 @@ func checkDecodes(raw json.RawMessage, f field) error {
 func (fs *fields) grows(ws []write) int {
 	n := 0
 	for _, w := range ws {
-		if f := fs.byName[w.Field]; f != nil && (f.reducer == AppendReducer || f.reducer == MergeReducer) {
+		if f := fs.field(w.Field); f != nil && (f.reducer == AppendReducer || f.reducer == MergeReducer) {
 			n += len(w.Value)
 		}
 	}
 	return n
 }
 
+// field returns the field named name, or nil: a state of a few fields is
+// searched in order, which costs less than hashing the name.
+func (fs *fields) field(name string) *field {
+	if len(fs.list) <= 8 {
+		for i := range fs.list {
+			if fs.list[i].name == name {
+				return &fs.list[i]
+			}
+		}
+		return nil
+	}
+	return fs.byName[name]
+}
+
 // apply applies writes to the state value dst (addressable) with each field's
 // reducer.
 func (fs *fields) apply(dst reflect.Value, ws []write) error {
 	for _, w := range ws {
-		f := fs.byName[w.Field]
+		f := fs.field(w.Field)
 		if f == nil {
 			return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("recorded write to unknown state field %q; was the state type changed incompatibly?", w.Field)}
 		}
@@ -398,7 +412,7 @@ func (fs *fields) apply(dst reflect.Value, ws []write) error {
 func (fs *fields) applyToCopy(dst reflect.Value, ws []write) error {
 	var copied []int
 	for _, w := range ws {
-		f := fs.byName[w.Field]
+		f := fs.field(w.Field)
 		if f == nil || f.reducer != MergeReducer || slices.Contains(copied, f.index) {
 			continue
 		}

@@ -145,38 +145,41 @@ func SeedSynthetic(tb testing.TB, s *Store, n int) {
 	tb.Helper()
 	ctx := context.Background()
 	const batch = 500
-	tx, err := s.w.BeginTx(ctx, nil)
+	err := s.exclusive(ctx, func(ctx context.Context) error {
+		tx, err := s.wc.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		var full *sql.Stmt
+		for start := 0; start < n; start += batch {
+			rows := min(batch, n-start)
+			q := "INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at) VALUES " +
+				strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?),", rows), ",")
+			stmt := full
+			if rows != batch || full == nil {
+				if stmt, err = tx.PrepareContext(ctx, q); err != nil {
+					return err
+				}
+				if rows == batch {
+					full = stmt
+				}
+			}
+			args := make([]any, 0, rows*7)
+			for i := start; i < start+rows; i++ {
+				m := storetest.SyntheticThread(i)
+				args = append(args, m.ThreadID, m.Graph, string(m.Status), m.Version, storetest.InterruptsJSON(m), m.CreatedAt.UnixNano(), m.UpdatedAt.UnixNano())
+			}
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "ANALYZE"); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 	if err != nil {
-		tb.Fatal(err)
-	}
-	defer tx.Rollback()
-	var full *sql.Stmt
-	for start := 0; start < n; start += batch {
-		rows := min(batch, n-start)
-		q := "INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?),", rows), ",")
-		stmt := full
-		if rows != batch || full == nil {
-			if stmt, err = tx.PrepareContext(ctx, q); err != nil {
-				tb.Fatal(err)
-			}
-			if rows == batch {
-				full = stmt
-			}
-		}
-		args := make([]any, 0, rows*7)
-		for i := start; i < start+rows; i++ {
-			m := storetest.SyntheticThread(i)
-			args = append(args, m.ThreadID, m.Graph, string(m.Status), m.Version, storetest.InterruptsJSON(m), m.CreatedAt.UnixNano(), m.UpdatedAt.UnixNano())
-		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, "ANALYZE"); err != nil {
-		tb.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
 		tb.Fatal(err)
 	}
 	if err := s.Checkpoint(); err != nil {

@@ -35,8 +35,8 @@ const (
 
 // checkpointer runs checkpoints in the background.
 type checkpointer struct {
-	db            *sql.DB // one connection, used only here, for passive checkpoints
-	w             *sql.DB // the writer, for the rare RESTART
+	db            *sql.DB                                     // one connection, used only here, for passive checkpoints
+	restart       func() (busy, logged, moved int, err error) // the rare RESTART, on the writer
 	poke          chan struct{}
 	stop          chan struct{}
 	done          sync.WaitGroup
@@ -51,8 +51,8 @@ type checkpointer struct {
 
 type errBox struct{ err error }
 
-func newCheckpointer(db, w *sql.DB) *checkpointer {
-	c := &checkpointer{db: db, w: w, poke: make(chan struct{}, 1), stop: make(chan struct{}), every: ckptEvery, restartAt: ckptRestartFrames}
+func newCheckpointer(db *sql.DB, restart func() (busy, logged, moved int, err error)) *checkpointer {
+	c := &checkpointer{db: db, restart: restart, poke: make(chan struct{}, 1), stop: make(chan struct{}), every: ckptEvery, restartAt: ckptRestartFrames}
 	c.done.Add(1)
 	go c.run()
 	return c
@@ -95,7 +95,7 @@ func (c *checkpointer) checkpoint() {
 		}
 		// On the writer's own connection, so appends queue behind it in the
 		// process instead of polling for SQLite's lock in busy-handler sleeps.
-		err = c.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &logged, &moved)
+		_, _, _, err = c.restart()
 		c.restarts.Add(1)
 	}
 	// A failed checkpoint loses nothing: the log still holds every commit, and the

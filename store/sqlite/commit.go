@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"slices"
 	"sync"
@@ -23,8 +22,13 @@ import (
 // So concurrent appends share the sync, and a NoSync append never waits for
 // it. If the leader's own request is NoSync, the group's first durable request
 // runs the sync and the hand-off instead, so the leader's caller goes on too.
-// Document writes (documents.go) and the outbox's claims and settles
-// (outbox.go) join a group as writes in place of an append. A group is applied
+// Document writes (documents.go), the outbox's claims, settles and retries
+// (outbox.go), deletions and copies join a group as writes in place of an
+// append; a checkpoint on the writer runs alone between two groups. So every
+// write runs on the writer's one connection, which the store holds for its
+// whole life, with its statements, BEGIN IMMEDIATE, COMMIT and ROLLBACK among
+// them, prepared once: a group costs no transaction object of database/sql
+// (and its goroutine) and no statement bound anew to one. A group is applied
 // without savepoints, and again with one per request only when a request
 // fails after writing (docs/ARCHITECTURE.md, "Why only acknowledged commits
 // wait for the disk").
@@ -38,8 +42,13 @@ type appendReq struct {
 	interrupts []byte
 	// write, if set, is the request's change instead of the append a (of
 	// which only ThreadID, for messages, and NoSync are read): a document's
-	// write, or an outbox claim or settle.
-	write func(ctx context.Context, tx *groupTx) error
+	// write, an outbox claim or settle, a deletion, a copy. It runs inside
+	// the group's transaction, on the writer's connection (Store.wc).
+	write func(ctx context.Context) error
+	// solo, if set, is the request instead: it runs alone on the writer's
+	// connection, outside any transaction, between two groups (a checkpoint
+	// on the writer, for one). It is never part of a group.
+	solo  func(ctx context.Context) error
 	err   error
 	tried bool // applied in the group's transaction, whatever the outcome
 	// wake receives once: when the request's group is done, or, with lead
@@ -64,40 +73,6 @@ type committer struct {
 	// listed holds the listing facts of the threads the leaders last wrote
 	// (see Store.updateThread); only the leader uses it.
 	listed map[string]listing
-	tx     groupTx // the leader's transaction, reused by the next leader
-}
-
-// groupTx is a group's transaction. Each of the writer's prepared statements
-// is bound to it once, however many of the group's requests run it: binding
-// a statement to a transaction allocates it anew and registers it with the
-// pool.
-type groupTx struct {
-	*sql.Tx
-	bound []boundStmt
-}
-
-// boundStmt is a prepared statement of the writer and its binding to a
-// group's transaction.
-type boundStmt struct{ stmt, inTx *sql.Stmt }
-
-// begin makes tx the group's transaction, with no statement bound yet.
-func (t *groupTx) begin(tx *sql.Tx) *groupTx {
-	t.Tx = tx
-	clear(t.bound)
-	t.bound = t.bound[:0]
-	return t
-}
-
-// stmt returns s bound to the transaction.
-func (t *groupTx) stmt(ctx context.Context, s *sql.Stmt) *sql.Stmt {
-	for _, b := range t.bound {
-		if b.stmt == s {
-			return b.inTx
-		}
-	}
-	inTx := t.StmtContext(ctx, s)
-	t.bound = append(t.bound, boundStmt{s, inTx})
-	return inTx
 }
 
 var (
@@ -151,6 +126,11 @@ func (c *committer) submit(ctx context.Context, req *appendReq) error {
 // with c.mu held and returns with it released.
 func (c *committer) lead() {
 	n := min(len(c.queue), maxGroup)
+	if c.queue[0].solo != nil {
+		n = 1
+	} else if i := slices.IndexFunc(c.queue[:n], isSolo); i >= 0 {
+		n = i
+	}
 	group := append(c.group[:0], c.queue[:n]...)
 	c.group = group
 	rest := copy(c.queue, c.queue[n:])
@@ -173,6 +153,15 @@ func (c *committer) lead() {
 		clear(group)
 		c.handOff()
 	}()
+	if r := group[0]; r.solo != nil {
+		if r.err = r.ctx.Err(); r.err == nil {
+			r.err = r.solo(context.Background())
+		}
+		finished = true
+		clear(group)
+		c.handOff()
+		return
+	}
 	needSync := c.commit(group)
 	finished = true
 	if needSync {
@@ -202,6 +191,8 @@ func (c *committer) lead() {
 		}
 	}
 }
+
+func isSolo(r *appendReq) bool { return r.solo != nil }
 
 // syncGroup syncs the log after a group's commit, wakes the group's durable
 // requests but self, whose caller runs it, and hands the writer on. A failed
@@ -284,50 +275,39 @@ func (c *committer) commit(group []*appendReq) (needSync bool) {
 		return false
 	}
 	ctx := context.Background() // the group outlives any one caller's context
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
+	if err := s.begin(ctx); err != nil {
 		finish(s.wrap("append to", group[0].a.ThreadID, err))
 		return false
 	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil) // BEGIN IMMEDIATE
-	if err != nil {
-		finish(s.wrap("append to", group[0].a.ThreadID, err))
-		return false
-	}
-	applied, undo := c.applyAll(ctx, c.tx.begin(tx), group, false)
+	applied, undo := c.applyAll(ctx, group, false)
 	if undo {
 		// An append failed after writing: start the group over with a
 		// savepoint around each append.
-		if err := tx.Rollback(); err != nil {
+		if err := s.rollback(ctx); err != nil {
 			finish(s.wrap("append to", group[0].a.ThreadID, err))
-			return
+			return false
 		}
 		for _, r := range group {
 			if r.err == nil || r.tried {
 				r.err, r.tried = nil, false
 			}
 		}
-		if tx, err = conn.BeginTx(ctx, nil); err != nil {
+		if err := s.begin(ctx); err != nil {
 			finish(s.wrap("append to", group[0].a.ThreadID, err))
-			return
+			return false
 		}
-		applied, _ = c.applyAll(ctx, c.tx.begin(tx), group, true)
+		applied, _ = c.applyAll(ctx, group, true)
 	}
 	if applied == 0 {
-		tx.Rollback()
+		s.rollback(ctx)
 		finish(nil)
 		return false
 	}
-	if err := tx.Commit(); err != nil {
-		tx.Rollback()
-		err = s.wrap("append to", group[0].a.ThreadID, err)
-		for _, r := range group {
-			if r.err == nil {
-				r.err = err
-			}
-		}
-		finish(nil)
+	if _, err := s.commitTx.ExecContext(ctx); err != nil {
+		// A COMMIT that failed may leave the transaction open (SQLITE_BUSY)
+		// or may have rolled it back already; either way none of it holds.
+		s.rollback(ctx)
+		finish(s.wrap("append to", group[0].a.ThreadID, err))
 		return false
 	}
 	for range applied {
@@ -337,11 +317,11 @@ func (c *committer) commit(group []*appendReq) (needSync bool) {
 	return s.durable && slices.ContainsFunc(group, func(r *appendReq) bool { return r.err == nil && !r.a.NoSync })
 }
 
-// applyAll applies the group's live appends in tx, each inside a savepoint if
+// applyAll applies the group's live appends in the open transaction, each inside a savepoint if
 // saved is set, and returns how many were applied. Without savepoints it stops
 // and reports undo at the first append that failed after writing, whose
-// changes only a rollback of tx takes back.
-func (c *committer) applyAll(ctx context.Context, tx *groupTx, group []*appendReq, saved bool) (applied int, undo bool) {
+// changes only a rollback takes back.
+func (c *committer) applyAll(ctx context.Context, group []*appendReq, saved bool) (applied int, undo bool) {
 	s := c.s
 	for _, r := range group {
 		if r.err != nil {
@@ -350,9 +330,9 @@ func (c *committer) applyAll(ctx context.Context, tx *groupTx, group []*appendRe
 		r.tried = true
 		var wrote bool
 		if saved && len(group) > 1 {
-			r.err = s.applySaved(ctx, tx, r)
+			r.err = s.applySaved(ctx, r)
 		} else {
-			wrote, r.err = s.do(ctx, tx, r)
+			wrote, r.err = s.do(ctx, r)
 		}
 		switch {
 		case r.err == nil:
@@ -366,17 +346,17 @@ func (c *committer) applyAll(ctx context.Context, tx *groupTx, group []*appendRe
 
 // applySaved applies one append of a group inside a savepoint, so its failure
 // leaves the others' changes in place.
-func (s *Store) applySaved(ctx context.Context, tx *groupTx, r *appendReq) error {
-	if _, err := tx.stmt(ctx, s.savepoint).ExecContext(ctx); err != nil {
+func (s *Store) applySaved(ctx context.Context, r *appendReq) error {
+	if _, err := s.savepoint.ExecContext(ctx); err != nil {
 		return s.wrap("append to", r.a.ThreadID, err)
 	}
-	_, err := s.do(ctx, tx, r)
+	_, err := s.do(ctx, r)
 	if err != nil {
-		if _, rerr := tx.stmt(ctx, s.rollbackTo).ExecContext(ctx); rerr != nil {
+		if _, rerr := s.rollbackTo.ExecContext(ctx); rerr != nil {
 			return errors.Join(err, rerr)
 		}
 	}
-	if _, rerr := tx.stmt(ctx, s.release).ExecContext(ctx); rerr != nil {
+	if _, rerr := s.release.ExecContext(ctx); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err
@@ -385,12 +365,12 @@ func (s *Store) applySaved(ctx context.Context, tx *groupTx, r *appendReq) error
 // do applies one request of a group, its write or else its append, and
 // reports whether it wrote anything before it failed. A write that fails is
 // taken to have written, so that only a rollback takes it back.
-func (s *Store) do(ctx context.Context, tx *groupTx, r *appendReq) (wrote bool, err error) {
+func (s *Store) do(ctx context.Context, r *appendReq) (wrote bool, err error) {
 	if r.write != nil {
-		err := r.write(ctx, tx)
+		err := r.write(ctx)
 		return err != nil, err
 	}
-	return s.apply(ctx, tx, r)
+	return s.apply(ctx, r)
 }
 
 // close waits for the group being committed, if any, and makes every later

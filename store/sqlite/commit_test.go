@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
@@ -20,7 +21,7 @@ func holdWriter(t *testing.T, s *Store) (release chan struct{}, done chan error)
 	started := make(chan struct{})
 	ctx := context.Background()
 	go func() {
-		done <- s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(context.Context, *groupTx) error {
+		done <- s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(context.Context) error {
 			close(started)
 			<-release
 			return nil
@@ -28,6 +29,27 @@ func holdWriter(t *testing.T, s *Store) (release chan struct{}, done chan error)
 	}()
 	<-started
 	return release, done
+}
+
+// queueBehindHeldWriter queues writes, in order, while a group holds the
+// writer, then lets it go, and returns each write's outcome and how many
+// groups committed them.
+func queueBehindHeldWriter(t *testing.T, s *Store, writes []func() error) (errs []error, groups int64) {
+	t.Helper()
+	release, held := holdWriter(t, s)
+	errs = make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Go(func() { errs[i] = w() })
+		waitQueued(s, i+1)
+	}
+	before := s.commits.groups.Load()
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatalf("the held write: %v", err)
+	}
+	wg.Wait()
+	return errs, s.commits.groups.Load() - before
 }
 
 // waitQueued returns once n requests wait for the writer.
@@ -54,24 +76,16 @@ func firstAppend(id string) store.Append {
 func TestAppendsWaitingForTheWriterCommitTogetherInOrder(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	release, held := holdWriter(t, s)
 	const n = 8
-	errs := make([]error, n)
-	var wg sync.WaitGroup
+	writes := make([]func() error, n)
 	for i := range n {
 		a := firstAppend(fmt.Sprintf("t%d", i))
 		if i == n-1 {
 			a.ThreadID = "t0" // queued after t0's first append: a conflict
 		}
-		wg.Go(func() { errs[i] = s.Append(ctx, a) })
-		waitQueued(s, i+1)
+		writes[i] = func() error { return s.Append(ctx, a) }
 	}
-	groups := s.commits.groups.Load()
-	close(release)
-	if err := <-held; err != nil {
-		t.Fatalf("the held write: %v", err)
-	}
-	wg.Wait()
+	errs, groups := queueBehindHeldWriter(t, s, writes)
 	for i, err := range errs[:n-1] {
 		if err != nil {
 			t.Errorf("append %d: %v", i, err)
@@ -80,8 +94,8 @@ func TestAppendsWaitingForTheWriterCommitTogetherInOrder(t *testing.T) {
 	if !errors.Is(errs[n-1], interlude.ErrConflict) {
 		t.Errorf("the second first append to t0: err = %v, want a conflict", errs[n-1])
 	}
-	if got := s.commits.groups.Load() - groups; got != 1 {
-		t.Errorf("the queued appends were committed in %d groups, want 1", got)
+	if groups != 1 {
+		t.Errorf("the queued appends were committed in %d groups, want 1", groups)
 	}
 	l, err := s.Load(ctx, "t0")
 	if err != nil || len(l.Records) != 1 || string(l.Records[0].Data) != "t0" {
@@ -160,5 +174,55 @@ func TestClosingTheStoreLetsTheGroupFinishAndRefusesTheQueue(t *testing.T) {
 	}
 	if err := s.Append(context.Background(), firstAppend("later")); !errors.Is(err, errClosed) {
 		t.Errorf("an append after Close: err = %v, want the store closed", err)
+	}
+}
+
+// TestEveryWriteSharesTheWritersOneConnection queues, behind a group holding
+// the writer, appends mixed with the store's other writes (a deletion, a copy,
+// a notice's retry, a checkpoint of the log, which runs outside any
+// transaction): each runs once the writer is free, in order, the checkpoint
+// alone between two groups, and the appends queued before and after it
+// commit in one group each.
+func TestEveryWriteSharesTheWritersOneConnection(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	for _, id := range []string{"doomed", "original"} {
+		if err := s.Append(ctx, firstAppend(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{"append a", func() error { return s.Append(ctx, firstAppend("a")) }},
+		{"delete", func() error { return s.Delete(ctx, "doomed") }},
+		{"copy", func() error { return s.CopyThread(ctx, "original", "copy") }},
+		{"retry", func() error {
+			if err := s.RetryNotice(ctx, "evt_unknown", time.Now()); !errors.Is(err, interlude.ErrNotFound) {
+				return fmt.Errorf("retry of an unknown notice: %v, want not found", err)
+			}
+			return nil
+		}},
+		{"checkpoint", s.Checkpoint},
+		{"append b", func() error { return s.Append(ctx, firstAppend("b")) }},
+	}
+	writes := make([]func() error, len(steps))
+	for i, st := range steps {
+		writes[i] = st.fn
+	}
+	outcomes, groups := queueBehindHeldWriter(t, s, writes)
+	for i, st := range steps {
+		if outcomes[i] != nil {
+			t.Errorf("%s: %v", st.name, outcomes[i])
+		}
+	}
+	if groups != 2 {
+		t.Errorf("the queued writes were committed in %d groups, want 2 (before and after the checkpoint)", groups)
+	}
+	for id, want := range map[string]int64{"a": 1, "b": 1, "doomed": 0, "original": 1, "copy": 1} {
+		if v, err := s.Version(ctx, id); err != nil || v != want {
+			t.Errorf("%s is at version %d (%v), want %d", id, v, err, want)
+		}
 	}
 }

@@ -11,30 +11,15 @@ import (
 	"github.com/interludehq/interlude/store/storekit"
 )
 
-// write runs fn in a write transaction, durable if durable is set.
-func (s *Store) write(ctx context.Context, op, threadID string, durable bool, fn func(tx *sql.Tx) error) error {
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		return s.wrap(op, threadID, err)
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(op, threadID, err)
-	}
-	defer tx.Rollback() // a no-op once committed
-	if err := fn(tx); err != nil {
-		return s.wrap(op, threadID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap(op, threadID, err)
-	}
-	if durable {
-		if err := s.syncLog(); err != nil {
+// write runs fn in the transaction of a group of the group commit (commit.go),
+// durable if durable is set.
+func (s *Store) write(ctx context.Context, op, threadID string, durable bool, fn func(ctx context.Context) error) error {
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: threadID, NoSync: !durable}, write: func(ctx context.Context) error {
+		if err := fn(ctx); err != nil {
 			return s.wrap(op, threadID, err)
 		}
-	}
-	return nil
+		return nil
+	}})
 }
 
 // PutDocument implements store.Documents. The write joins the group commit of
@@ -46,27 +31,25 @@ func (s *Store) PutDocument(ctx context.Context, d store.Document) error {
 	}
 	created, updated := storekit.DocumentNanos(d, time.Now().UnixNano())
 	data := nonNil(d.Data)
-	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: d.ThreadID}, write: func(ctx context.Context, tx *groupTx) error {
-		if _, err := tx.stmt(ctx, s.putDocument).ExecContext(ctx, d.ThreadID, d.Kind, d.Key, data, created, updated); err != nil {
-			return s.wrap("put a document of", d.ThreadID, err)
-		}
-		return nil
-	}})
+	return s.write(ctx, "put a document of", d.ThreadID, true, func(ctx context.Context) error {
+		_, err := s.putDocument.ExecContext(ctx, d.ThreadID, d.Kind, d.Key, data, created, updated)
+		return err
+	})
 }
 
 // writeDocuments writes the documents of a in the append's transaction.
-func (s *Store) writeDocuments(ctx context.Context, tx *groupTx, a store.Append, now int64) error {
+func (s *Store) writeDocuments(ctx context.Context, a store.Append, now int64) error {
 	for _, w := range a.Documents {
 		d := w.Document
 		var err error
 		switch {
 		case w.Delete && w.IfUnchanged:
-			_, err = tx.stmt(ctx, s.delDocumentIf).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data))
+			_, err = s.delDocumentIf.ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data))
 		case w.Delete:
-			_, err = tx.stmt(ctx, s.delDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key)
+			_, err = s.delDocument.ExecContext(ctx, a.ThreadID, d.Kind, d.Key)
 		default:
 			created, updated := storekit.DocumentNanos(d, now)
-			_, err = tx.stmt(ctx, s.putDocument).ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
+			_, err = s.putDocument.ExecContext(ctx, a.ThreadID, d.Kind, d.Key, nonNil(d.Data), created, updated)
 		}
 		if err != nil {
 			return s.wrap("write a document of", a.ThreadID, err)
@@ -136,12 +119,10 @@ func (s *Store) Documents(ctx context.Context, q store.DocumentQuery) ([]store.D
 // DeleteDocument implements store.Documents. Like PutDocument, it joins the
 // group commit of the appends.
 func (s *Store) DeleteDocument(ctx context.Context, threadID, kind, key string) error {
-	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: threadID}, write: func(ctx context.Context, tx *groupTx) error {
-		if _, err := tx.stmt(ctx, s.delDocument).ExecContext(ctx, threadID, kind, key); err != nil {
-			return s.wrap("delete a document of", threadID, err)
-		}
-		return nil
-	}})
+	return s.write(ctx, "delete a document of", threadID, true, func(ctx context.Context) error {
+		_, err := s.delDocument.ExecContext(ctx, threadID, kind, key)
+		return err
+	})
 }
 
 // The statements of documents. A listing of one thread's documents
@@ -159,21 +140,22 @@ const (
 	selThreadDocumentsSQL = `SELECT ` + documentColumns + ` FROM documents NOT INDEXED WHERE kind = ? AND thread_id = ? ORDER BY created_at DESC, key DESC LIMIT ? OFFSET ?`
 )
 
-// CopyThread implements store.Copier, in one transaction.
+// CopyThread implements store.Copier, in one transaction: a durable write of
+// the group commit.
 func (s *Store) CopyThread(ctx context.Context, from, to string) error {
 	if err := storekit.CheckCopy(from, to); err != nil {
 		return err
 	}
 	now := time.Now().UnixNano()
-	return s.write(ctx, "copy", from, true, func(tx *sql.Tx) error {
+	return s.write(ctx, "copy", from, true, func(ctx context.Context) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM threads WHERE id = ?`, to).Scan(&n); err != nil {
+		if err := s.wc.QueryRowContext(ctx, `SELECT COUNT(*) FROM threads WHERE id = ?`, to).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			return storekit.CopyTaken(to)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
+		res, err := s.wc.ExecContext(ctx, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
 			SELECT ?, graph, status, version, interrupts, ?, ?, expires_at FROM threads WHERE id = ?`, to, now, now, from)
 		if err != nil {
 			return err
@@ -184,11 +166,11 @@ func (s *Store) CopyThread(ctx context.Context, from, to string) error {
 			}
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO records (thread_id, version, format, kind, data, created_at)
+		if _, err := s.wc.ExecContext(ctx, `INSERT INTO records (thread_id, version, format, kind, data, created_at)
 			SELECT ?, version, format, kind, data, created_at FROM records WHERE thread_id = ?`, to, from); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO snapshots (thread_id, version, format, data)
+		_, err = s.wc.ExecContext(ctx, `INSERT INTO snapshots (thread_id, version, format, data)
 			SELECT ?, version, format, data FROM snapshots WHERE thread_id = ?`, to, from)
 		return err
 	})

@@ -90,7 +90,7 @@ func syncs(s *Store) int64 {
 func TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	if _, err := s.w.ExecContext(ctx, `CREATE TRIGGER poison BEFORE INSERT ON records WHEN NEW.kind = 'poison'
+	if err := writerExec(s, `CREATE TRIGGER poison BEFORE INSERT ON records WHEN NEW.kind = 'poison'
 		BEGIN SELECT RAISE(ABORT, 'poisoned record'); END`); err != nil {
 		t.Fatal(err)
 	}
@@ -121,13 +121,8 @@ func TestAnAppendFailingAfterItsCompareAndSetIsUndoneAloneInItsGroup(t *testing.
 // writerMode returns the writer's synchronous mode.
 func writerMode(t *testing.T, s *Store) int {
 	t.Helper()
-	conn, err := s.w.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	var m int
-	if err := conn.QueryRowContext(context.Background(), "PRAGMA synchronous").Scan(&m); err != nil {
+	if err := writerQueryRow(s, "PRAGMA synchronous", nil, &m); err != nil {
 		t.Fatal(err)
 	}
 	return m

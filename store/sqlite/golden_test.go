@@ -386,7 +386,7 @@ func TestUpgradeIndexesExpiries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.w.Exec(`DROP INDEX threads_expiry; ALTER TABLE threads DROP COLUMN expires_at; DELETE FROM schema_migrations WHERE version > 1`); err != nil {
+	if err := writerExec(s, `DROP INDEX threads_expiry; ALTER TABLE threads DROP COLUMN expires_at; DELETE FROM schema_migrations WHERE version > 1`); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

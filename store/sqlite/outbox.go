@@ -18,13 +18,13 @@ import (
 const noticeColumns = `id, seq, thread_id, graph, type, interrupt_id, data, created_at, state, attempts, next_at, last_error, delivered_to, settled_at`
 
 // insertNotices writes the notices of a in the append's transaction.
-func (s *Store) insertNotices(ctx context.Context, tx *groupTx, a store.Append, now int64) error {
+func (s *Store) insertNotices(ctx context.Context, a store.Append, now int64) error {
 	for _, n := range a.Outbox {
 		created := now
 		if !n.CreatedAt.IsZero() {
 			created = n.CreatedAt.UnixNano()
 		}
-		if _, err := tx.stmt(ctx, s.insNotice).ExecContext(ctx, n.ID, a.ThreadID, n.Graph, n.Type, n.InterruptID, nonNil(n.Data), created, created); err != nil {
+		if _, err := s.insNotice.ExecContext(ctx, n.ID, a.ThreadID, n.Graph, n.Type, n.InterruptID, nonNil(n.Data), created, created); err != nil {
 			return s.wrap("append to", a.ThreadID, err)
 		}
 	}
@@ -76,9 +76,9 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.Notice, error) {
 	now := c.Now.UnixNano()
 	var out []store.Notice
-	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *groupTx) error {
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context) error {
 		var err error
-		out, err = scanNotices(tx.stmt(ctx, s.claimNotices).QueryContext(ctx, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
+		out, err = scanNotices(s.claimNotices.QueryContext(ctx, c.Owner, c.Now.Add(c.TTL).UnixNano(), now, storekit.NoticeLimit(c.Limit)))
 		return err
 	}})
 	if err != nil {
@@ -119,9 +119,9 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 		tos[i] = storekit.DeliveredTo(st.DeliveredTo)
 	}
 	var refused []error // the notices the op found missing or claimed by another, if it commits
-	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context, tx *groupTx) error {
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context) error {
 		refused = refused[:0]
-		upd := tx.stmt(ctx, s.settleNotice)
+		upd := s.settleNotice
 		for i, st := range valid {
 			var settled any
 			next := st.NextAt.UnixNano()
@@ -136,7 +136,7 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 				continue
 			}
 			var one int
-			switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM outbox WHERE id = ?`, st.ID).Scan(&one); {
+			switch err := s.wc.QueryRowContext(ctx, `SELECT 1 FROM outbox WHERE id = ?`, st.ID).Scan(&one); {
 			case errors.Is(err, sql.ErrNoRows):
 				refused = append(refused, storekit.NoticeNotFound(st.ID))
 			case err != nil:
@@ -151,22 +151,6 @@ func (s *Store) SettleNotices(ctx context.Context, ss []store.NoticeSettle) erro
 		return fmt.Errorf("sqlite store: settle notices: %w", err)
 	}
 	return errors.Join(append(errs, refused...)...)
-}
-
-// noticeMissing returns NoticeNotFound for an unknown id, else otherwise.
-func (s *Store) noticeMissing(ctx context.Context, id string, otherwise error) error {
-	var state string
-	err := s.w.QueryRowContext(ctx, `SELECT state FROM outbox WHERE id = ?`, id).Scan(&state)
-	if errors.Is(err, sql.ErrNoRows) {
-		return storekit.NoticeNotFound(id)
-	}
-	if err != nil {
-		return fmt.Errorf("sqlite store: read notice %s: %w", id, err)
-	}
-	if otherwise == nil {
-		return storekit.NotFailed(id, store.NoticeState(state))
-	}
-	return otherwise
 }
 
 // Notices implements store.Outbox.
@@ -189,15 +173,35 @@ func (s *Store) Notices(ctx context.Context, q store.NoticeQuery) ([]store.Notic
 	return scanNotices(s.r.QueryContext(ctx, query, append(args, storekit.NoticePageLimit(q.Limit))...))
 }
 
-// RetryNotice implements store.Outbox.
+// RetryNotice implements store.Outbox. The retry joins the group commit of
+// the appends (commit.go) without making the group wait for the disk, as a
+// claim does: a retry lost to a crash leaves the notice failed, to be retried
+// again.
 func (s *Store) RetryNotice(ctx context.Context, id string, now time.Time) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE outbox SET state = 'pending', attempts = 0, next_at = ?, settled_at = NULL, owner = '', claimed_until = 0
-		WHERE id = ? AND state = 'failed'`, now.UnixNano(), id)
+	var refused error // why the notice was not retried, if the write commits
+	err := s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{NoSync: true}, write: func(ctx context.Context) error {
+		refused = nil
+		res, err := s.wc.ExecContext(ctx, `UPDATE outbox SET state = 'pending', attempts = 0, next_at = ?, settled_at = NULL, owner = '', claimed_until = 0
+			WHERE id = ? AND state = 'failed'`, now.UnixNano(), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		var state string
+		switch err := s.wc.QueryRowContext(ctx, `SELECT state FROM outbox WHERE id = ?`, id).Scan(&state); {
+		case errors.Is(err, sql.ErrNoRows):
+			refused = storekit.NoticeNotFound(id)
+		case err != nil:
+			return fmt.Errorf("read notice %s: %w", id, err)
+		default:
+			refused = storekit.NotFailed(id, store.NoticeState(state))
+		}
+		return nil
+	}})
 	if err != nil {
 		return fmt.Errorf("sqlite store: retry notice %s: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return nil
-	}
-	return s.noticeMissing(ctx, id, nil)
+	return refused
 }

@@ -60,17 +60,19 @@ import (
 // Store is a store.Store kept in one SQLite file. It is safe for concurrent use.
 type Store struct {
 	path    string
-	w       *sql.DB // one connection: every write
-	r       *sql.DB // read-only pool
+	w       *sql.DB   // a pool of one connection, wc's
+	wc      *sql.Conn // the writer's connection, held for the store's life: every write
+	r       *sql.DB   // read-only pool
 	ckpt    *checkpointer
 	commits *committer
 
-	insThread, updThread, stepThread, curVersion, insRecord       *sql.Stmt // on w
-	putSnapshot                                                   *sql.Stmt // on w
-	delRecords, delSnapshot, delThread                            *sql.Stmt // on w
-	savepoint, release, rollbackTo                                *sql.Stmt // on w: an append of a group
-	insNotice, claimNotices, settleNotice                         *sql.Stmt // on w
-	putDocument, delDocument, delDocumentIf                       *sql.Stmt // on w
+	beginTx, commitTx, rollbackTx                                 *sql.Stmt // on wc: a group's transaction
+	insThread, updThread, stepThread, curVersion, insRecord       *sql.Stmt // on wc
+	putSnapshot                                                   *sql.Stmt // on wc
+	delRecords, delSnapshot, delThread, delThreadDocuments        *sql.Stmt // on wc
+	savepoint, release, rollbackTo                                *sql.Stmt // on wc: an append of a group
+	insNotice, claimNotices, settleNotice                         *sql.Stmt // on wc
+	putDocument, delDocument, delDocumentIf                       *sql.Stmt // on wc
 	selDocument, selDocuments, selThreadDocuments                 *sql.Stmt // on r
 	selLoad, selRecords, selMeta, selHead, selVersion, selExpired *sql.Stmt // on r
 	selPage, selBase, selUnfinished                               *sql.Stmt // on r
@@ -177,10 +179,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
+	if s.wc, err = w.Conn(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	s.commits = newCommitter(s)
 
 	r, err := sql.Open("sqlite", fmt.Sprintf("%s?_busy_timeout=%d&_query_only=1", path, busy))
 	if err != nil {
-		w.Close()
+		s.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(cfg.readConns)
@@ -198,46 +205,51 @@ func Open(path string, opts ...Option) (*Store, error) {
 	c.SetMaxIdleConns(1)
 	c.SetConnMaxLifetime(0)
 	c.SetConnMaxIdleTime(0)
-	s.ckpt = newCheckpointer(c, w)
+	s.ckpt = newCheckpointer(c, s.restartLog)
 
+	wc := s.wc
 	prep := []struct {
-		db   *sql.DB
+		db   preparer
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{w, &s.insThread, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
+		{wc, &s.beginTx, `BEGIN IMMEDIATE`},
+		{wc, &s.commitTx, `COMMIT`},
+		{wc, &s.rollbackTx, `ROLLBACK`},
+		{wc, &s.insThread, `INSERT INTO threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`},
-		{w, &s.updThread, `UPDATE threads SET graph = ?, status = ?, version = ?, interrupts = ?, updated_at = ?, expires_at = ?
+		{wc, &s.updThread, `UPDATE threads SET graph = ?, status = ?, version = ?, interrupts = ?, updated_at = ?, expires_at = ?
 			WHERE id = ? AND version = ?`},
 		// A step within a run: only the version and the questions change,
 		// so the listing indexes (graph, status, updated_at) are left alone.
-		{w, &s.stepThread, `UPDATE threads SET version = ?, interrupts = ?
+		{wc, &s.stepThread, `UPDATE threads SET version = ?, interrupts = ?
 			WHERE id = ? AND version = ? AND graph = ? AND status = ? AND expires_at IS ?`},
-		{w, &s.curVersion, `SELECT version FROM threads WHERE id = ?`},
-		{w, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
-		{w, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?, ?, ?, ?)
+		{wc, &s.curVersion, `SELECT version FROM threads WHERE id = ?`},
+		{wc, &s.insRecord, `INSERT INTO records (thread_id, version, format, kind, data, created_at) VALUES (?, ?, ?, ?, ?, ?)`},
+		{wc, &s.putSnapshot, `INSERT INTO snapshots (thread_id, version, format, data) VALUES (?, ?, ?, ?)
 			ON CONFLICT (thread_id, version) DO UPDATE SET format = excluded.format, data = excluded.data`},
-		{w, &s.insNotice, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
+		{wc, &s.insNotice, `INSERT INTO outbox (id, thread_id, graph, type, interrupt_id, data, created_at, state, next_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT (id) DO NOTHING`},
 		// The claim walks the due index in order and stops at the limit; left
 		// to itself, the planner (without statistics) takes the state index,
 		// reading and sorting every pending notice on each claim, which
 		// costs most when the dispatcher has the most to catch up on.
-		{w, &s.claimNotices, `UPDATE outbox SET owner = ?1, claimed_until = ?2, attempts = attempts + 1
+		{wc, &s.claimNotices, `UPDATE outbox SET owner = ?1, claimed_until = ?2, attempts = attempts + 1
 			WHERE seq IN (SELECT seq FROM outbox INDEXED BY outbox_due WHERE state = 'pending' AND next_at <= ?3 AND (owner = '' OR claimed_until <= ?3)
 				ORDER BY next_at, seq LIMIT ?4)
 			RETURNING ` + noticeColumns},
-		{w, &s.settleNotice, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0
+		{wc, &s.settleNotice, `UPDATE outbox SET state = ?, next_at = ?, last_error = ?, delivered_to = ?, settled_at = ?, owner = '', claimed_until = 0
 			WHERE id = ? AND owner = ? AND state = 'pending'`},
-		{w, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
-		{w, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
-		{w, &s.delThread, `DELETE FROM threads WHERE id = ?`},
-		{w, &s.putDocument, putDocumentSQL},
-		{w, &s.delDocument, delDocumentSQL},
-		{w, &s.delDocumentIf, delDocumentIfSQL},
-		{w, &s.savepoint, `SAVEPOINT one_append`},
-		{w, &s.release, `RELEASE one_append`},
-		{w, &s.rollbackTo, `ROLLBACK TO one_append`},
+		{wc, &s.delRecords, `DELETE FROM records WHERE thread_id = ?`},
+		{wc, &s.delSnapshot, `DELETE FROM snapshots WHERE thread_id = ?`},
+		{wc, &s.delThread, `DELETE FROM threads WHERE id = ?`},
+		{wc, &s.delThreadDocuments, `DELETE FROM documents WHERE thread_id = ?`},
+		{wc, &s.putDocument, putDocumentSQL},
+		{wc, &s.delDocument, delDocumentSQL},
+		{wc, &s.delDocumentIf, delDocumentIfSQL},
+		{wc, &s.savepoint, `SAVEPOINT one_append`},
+		{wc, &s.release, `RELEASE one_append`},
+		{wc, &s.rollbackTo, `ROLLBACK TO one_append`},
 		{r, &s.selLoad, loadSQL},
 		{r, &s.selRecords, `SELECT version, format, kind, data, created_at FROM records
 			WHERE thread_id = ? AND version > ? AND version <= ? ORDER BY version LIMIT ?`},
@@ -258,8 +270,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("sqlite store: prepare statements for %s: %w", path, err)
 		}
 	}
-	s.commits = newCommitter(s)
 	return s, nil
+}
+
+// preparer prepares statements: the read pool or the writer's connection.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 // Path returns the file the store was opened on.
@@ -279,11 +295,11 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: a, interrupts: interrupts})
 }
 
-// apply writes one append inside the open group transaction: the thread row's
+// apply writes one append inside the group's open transaction: the thread row's
 // compare-and-set, the records and the snapshot. A failed compare-and-set
 // (a conflict) changes nothing; after any other failure wrote is set: the
 // append may have changed something only a rollback undoes.
-func (s *Store) apply(ctx context.Context, tx *groupTx, req *appendReq) (wrote bool, err error) {
+func (s *Store) apply(ctx context.Context, req *appendReq) (wrote bool, err error) {
 	a := req.a
 	now := time.Now().UnixNano()
 	updated := now
@@ -300,21 +316,21 @@ func (s *Store) apply(ctx context.Context, tx *groupTx, req *appendReq) (wrote b
 		if !a.Meta.CreatedAt.IsZero() {
 			created = a.Meta.CreatedAt.UnixNano()
 		}
-		res, err = tx.stmt(ctx, s.insThread).ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated, expires)
+		res, err = s.insThread.ExecContext(ctx, a.ThreadID, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, created, updated, expires)
 	} else {
-		res, err = s.updateThread(ctx, tx, req, last, updated, expires)
+		res, err = s.updateThread(ctx, req, last, updated, expires)
 	}
 	if err != nil {
 		return true, s.wrap("append to", a.ThreadID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		var actual int64
-		if err := tx.stmt(ctx, s.curVersion).QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := s.curVersion.QueryRowContext(ctx, a.ThreadID).Scan(&actual); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return true, s.wrap("append to", a.ThreadID, err)
 		}
 		return false, storekit.Conflict(a.ThreadID, a.Expect, actual)
 	}
-	ins := tx.stmt(ctx, s.insRecord)
+	ins := s.insRecord
 	for _, r := range a.Records {
 		created := now
 		if !r.CreatedAt.IsZero() {
@@ -325,14 +341,14 @@ func (s *Store) apply(ctx context.Context, tx *groupTx, req *appendReq) (wrote b
 		}
 	}
 	if sn := a.Snapshot; sn != nil {
-		if _, err = tx.stmt(ctx, s.putSnapshot).ExecContext(ctx, a.ThreadID, sn.Version, sn.Format, nonNil(sn.Data)); err != nil {
+		if _, err = s.putSnapshot.ExecContext(ctx, a.ThreadID, sn.Version, sn.Format, nonNil(sn.Data)); err != nil {
 			return true, s.wrap("append to", a.ThreadID, err)
 		}
 	}
-	if err := s.insertNotices(ctx, tx, a, now); err != nil {
+	if err := s.insertNotices(ctx, a, now); err != nil {
 		return true, err
 	}
-	if err := s.writeDocuments(ctx, tx, a, now); err != nil {
+	if err := s.writeDocuments(ctx, a, now); err != nil {
 		return true, err
 	}
 	// Remembered even if the group is then undone: the narrow update checks it.
@@ -348,12 +364,12 @@ func (s *Store) apply(ctx context.Context, tx *groupTx, req *appendReq) (wrote b
 // expiry (a step in the middle of a run) changes only the row's version and
 // questions and leaves its updated_at, so that no listing index is rewritten;
 // any other append, or one that finds a change, sets every column.
-func (s *Store) updateThread(ctx context.Context, tx *groupTx, req *appendReq, last, updated int64, expires *int64) (sql.Result, error) {
+func (s *Store) updateThread(ctx context.Context, req *appendReq, last, updated int64, expires *int64) (sql.Result, error) {
 	a := req.a
 	// Only an append the writer knows keeps the listing tries the narrow
 	// update, which checks it again; others set every column at once.
 	if prev, ok := s.commits.listed[a.ThreadID]; ok && a.NoSync && prev == listingOf(a, a.Expect, expires) {
-		res, err := tx.stmt(ctx, s.stepThread).ExecContext(ctx, last, req.interrupts, a.ThreadID, a.Expect, a.Meta.Graph, string(a.Meta.Status), expires)
+		res, err := s.stepThread.ExecContext(ctx, last, req.interrupts, a.ThreadID, a.Expect, a.Meta.Graph, string(a.Meta.Status), expires)
 		if err != nil {
 			return nil, err
 		}
@@ -361,7 +377,7 @@ func (s *Store) updateThread(ctx context.Context, tx *groupTx, req *appendReq, l
 			return res, err
 		}
 	}
-	return tx.stmt(ctx, s.updThread).ExecContext(ctx, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, updated, expires, a.ThreadID, a.Expect)
+	return s.updThread.ExecContext(ctx, a.Meta.Graph, string(a.Meta.Status), last, req.interrupts, updated, expires, a.ThreadID, a.Expect)
 }
 
 // listing is what a thread's row holds for the listing indexes, as the writer
@@ -745,33 +761,17 @@ func scanMetas(rows *sql.Rows, err error) ([]store.Meta, error) {
 	return threads, rows.Err()
 }
 
-// Delete implements store.Store.
+// Delete implements store.Store. The deletion joins the group commit of the
+// appends (commit.go), as a durable write.
 func (s *Store) Delete(ctx context.Context, threadID string) error {
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		return s.wrap("delete", threadID, err)
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap("delete", threadID, err)
-	}
-	defer tx.Rollback() // a no-op once committed
-	for _, st := range []*sql.Stmt{s.delRecords, s.delSnapshot, s.delThread} {
-		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, threadID); err != nil {
-			return s.wrap("delete", threadID, err)
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, a: store.Append{ThreadID: threadID}, write: func(ctx context.Context) error {
+		for _, st := range []*sql.Stmt{s.delRecords, s.delSnapshot, s.delThread, s.delThreadDocuments} {
+			if _, err := st.ExecContext(ctx, threadID); err != nil {
+				return s.wrap("delete", threadID, err)
+			}
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE thread_id = ?`, threadID); err != nil {
-		return s.wrap("delete", threadID, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap("delete", threadID, err)
-	}
-	if err := s.syncLog(); err != nil {
-		return s.wrap("delete", threadID, err)
-	}
-	return nil
+		return nil
+	}})
 }
 
 // Checkpoint copies the write-ahead log into the database file and truncates
@@ -780,13 +780,52 @@ func (s *Store) Delete(ctx context.Context, threadID string) error {
 // measuring its size. Appends wait while it runs.
 func (s *Store) Checkpoint() error {
 	var busy, logged, moved int
-	if err := s.w.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil {
+	err := s.exclusive(context.Background(), func(ctx context.Context) error {
+		return s.wc.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved)
+	})
+	if err != nil {
 		return fmt.Errorf("sqlite store: checkpoint %s: %w", s.path, err)
 	}
 	if busy != 0 {
 		return fmt.Errorf("sqlite store: checkpoint %s could not finish while other connections were reading or writing; try again", s.path)
 	}
 	return nil
+}
+
+// restartLog runs a RESTART checkpoint on the writer's connection, between two
+// groups, so that appends queue behind it in the process instead of polling
+// for SQLite's lock in busy-handler sleeps (see checkpoint.go).
+func (s *Store) restartLog() (busy, logged, moved int, err error) {
+	err = s.exclusive(context.Background(), func(ctx context.Context) error {
+		return s.wc.QueryRowContext(ctx, "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &logged, &moved)
+	})
+	return busy, logged, moved, err
+}
+
+// exclusive runs fn on the writer's connection (s.wc) outside any
+// transaction, between two groups of the group commit.
+func (s *Store) exclusive(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.commits.submit(ctx, &appendReq{ctx: ctx, solo: fn})
+}
+
+// begin starts a group's transaction on the writer's connection. Should an
+// earlier transaction have been left open (a ROLLBACK that failed), it is
+// rolled back and the BEGIN tried again.
+func (s *Store) begin(ctx context.Context) error {
+	if _, err := s.beginTx.ExecContext(ctx); err == nil {
+		return nil
+	} else if s.rollback(ctx) != nil {
+		return err
+	}
+	_, err := s.beginTx.ExecContext(ctx)
+	return err
+}
+
+// rollback rolls back the group's transaction. It fails harmlessly when SQLite
+// has rolled the transaction back already (after some I/O errors).
+func (s *Store) rollback(ctx context.Context) error {
+	_, err := s.rollbackTx.ExecContext(ctx)
+	return err
 }
 
 // Size returns the bytes the store occupies on disk: the database file and its
@@ -819,6 +858,9 @@ func (s *Store) Close() error {
 		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())
+		}
+		if s.wc != nil {
+			errs = append(errs, s.wc.Close())
 		}
 		errs = append(errs, s.w.Close(), s.log.close())
 		s.closeErr = errors.Join(errs...)

@@ -33,12 +33,10 @@ func openTemp(t testing.TB, opts ...Option) *Store {
 // would have written them.
 var formatHooks = storetest.Options{
 	SetRecordFormat: func(st store.Store, threadID string, version int64, format int) error {
-		_, err := st.(*Store).w.Exec(`UPDATE records SET format = ? WHERE thread_id = ? AND version = ?`, format, threadID, version)
-		return err
+		return writerExec(st.(*Store), `UPDATE records SET format = ? WHERE thread_id = ? AND version = ?`, format, threadID, version)
 	},
 	SetSnapshotFormat: func(st store.Store, threadID string, format int) error {
-		_, err := st.(*Store).w.Exec(`UPDATE snapshots SET format = ? WHERE thread_id = ?`, format, threadID)
-		return err
+		return writerExec(st.(*Store), `UPDATE snapshots SET format = ? WHERE thread_id = ?`, format, threadID)
 	},
 	Reopen: func(t *testing.T, st store.Store) store.Store {
 		s := st.(*Store)
@@ -65,10 +63,26 @@ func TestConformanceSynchronousNormal(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, WithSynchronous("normal"), WithReadConns(1)) }, formatHooks)
 }
 
+// writerExec runs query on the writer's connection between two groups, as
+// a write of another process would run between the store's commits.
+func writerExec(s *Store, query string, args ...any) error {
+	return s.exclusive(context.Background(), func(ctx context.Context) error {
+		_, err := s.wc.ExecContext(ctx, query, args...)
+		return err
+	})
+}
+
+// writerQueryRow reads one row on the writer's connection between two groups.
+func writerQueryRow(s *Store, query string, args []any, dest ...any) error {
+	return s.exclusive(context.Background(), func(ctx context.Context) error {
+		return s.wc.QueryRowContext(ctx, query, args...).Scan(dest...)
+	})
+}
+
 func pragma(t *testing.T, s *Store, name string) string {
 	t.Helper()
 	var v string
-	if err := s.w.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
+	if err := writerQueryRow(s, "PRAGMA "+name, nil, &v); err != nil {
 		t.Fatal(err)
 	}
 	return v
@@ -164,7 +178,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.w.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)`, SchemaVersion+1); err != nil {
+	if err := writerExec(s, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)`, SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

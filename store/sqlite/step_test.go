@@ -118,7 +118,7 @@ func TestAStepWithinARunLeavesTheListingFactsAndUpdatedAt(t *testing.T) {
 	}
 	// A row another process changed since is not taken for the one the
 	// writer last wrote: the step sets every column.
-	if _, err := lazy.w.Exec(`UPDATE threads SET status = 'failed' WHERE id = 't'`); err != nil {
+	if err := writerExec(lazy, `UPDATE threads SET status = 'failed' WHERE id = 't'`); err != nil {
 		t.Fatal(err)
 	}
 	v := int64(len(steps))
@@ -131,7 +131,7 @@ func TestAStepWithinARunLeavesTheListingFactsAndUpdatedAt(t *testing.T) {
 		t.Errorf("after a step over a row changed elsewhere the row is %+v, want idle at version %d updated at %v", r, v+1, at(50))
 	}
 	var check string
-	if err := lazy.w.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+	if err := writerQueryRow(lazy, `PRAGMA integrity_check`, nil, &check); err != nil || check != "ok" {
 		t.Errorf("integrity_check: %q (%v)", check, err)
 	}
 }

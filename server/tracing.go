@@ -83,7 +83,7 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tw := traceWriters.Get().(*traceWriter)
 	*tw = traceWriter{ResponseWriter: w}
 	defer freeTraceWriter(tw)
-	tw.opts[0], tw.opts[1] = serverKind, trace.WithAttributes(requestAttrs(tw.attrs[:0], r)...)
+	tw.opts[0], tw.opts[1] = serverKind, trace.WithAttributes(samplingAttrs(tw.attrs[:0], r)...)
 	ctx, span := h.tracer.Start(ctx, spanName(r), tw.opts[:]...)
 	defer span.End()
 	if !span.IsRecording() {
@@ -95,7 +95,7 @@ func (h *tracedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if tw.status == 0 {
 		tw.status = http.StatusOK // the handler wrote nothing: net/http answers 200
 	}
-	end := tw.attrs[:0]
+	end := peerAttrs(tw.attrs[:0], r)
 	if route := route(rc.Pattern); route != "" {
 		span.SetName(h.name(rc))
 		end = append(end, semconv.HTTPRoute(route))
@@ -127,29 +127,34 @@ func canonicalKey(key string) string {
 	case "baggage":
 		return "Baggage"
 	}
-	return key
+	return http.CanonicalHeaderKey(key)
 }
 
-func (c headerCarrier) Get(key string) string { return http.Header(c).Get(canonicalKey(key)) }
+func (c headerCarrier) Get(key string) string { return header(http.Header(c), canonicalKey(key)) }
 
-func (c headerCarrier) Values(key string) []string {
-	return http.Header(c).Values(canonicalKey(key))
-}
+func (c headerCarrier) Values(key string) []string { return c[canonicalKey(key)] }
 
 func (c headerCarrier) Set(key, value string) { http.Header(c).Set(canonicalKey(key), value) }
 
 func (c headerCarrier) Keys() []string { return propagation.HeaderCarrier(c).Keys() }
 
-// requestAttrs appends to attrs a request's attributes known before it is
-// served, those a sampler may look at.
-func requestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
-	host, port := splitHostPort(r.Host)
-	attrs = append(attrs, semconv.ServerAddress(host))
+// samplingAttrs appends to attrs the request's attributes that HTTP's
+// semantic conventions list as those a sampler may decide by, given as the
+// span starts.
+func samplingAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
 	method, known := methods[r.Method]
 	if !known {
 		method = semconv.HTTPRequestMethodOther
 	}
 	attrs = append(attrs, method)
+	if !known {
+		attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
+	}
+	if r.URL != nil && r.URL.Path != "" {
+		attrs = append(attrs, semconv.URLPath(r.URL.Path))
+	}
+	host, port := splitHostPort(r.Host)
+	attrs = append(attrs, semconv.ServerAddress(host))
 	if r.TLS != nil {
 		attrs = append(attrs, semconv.URLScheme("https"))
 		if port > 0 && port != 443 {
@@ -161,30 +166,30 @@ func requestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyVa
 			attrs = append(attrs, semconv.ServerPort(port))
 		}
 	}
-	if !known {
-		attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
-	}
-	peer, peerPort := splitHostPort(r.RemoteAddr)
-	if peer != "" {
-		attrs = append(attrs, semconv.NetworkPeerAddress(peer))
-		if peerPort > 0 {
-			attrs = append(attrs, semconv.NetworkPeerPort(peerPort))
-		}
-	}
-	if ua := r.Header.Get("User-Agent"); ua != "" {
+	if ua := header(r.Header, "User-Agent"); ua != "" {
 		attrs = append(attrs, semconv.UserAgentOriginal(ua))
 	}
 	// client.address is the client behind the proxies when a proxy names it;
 	// the immediate peer is network.peer.address already, not repeated.
-	client := r.Header.Get("X-Forwarded-For")
+	client := header(r.Header, "X-Forwarded-For")
 	if i := strings.IndexByte(client, ','); i >= 0 {
 		client = client[:i]
 	}
 	if client = strings.TrimSpace(client); client != "" {
 		attrs = append(attrs, semconv.ClientAddress(client))
 	}
-	if r.URL != nil && r.URL.Path != "" {
-		attrs = append(attrs, semconv.URLPath(r.URL.Path))
+	return attrs
+}
+
+// peerAttrs appends to attrs the request's other attributes, given with the
+// answer's as the span ends: one call then copies them all.
+func peerAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
+	peer, peerPort := splitHostPort(r.RemoteAddr)
+	if peer != "" {
+		attrs = append(attrs, semconv.NetworkPeerAddress(peer))
+		if peerPort > 0 {
+			attrs = append(attrs, semconv.NetworkPeerPort(peerPort))
+		}
 	}
 	if name, version, _ := strings.Cut(r.Proto, "/"); version != "" {
 		if name != "HTTP" {
@@ -196,6 +201,15 @@ func requestAttrs(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyVa
 		attrs = append(attrs, semconv.HTTPRequestBodySize(int(r.ContentLength)))
 	}
 	return attrs
+}
+
+// header is the first value of the header key, given in its canonical form,
+// read without canonicalising key again as http.Header.Get does.
+func header(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // methods are the http.request.method attributes of the methods HTTP
@@ -263,9 +277,9 @@ type traceWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
-	// attrs is memory for the span's attributes, those of the request
-	// (up to 13) and then those of the answer (3); opts for its options.
-	attrs [14]attribute.KeyValue
+	// attrs is memory for the span's attributes, those it starts with
+	// (up to 8) and then those it ends with (up to 8); opts for its options.
+	attrs [8]attribute.KeyValue
 	opts  [2]trace.SpanStartOption
 }
 

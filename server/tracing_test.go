@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/interludehq/interlude/internal/spanexport"
@@ -26,11 +27,11 @@ import (
 )
 
 // tracedServer serves the refund graph, its runs and requests traced through
-// tp (nil: the global provider).
-func tracedServer(tb testing.TB, tp trace.TracerProvider) *server.Server {
+// tp (nil: the global provider), with the options opts besides.
+func tracedServer(tb testing.TB, tp trace.TracerProvider, opts ...server.Option) *server.Server {
 	tb.Helper()
 	gopts := []graph.Option{graph.WithStore(memory.New())}
-	sopts := []server.Option{server.WithLogger(slog.New(slog.DiscardHandler)), server.WithMetrics(false)}
+	sopts := append([]server.Option{server.WithLogger(slog.New(slog.DiscardHandler)), server.WithMetrics(false)}, opts...)
 	if tp != nil {
 		gopts = append(gopts, graph.WithTracerProvider(tp))
 		sopts = append(sopts, server.WithTracerProvider(tp))
@@ -122,7 +123,10 @@ func BenchmarkInvokeCycleTracing(b *testing.B) {
 				b.Cleanup(func() { sdk.Shutdown(context.Background()) })
 				tp = sdk
 			}
-			srv := tracedServer(b, tp)
+			// The host's watches, which scan every thread on a timer, are
+			// off: their cost grows with the threads made and the time
+			// taken, not with tracing.
+			srv := tracedServer(b, tp, server.WithLeaseWatch(0), server.WithExpiryWatch(0), server.WithRecoveryWatch(0))
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu := cputime.Process().Nanoseconds()
@@ -199,6 +203,48 @@ func TestARequestsSpanCarriesTheHTTPServerSemanticConventionAttributes(t *testin
 	}
 	if v, ok := got["client.address"]; ok {
 		t.Errorf("client.address = %q: without a proxy's header the client is the peer, network.peer.address", v)
+	}
+}
+
+// startSampler records the attributes each span starts with, as a sampler
+// sees them, and samples every span.
+type startSampler struct {
+	mu    sync.Mutex
+	attrs map[string]map[string]string // by span name
+}
+
+func (s *startSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[string]string{}
+	for _, a := range p.Attributes {
+		m[string(a.Key)] = a.Value.Emit()
+	}
+	s.attrs[p.Name] = m
+	return sdktrace.AlwaysSample().ShouldSample(p)
+}
+
+func (*startSampler) Description() string { return "startSampler" }
+
+func TestASamplerSeesTheRequestAttributesHTTPConventionsListForSampling(t *testing.T) {
+	sampler := &startSampler{attrs: map[string]map[string]string{}}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler))
+	defer tp.Shutdown(context.Background())
+	srv := tracedServer(t, tp)
+	body := `{"graph":"refund","input":{"amount":150},"config":{"thread_id":"t"}}`
+	if code := serve(srv, "/v1/graph/invoke", body, map[string]string{"User-Agent": "refund-bot/1.0", "X-Forwarded-For": "203.0.113.7"}); code != http.StatusOK {
+		t.Fatal(code)
+	}
+	sampler.mu.Lock()
+	defer sampler.mu.Unlock()
+	got := sampler.attrs["POST"] // named for its method until routed
+	for k, v := range map[string]string{
+		"http.request.method": "POST", "url.scheme": "http", "url.path": "/v1/graph/invoke",
+		"server.address": "127.0.0.1", "user_agent.original": "refund-bot/1.0", "client.address": "203.0.113.7",
+	} {
+		if got[k] != v {
+			t.Errorf("the sampler saw %s = %q, want %q", k, got[k], v)
+		}
 	}
 }
 

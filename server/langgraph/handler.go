@@ -137,7 +137,8 @@ func New(h *host.Host, opts ...Option) (*Handler, error) {
 		heartbeat: cfg.heartbeat, writeWait: cfg.writeWait, now: time.Now}
 	docs, _ := store.As[store.Documents](h.Store())
 	lg.assistants = newAssistantBook(h.Graphs())
-	lg.threads = newThreadBook(docs)
+	_, shared := store.As[store.Leaser](h.Store())
+	lg.threads = newThreadBook(docs, !shared)
 	lg.runs = newRunBook(docs)
 	lg.runCtx, lg.stop = context.WithCancel(context.Background())
 	lg.routes()

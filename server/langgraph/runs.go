@@ -1409,7 +1409,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		return
 	}
 	defer held.Release()
-	if held.Fresh && !ru.bookChecked {
+	if held.Fresh && !ru.bookChecked && !h.threads.madeHere(ru.ThreadID) {
 		// No stored thread: the run may create it only if it was created
 		// here without a run (POST /threads), as exists tells.
 		if _, ok := h.threads.get(ctx, ru.ThreadID); !ok {
@@ -1542,6 +1542,9 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	ru.mu.Lock()
 	ru.storedThread = held.Fresh && end != nil
 	ru.mu.Unlock()
+	if ru.storedThread {
+		h.threads.unmade(ru.ThreadID)
+	}
 }
 
 // metadataEvent is the data of a run's first event, {"attempt": 1, "run_id":

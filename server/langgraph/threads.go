@@ -31,8 +31,17 @@ import (
 type threadBook struct {
 	docs  store.Documents // nil: the map below
 	locks *keylock.Locks  // one read-and-write of a thread's record at a time
-	mu    sync.Mutex      // guards m
+	mu    sync.Mutex      // guards m and made
 	m     map[string]*threadRecord
+	// made holds, when the store is this process's alone (own), the threads
+	// this process created (create) that no run has stored yet: their first
+	// run finds them here instead of reading their record (see
+	// docs/ARCHITECTURE.md). madeIDs is the order they came in, to forget
+	// the oldest beyond maxMade.
+	own     bool
+	made    map[string]struct{}
+	madeIDs []string
+	next    int // where in madeIDs the next one goes, once it is full
 }
 
 type threadRecord struct {
@@ -44,8 +53,55 @@ type threadRecord struct {
 // threadDoc is the kind of a thread's record in the store's documents.
 const threadDoc = "langgraph.thread"
 
-func newThreadBook(docs store.Documents) *threadBook {
-	return &threadBook{docs: docs, locks: keylock.New(), m: map[string]*threadRecord{}}
+// newThreadBook keeps its records in docs, or in memory if nil. own says
+// that no other process writes the store's documents.
+func newThreadBook(docs store.Documents, own bool) *threadBook {
+	return &threadBook{docs: docs, own: own && docs != nil, locks: keylock.New(), m: map[string]*threadRecord{}, made: map[string]struct{}{}}
+}
+
+// maxMade bounds the threads made remembers; beyond it, a thread's first run
+// reads its record.
+const maxMade = 100000
+
+// noteMade remembers that this process recorded thread id, which no run has
+// stored yet.
+func (b *threadBook) noteMade(id string) {
+	if !b.own {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.madeIDs) < maxMade {
+		b.madeIDs = append(b.madeIDs, id)
+	} else {
+		delete(b.made, b.madeIDs[b.next]) // if it is still there
+		b.madeIDs[b.next] = id
+		b.next = (b.next + 1) % maxMade
+	}
+	b.made[id] = struct{}{}
+}
+
+// madeHere reports whether this process recorded the thread and no run has
+// stored it since: it has a record, which then needs no read.
+func (b *threadBook) madeHere(id string) bool {
+	if !b.own {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.made[id]
+	return ok
+}
+
+// unmade forgets that this process recorded the thread: a run stored it, or
+// its record is gone.
+func (b *threadBook) unmade(id string) {
+	if !b.own {
+		return
+	}
+	b.mu.Lock()
+	delete(b.made, id)
+	b.mu.Unlock()
 }
 
 func (b *threadBook) get(ctx context.Context, id string) (threadRecord, bool) {
@@ -133,6 +189,7 @@ func (b *threadBook) create(ctx context.Context, id string, md map[string]any, n
 	if err := b.docs.PutDocument(ctx, store.Document{ThreadID: id, Kind: threadDoc, Data: data, CreatedAt: now, UpdatedAt: now}); err != nil {
 		return threadRecord{}, err
 	}
+	b.noteMade(id)
 	// What get would read back: the metadata as decoded from its JSON.
 	rec := threadRecord{createdAt: now.UTC(), updatedAt: now.UTC(), metadata: map[string]any{}}
 	if len(md) > 0 {
@@ -165,6 +222,7 @@ func (b *threadBook) forgetEmpty(ctx context.Context, id string) error {
 }
 
 func (b *threadBook) forget(ctx context.Context, id string) {
+	b.unmade(id)
 	if b.docs != nil {
 		b.docs.DeleteDocument(ctx, id, threadDoc, "")
 		return

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -209,4 +211,52 @@ func BenchmarkListInterrupted(b *testing.B) {
 		}
 	}
 	storetest.BenchmarkList(b, s, n)
+}
+
+// BenchmarkAppendPairsParallel appends from many goroutines at once (with
+// -cpu 2, 64 of them), each a NoSync append then a durable one to a thread of
+// its own, as an answer's claim and end do, and reports the pairs a second,
+// the 99th percentile of a pair's latency, the groups and log syncs a pair
+// and the process's CPU a pair: how well the group commit batches under load.
+func BenchmarkAppendPairsParallel(b *testing.B) {
+	s := openTemp(b)
+	ctx := context.Background()
+	data := make([]byte, 512)
+	meta := store.Meta{Graph: "bench", Status: interlude.ThreadRunning}
+	var worker atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	b.SetParallelism(32)
+	groups0, syncs0 := s.commits.groups.Load(), syncs(s)
+	cpu0 := cputime.Process()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		id := fmt.Sprintf("pair-%03d", worker.Add(1))
+		var v int64
+		var mine []time.Duration
+		for pb.Next() {
+			t0 := time.Now()
+			for _, noSync := range []bool{true, false} {
+				if err := s.Append(ctx, store.Append{ThreadID: id, Expect: v, Meta: meta, NoSync: noSync,
+					Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: data}}}); err != nil {
+					b.Error(err)
+					return
+				}
+				v++
+			}
+			mine = append(mine, time.Since(t0))
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	el := time.Since(start)
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(b.N)/el.Seconds(), "pairs/s")
+		b.ReportMetric(float64(s.commits.groups.Load()-groups0)/float64(b.N), "groups/op")
+		b.ReportMetric(float64(syncs(s)-syncs0)/float64(b.N), "syncs/op")
+		b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }

@@ -17,7 +17,11 @@ import (
 
 // The persisted format (store.FormatVersion; every older version stays
 // readable). Format 2 stores a question with its answer as an
-// interlude.Exchange, where format 1 wrote {"q", "r"}.
+// interlude.Exchange, where format 1 wrote {"q", "r"}. Format 3 lets a waiting
+// subgraph's checkpoint refer to a question it forwarded to its parent, which
+// the parent's state holds in full, as {"forwarded": {id, node, path,
+// tool_call_id}, "resolution": ...}: the question's own node, path and tool
+// call, the rest of it read from the parent's question with the same id.
 //
 // A thread's log is a sequence of deltas (records); each holds only what its step
 // changed. A snapshot holds the whole state as of one version. Both are JSON; a
@@ -52,8 +56,27 @@ type exchangeV1 struct {
 	R *interlude.Resolution  `json:"r,omitempty"`
 }
 
+// storedExchange is an exchange as a checkpoint stores it: in full, or, in a
+// subgraph's checkpoint, referring to the question forwarded to its parent.
+type storedExchange struct {
+	interlude.Exchange
+	Forwarded *forwardedQuestion `json:"forwarded,omitempty"`
+}
+
+// forwardedQuestion is what a subgraph's question has of its own, where its
+// parent holds the forwarded copy: the parent's has its node and path under
+// the parent, and may have the parent task's tool call.
+type forwardedQuestion struct {
+	ID         string   `json:"id"`
+	Node       string   `json:"node"`
+	Path       []string `json:"path,omitempty"`
+	ToolCallID string   `json:"tool_call_id,omitempty"`
+}
+
 // UnmarshalJSON reads a checkpoint of any format this build reads: format 1
-// kept each exchange as {"q": question, "r": resolution}.
+// kept each exchange as {"q": question, "r": resolution}; from format 3 a
+// subgraph's checkpoint may refer to questions forwarded to its parent, which
+// resolveForwarded fills in.
 func (cp *checkpoint) UnmarshalJSON(data []byte) error {
 	type plain checkpoint
 	var p struct {
@@ -68,7 +91,19 @@ func (cp *checkpoint) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	if cp.V >= 2 {
-		return json.Unmarshal(p.Exchanges, &cp.Exchanges)
+		var xs []storedExchange
+		if err := json.Unmarshal(p.Exchanges, &xs); err != nil {
+			return err
+		}
+		cp.Exchanges = make([]interlude.Exchange, len(xs))
+		for i := range xs {
+			cp.Exchanges[i] = xs[i].Exchange
+			if f := xs[i].Forwarded; f != nil {
+				cp.Exchanges[i].Interrupt = interlude.Interruption{ID: f.ID, Node: f.Node, Path: f.Path, ToolCallID: f.ToolCallID}
+				cp.refs = append(cp.refs, i)
+			}
+		}
+		return nil
 	}
 	var old []exchangeV1
 	if err := json.Unmarshal(p.Exchanges, &old); err != nil {
@@ -154,6 +189,46 @@ type checkpoint struct {
 	Recent    []resolved                 `json:"recent,omitempty"`
 	Break     *Breakpoint                `json:"break,omitempty"`
 	Error     string                     `json:"error,omitempty"`
+
+	// forwarded has a subgraph's checkpoint written with its questions as
+	// references to those its parent holds (appendCheckpoint): set when the
+	// parent holds every one of them, those answered and those it is
+	// forwarding now.
+	forwarded bool
+	// refs are the exchanges read as such references, whose questions hold
+	// only their id, node, path and tool call until resolveForwarded fills
+	// them in.
+	refs []int
+}
+
+// resolveForwarded fills in the questions of cp that refer to those its
+// parent forwarded, from the parent's exchange with the same id (lookup), and
+// reports whether the parent held each of them.
+func (cp *checkpoint) resolveForwarded(lookup func(id string) *interlude.Exchange) bool {
+	for _, i := range cp.refs {
+		own := &cp.Exchanges[i].Interrupt
+		fwd := lookup(own.ID)
+		if fwd == nil {
+			return false
+		}
+		q := fwd.Interrupt
+		q.Node, q.Path, q.ToolCallID, q.Assignees = own.Node, own.Path, own.ToolCallID, slices.Clone(q.Assignees)
+		*own = q
+	}
+	cp.refs = nil
+	return true
+}
+
+// exchangesLookup finds the exchange of id in xs.
+func exchangesLookup(xs []interlude.Exchange) func(id string) *interlude.Exchange {
+	return func(id string) *interlude.Exchange {
+		for i := range xs {
+			if xs[i].Interrupt.ID == id {
+				return &xs[i]
+			}
+		}
+		return nil
+	}
 }
 
 // state is a thread's state in memory, for a state type whose fields are fs.
@@ -313,6 +388,9 @@ func firstTime(a, b time.Time) time.Time {
 func (c codec[S]) restore(st *state[S], cp *checkpoint) error {
 	if cp.V < 1 || cp.V > store.FormatVersion {
 		return &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("checkpoint has format %d; this build reads 1 to %d", cp.V, store.FormatVersion)}
+	}
+	if len(cp.refs) > 0 {
+		return &interlude.Error{Code: interlude.CodeUnknownFormat, Message: "checkpoint refers to questions of a parent it is not read with; only a subgraph's checkpoint may"}
 	}
 	var vals S
 	if len(cp.Values) > 0 {

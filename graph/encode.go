@@ -352,7 +352,12 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 	}
 	if len(cp.Exchanges) > 0 {
 		b = append(b, `,"exchanges":`...)
-		if b, ok = vocab.AppendExchanges(b, cp.Exchanges); !ok {
+		if cp.forwarded {
+			b, ok = appendForwarded(b, cp.Exchanges)
+		} else {
+			b, ok = vocab.AppendExchanges(b, cp.Exchanges)
+		}
+		if !ok {
 			return b, false
 		}
 	}
@@ -373,8 +378,46 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 	return append(b, '}'), true
 }
 
+// appendForwarded appends the exchanges of a subgraph whose parent holds each
+// of their questions, each question as a reference to the parent's (see
+// forwardedQuestion): a question asked levels down is written in full once, by
+// the level that holds it at the top, rather than once more at every level
+// below it.
+func appendForwarded(b []byte, xs []interlude.Exchange) ([]byte, bool) {
+	b = append(b, '[')
+	ok := true
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q := &xs[i].Interrupt
+		b = append(b, `{"forwarded":{"id":`...)
+		b = jsonappend.String(b, q.ID)
+		b = append(b, `,"node":`...)
+		b = jsonappend.String(b, q.Node)
+		if len(q.Path) > 0 {
+			b = append(b, `,"path":`...)
+			b = jsonappend.Strings(b, q.Path)
+		}
+		if q.ToolCallID != "" {
+			b = append(b, `,"tool_call_id":`...)
+			b = jsonappend.String(b, q.ToolCallID)
+		}
+		b = append(b, '}')
+		if xs[i].Resolution != nil {
+			b = append(b, `,"resolution":`...)
+			if b, ok = vocab.AppendResolution(b, xs[i].Resolution); !ok {
+				return b, false
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
 // encodeProgress returns the stored form of a waiting subgraph's checkpoint, as
-// encoding/json encodes p. Each level of nesting holds the checkpoints of the
+// encoding/json encodes p, but for the questions of a checkpoint that refers
+// to those its parent holds (appendForwarded). Each level of nesting holds the checkpoints of the
 // levels below it; encoding/json would check and compact those again at every
 // level, where this copies those that kept holds as they are, and makes
 // p.Checkpoint.Memo and kept refer to the copies (settle).

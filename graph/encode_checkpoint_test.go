@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -86,6 +87,9 @@ func TestPauseAndAnswerRecordsAreWhatEncodingJSONWrites(t *testing.T) {
 func TestEveryFieldOfACheckpointIsEncoded(t *testing.T) {
 	typ := reflect.TypeFor[checkpoint]()
 	for i := range typ.NumField() {
+		if !typ.Field(i).IsExported() {
+			continue // how it is encoded, not what
+		}
 		cp := &checkpoint{V: 1}
 		if !fillForTest(reflect.ValueOf(cp).Elem().Field(i)) {
 			t.Fatalf("field %s has a type this test cannot fill; teach fillForTest", typ.Field(i).Name)
@@ -175,5 +179,46 @@ func TestAnEncodedSubgraphCheckpointKeepsItsBytes(t *testing.T) {
 		if string(got[name]) != string(want) {
 			t.Errorf("%s changed after later encodings:\n got %s\nwant %s", name, got[name], want)
 		}
+	}
+}
+
+// A subgraph's checkpoint that refers to the questions it forwarded reads
+// back as it was written once the parent's questions fill it in, and not
+// without them.
+func TestAForwardedCheckpointReadsBackOnlyWithItsParentsQuestions(t *testing.T) {
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	ask := interlude.Interruption{ID: "int_1", Node: "ask", Path: []string{"ask"}, Message: "ok?", Reason: "input_required",
+		Schema: json.RawMessage(`{"type":"boolean"}`), CreatedAt: at, Assignees: []string{"ops"}}
+	answered := interlude.Interruption{ID: "int_0", Node: "ask", Path: []string{"ask", "k"}, ToolCallID: "call_1", Message: "first?", CreatedAt: at}
+	res := &interlude.Resolution{Status: interlude.Resolved, Response: json.RawMessage(`true`), At: at}
+	inner := &checkpoint{V: 3, Values: json.RawMessage(`{"n":0}`), Status: interlude.ThreadInterrupted, Next: []string{"ask"}, Mid: true,
+		Exchanges: []interlude.Exchange{{Interrupt: answered, Resolution: res}, {Interrupt: ask}}, forwarded: true}
+	data, _, err := encodeProgress(progress{Version: 1, Checkpoint: inner}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The parent's copies: under its node and path, with its task's tool call.
+	parent := make([]interlude.Exchange, 2)
+	for i, x := range inner.Exchanges {
+		q := x.Interrupt
+		q.Node, q.Path, q.ToolCallID = "sub", append([]string{"sub"}, q.Path...), "call_sub"
+		parent[i] = interlude.Exchange{Interrupt: q, Resolution: x.Resolution}
+	}
+	var p progress
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := (codec[struct{}]{}).restore(&state[struct{}]{}, p.Checkpoint); !errors.Is(err, interlude.ErrUnknownFormat) {
+		t.Fatalf("restoring it without its parent: %v, want an unknown format", err)
+	}
+	if p.Checkpoint.resolveForwarded(exchangesLookup(parent[1:])) {
+		t.Fatal("it read back with a question its parent does not hold")
+	}
+	json.Unmarshal(data, &p)
+	if !p.Checkpoint.resolveForwarded(exchangesLookup(parent)) {
+		t.Fatal("it did not read back with its parent's questions")
+	}
+	if !reflect.DeepEqual(p.Checkpoint.Exchanges, inner.Exchanges) {
+		t.Fatalf("its exchanges read back as\n%+v\nwant\n%+v", p.Checkpoint.Exchanges, inner.Exchanges)
 	}
 }

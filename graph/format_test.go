@@ -40,6 +40,52 @@ type fixtureRecord struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// writeFixture writes the log of thread in st to path as the current format
+// version's fixture, with what want sets reading it must give.
+func writeFixture(t *testing.T, st store.Store, thread, path string, want func(*fixture)) {
+	t.Helper()
+	recs, _ := st.Records(context.Background(), thread, 0, 0, 0)
+	fx := fixture{Format: store.FormatVersion}
+	for _, r := range recs {
+		fx.Records = append(fx.Records, fixtureRecord{Version: r.Version, Format: r.Format, Kind: r.Kind, At: r.CreatedAt, Data: r.Data})
+	}
+	if want != nil {
+		want(&fx)
+	}
+	data, _ := json.MarshalIndent(fx, "", "  ")
+	os.MkdirAll("testdata", 0o755)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readFixture reads the fixture in file, and returns it with a store holding
+// its log as thread of graph graphName.
+func readFixture(t *testing.T, file, thread, graphName string) (fixture, store.Store) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx fixture
+	if err := json.Unmarshal(data, &fx); err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New()
+	var recs []store.Record
+	for _, r := range fx.Records {
+		recs = append(recs, store.Record{Version: r.Version, Format: r.Format, Kind: r.Kind, CreatedAt: r.At, Data: r.Data})
+	}
+	status := fx.Want.Status
+	if status == "" {
+		status = interlude.ThreadInterrupted
+	}
+	if err := st.Append(context.Background(), store.Append{ThreadID: thread, Meta: store.Meta{Graph: graphName, Status: status}, Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	return fx, st
+}
+
 func fixedClock() func() time.Time {
 	t := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	return func() time.Time { t = t.Add(time.Second); return t }
@@ -56,18 +102,10 @@ func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 		app := refundGraph(t, st, graph.WithClock(fixedClock()))
 		app.Invoke(ctx, "order-7", graph.Input(refundState{Amount: 70}))
 		app.Invoke(ctx, "order-7", graph.Resume(interlude.Resolve(map[string]any{"approved": "not a boolean"}))) // refused, not stored
-		recs, _ := st.Records(ctx, "order-7", 0, 0, 0)
 		snap, _ := app.State(ctx, "order-7")
-		fx := fixture{Format: store.FormatVersion}
-		for _, r := range recs {
-			fx.Records = append(fx.Records, fixtureRecord{Version: r.Version, Format: r.Format, Kind: r.Kind, At: r.CreatedAt, Data: r.Data})
-		}
-		fx.Want.Status, fx.Want.Values, fx.Want.Interrupts = snap.Status, snap.Values, snap.Interrupts
-		data, _ := json.MarshalIndent(fx, "", "  ")
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFixture(t, st, "order-7", path, func(fx *fixture) {
+			fx.Want.Status, fx.Want.Values, fx.Want.Interrupts = snap.Status, snap.Values, snap.Interrupts
+		})
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "format-v*.json"))
 	if len(files) == 0 {
@@ -75,22 +113,7 @@ func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fx fixture
-			if err := json.Unmarshal(data, &fx); err != nil {
-				t.Fatal(err)
-			}
-			st := memory.New()
-			var recs []store.Record
-			for _, r := range fx.Records {
-				recs = append(recs, store.Record{Version: r.Version, Format: r.Format, Kind: r.Kind, CreatedAt: r.At, Data: r.Data})
-			}
-			if err := st.Append(ctx, store.Append{ThreadID: "order-7", Meta: store.Meta{Graph: "refund", Status: fx.Want.Status}, Records: recs}); err != nil {
-				t.Fatal(err)
-			}
+			fx, st := readFixture(t, file, "order-7", "refund")
 			app := refundGraph(t, st)
 			snap, err := app.State(ctx, "order-7")
 			if err != nil {

@@ -93,7 +93,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 		Interrupts: st.pending(),
 		Exchanges:  slices.Clone(st.exchanges),
 		Finished:   st.finished(),
-		Subgraphs:  subgraphsOf(st.memo),
+		Subgraphs:  subgraphsOf(st.memo, st.exchanges),
 		Breakpoint: st.brk,
 		Checkpoint: st.version,
 		Step:       st.step,
@@ -195,7 +195,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 		if err != nil {
 			return nil, err
 		}
-		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Subgraphs: subgraphsOf(d.Memo), Escalations: d.Esc}
+		cp := Checkpoint[S]{ID: rec.Version, Kind: d.Kind, At: d.At, Escalations: d.Esc}
 		for _, q := range d.Raised {
 			if st.exchange(q.ID) == nil {
 				cp.Raised = append(cp.Raised, q)
@@ -213,6 +213,8 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 			return nil, err
 		}
 		st.version = rec.Version
+		// The subgraphs' forwarded questions are the step's, once the record's are applied.
+		cp.Subgraphs = subgraphsOf(d.Memo, st.exchanges)
 		cp.Status, cp.Next, cp.Step, cp.Interrupts, cp.Breakpoint, cp.Error = st.status, st.next, st.step, st.pending(), st.brk, st.err
 		// The values are copied: later records change the state in place.
 		data, err := json.Marshal(st.values)
@@ -371,7 +373,7 @@ func (g *Graph[S]) forkSubgraph(ctx context.Context, threadID string, t *Thread,
 		if err != nil {
 			return nil, err
 		}
-		if !slices.ContainsFunc(subgraphsOf(old.memo), func(s SubgraphState) bool { return slices.Equal(s.Namespace, namespace) }) {
+		if !slices.ContainsFunc(subgraphsOf(old.memo, old.exchanges), func(s SubgraphState) bool { return slices.Equal(s.Namespace, namespace) }) {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("checkpoint %d of thread %q keeps no subgraph at %q; History lists the subgraphs each checkpoint keeps", checkpoint, threadID, strings.Join(namespace, "/"))}
 		}
 		memo, err := reopenSubgraphs(old.memo)

@@ -173,7 +173,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 			rc.reset()
 		} else {
 			var p progress
-			if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+			if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil || !p.Checkpoint.resolveForwarded(s.Lookup) {
 				return zero, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(prefix, "/"))}
 			}
 			rc = &nestedRun[T]{}
@@ -239,6 +239,10 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 	// encoded: their own encoding lies in scratch memory until then.
 	if vals, vlease, cerr := sub.codec.encodeValuesLeased(&st.values); cerr == nil {
 		cp := checkpointOf(st, vals)
+		// The parent holds every question answered (the answers came from
+		// it) and every one pending if they are forwarded below: the
+		// checkpoint refers to them rather than writing them again.
+		cp.forwarded = err == nil && r.ended && st.pendingCount() > 0
 		if data, lease, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
 			s.Record(key, "", data)
 			env.waiting.put(key, data, rc, lease)
@@ -354,15 +358,16 @@ type SubgraphState struct {
 }
 
 // subgraphsOf lists the subgraphs kept in a step's ledger, and those nested in
-// them, in namespace order.
-func subgraphsOf(memo map[string]json.RawMessage) []SubgraphState {
+// them, in namespace order; exchanges are the step's, which hold the questions
+// the subgraphs forwarded.
+func subgraphsOf(memo map[string]json.RawMessage, exchanges []interlude.Exchange) []SubgraphState {
 	var out []SubgraphState
 	for _, k := range slices.Sorted(maps.Keys(memo)) {
 		if !task.IsProgressKey(k) {
 			continue
 		}
 		var p progress
-		if json.Unmarshal(memo[k], &p) != nil || p.Checkpoint == nil {
+		if json.Unmarshal(memo[k], &p) != nil || p.Checkpoint == nil || !p.Checkpoint.resolveForwarded(exchangesLookup(exchanges)) {
 			continue
 		}
 		cp := p.Checkpoint
@@ -375,7 +380,7 @@ func subgraphsOf(memo map[string]json.RawMessage) []SubgraphState {
 			}
 		}
 		out = append(out, s)
-		for _, inner := range subgraphsOf(cp.Memo) {
+		for _, inner := range subgraphsOf(cp.Memo, cp.Exchanges) {
 			inner.Namespace = append(slices.Clone(ns), inner.Namespace...)
 			out = append(out, inner)
 		}
@@ -433,7 +438,7 @@ func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID st
 		if ids := st.pendingIDs(); len(ids) > 0 {
 			return nil, st.refuseIfWaiting()
 		}
-		memo, err := editProgress(st.memo, namespace, func(p *progress) error {
+		memo, err := editProgress(st.memo, st.exchanges, namespace, func(p *progress) error {
 			inner := &state[T]{}
 			if err := sub.codec.restore(inner, p.Checkpoint); err != nil {
 				return err
@@ -479,7 +484,7 @@ func reopenSubgraphs(memo map[string]json.RawMessage) (map[string]json.RawMessag
 		if err != nil {
 			return nil, err
 		}
-		cp.Memo, cp.Exchanges, cp.Break, cp.Error, cp.Status = inner, nil, nil, "", interlude.ThreadRunning
+		cp.Memo, cp.Exchanges, cp.refs, cp.Break, cp.Error, cp.Status = inner, nil, nil, nil, "", interlude.ThreadRunning
 		data, err := json.Marshal(p)
 		if err != nil {
 			return nil, err
@@ -491,8 +496,10 @@ func reopenSubgraphs(memo map[string]json.RawMessage) (map[string]json.RawMessag
 
 // editProgress edits the checkpoint of the subgraph waiting at namespace among
 // those kept in memo (and those nested in them), and returns the memo entry to
-// store again.
-func editProgress(memo map[string]json.RawMessage, namespace []string, edit func(*progress) error) (map[string]json.RawMessage, error) {
+// store again; exchanges are the step's, which hold the questions the
+// subgraphs forwarded. The checkpoints it writes again hold their questions
+// in full.
+func editProgress(memo map[string]json.RawMessage, exchanges []interlude.Exchange, namespace []string, edit func(*progress) error) (map[string]json.RawMessage, error) {
 	for k, raw := range memo {
 		if !task.IsProgressKey(k) {
 			continue
@@ -503,7 +510,7 @@ func editProgress(memo map[string]json.RawMessage, namespace []string, edit func
 			continue
 		}
 		var p progress
-		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
+		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil || !p.Checkpoint.resolveForwarded(exchangesLookup(exchanges)) {
 			continue
 		}
 		if len(ns) == len(namespace) {
@@ -511,7 +518,7 @@ func editProgress(memo map[string]json.RawMessage, namespace []string, edit func
 				return nil, err
 			}
 		} else {
-			inner, err := editProgress(p.Checkpoint.Memo, namespace[len(ns):], edit)
+			inner, err := editProgress(p.Checkpoint.Memo, p.Checkpoint.Exchanges, namespace[len(ns):], edit)
 			if err != nil {
 				continue
 			}

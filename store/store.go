@@ -41,8 +41,9 @@ import (
 // return records or snapshots whose format is newer (or zero). Every older
 // format stays readable. Format 2 stores a thread's questions and answers as
 // interlude.Exchange ({"interrupt": ..., "resolution": ...}); format 1 stored
-// them as {"q": ..., "r": ...}.
-const FormatVersion = 2
+// them as {"q": ..., "r": ...}. Format 3 lets a waiting subgraph's checkpoint
+// refer to the questions it forwarded to its parent rather than hold copies.
+const FormatVersion = 3
 
 // Record is one entry of a thread's log.
 type Record struct {

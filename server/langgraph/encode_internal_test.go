@@ -159,3 +159,20 @@ func TestACreatedThreadEncodesAsEncodingJSONDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestAResumeSkippedAsAMapIsNoMapOfIDs checks that every resume value
+// mayBeKeyed lets through undecoded is one the decoding would not have taken
+// for a map of interrupt ids either.
+func TestAResumeSkippedAsAMapIsNoMapOfIDs(t *testing.T) {
+	for _, v := range []string{
+		`{"approved": true}`, ` { "approved" : true }`, `{"int_1": 1}`, `{"int_1": 1, "approved": 2}`, `{"approved": 1, "int_1": 2}`,
+		`{"0123456789abcdef0123456789abcdef": {"approved": true}}`, `{"\u0069nt_1": 1}`, `{"in\"t": 1}`, `{}`, `[]`, `"int_1"`, `true`, `null`,
+		`{"int_` + "\xff" + `": 1}`, `{"` + "\xff" + `int_": 1}`, `{"approved": tru}`, `{"approved"`, `{"`, ``,
+	} {
+		var keyed map[string]json.RawMessage
+		decoded := json.Unmarshal([]byte(v), &keyed) == nil && len(keyed) > 0 && looksLikeIDs(keyed)
+		if !mayBeKeyed(json.RawMessage(v)) && decoded {
+			t.Errorf("%q is a map of interrupt ids, but mayBeKeyed skips it", v)
+		}
+	}
+}

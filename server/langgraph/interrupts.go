@@ -1,6 +1,7 @@
 package langgraph
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -153,7 +154,7 @@ func (h *Handler) answers(graphName string, pending []interlude.Interruption, re
 	}
 	out := map[string]interlude.Resolution{}
 	var keyed map[string]json.RawMessage
-	if json.Unmarshal(resume, &keyed) == nil && len(keyed) > 0 && looksLikeIDs(keyed) {
+	if mayBeKeyed(resume) && json.Unmarshal(resume, &keyed) == nil && len(keyed) > 0 && looksLikeIDs(keyed) {
 		for id, v := range keyed {
 			g, member, ok := findInterrupt(groups, id)
 			if !ok {
@@ -182,6 +183,30 @@ func (h *Handler) answers(graphName string, pending []interlude.Interruption, re
 		return nil, err
 	}
 	return out, nil
+}
+
+// mayBeKeyed reports false for a resume value that is not a map of interrupt
+// ids whatever follows: one whose first key, written without escapes, has
+// not the shape of an id (an answer such as {"approved": true}), so that it
+// is not decoded as a map for nothing.
+func mayBeKeyed(resume json.RawMessage) bool {
+	v := bytes.TrimLeft(resume, " \t\r\n")
+	if len(v) == 0 || v[0] != '{' {
+		return true
+	}
+	v = bytes.TrimLeft(v[1:], " \t\r\n")
+	if len(v) == 0 || v[0] != '"' {
+		return true
+	}
+	end := bytes.IndexByte(v[1:], '"')
+	if end < 0 {
+		return true
+	}
+	key := v[1 : 1+end]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		return true
+	}
+	return hexID.Match(key) || bytes.HasPrefix(key, []byte("int_"))
 }
 
 // looksLikeIDs reports whether a resume object is a map of interrupt ids: all

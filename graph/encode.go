@@ -391,14 +391,8 @@ func appendForwarded(b []byte, xs []interlude.Exchange) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		q := &xs[i].Interrupt
-		b = append(b, `{"forwarded":{"id":`...)
-		b = jsonappend.String(b, q.ID)
-		b = append(b, `,"node":`...)
-		b = jsonappend.String(b, q.Node)
-		if len(q.Path) > 0 {
-			b = append(b, `,"path":`...)
-			b = jsonappend.Strings(b, q.Path)
-		}
+		b = append(b, `{"forwarded":`...)
+		b = vocab.AppendInterruptionAddress(b, q)
 		if q.ToolCallID != "" {
 			b = append(b, `,"tool_call_id":`...)
 			b = jsonappend.String(b, q.ToolCallID)

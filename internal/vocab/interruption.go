@@ -87,11 +87,9 @@ func (q Interruption) MarshalJSON() ([]byte, error) {
 	return q.marshalPlain()
 }
 
-// AppendInterruption appends q's encoding by MarshalJSON to b, for encoders
-// that write a question inside a larger document without a buffer of its own.
-// It reports false, with b in any state past its original length, where
-// MarshalJSON falls back on encoding/json: the caller then uses MarshalJSON.
-func AppendInterruption(b []byte, q *Interruption) ([]byte, bool) {
+// AppendInterruptionAddress appends the opening of q's encoding, the object's
+// brace then its id, node and path, which name the question where it was asked.
+func AppendInterruptionAddress(b []byte, q *Interruption) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonappend.String(b, q.ID)
 	b = append(b, `,"node":`...)
@@ -100,6 +98,15 @@ func AppendInterruption(b []byte, q *Interruption) ([]byte, bool) {
 		b = append(b, `,"path":`...)
 		b = jsonappend.Strings(b, q.Path)
 	}
+	return b
+}
+
+// AppendInterruption appends q's encoding by MarshalJSON to b, for encoders
+// that write a question inside a larger document without a buffer of its own.
+// It reports false, with b in any state past its original length, where
+// MarshalJSON falls back on encoding/json: the caller then uses MarshalJSON.
+func AppendInterruption(b []byte, q *Interruption) ([]byte, bool) {
+	b = AppendInterruptionAddress(b, q)
 	b = append(b, `,"message":`...)
 	b = jsonappend.String(b, q.Message)
 	b = append(b, `,"reason":`...)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/interludehq/interlude"
 )
 
 // TestRunRecordsAndEventsEncodeAsEncodingJSONDoes checks that the run
@@ -13,26 +15,41 @@ func TestRunRecordsAndEventsEncodeAsEncodingJSONDoes(t *testing.T) {
 	at := time.Date(2026, 12, 2, 8, 30, 1, 123456789, time.UTC)
 	zoned := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -5*3600-30*60))
 	cmd := &command{Resume: json.RawMessage(`{"approved":true}`)}
+	// kw is what the kwargs of a case's run are made of.
+	type kw struct {
+		b         runCreate
+		modes     []string
+		temporary bool
+	}
 	cases := []struct {
 		name   string
 		o      runObject
+		kw     *kw // nil: a run without kwargs
 		out    json.RawMessage
 		direct bool // written field by field, not by encoding/json
 	}{
 		{"a waited run with input", runObject{RunID: "r1", ThreadID: "t1", AssistantID: "a1", Metadata: map[string]any{}, Status: "success",
-			Kwargs: map[string]any{"input": json.RawMessage(`{"amount":150}`), "command": (*command)(nil), "config": map[string]any(nil), "context": map[string]any(nil),
-				"stream_mode": []string{"values"}, "temporary": false, "subgraphs": false, "resumable": false},
-			Multitask: "reject", CreatedAt: at, UpdatedAt: at}, json.RawMessage(`{"__interrupt__":[{"id":"x","value":1}],"amount":150}`), true},
+			Multitask: "reject", CreatedAt: at, UpdatedAt: at}, &kw{b: runCreate{Input: json.RawMessage(`{"amount":150}`)}, modes: []string{"values"}},
+			json.RawMessage(`{"__interrupt__":[{"id":"x","value":1}],"amount":150}`), true},
 		{"a resume with metadata and config", runObject{RunID: "r-2", ThreadID: "t:2@x", AssistantID: "a", Metadata: map[string]any{"b": 1.5, "a": []any{"x", nil}, "<&>": "\u2028"},
-			Status: "running", Kwargs: map[string]any{"input": json.RawMessage(nil), "command": cmd, "config": map[string]any{"configurable": map[string]any{"k": "v"}},
-				"context": map[string]any{}, "stream_mode": []string{"updates", "values"}, "temporary": true, "subgraphs": true, "resumable": true},
-			Multitask: "enqueue", CreatedAt: zoned, UpdatedAt: at}, nil, true},
-		{"values that are not compact", runObject{RunID: "r3", ThreadID: "t3", Status: "error", Kwargs: map[string]any{"input": json.RawMessage(`{ "a" : "<b>" }`),
-			"command": &command{Update: json.RawMessage(` [ ["f", 1] ]`)}, "stream_mode": []string(nil)}, CreatedAt: at, UpdatedAt: at}, json.RawMessage(`{"a": 1}`), false},
-		{"no kwargs nor metadata", runObject{RunID: "r4", ThreadID: "t4"}, json.RawMessage(`{"x":"\u0026"}`), true},
+			Status: "running", Multitask: "enqueue", CreatedAt: zoned, UpdatedAt: at},
+			&kw{b: runCreate{Command: cmd, Config: map[string]any{"configurable": map[string]any{"k": "v"}}, Context: map[string]any{},
+				StreamSubgraphs: true, StreamResumable: true}, modes: []string{"updates", "values"}, temporary: true}, nil, true},
+		{"values that are not compact", runObject{RunID: "r3", ThreadID: "t3", Status: "error", CreatedAt: at, UpdatedAt: at},
+			&kw{b: runCreate{Input: json.RawMessage(`{ "a" : "<b>" }`), Command: &command{Update: json.RawMessage(` [ ["f", 1] ]`)}}},
+			json.RawMessage(`{"a": 1}`), false},
+		{"no kwargs nor metadata", runObject{RunID: "r4", ThreadID: "t4"}, nil, json.RawMessage(`{"x":"\u0026"}`), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if k := c.kw; k != nil {
+				c.o.Kwargs = kwargsOf(&k.b, k.modes, k.temporary)
+				want, _ := json.Marshal(map[string]any{"input": k.b.Input, "command": k.b.Command, "config": k.b.Config, "context": k.b.Context,
+					"stream_mode": k.modes, "temporary": k.temporary, "subgraphs": k.b.StreamSubgraphs, "resumable": k.b.StreamResumable})
+				if string(c.o.Kwargs) != string(want) {
+					t.Fatalf("kwargs\n got %s\nwant %s", c.o.Kwargs, want)
+				}
+			}
 			want, err := json.Marshal(storedRun{Run: c.o, Output: c.out})
 			if err != nil {
 				t.Fatal(err)
@@ -174,5 +191,51 @@ func TestAResumeSkippedAsAMapIsNoMapOfIDs(t *testing.T) {
 		if !mayBeKeyed(json.RawMessage(v)) && decoded {
 			t.Errorf("%q is a map of interrupt ids, but mayBeKeyed skips it", v)
 		}
+	}
+}
+
+// TestPausedRunsInterruptsEncodeAsEncodingJSONDoes checks that the
+// interrupts of a paused run's output, written field by field, are the bytes
+// encoding/json writes for them, and that what is not written so (tool
+// approvals, values that are not compact) is left to it.
+func TestPausedRunsInterruptsEncodeAsEncodingJSONDoes(t *testing.T) {
+	h := &Handler{formats: map[string]InterruptFormat{}}
+	plain := interlude.Interruption{ID: "int_1", Node: "approve", Message: "Approve a refund of 150?", Reason: "input_required",
+		Value: json.RawMessage(`{"amount":150}`), Schema: json.RawMessage(`{"type":"object"}`)}
+	escaped := interlude.Interruption{ID: "int_<2>", Node: "n", Message: "a \"quoted\" <b>&\u2028 question\n", Reason: "r"}
+	loose := interlude.Interruption{ID: "int_3", Node: "n", Message: "m", Value: json.RawMessage(`{ "a" : 1 }`)}
+	approval := interlude.Interruption{ID: "int_4", Node: "tools", Message: "run it?", Reason: interlude.ReasonToolApproval, ToolCallID: "call_1",
+		Value: json.RawMessage(`{"tool":"refund","tool_call_id":"call_1","arguments":{"amount":1}}`)}
+	cases := []struct {
+		name    string
+		pending []interlude.Interruption
+		direct  bool
+	}{
+		{"none", nil, true},
+		{"one question", []interlude.Interruption{plain}, true},
+		{"questions with escapes", []interlude.Interruption{plain, escaped}, true},
+		{"a value that is not compact", []interlude.Interruption{plain, loose}, false},
+		{"a tool approval", []interlude.Interruption{plain, approval}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := json.Marshal(flat(h.group("g", c.pending)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, direct := appendInterrupts([]byte("x"), c.pending)
+			if direct != c.direct {
+				t.Fatalf("written field by field: %v, want %v", direct, c.direct)
+			}
+			if !direct {
+				if string(got) != "x" {
+					t.Fatalf("a refusal left %q, want the slice as it was", got)
+				}
+				return
+			}
+			if string(got) != "x"+string(want) {
+				t.Fatalf("interrupts\n got %s\nwant %s", got[1:], want)
+			}
+		})
 	}
 }

@@ -28,9 +28,16 @@ func AssistantID(graphName string) string {
 	return formatUUID(u)
 }
 
+// formatUUID writes u in the usual 8-4-4-4-12 form, in one allocation.
 func formatUUID(u [16]byte) string {
-	s := hex.EncodeToString(u[:])
-	return s[0:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:32]
+	var b [36]byte
+	hex.Encode(b[0:8], u[0:4])
+	hex.Encode(b[9:13], u[4:6])
+	hex.Encode(b[14:18], u[6:8])
+	hex.Encode(b[19:23], u[8:10])
+	hex.Encode(b[24:36], u[10:16])
+	b[8], b[13], b[18], b[23] = '-', '-', '-', '-'
+	return string(b[:])
 }
 
 // newUUID returns a new thread or run id: a version 7 uuid (RFC 9562), its
@@ -82,8 +89,27 @@ func parseCheckpointID(id string) (int64, bool) {
 // the shape LangGraph's interrupt ids have, derived from the ids so that it
 // needs no storage and a stale one never matches a later question.
 func interruptID(ids ...string) string {
-	h := sha256.Sum256([]byte("interlude-langgraph:" + strings.Join(ids, "\x00")))
-	return hex.EncodeToString(h[:16])
+	var b [34]byte
+	return string(appendInterruptID(b[:0], ids...)[1:33])
+}
+
+// interruptIDPrefix opens what interruptID hashes.
+const interruptIDPrefix = "interlude-langgraph:"
+
+// appendInterruptID appends interruptID(ids...) as a JSON string.
+func appendInterruptID(b []byte, ids ...string) []byte {
+	var buf [128]byte
+	in := append(buf[:0], interruptIDPrefix...)
+	for i, id := range ids {
+		if i > 0 {
+			in = append(in, 0)
+		}
+		in = append(in, id...)
+	}
+	h := sha256.Sum256(in)
+	b = append(b, '"')
+	b = hex.AppendEncode(b, h[:16])
+	return append(b, '"')
 }
 
 // taskID is the id of a node's pending task at a checkpoint.

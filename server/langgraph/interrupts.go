@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/jsonappend"
 )
 
 // lgInterrupt is an interrupt as LangGraph clients see it: an id and a value.
@@ -58,6 +59,21 @@ func (h *Handler) formatOf(graphName string) InterruptFormat {
 // plain question, and one per node for the tool approvals it raised (an agent's
 // tool node raises those of one model turn in one step).
 func (h *Handler) group(graphName string, pending []interlude.Interruption) []lgInterrupt {
+	out := h.groupMembers(graphName, pending)
+	finishAll(out)
+	return out
+}
+
+// finishAll sets the ids and values of the groups.
+func finishAll(groups []lgInterrupt) {
+	for i := range groups {
+		groups[i].finish()
+	}
+}
+
+// groupMembers is group without the ids and values (finishAll sets them),
+// for what reads only which interrupts a group stands for.
+func (h *Handler) groupMembers(graphName string, pending []interlude.Interruption) []lgInterrupt {
 	var out []lgInterrupt
 	byNode := map[string]int{}
 	for _, q := range pending {
@@ -71,9 +87,6 @@ func (h *Handler) group(graphName string, pending []interlude.Interruption) []lg
 		}
 		byNode[q.Node] = len(out)
 		out = append(out, lgInterrupt{node: q.Node, members: []interlude.Interruption{q}, approval: true, format: h.formatOf(graphName)})
-	}
-	for i := range out {
-		out[i].finish()
 	}
 	return out
 }
@@ -147,7 +160,9 @@ var hexID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 // value answers the single pending interrupt. Ids are LangGraph's or
 // Interlude's own.
 func (h *Handler) answers(graphName string, pending []interlude.Interruption, resume json.RawMessage) (map[string]interlude.Resolution, error) {
-	groups := h.group(graphName, pending)
+	// The groups' ids and values are needed only to answer by id, or to
+	// refuse: the usual answer to the one pending interrupt goes without.
+	groups := h.groupMembers(graphName, pending)
 	if len(groups) == 0 {
 		return nil, &apiError{status: 409, code: string(interlude.CodeNotInterrupted),
 			message: "the thread is not interrupted, so there is nothing to resume; send input instead of command.resume"}
@@ -155,6 +170,7 @@ func (h *Handler) answers(graphName string, pending []interlude.Interruption, re
 	out := map[string]interlude.Resolution{}
 	var keyed map[string]json.RawMessage
 	if mayBeKeyed(resume) && json.Unmarshal(resume, &keyed) == nil && len(keyed) > 0 && looksLikeIDs(keyed) {
+		finishAll(groups)
 		for id, v := range keyed {
 			g, member, ok := findInterrupt(groups, id)
 			if !ok {
@@ -176,6 +192,7 @@ func (h *Handler) answers(graphName string, pending []interlude.Interruption, re
 		return out, nil
 	}
 	if len(groups) > 1 {
+		finishAll(groups)
 		return nil, &apiError{status: 409, code: string(interlude.CodeAmbiguousResume), interrupts: lgIDs(groups),
 			message: fmt.Sprintf("%d interrupts are pending; resume them by id with a map {interrupt_id: value} (ids %s)", len(groups), strings.Join(lgIDs(groups), ", "))}
 	}
@@ -286,8 +303,8 @@ func approvalAnswer(v json.RawMessage) (interlude.Resolution, error) {
 }
 
 func isNull(v json.RawMessage) bool {
-	s := strings.TrimSpace(string(v))
-	return s == "" || s == "null"
+	s := bytes.TrimSpace(v)
+	return len(s) == 0 || string(s) == "null"
 }
 
 // answerGroup answers the Interlude interrupts a LangGraph interrupt stands for.
@@ -411,6 +428,45 @@ func humanResponse(raw json.RawMessage) (interlude.Resolution, error) {
 		return interlude.Resolve(agentDecision{Action: "edit", Arguments: ea.Args}), nil
 	}
 	return interlude.Resolution{}, badRequest("unknown response type %q; use accept, edit, response or ignore", hr.Type)
+}
+
+// appendInterrupts appends json.Marshal(flat(h.group(graphName, pending))),
+// written field by field when every interrupt is a plain question (as a
+// paused graph's usually are), and reports false when it is not, or a value
+// is not compact JSON, leaving b as it was.
+func appendInterrupts(b []byte, pending []interlude.Interruption) ([]byte, bool) {
+	start := len(b)
+	b = append(b, '[')
+	for i, q := range pending {
+		if isApproval(q) {
+			return b[:start], false
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendInterruptID(b, q.ID)
+		b = append(b, `,"value":{"message":`...)
+		b = jsonappend.String(b, q.Message)
+		b = append(b, `,"reason":`...)
+		b = jsonappend.String(b, q.Reason)
+		ok1, ok2 := true, true
+		if len(q.Value) > 0 {
+			b = append(b, `,"value":`...)
+			b, ok1 = jsonappend.Raw(b, q.Value)
+		}
+		if len(q.Schema) > 0 {
+			b = append(b, `,"response_schema":`...)
+			b, ok2 = jsonappend.Raw(b, q.Schema)
+		}
+		if !ok1 || !ok2 {
+			return b[:start], false
+		}
+		b = append(b, `,"interrupt_id":`...)
+		b = jsonappend.String(b, q.ID)
+		b = append(b, "}}"...)
+	}
+	return append(b, ']'), true
 }
 
 // flat lists the LangGraph interrupts of a list of groups, for top-level

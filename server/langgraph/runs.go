@@ -112,7 +112,7 @@ type run struct {
 	AssistantID string
 	graphName   string
 	Metadata    map[string]any
-	Kwargs      map[string]any
+	Kwargs      json.RawMessage // encoded once, by kwargsOf (or read back from its record)
 	Multitask   string
 	CreatedAt   time.Time
 	resumable   bool
@@ -200,15 +200,15 @@ func (ru *run) setStatus(s string) {
 
 // runObject is LangGraph's Run object.
 type runObject struct {
-	RunID       string         `json:"run_id"`
-	ThreadID    string         `json:"thread_id"`
-	AssistantID string         `json:"assistant_id"`
-	Metadata    map[string]any `json:"metadata"`
-	Status      string         `json:"status"`
-	Kwargs      map[string]any `json:"kwargs"`
-	Multitask   string         `json:"multitask_strategy"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	RunID       string          `json:"run_id"`
+	ThreadID    string          `json:"thread_id"`
+	AssistantID string          `json:"assistant_id"`
+	Metadata    map[string]any  `json:"metadata"`
+	Status      string          `json:"status"`
+	Kwargs      json.RawMessage `json:"kwargs"`
+	Multitask   string          `json:"multitask_strategy"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
 }
 
 // object is the Run object.
@@ -312,7 +312,10 @@ func appendStoredRun(b []byte, o runObject, out json.RawMessage) ([]byte, bool) 
 	b = append(b, `,"status":`...)
 	b = jsonappend.String(b, o.Status)
 	b = append(b, `,"kwargs":`...)
-	b, ok = appendAnyMap(b, o.Kwargs, ok)
+	var fits bool
+	if b, fits = jsonappend.Raw(b, o.Kwargs); !fits {
+		return b, false
+	}
 	b = append(b, `,"multitask_strategy":`...)
 	b = jsonappend.String(b, o.Multitask)
 	b = append(b, `,"created_at":`...)
@@ -322,7 +325,6 @@ func appendStoredRun(b []byte, o runObject, out json.RawMessage) ([]byte, bool) 
 	b = append(b, '}')
 	if len(out) > 0 {
 		b = append(b, `,"output":`...)
-		var fits bool
 		if b, fits = jsonappend.Raw(b, out); !fits {
 			ok = false
 		}
@@ -340,9 +342,9 @@ func appendTime(b []byte, t time.Time, ok bool) ([]byte, bool) {
 	return append(b, '"'), ok && err == nil
 }
 
-// appendAnyMap appends m, a map of a Run object (metadata, kwargs), as
-// encoding/json writes it: keys sorted, and the values a kwargs map holds
-// written field by field; any other value goes through json.Marshal.
+// appendAnyMap appends m, a map of a Run object (metadata, kwargs' config and
+// context), as encoding/json writes it: keys sorted, and the values a kwargs
+// map held written field by field; any other value goes through json.Marshal.
 func appendAnyMap(b []byte, m map[string]any, ok bool) ([]byte, bool) {
 	if m == nil {
 		return append(b, "null"...), ok
@@ -398,6 +400,48 @@ func appendCommand(b []byte, c *command) ([]byte, bool) {
 	b = append(b, `,"goto":`...)
 	b, ok3 = jsonappend.Raw(b, c.Goto)
 	return append(b, '}'), ok1 && ok2 && ok3
+}
+
+// kwargsOf is the kwargs of a run created by b, as json.Marshal writes the map
+// {"command", "config", "context", "input", "resumable", "stream_mode",
+// "subgraphs", "temporary"}, encoded once: the Run object and the run's
+// record carry them as they are.
+func kwargsOf(b *runCreate, modeList []string, temporary bool) json.RawMessage {
+	out := make([]byte, 0, 160+len(b.Input))
+	out = append(out, `{"command":`...)
+	out, ok := appendCommand(out, b.Command)
+	out = append(out, `,"config":`...)
+	out, ok = appendAnyMap(out, b.Config, ok)
+	out = append(out, `,"context":`...)
+	out, ok = appendAnyMap(out, b.Context, ok)
+	out = append(out, `,"input":`...)
+	var fits bool
+	if out, fits = jsonappend.Raw(out, b.Input); !fits {
+		ok = false
+	}
+	out = append(out, `,"resumable":`...)
+	out = strconv.AppendBool(out, b.StreamResumable)
+	out = append(out, `,"stream_mode":`...)
+	if modeList == nil {
+		out = append(out, "null"...)
+	} else {
+		out = jsonappend.Strings(out, modeList)
+	}
+	out = append(out, `,"subgraphs":`...)
+	out = strconv.AppendBool(out, b.StreamSubgraphs)
+	out = append(out, `,"temporary":`...)
+	out = strconv.AppendBool(out, temporary)
+	out = append(out, '}')
+	if ok {
+		return out
+	}
+	// A value not already compact JSON: encoding/json compacts it.
+	data, err := json.Marshal(map[string]any{"input": b.Input, "command": b.Command, "config": b.Config, "context": b.Context,
+		"stream_mode": modeList, "temporary": temporary, "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable})
+	if err != nil { // values decoded from JSON encode again
+		return nil
+	}
+	return data
 }
 
 // endRecord is what a run's record says of its end, as written with the
@@ -472,7 +516,10 @@ func (h *Handler) endOutput(ru *run, status interlude.RunStatus, values json.Raw
 	}
 	var raw json.RawMessage
 	if status == interlude.RunInterrupted {
-		raw, _ = json.Marshal(flat(h.group(ru.graphName, pending)))
+		var ok bool
+		if raw, ok = appendInterrupts(make([]byte, 0, 256), pending); !ok {
+			raw, _ = json.Marshal(flat(h.group(ru.graphName, pending)))
+		}
 	}
 	return "success", outputOf(h.outValues(values), raw)
 }
@@ -820,6 +867,14 @@ func planOf(b *runCreate) (plan, error) {
 		}
 	}
 	if !isNull(b.Input) {
+		// The input came in a body that was valid JSON: an object, whose
+		// messages, if it may have some, are read as LangChain's.
+		if v := bytes.TrimLeft(b.Input, " \t\r\n"); v[0] != '{' {
+			return plan{}, badRequest("input must be an object of state fields")
+		}
+		if !bytes.Contains(b.Input, []byte(`"messages"`)) && bytes.IndexByte(b.Input, '\\') < 0 {
+			return plan{kind: "input", input: b.Input}, nil
+		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(b.Input, &obj) != nil {
 			return plan{}, badRequest("input must be an object of state fields")
@@ -923,7 +978,9 @@ func (h *Handler) handleRunCreate(mode runMode) http.HandlerFunc {
 			writeError(w, err)
 			return
 		}
-		setRunLocation(w, ru, mode, b.StreamResumable)
+		if mode != modeWait { // a waited run's keep-alive set them as it started
+			setRunLocation(w, ru, mode, b.StreamResumable)
+		}
 		switch mode {
 		case modeBackground:
 			writeJSON(w, http.StatusOK, ru.object())
@@ -1134,9 +1191,7 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, ka *keepAlive) (*run, 
 		md = map[string]any{}
 	}
 	temporary := stateless && b.OnCompletion != "keep"
-	kwargs := map[string]any{"input": b.Input, "command": b.Command, "config": b.Config, "context": b.Context, "stream_mode": modeList,
-		"temporary": temporary, "subgraphs": b.StreamSubgraphs, "resumable": b.StreamResumable}
-	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: h.assistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargs,
+	ru := &run{ID: newUUID(), ThreadID: threadID, AssistantID: h.assistantID(graphName), graphName: graphName, Metadata: md, Kwargs: kwargsOf(b, modeList, temporary),
 		Multitask: strategy, CreatedAt: now, resumable: b.StreamResumable, stateless: stateless, waited: waited, temporary: temporary, modes: modes,
 		bookChecked: stateless || lookup, status: "pending", updatedAt: now, changed: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
 	runCtx, cancel := context.WithCancel(interlude.WithAnswerer(h.runCtx, callerOf(r).Answerer()))

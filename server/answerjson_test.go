@@ -128,6 +128,30 @@ func TestALiveEventReadsAsEncodingJSONWritesIt(t *testing.T) {
 	}
 }
 
+func TestAPauseEventReadsAsEncodingJSONWritesIt(t *testing.T) {
+	created := time.Date(2026, 12, 2, 1, 2, 3, 456789, time.UTC)
+	expires := created.Add(time.Hour)
+	for _, q := range []interlude.Interruption{
+		{ID: "int_1", Node: "approve", Message: "Refund $150?", Reason: "approval", Value: json.RawMessage(`{"amount":150}`), CreatedAt: created},
+		{ID: "i<&>", Node: "n\u2028\"\xff", Path: []string{"a", "b<1>"}, Message: "<b>&</b>", State: json.RawMessage(`{"x":1}`), Trace: "00-ab",
+			Assignees: []string{"ops"}, Escalations: 2, Name: "tool", ToolCallID: "c1", Schema: json.RawMessage(`{"type":"object"}`), CreatedAt: created, ExpiresAt: &expires},
+		{ID: "spaced", Node: "n", Value: json.RawMessage(`{ "a" : "<&>" }`), CreatedAt: created},
+	} {
+		name, data, ok := encodeLive(graph.Event{Type: graph.EventInterrupt, ThreadID: "t", Node: q.Node, Interrupt: &q})
+		if !ok || name != "updates" {
+			t.Fatalf("%s: named %q, %v", q.ID, name, ok)
+		}
+		s := shown(q)
+		want, err := json.Marshal(pauseData{Status: "interrupted", Node: q.Node, Interrupt: &s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, want) {
+			t.Fatalf("%s:\n got %s\nwant %s", q.ID, data, want)
+		}
+	}
+}
+
 func TestALoopbackHostIsToldAsNetParseIPTellsIt(t *testing.T) {
 	for _, h := range []string{"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1", "fe80::1%lo", "::1%lo",
 		"10.0.0.1", "0127.0.0.1", "127.000.0.1", "1.2.3.4", "::", "example.com", "", "localhost", "127.0.0.1.", "[::1]"} {

@@ -13,6 +13,7 @@ import (
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
 	"github.com/interludehq/interlude/internal/jsonappend"
+	"github.com/interludehq/interlude/internal/vocab"
 	"github.com/interludehq/interlude/server/internal/eventstream"
 )
 
@@ -64,7 +65,10 @@ func payload(e graph.Event) (string, []byte, bool) {
 			return "", nil, false
 		}
 		q := shown(*e.Interrupt)
-		data, err := json.Marshal(pauseData{Status: "interrupted", Node: e.Interrupt.Node, Interrupt: &q})
+		if data, ok := appendPause(nil, &q); ok {
+			return "updates", data, true
+		}
+		data, err := json.Marshal(pauseData{Status: "interrupted", Node: q.Node, Interrupt: &q})
 		return "updates", data, err == nil
 	case graph.EventBreakpoint:
 		data, err := json.Marshal(pauseData{Status: "interrupted", Node: e.Node, Breakpoint: e.Breakpoint})
@@ -80,6 +84,21 @@ func payload(e graph.Event) (string, []byte, bool) {
 		return string(e.Type), data, err == nil
 	}
 	return "", nil, false
+}
+
+// appendPause appends the updates event of a pause at question q as
+// json.Marshal writes pauseData{"interrupted", q.Node, &q}, with the question
+// written by vocab.AppendInterruption rather than by its MarshalJSON and then
+// compacted again; it reports false where AppendInterruption does.
+func appendPause(b []byte, q *interlude.Interruption) ([]byte, bool) {
+	if b == nil {
+		b = make([]byte, 0, 320+len(q.Node)+len(q.Message)+len(q.Value)+len(q.Schema))
+	}
+	b = append(b, `{"status":"interrupted","node":`...)
+	b = jsonappend.String(b, q.Node)
+	b = append(b, `,"interrupt":`...)
+	b, ok := vocab.AppendInterruption(b, q)
+	return append(b, '}'), ok
 }
 
 // NewEventHub returns an event hub (host.NewHub) whose events read as the

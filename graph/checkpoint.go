@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
 )
 
@@ -138,16 +139,16 @@ type delta struct {
 	Kind string    `json:"-"` // kept in store.Record.Kind
 	At   time.Time `json:"-"` // kept in store.Record.CreatedAt
 
-	Nonce   string                     `json:"nonce,omitempty"` // set on a thread's first record
-	Reset   *checkpoint                `json:"reset,omitempty"`
-	Resolve []resolved                 `json:"resolve,omitempty"`
-	Input   []write                    `json:"in,omitempty"`
-	Writes  []write                    `json:"w,omitempty"`
-	Ledger  []ledgerEntry              `json:"ledger,omitempty"`
-	Memo    map[string]json.RawMessage `json:"memo,omitempty"`
-	Calls   map[string]string          `json:"calls,omitempty"`
-	Raised  []interlude.Interruption   `json:"raised,omitempty"`
-	Esc     []Escalation               `json:"esc,omitempty"`
+	Nonce   string                   `json:"nonce,omitempty"` // set on a thread's first record
+	Reset   *checkpoint              `json:"reset,omitempty"`
+	Resolve []resolved               `json:"resolve,omitempty"`
+	Input   []write                  `json:"in,omitempty"`
+	Writes  []write                  `json:"w,omitempty"`
+	Ledger  []ledgerEntry            `json:"ledger,omitempty"`
+	Memo    task.Memo                `json:"memo,omitzero"`
+	Calls   map[string]string        `json:"calls,omitempty"`
+	Raised  []interlude.Interruption `json:"raised,omitempty"`
+	Esc     []Escalation             `json:"esc,omitempty"`
 
 	Status interlude.ThreadStatus `json:"status,omitempty"` // empty means idle
 	Next   []string               `json:"next,omitempty"`
@@ -173,22 +174,22 @@ const (
 
 // checkpoint is the whole state of a thread as of one version, in stored form.
 type checkpoint struct {
-	V         int                        `json:"v"`
-	Nonce     string                     `json:"nonce"`
-	CreatedAt time.Time                  `json:"created_at"`
-	Values    json.RawMessage            `json:"values"`
-	Step      int                        `json:"step"`
-	Status    interlude.ThreadStatus     `json:"status"`
-	Next      []string                   `json:"next,omitempty"`
-	Mid       bool                       `json:"mid,omitempty"`
-	Base      int64                      `json:"base,omitempty"`
-	Ledger    []ledgerEntry              `json:"ledger,omitempty"`
-	Memo      map[string]json.RawMessage `json:"memo,omitempty"`
-	Calls     map[string]string          `json:"calls,omitempty"`
-	Exchanges []interlude.Exchange       `json:"exchanges,omitempty"`
-	Recent    []resolved                 `json:"recent,omitempty"`
-	Break     *Breakpoint                `json:"break,omitempty"`
-	Error     string                     `json:"error,omitempty"`
+	V         int                    `json:"v"`
+	Nonce     string                 `json:"nonce"`
+	CreatedAt time.Time              `json:"created_at"`
+	Values    json.RawMessage        `json:"values"`
+	Step      int                    `json:"step"`
+	Status    interlude.ThreadStatus `json:"status"`
+	Next      []string               `json:"next,omitempty"`
+	Mid       bool                   `json:"mid,omitempty"`
+	Base      int64                  `json:"base,omitempty"`
+	Ledger    []ledgerEntry          `json:"ledger,omitempty"`
+	Memo      task.Memo              `json:"memo,omitzero"`
+	Calls     map[string]string      `json:"calls,omitempty"`
+	Exchanges []interlude.Exchange   `json:"exchanges,omitempty"`
+	Recent    []resolved             `json:"recent,omitempty"`
+	Break     *Breakpoint            `json:"break,omitempty"`
+	Error     string                 `json:"error,omitempty"`
 
 	// forwarded has a subgraph's checkpoint written with its questions as
 	// references to those its parent holds (appendCheckpoint): set when the
@@ -243,8 +244,8 @@ type state[S any] struct {
 	mid       bool  // a step is in progress (paused or failed part-way)
 	base      int64 // the checkpoint the step in progress started from
 	ledger    []ledgerEntry
-	memo      map[string]json.RawMessage // finished sub-tasks of the step in progress
-	calls     map[string]string          // their tool call ids, by memo key
+	memo      task.Memo         // finished sub-tasks of the step in progress
+	calls     map[string]string // their tool call ids, by memo key
 	exchanges []interlude.Exchange
 	recent    []resolved
 	brk       *Breakpoint
@@ -344,19 +345,16 @@ func (c codec[S]) applyDelta(st *state[S], d *delta, inputApplied bool) error {
 		return err
 	}
 	if !d.Mid || !st.mid || d.Base != st.base {
-		st.ledger, st.memo, st.calls, st.exchanges = nil, nil, nil, nil
+		st.ledger, st.memo, st.calls, st.exchanges = nil, task.Memo{}, nil, nil
 	}
 	st.ledger = append(st.ledger, d.Ledger...)
-	if st.memo == nil && len(d.Memo) > 0 {
-		// The state takes the delta's map over: no delta is changed once made,
-		// nor kept once applied.
+	if st.memo.Len() == 0 {
+		// The state takes the delta's memo over: no delta is changed once
+		// made, nor kept once applied.
 		st.memo = d.Memo
-	} else if len(d.Memo) > 0 {
-		for k, v := range d.Memo {
-			if st.memo == nil {
-				st.memo = make(map[string]json.RawMessage)
-			}
-			st.memo[k] = v
+	} else if d.Memo.Len() > 0 {
+		for k, v := range d.Memo.All() {
+			st.memo.Set(k, v)
 		}
 	}
 	if len(d.Calls) > 0 {

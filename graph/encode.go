@@ -9,6 +9,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/jsonappend"
+	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/internal/vocab"
 )
 
@@ -28,7 +29,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	if d.Reset != nil || len(d.Esc) > 0 {
 		return marshalDelta(*d)
 	}
-	n := 160 + writesSize(d.Input) + writesSize(d.Writes) + 128*len(d.Resolve) + memoSize(d.Memo)
+	n := 160 + writesSize(d.Input) + writesSize(d.Writes) + 128*len(d.Resolve) + memoSize(&d.Memo)
 	for i := range d.Raised {
 		n += interruptionSize(&d.Raised[i])
 	}
@@ -37,7 +38,7 @@ func encodeDelta(d *delta, kept *waitingSubgraphs) ([]byte, error) {
 	var out []byte
 	if ok {
 		out = slices.Clone(b)
-		kept.settle(d.Memo, out)
+		kept.settle(&d.Memo, out)
 	} else {
 		kept.unplace()
 	}
@@ -81,9 +82,9 @@ func appendDelta(b []byte, n int, d *delta, kept *waitingSubgraphs) ([]byte, boo
 			return b, false
 		}
 	}
-	if len(d.Memo) > 0 {
+	if d.Memo.Len() > 0 {
 		b = append(b, `,"memo":`...)
-		if b, ok = appendMemo(b, d.Memo, kept); !ok {
+		if b, ok = appendMemo(b, &d.Memo, kept); !ok {
 			return b, false
 		}
 	}
@@ -230,25 +231,18 @@ func sortedKeys[V any](m map[string]V) []string {
 // encoding/json writes it, and is copied without checking it again: each level
 // of nesting would otherwise check the levels below it once more. kept notes
 // where it was copied, for settle.
-func appendMemo(b []byte, memo map[string]json.RawMessage, kept *waitingSubgraphs) ([]byte, bool) {
+func appendMemo(b []byte, memo *task.Memo, kept *waitingSubgraphs) ([]byte, bool) {
 	b = append(b, '{')
 	ok := true
-	var one [1]string
-	keys := one[:0]
-	if len(memo) == 1 {
-		for k := range memo {
-			keys = append(keys, k)
-		}
-	} else {
-		keys = sortedKeys(memo)
-	}
-	for i, k := range keys {
-		if i > 0 {
+	first := true
+	for k, v := range memo.Sorted() {
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		b = jsonappend.String(b, k)
 		b = append(b, ':')
-		if v := memo[k]; kept.place(k, v, len(b)) {
+		if kept.place(k, v, len(b)) {
 			b = append(b, v...)
 		} else if b, ok = appendRaw(b, v); !ok {
 			return b, false
@@ -340,9 +334,9 @@ func appendCheckpoint(b []byte, cp *checkpoint, kept *waitingSubgraphs) ([]byte,
 			return b, false
 		}
 	}
-	if len(cp.Memo) > 0 {
+	if cp.Memo.Len() > 0 {
 		b = append(b, `,"memo":`...)
-		if b, ok = appendMemo(b, cp.Memo, kept); !ok {
+		if b, ok = appendMemo(b, &cp.Memo, kept); !ok {
 			return b, false
 		}
 	}
@@ -450,9 +444,9 @@ func encodeProgress(p progress, kept *waitingSubgraphs) (data []byte, lease *[]b
 		data, lease = b[:len(b):len(b)], scratch
 		*scratch = b
 	}
-	var memo map[string]json.RawMessage
+	var memo *task.Memo
 	if p.Checkpoint != nil {
-		memo = p.Checkpoint.Memo
+		memo = &p.Checkpoint.Memo
 	}
 	kept.settle(memo, data)
 	return data, lease, nil
@@ -525,7 +519,7 @@ func checkpointSize(cp *checkpoint) int {
 	if cp == nil {
 		return 0
 	}
-	n := 256 + len(cp.Values) + len(cp.Error) + memoSize(cp.Memo) + 128*len(cp.Recent)
+	n := 256 + len(cp.Values) + len(cp.Error) + memoSize(&cp.Memo) + 128*len(cp.Recent)
 	for _, s := range cp.Next {
 		n += len(s) + 3
 	}
@@ -539,9 +533,9 @@ func checkpointSize(cp *checkpoint) int {
 }
 
 // memoSize estimates the encoded size of a memo.
-func memoSize(memo map[string]json.RawMessage) int {
+func memoSize(memo *task.Memo) int {
 	n := 0
-	for k, v := range memo {
+	for k, v := range memo.All() {
 		n += len(k) + len(v) + 16
 	}
 	return n

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/task"
 )
 
 // checkpointCases are checkpoints and records of waiting subgraphs as the
@@ -25,11 +26,11 @@ func checkpointCases() map[string]*checkpoint {
 		"empty":   {},
 		"waiting": inner,
 		"nested": {V: 2, Values: json.RawMessage(`{"n":0}`), Status: interlude.ThreadInterrupted, Next: []string{"sub1"}, Mid: true,
-			Memo: map[string]json.RawMessage{"sub2\x1f\x00progress": innerJSON}, Exchanges: []interlude.Exchange{{Interrupt: q}}},
+			Memo: task.MemoOf(map[string]json.RawMessage{"sub2\x1f\x00progress": innerJSON}), Exchanges: []interlude.Exchange{{Interrupt: q}}},
 		"every field": {V: 2, Nonce: "n<1>", CreatedAt: cet, Values: json.RawMessage(`{"n":1,"s":"\u003c"}`), Step: 4, Status: interlude.ThreadFailed,
 			Next: []string{"a", "b\u2028"}, Mid: true, Base: 9,
 			Ledger: []ledgerEntry{{Node: "a", Writes: []write{{Field: "n", Value: json.RawMessage(`2`)}, {Field: "m", Value: nil}}}, {Node: "b"}},
-			Memo:   map[string]json.RawMessage{"z": json.RawMessage(`1`), "a\x1fk": json.RawMessage(`"x"`), "m": nil, "é<": json.RawMessage(`[]`)},
+			Memo:   task.MemoOf(map[string]json.RawMessage{"z": json.RawMessage(`1`), "a\x1fk": json.RawMessage(`"x"`), "m": nil, "é<": json.RawMessage(`[]`)}),
 			Calls:  map[string]string{"b": "call_2", "a": "call_<1>"},
 			Exchanges: []interlude.Exchange{
 				{Interrupt: q, Resolution: &interlude.Resolution{Status: interlude.Resolved, Response: json.RawMessage(`true`), By: "ann", At: at}},
@@ -37,7 +38,7 @@ func checkpointCases() map[string]*checkpoint {
 			},
 			Recent: []resolved{{ID: "int_0", R: interlude.Resolution{Status: interlude.Cancelled, At: cet}}},
 			Break:  &Breakpoint{Node: "b", When: "before", Namespace: "sub1/sub2"}, Error: "node \"b\": <failed>\n"},
-		"raw to compact":      {Values: json.RawMessage(" { \"n\" : 1 }"), Memo: map[string]json.RawMessage{"k": json.RawMessage("[ 1 ]")}},
+		"raw to compact":      {Values: json.RawMessage(" { \"n\" : 1 }"), Memo: task.MemoOf(map[string]json.RawMessage{"k": json.RawMessage("[ 1 ]")})},
 		"raw to escape":       {Values: json.RawMessage(`{"s":"<b>"}`)},
 		"answer to escape":    {Exchanges: []interlude.Exchange{{Interrupt: q, Resolution: &interlude.Resolution{Status: interlude.Resolved, Response: json.RawMessage(`"a & b"`)}}}},
 		"write to compact":    {Ledger: []ledgerEntry{{Node: "a", Writes: []write{{Field: "n", Value: json.RawMessage(` 2`)}}}}},
@@ -116,7 +117,7 @@ func FuzzCheckpointEncoding(f *testing.F) {
 		cp := &checkpoint{V: 2, Nonce: s, CreatedAt: at, Values: json.RawMessage(raw), Step: int(nsec), Status: interlude.ThreadStatus(key),
 			Next: []string{s, msg}, Mid: sec%2 == 0, Base: sec,
 			Ledger:    []ledgerEntry{{Node: key, Writes: []write{{Field: s, Value: json.RawMessage(answer)}}}},
-			Memo:      map[string]json.RawMessage{key: json.RawMessage(raw), s: json.RawMessage(answer)},
+			Memo:      task.MemoOf(map[string]json.RawMessage{key: json.RawMessage(raw), s: json.RawMessage(answer)}),
 			Calls:     map[string]string{key: s, msg: key},
 			Exchanges: []interlude.Exchange{{Interrupt: q}, {Interrupt: q, Resolution: res}},
 			Recent:    []resolved{{ID: s, R: *res}},
@@ -147,7 +148,7 @@ func TestOnlyAKeptCheckpointIsCopiedUnchecked(t *testing.T) {
 	for name, raw := range map[string]json.RawMessage{"kept": kept, "equal copy": append(json.RawMessage(nil), kept...), "spaced": spaced, "prefix": kept[:len(kept)-1]} {
 		var w waitingSubgraphs
 		w.put(key, kept, &state[struct{}]{}, nil)
-		p := progress{Version: 2, Checkpoint: &checkpoint{V: 2, Memo: map[string]json.RawMessage{key: raw}}}
+		p := progress{Version: 2, Checkpoint: &checkpoint{V: 2, Memo: task.MemoOf(map[string]json.RawMessage{key: raw})}}
 		got, _, gerr := encodeProgress(p, &w)
 		want, werr := json.Marshal(p)
 		if (gerr != nil) != (werr != nil) || string(got) != string(want) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/task"
 )
 
 // A step's record reads as encoding/json would write it, byte for byte.
@@ -78,10 +79,14 @@ func fillForTest(v reflect.Value) bool {
 		}
 		v.Set(s)
 	case reflect.Struct:
-		if v.Type() != reflect.TypeFor[time.Time]() {
+		switch v.Type() {
+		case reflect.TypeFor[time.Time]():
+			v.Set(reflect.ValueOf(time.Date(2026, 12, 1, 23, 50, 1, 5, time.UTC)))
+		case reflect.TypeFor[task.Memo]():
+			v.Set(reflect.ValueOf(task.MemoOf(map[string]json.RawMessage{"k": nil})))
+		default:
 			return false
 		}
-		v.Set(reflect.ValueOf(time.Date(2026, 12, 1, 23, 50, 1, 5, time.UTC)))
 	case reflect.Map:
 		m := reflect.MakeMap(v.Type())
 		m.SetMapIndex(reflect.ValueOf("k"), reflect.Zero(v.Type().Elem()))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -93,7 +92,7 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 		Interrupts: st.pending(),
 		Exchanges:  slices.Clone(st.exchanges),
 		Finished:   st.finished(),
-		Subgraphs:  subgraphsOf(st.memo, st.exchanges),
+		Subgraphs:  subgraphsOf(&st.memo, st.exchanges),
 		Breakpoint: st.brk,
 		Checkpoint: st.version,
 		Step:       st.step,
@@ -105,15 +104,12 @@ func (g *Graph[S]) State(ctx context.Context, threadID string) (*Snapshot[S], er
 
 // finished lists the step's finished sub-tasks in path order.
 func (st *state[S]) finished() []SubTaskResult {
-	if len(st.memo) == 0 {
-		return nil
-	}
 	var out []SubTaskResult
-	for _, k := range slices.Sorted(maps.Keys(st.memo)) {
+	for k, v := range st.memo.Sorted() {
 		if task.IsProgressKey(k) {
 			continue
 		}
-		out = append(out, SubTaskResult{Path: task.PathOf(k), ToolCallID: st.calls[k], Result: st.memo[k]})
+		out = append(out, SubTaskResult{Path: task.PathOf(k), ToolCallID: st.calls[k], Result: v})
 	}
 	return out
 }
@@ -214,7 +210,7 @@ func (g *Graph[S]) History(ctx context.Context, threadID string, opt HistoryOpti
 		}
 		st.version = rec.Version
 		// The subgraphs' forwarded questions are the step's, once the record's are applied.
-		cp.Subgraphs = subgraphsOf(d.Memo, st.exchanges)
+		cp.Subgraphs = subgraphsOf(&d.Memo, st.exchanges)
 		cp.Status, cp.Next, cp.Step, cp.Interrupts, cp.Breakpoint, cp.Error = st.status, st.next, st.step, st.pending(), st.brk, st.err
 		// The values are copied: later records change the state in place.
 		data, err := json.Marshal(st.values)
@@ -333,7 +329,7 @@ func (g *Graph[S]) fork(ctx context.Context, threadID string, t *Thread, checkpo
 		if err != nil {
 			return nil, err
 		}
-		old.mid, old.base, old.ledger, old.memo, old.calls, old.exchanges, old.brk, old.err = false, 0, nil, nil, nil, nil, nil, ""
+		old.mid, old.base, old.ledger, old.memo, old.calls, old.exchanges, old.brk, old.err = false, 0, nil, task.Memo{}, nil, nil, nil, ""
 		old.status, old.recent = interlude.ThreadIdle, r.c.st.recent
 		cp, err := g.codec.capture(old)
 		if err != nil {
@@ -373,10 +369,10 @@ func (g *Graph[S]) forkSubgraph(ctx context.Context, threadID string, t *Thread,
 		if err != nil {
 			return nil, err
 		}
-		if !slices.ContainsFunc(subgraphsOf(old.memo, old.exchanges), func(s SubgraphState) bool { return slices.Equal(s.Namespace, namespace) }) {
+		if !slices.ContainsFunc(subgraphsOf(&old.memo, old.exchanges), func(s SubgraphState) bool { return slices.Equal(s.Namespace, namespace) }) {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("checkpoint %d of thread %q keeps no subgraph at %q; History lists the subgraphs each checkpoint keeps", checkpoint, threadID, strings.Join(namespace, "/"))}
 		}
-		memo, err := reopenSubgraphs(old.memo)
+		memo, err := reopenSubgraphs(&old.memo)
 		if err != nil {
 			return nil, err
 		}

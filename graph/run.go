@@ -312,7 +312,7 @@ func (r *runner[S]) start(input any) (*Result[S], error) {
 	if err != nil {
 		return nil, err
 	}
-	st.next, st.mid, st.base, st.ledger, st.memo, st.calls, st.exchanges, st.err = next, false, 0, nil, nil, nil, nil, ""
+	st.next, st.mid, st.base, st.ledger, st.memo, st.calls, st.exchanges, st.err = next, false, 0, nil, task.Memo{}, nil, nil, ""
 	r.send(Event{Type: EventMetadata, Checkpoint: st.version, Step: st.step})
 	return r.loop()
 }
@@ -810,7 +810,7 @@ func (r *runner[S]) step() (bool, *Result[S], error) {
 	ts := &r.ts
 	// A nested run's id base stays in its step record from step to step (see
 	// nesting).
-	*ts = task.Step{Nonce: st.nonce, Thread: r.threadID, Nested: ts.Nested, Checkpoint: base, Exchanges: st.exchanges, Ledger: st.memo, Now: g.cfg.now}
+	*ts = task.Step{Nonce: st.nonce, Thread: r.threadID, Nested: ts.Nested, Checkpoint: base, Exchanges: st.exchanges, Ledger: &st.memo, Now: g.cfg.now}
 	if r.nest != nil {
 		ts.Nonce, ts.Thread = "", ""
 	}
@@ -1030,18 +1030,15 @@ func breakOf(err error) *breakInside {
 // ledger key, and the tool call ids they ran, by the same keys, for a step
 // that is held: a step that completes keeps none, so results are encoded here
 // rather than when recorded.
-func memoOf(outs []outcome) (memo map[string]json.RawMessage, calls map[string]string, err error) {
+func memoOf(outs []outcome) (memo task.Memo, calls map[string]string, err error) {
 	for i := range outs {
 		o := &outs[i]
-		if n := o.memo.Count(); n > 0 && memo == nil {
-			memo = make(map[string]json.RawMessage, n)
-		}
 		for k, v := range o.memo.Ledger() {
 			raw, err := v.JSON()
 			if err != nil {
-				return nil, nil, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of sub-task %s cannot be recorded as JSON: %v", strings.Join(task.PathOf(k), "/"), err)}
+				return task.Memo{}, nil, &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("result of sub-task %s cannot be recorded as JSON: %v", strings.Join(task.PathOf(k), "/"), err)}
 			}
-			memo[k] = raw
+			memo.Set(k, raw)
 			if v.ToolCallID != "" {
 				if calls == nil {
 					calls = make(map[string]string)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -244,6 +243,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		// checkpoint refers to them rather than writing them again.
 		cp.forwarded = err == nil && r.ended && st.pendingCount() > 0
 		if data, lease, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
+			st.memo = cp.Memo // its entries now refer to their copies in data (settle)
 			s.Record(key, "", data)
 			env.waiting.put(key, data, rc, lease)
 		}
@@ -360,14 +360,14 @@ type SubgraphState struct {
 // subgraphsOf lists the subgraphs kept in a step's ledger, and those nested in
 // them, in namespace order; exchanges are the step's, which hold the questions
 // the subgraphs forwarded.
-func subgraphsOf(memo map[string]json.RawMessage, exchanges []interlude.Exchange) []SubgraphState {
+func subgraphsOf(memo *task.Memo, exchanges []interlude.Exchange) []SubgraphState {
 	var out []SubgraphState
-	for _, k := range slices.Sorted(maps.Keys(memo)) {
+	for k, raw := range memo.Sorted() {
 		if !task.IsProgressKey(k) {
 			continue
 		}
 		var p progress
-		if json.Unmarshal(memo[k], &p) != nil || p.Checkpoint == nil || !p.Checkpoint.resolveForwarded(exchangesLookup(exchanges)) {
+		if json.Unmarshal(raw, &p) != nil || p.Checkpoint == nil || !p.Checkpoint.resolveForwarded(exchangesLookup(exchanges)) {
 			continue
 		}
 		cp := p.Checkpoint
@@ -380,7 +380,7 @@ func subgraphsOf(memo map[string]json.RawMessage, exchanges []interlude.Exchange
 			}
 		}
 		out = append(out, s)
-		for _, inner := range subgraphsOf(cp.Memo, cp.Exchanges) {
+		for _, inner := range subgraphsOf(&cp.Memo, cp.Exchanges) {
 			inner.Namespace = append(slices.Clone(ns), inner.Namespace...)
 			out = append(out, inner)
 		}
@@ -438,7 +438,7 @@ func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID st
 		if ids := st.pendingIDs(); len(ids) > 0 {
 			return nil, st.refuseIfWaiting()
 		}
-		memo, err := editProgress(st.memo, st.exchanges, namespace, func(p *progress) error {
+		memo, err := editProgress(&st.memo, st.exchanges, namespace, func(p *progress) error {
 			inner := &state[T]{}
 			if err := sub.codec.restore(inner, p.Checkpoint); err != nil {
 				return err
@@ -468,28 +468,28 @@ func UpdateSubgraphState[S, T any](ctx context.Context, g *Graph[S], threadID st
 // reopenSubgraphs returns memo with the checkpoint of every subgraph kept in it
 // (and of those nested in them) made to go on: their questions and breakpoints
 // are dropped, so that the subgraphs ask again when their tasks run again.
-func reopenSubgraphs(memo map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, len(memo))
-	for k, raw := range memo {
-		out[k] = raw
+func reopenSubgraphs(memo *task.Memo) (task.Memo, error) {
+	var out task.Memo
+	for k, raw := range memo.All() {
+		out.Set(k, raw)
 		if !task.IsProgressKey(k) {
 			continue
 		}
 		var p progress
 		if err := json.Unmarshal(raw, &p); err != nil || p.Checkpoint == nil {
-			return nil, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(task.PathOf(k), "/"))}
+			return task.Memo{}, &interlude.Error{Code: interlude.CodeUnknownFormat, Message: fmt.Sprintf("the checkpoint of subgraph %s is not readable", strings.Join(task.PathOf(k), "/"))}
 		}
 		cp := p.Checkpoint
-		inner, err := reopenSubgraphs(cp.Memo)
+		inner, err := reopenSubgraphs(&cp.Memo)
 		if err != nil {
-			return nil, err
+			return task.Memo{}, err
 		}
 		cp.Memo, cp.Exchanges, cp.refs, cp.Break, cp.Error, cp.Status = inner, nil, nil, nil, "", interlude.ThreadRunning
 		data, err := json.Marshal(p)
 		if err != nil {
-			return nil, err
+			return task.Memo{}, err
 		}
-		out[k] = data
+		out.Set(k, data)
 	}
 	return out, nil
 }
@@ -499,8 +499,8 @@ func reopenSubgraphs(memo map[string]json.RawMessage) (map[string]json.RawMessag
 // store again; exchanges are the step's, which hold the questions the
 // subgraphs forwarded. The checkpoints it writes again hold their questions
 // in full.
-func editProgress(memo map[string]json.RawMessage, exchanges []interlude.Exchange, namespace []string, edit func(*progress) error) (map[string]json.RawMessage, error) {
-	for k, raw := range memo {
+func editProgress(memo *task.Memo, exchanges []interlude.Exchange, namespace []string, edit func(*progress) error) (task.Memo, error) {
+	for k, raw := range memo.All() {
 		if !task.IsProgressKey(k) {
 			continue
 		}
@@ -515,25 +515,26 @@ func editProgress(memo map[string]json.RawMessage, exchanges []interlude.Exchang
 		}
 		if len(ns) == len(namespace) {
 			if err := edit(&p); err != nil {
-				return nil, err
+				return task.Memo{}, err
 			}
 		} else {
-			inner, err := editProgress(p.Checkpoint.Memo, p.Checkpoint.Exchanges, namespace[len(ns):], edit)
+			inner, err := editProgress(&p.Checkpoint.Memo, p.Checkpoint.Exchanges, namespace[len(ns):], edit)
 			if err != nil {
 				continue
 			}
-			if p.Checkpoint.Memo == nil {
-				p.Checkpoint.Memo = map[string]json.RawMessage{}
+			for k, v := range inner.All() {
+				p.Checkpoint.Memo.Set(k, v)
 			}
-			maps.Copy(p.Checkpoint.Memo, inner)
 		}
 		data, err := json.Marshal(p)
 		if err != nil {
-			return nil, err
+			return task.Memo{}, err
 		}
-		return map[string]json.RawMessage{k: data}, nil
+		var edited task.Memo
+		edited.Set(k, data)
+		return edited, nil
 	}
-	return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("no subgraph waits at %q in this thread; see the snapshot's subgraphs for those that do", strings.Join(namespace, "/"))}
+	return task.Memo{}, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("no subgraph waits at %q in this thread; see the snapshot's subgraphs for those that do", strings.Join(namespace, "/"))}
 }
 
 // waitingSubgraphs keeps, by ledger key, the in-memory state of each subgraph
@@ -576,9 +577,9 @@ type movable interface{ moved(from, to []byte) }
 // moved makes st's memo entries, and the subgraphs kept with them, that lie in
 // from refer to the same bytes in to, a copy of from.
 func (st *state[S]) moved(from, to []byte) {
-	for k, v := range st.memo {
+	for k, v := range st.memo.All() {
 		if v, ok := movedTo(v, from, to); ok {
-			st.memo[k] = v
+			st.memo.Set(k, v)
 		}
 	}
 	st.waiting.moved(from, to)
@@ -692,7 +693,7 @@ func (w *waitingSubgraphs) unplace() {
 // checkpoints that out, the finished encoding, holds where place noted, and
 // the subgraphs below them to the copies of theirs; the scratch buffers the
 // checkpoints lay in are given back.
-func (w *waitingSubgraphs) settle(memo map[string]json.RawMessage, out []byte) {
+func (w *waitingSubgraphs) settle(memo *task.Memo, out []byte) {
 	if w == nil {
 		return
 	}
@@ -715,15 +716,15 @@ func (w *waitingSubgraphs) update(f func(e *waitingSubgraph) bool) {
 	}
 }
 
-func (e *waitingSubgraph) settle(memo map[string]json.RawMessage, out []byte) bool {
+func (e *waitingSubgraph) settle(memo *task.Memo, out []byte) bool {
 	if e.at == 0 {
 		return false
 	}
 	at := e.at - 1
 	e.at = 0
 	to := json.RawMessage(out[at : at+len(e.raw) : at+len(e.raw)])
-	if sameBytes(memo[e.key], e.raw) {
-		memo[e.key] = to
+	if v, _ := memo.Get(e.key); sameBytes(v, e.raw) {
+		memo.Set(e.key, to)
 	}
 	if m, ok := e.st.(movable); ok {
 		m.moved(e.raw, to)

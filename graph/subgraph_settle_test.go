@@ -20,7 +20,7 @@ func keptBytes(t *testing.T, st *state[nestedN]) []json.RawMessage {
 	t.Helper()
 	var out []json.RawMessage
 	for e := &st.waiting.one; e.st != nil; {
-		if !sameBytes(st.memo[e.key], e.raw) {
+		if v, _ := st.memo.Get(e.key); !sameBytes(v, e.raw) {
 			t.Fatalf("the memo entry of %q is not the kept bytes", e.key)
 		}
 		out = append(out, e.raw)

@@ -38,8 +38,9 @@ type Step struct {
 	// raised, with their resolutions where given: the thread's record itself,
 	// which tasks only read (Scope.Exchanges hands out copies).
 	Exchanges []vocab.Exchange
-	// Ledger holds the recorded results of finished sub-tasks by their full key.
-	Ledger map[string]json.RawMessage
+	// Ledger holds the recorded results of finished sub-tasks by their full
+	// key (none if nil): the memo of the thread's record, which tasks only read.
+	Ledger *Memo
 	// Now is the clock.
 	Now func() time.Time
 }
@@ -406,7 +407,7 @@ func (s *Scope) Recorded(ledgerKey string) (json.RawMessage, bool) {
 // RecordedResult is Recorded giving the result as recorded: a result recorded
 // earlier in this attempt by RecordValue is not encoded yet.
 func (s *Scope) RecordedResult(ledgerKey string) (Result, bool) {
-	if v, ok := s.step.Ledger[ledgerKey]; ok {
+	if v, ok := s.step.Ledger.Get(ledgerKey); ok {
 		return Result{Value: v}, true
 	}
 	s.collector.mu.Lock()

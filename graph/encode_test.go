@@ -287,3 +287,43 @@ func writesAreWhatEncodingJSONWrites(t *testing.T, fs *fields, v reflect.Value) 
 		}
 	}
 }
+
+// An update event's object of writes reads as json.Marshal writes the map of
+// the writes, each field with its last value, byte for byte.
+func TestUpdateObjectsAreWhatEncodingJSONWrites(t *testing.T) {
+	many := make([]write, 10)
+	for i := range many {
+		many[i] = write{Field: "f" + strconv.Itoa(9-i), Value: json.RawMessage(strconv.Itoa(i))}
+	}
+	for _, ws := range [][]write{
+		nil,
+		{{Field: "outcome", Value: json.RawMessage(`"refunded"`)}},
+		{{Field: "b", Value: json.RawMessage(`1`)}, {Field: "a", Value: json.RawMessage(`{"x":[true,null]}`)}, {Field: "b", Value: json.RawMessage(`2`)}},
+		{{Field: "<&>\u2028", Value: json.RawMessage(`"<b>"`)}, {Field: "z", Value: nil}},
+		{{Field: "a", Value: json.RawMessage(`{ "spaced" : 1 }`)}},
+		many,
+	} {
+		obj := make(map[string]json.RawMessage, len(ws))
+		for _, w := range ws {
+			obj[w.Field] = w.Value
+		}
+		want, _ := json.Marshal(obj)
+		if got := writesObject(ws); string(got) != string(want) {
+			t.Errorf("%v:\n got %s\nwant %s", ws, got, want)
+		}
+	}
+}
+
+// A write of an input's field is the field's value as json.Marshal writes it.
+func TestInputWritesAreWhatEncodingJSONWrites(t *testing.T) {
+	for _, raw := range []string{`150`, `"a"`, `{"a":[1,2]}`, `{ "a" : 1 }`, `"<&>"`, `null`} {
+		want, err := json.Marshal(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := compactRaw(json.RawMessage(raw))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s: got %s, %v; want %s", raw, got, err, want)
+		}
+	}
+}

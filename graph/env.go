@@ -78,7 +78,7 @@ func Write[S any](ctx context.Context, update S) error {
 	if e.fs.typ != reflect.TypeFor[S]() {
 		return &interlude.Error{Code: interlude.CodeInvalidUpdate, Message: fmt.Sprintf("Write got a %s, but the graph's state type is %s", reflect.TypeFor[S](), e.fs.typ)}
 	}
-	ws, err := e.fs.writesOf(reflect.ValueOf(update), fmt.Sprintf("node %q", e.node))
+	ws, err := e.fs.writesOfNode(reflect.ValueOf(update), e.node)
 	if err != nil {
 		return err
 	}

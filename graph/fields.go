@@ -304,6 +304,17 @@ type write struct {
 // value, encoded as JSON. A value that cannot be encoded is refused with the path of
 // the offending value.
 func (fs *fields) writesOf(update reflect.Value, who string) ([]write, error) {
+	return fs.writesBy(update, who, false)
+}
+
+// writesOfNode is writesOf for a Write by node: the node is named, as
+// `node "name"`, only in an error.
+func (fs *fields) writesOfNode(update reflect.Value, node string) ([]write, error) {
+	return fs.writesBy(update, node, true)
+}
+
+// writesBy is writesOf, with who a node's name to quote if node is set.
+func (fs *fields) writesBy(update reflect.Value, who string, node bool) ([]write, error) {
 	var out []write
 	for i := range fs.list {
 		f := &fs.list[i]
@@ -316,6 +327,9 @@ func (fs *fields) writesOf(update reflect.Value, who string) ([]write, error) {
 		}
 		data, err := encodeField(f, v)
 		if err != nil {
+			if node {
+				who = fmt.Sprintf("node %q", who)
+			}
 			return nil, unencodable(who, f.name, v, err)
 		}
 		out = append(out, write{Field: f.name, Value: data, val: v})
@@ -341,7 +355,7 @@ func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
 		if err := checkDecodes(raw, f); err != nil {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
 		}
-		compact, err := json.Marshal(raw) // as a write made here is encoded
+		compact, err := compactRaw(raw) // as a write made here is encoded
 		if err != nil {
 			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
 		}
@@ -351,6 +365,15 @@ func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
 		return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: fmt.Sprintf("%s: unknown field %q", who, k)}
 	}
 	return out, nil
+}
+
+// compactRaw returns raw as json.Marshal encodes it: raw itself when it is
+// already so (jsonappend.Plain), without encoding/json's second reading.
+func compactRaw(raw json.RawMessage) (json.RawMessage, error) {
+	if raw != nil && jsonappend.Plain(raw) {
+		return raw, nil
+	}
+	return json.Marshal(raw)
 }
 
 func checkDecodes(raw json.RawMessage, f field) error {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/internal/crashpoint"
+	"github.com/interludehq/interlude/internal/jsonappend"
 	"github.com/interludehq/interlude/internal/task"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
@@ -1184,12 +1185,55 @@ func (e *PanicError) Error() string {
 // writesObject renders writes as a JSON object of fields (later writes of a field
 // win), for update events.
 func writesObject(ws []write) json.RawMessage {
+	if data, ok := appendWritesObject(ws); ok {
+		return data
+	}
 	obj := make(map[string]json.RawMessage, len(ws))
 	for _, w := range ws {
 		obj[w.Field] = w.Value
 	}
 	data, _ := json.Marshal(obj)
 	return data
+}
+
+// appendWritesObject writes writesObject's object as json.Marshal writes the
+// map[string]json.RawMessage of the writes (keys sorted, each with its last
+// value), field by field; it reports false for a value encoding/json would
+// rewrite (see jsonappend.Raw), or for more distinct fields than it sorts in
+// place.
+func appendWritesObject(ws []write) (json.RawMessage, bool) {
+	var at [8]int
+	order := at[:0] // the index in ws of each field's last write
+	size := 2
+	for i := range ws {
+		j := 0
+		for j < len(order) && ws[order[j]].Field != ws[i].Field {
+			j++
+		}
+		switch {
+		case j < len(order):
+			order[j] = i
+		case len(order) == len(at):
+			return nil, false
+		default:
+			order = append(order, i)
+		}
+		size += len(ws[i].Field) + len(ws[i].Value) + 8
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ws[a].Field, ws[b].Field) })
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for n, i := range order {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonappend.String(b, ws[i].Field), ':')
+		var ok bool
+		if b, ok = jsonappend.Raw(b, ws[i].Value); !ok {
+			return nil, false
+		}
+	}
+	return append(b, '}'), true
 }
 
 // finish builds the invocation's result and sends the end event.

@@ -539,6 +539,9 @@ func outputOf(values, interrupts json.RawMessage) json.RawMessage {
 			return append(out, values...)
 		}
 		out = append(out, values[:at]...)
+		if values[at] == '}' && at > 1 { // after the last of the fields
+			out = append(out, ',')
+		}
 		out = append(out, `"`+interruptKey+`":`...)
 		out = append(out, interrupts...)
 		if values[at] != '}' {

@@ -573,7 +573,7 @@ func escapedInKey(r rune) bool {
 // field named key, which v must not have, goes in it: the offset of the first
 // field whose name sorts after it, or of the closing brace.
 func canonicalObject(v json.RawMessage, key string) (int, bool) {
-	if len(v) < 2 || v[0] != '{' || !json.Valid(v) {
+	if len(v) < 2 || v[0] != '{' || !jsonappend.Plain(v) {
 		return 0, false
 	}
 	at := -1

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude/internal/cputime"
 	"github.com/interludehq/interlude/store"
@@ -83,6 +84,14 @@ func (c *countingStore) DeleteDocument(ctx context.Context, id, kind, key string
 	return c.docs.DeleteDocument(ctx, id, kind, key)
 }
 
+// deadlineRecorder is a recorder that takes deadlines, as a connection's
+// writer does, so that the handlers' deadlines cost what they cost in a
+// server rather than the error a recorder answers them with.
+type deadlineRecorder struct{ *httptest.ResponseRecorder }
+
+func (deadlineRecorder) SetReadDeadline(time.Time) error  { return nil }
+func (deadlineRecorder) SetWriteDeadline(time.Time) error { return nil }
+
 // BenchmarkCreateWaitResume measures one create → wait (pause) → wait
 // (resume) cycle of the refund graph through the LangGraph routes, over a
 // SQLite store, as bench/lgload drives it, with 64 cycles at once (with 2
@@ -105,7 +114,7 @@ func BenchmarkCreateWaitResume(b *testing.B) {
 		req := httptest.NewRequest("POST", path, bytes.NewReader(data))
 		req.Host = "127.0.0.1"
 		req.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
+		w := deadlineRecorder{httptest.NewRecorder()}
 		srv.ServeHTTP(w, req)
 		if w.Code != http.StatusOK {
 			b.Fatalf("%s answered %d: %s", path, w.Code, w.Body)

@@ -147,7 +147,7 @@ func TestOnlyAKeptCheckpointIsCopiedUnchecked(t *testing.T) {
 	spaced := json.RawMessage(" " + string(kept))
 	for name, raw := range map[string]json.RawMessage{"kept": kept, "equal copy": append(json.RawMessage(nil), kept...), "spaced": spaced, "prefix": kept[:len(kept)-1]} {
 		var w waitingSubgraphs
-		w.put(key, kept, &state[struct{}]{}, nil)
+		w.put(key, "", kept, &state[struct{}]{}, nil)
 		p := progress{Version: 2, Checkpoint: &checkpoint{V: 2, Memo: task.MemoOf(map[string]json.RawMessage{key: raw})}}
 		got, _, gerr := encodeProgress(p, &w)
 		want, werr := json.Marshal(p)

@@ -106,9 +106,6 @@ func (rc *nestedRun[T]) forwardedPath(prefix, path []string) []string {
 	return append(append(out, prefix...), path...)
 }
 
-// nestedBase is the id base the run had (see waitingSubgraphs.nestedIn).
-func (rc *nestedRun[T]) nestedBase() string { return rc.r.ts.Nested }
-
 // moved is the state's moved (see movable).
 func (rc *nestedRun[T]) moved(from, to []byte) { rc.st.moved(from, to) }
 
@@ -245,7 +242,7 @@ func runNested[T any](ctx context.Context, sub *Graph[T], input T) (T, error) {
 		if data, lease, merr := encodeProgress(progress{Version: st.version, Checkpoint: &cp}, &st.waiting); merr == nil {
 			st.memo = cp.Memo // its entries now refer to their copies in data (settle)
 			s.Record(key, "", data)
-			env.waiting.put(key, data, rc, lease)
+			env.waiting.put(key, idBase, data, rc, lease)
 		}
 		if vlease != nil {
 			release(vlease)
@@ -560,8 +557,10 @@ type waitingSubgraphs struct {
 
 type waitingSubgraph struct {
 	key string
-	raw json.RawMessage
-	st  any
+	// idBase is the id base of the kept run (see waitingSubgraphs.nestedIn)
+	idBase string
+	raw    json.RawMessage
+	st     any
 	// lease is the scratch buffer raw lies in, until a parent's encoding
 	// copies raw (nil once it has, or if raw is a buffer of its own)
 	lease *[]byte
@@ -606,12 +605,12 @@ func (w *waitingSubgraphs) clear() {
 	clear(w.m)
 }
 
-// put keeps st as the state stored as raw under key; raw lies in lease, if
-// that is not nil.
-func (w *waitingSubgraphs) put(key string, raw json.RawMessage, st any, lease *[]byte) {
+// put keeps st, a run with id base idBase, as the state stored as raw under
+// key; raw lies in lease, if that is not nil.
+func (w *waitingSubgraphs) put(key, idBase string, raw json.RawMessage, st any, lease *[]byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e := waitingSubgraph{key: key, raw: raw, st: st, lease: lease}
+	e := waitingSubgraph{key: key, idBase: idBase, raw: raw, st: st, lease: lease}
 	switch {
 	case w.one.st == nil || w.one.key == key:
 		w.one = e
@@ -654,22 +653,15 @@ func (w *waitingSubgraphs) place(key string, raw json.RawMessage, at int) bool {
 func (w *waitingSubgraphs) nestedIn(s *task.Scope) (idBase, key string, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	match := func(e *waitingSubgraph) bool {
-		if b, ok := e.st.(interface{ nestedBase() string }); ok && s.IsNested(b.nestedBase(), e.key) {
-			idBase, key = b.nestedBase(), e.key
-			return true
-		}
-		return false
-	}
-	if w.one.st != nil && match(&w.one) {
-		return idBase, key, true
+	if w.one.st != nil && s.IsNested(w.one.idBase, w.one.key) {
+		return w.one.idBase, w.one.key, true
 	}
 	if len(w.m) == 0 { // most steps keep one subgraph or none
 		return "", "", false
 	}
 	for _, e := range w.m {
-		if match(&e) {
-			return idBase, key, true
+		if s.IsNested(e.idBase, e.key) {
+			return e.idBase, e.key, true
 		}
 	}
 	return "", "", false

@@ -23,11 +23,42 @@ func TestIsNestedHoldsWhatNestedMakesAndNothingElse(t *testing.T) {
 					t.Errorf("%q %q: taken for %q %q", bad[0], bad[1], idBase, key)
 				}
 			}
-			other := *step
-			other.Checkpoint++
-			if o := (&Scope{step: &other, path: sc.path}); o.IsNested(idBase, key) {
-				t.Errorf("%q %q: taken for a step of another checkpoint", idBase, key)
+			for what, change := range map[string]func(*Step){
+				"checkpoint": func(o *Step) { o.Checkpoint++ },
+				"thread":     func(o *Step) { o.Thread += "x" },
+				"nonce":      func(o *Step) { o.Nonce = "x" + o.Nonce },
+				"nesting":    func(o *Step) { o.Nested += "x" },
+			} {
+				other := *step
+				if change(&other); step.Nested != "" && other.Nested == step.Nested {
+					continue // a nested step's identity is its Nested and checkpoint
+				}
+				if o := (&Scope{step: &other, path: sc.path}); o.IsNested(idBase, key) {
+					t.Errorf("%q %q: taken for a step of another %s", idBase, key, what)
+				}
 			}
+		}
+	}
+}
+
+// Nested writes the id base and progress key in the format stored threads
+// hold: a change would orphan their waiting subgraphs and change their ids.
+func TestNestedKeepsItsFormat(t *testing.T) {
+	for _, c := range []struct {
+		step      Step
+		sub       bool
+		base, key string
+	}{
+		{Step{Nonce: "n1", Thread: "t1", Checkpoint: 7}, false, "n1\x00t1\x007\x02node", "node\x1f\x00progress"},
+		{Step{Nested: "outer\x00base", Checkpoint: 12}, true, "outer\x00base\x0012\x02node\x1fcall", "node\x1fcall\x1f\x00progress"},
+	} {
+		var root Root
+		s := root.Init(&c.step, "node")
+		if c.sub {
+			s = s.Sub("call", "")
+		}
+		if base, key := s.Nested(); base != c.base || key != c.key {
+			t.Errorf("Nested() = %q, %q; want %q, %q", base, key, c.base, c.key)
 		}
 	}
 }

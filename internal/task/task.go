@@ -525,49 +525,17 @@ func (s *Scope) IDBase() string {
 // ProgressKey under which it keeps its checkpoint, made in one allocation
 // (each level of nesting makes its own).
 func (s *Scope) Nested() (idBase, progressKey string) {
-	st := s.step
-	var num [20]byte
-	cp := strconv.AppendInt(num[:0], st.Checkpoint, 10)
-	pathLen := max(len(s.path)-1, 0)
-	for _, p := range s.path {
-		pathLen += len(p)
-	}
-	n := len(cp) + 2 + pathLen
-	if st.Nested != "" {
-		n += len(st.Nested)
-	} else {
-		n += len(st.Nonce) + 1 + len(st.Thread)
-	}
-	var b strings.Builder
-	b.Grow(n + pathLen + 1 + len(progressMark))
-	if st.Nested != "" {
-		b.WriteString(st.Nested)
-	} else {
-		b.WriteString(st.Nonce)
-		b.WriteByte(0)
-		b.WriteString(st.Thread)
-	}
-	b.WriteByte(0)
-	b.Write(cp)
-	b.WriteByte(2)
-	for i, p := range s.path {
-		if i > 0 {
-			b.WriteByte(0x1f)
-		}
-		b.WriteString(p)
-	}
-	for _, p := range s.path { // the progress key, as LedgerKey writes it
-		b.WriteString(p)
-		b.WriteByte(0x1f)
-	}
-	b.WriteString(progressMark)
-	both := b.String()
+	var buf [256]byte
+	b, n := s.appendNested(buf[:0])
+	both := string(b)
 	return both[:n], both[n:]
 }
 
 // IsNested reports whether idBase and progressKey are what Nested returns, so
 // that a caller that kept them from an earlier attempt need not make them again.
+// It compares them piece by piece, making nothing.
 func (s *Scope) IsNested(idBase, progressKey string) bool {
+	// The progress key: each path element followed by 0x1f, then progressMark.
 	rest := progressKey
 	for _, p := range s.path {
 		if len(rest) <= len(p) || rest[:len(p)] != p || rest[len(p)] != 0x1f {
@@ -578,40 +546,42 @@ func (s *Scope) IsNested(idBase, progressKey string) bool {
 	if rest != progressMark {
 		return false
 	}
+	// The id base ends with 2 and the path joined by 0x1f: the key's start.
+	path := progressKey[:max(len(progressKey)-len(progressMark)-1, 0)]
+	head := len(idBase) - len(path) - 1
+	if head < 0 || idBase[head] != 2 || idBase[head+1:] != path {
+		return false
+	}
+	// Before it, the step's IDBase.
+	var buf [64]byte
 	st := s.step
-	rest = idBase
-	cut := func(p string) bool {
-		if len(rest) < len(p) || rest[:len(p)] != p {
-			return false
-		}
-		rest = rest[len(p):]
-		return true
-	}
-	if st.Nested != "" {
-		if !cut(st.Nested) {
-			return false
-		}
-	} else if !cut(st.Nonce) || !cut("\x00") || !cut(st.Thread) {
+	cp := strconv.AppendInt(append(buf[:0], 0), st.Checkpoint, 10)
+	base := idBase[:head]
+	if len(base) < len(cp) || base[len(base)-len(cp):] != string(cp) {
 		return false
 	}
-	var num [20]byte
-	cp := strconv.AppendInt(num[:0], st.Checkpoint, 10)
-	if !cut("\x00") || len(rest) < len(cp) || rest[:len(cp)] != string(cp) {
-		return false
+	if base = base[:len(base)-len(cp)]; st.Nested != "" {
+		return base == st.Nested
 	}
-	rest = rest[len(cp):]
-	if !cut("\x02") {
-		return false
-	}
+	return len(base) == len(st.Nonce)+1+len(st.Thread) && base[:len(st.Nonce)] == st.Nonce &&
+		base[len(st.Nonce)] == 0 && base[len(st.Nonce)+1:] == st.Thread
+}
+
+// appendNested appends to b what Nested returns, the id base and then the
+// progress key, and returns the result and the id base's length.
+func (s *Scope) appendNested(b []byte) ([]byte, int) {
+	b = append(s.step.appendIDBase(b), 2)
 	for i, p := range s.path {
-		if i > 0 && !cut("\x1f") {
-			return false
+		if i > 0 {
+			b = append(b, 0x1f)
 		}
-		if !cut(p) {
-			return false
-		}
+		b = append(b, p...)
 	}
-	return rest == ""
+	n := len(b)
+	for _, p := range s.path { // the progress key, as LedgerKey writes it
+		b = append(append(b, p...), 0x1f)
+	}
+	return append(b, progressMark...), n
 }
 
 // progressMark ends the ledger key under which a nested run keeps its checkpoint.

@@ -1,6 +1,9 @@
 package task
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // IsNested holds exactly the id base and progress key that Nested makes, for a
 // thread's own step and a nested one, at any depth of sub-task.
@@ -59,6 +62,21 @@ func TestNestedKeepsItsFormat(t *testing.T) {
 		}
 		if base, key := s.Nested(); base != c.base || key != c.key {
 			t.Errorf("Nested() = %q, %q; want %q, %q", base, key, c.base, c.key)
+		}
+	}
+}
+
+// cutDecimal cuts exactly the decimal form strconv writes, and nothing else.
+func TestCutDecimalCutsWhatStrconvWrites(t *testing.T) {
+	for _, v := range []int64{0, 7, 10, 12, 1000, 9223372036854775807, -1, -45, -9223372036854775808} {
+		n := strconv.FormatInt(v, 10)
+		if rest, ok := cutDecimal("a\x00"+n, v); !ok || rest != "a\x00" {
+			t.Errorf("cutDecimal(%q, %d) = %q, %v", "a\x00"+n, v, rest, ok)
+		}
+		for _, bad := range []string{"", "a", "x" + n[1:], n[:len(n)-1]} {
+			if rest, ok := cutDecimal(bad, v); ok && rest+n != bad {
+				t.Errorf("cutDecimal(%q, %d) = %q, true", bad, v, rest)
+			}
 		}
 	}
 }

@@ -553,18 +553,32 @@ func (s *Scope) IsNested(idBase, progressKey string) bool {
 		return false
 	}
 	// Before it, the step's IDBase.
-	var buf [64]byte
 	st := s.step
-	cp := strconv.AppendInt(append(buf[:0], 0), st.Checkpoint, 10)
-	base := idBase[:head]
-	if len(base) < len(cp) || base[len(base)-len(cp):] != string(cp) {
+	base, ok := cutDecimal(idBase[:head], st.Checkpoint)
+	if !ok || base == "" || base[len(base)-1] != 0 {
 		return false
 	}
-	if base = base[:len(base)-len(cp)]; st.Nested != "" {
+	if base = base[:len(base)-1]; st.Nested != "" {
 		return base == st.Nested
 	}
 	return len(base) == len(st.Nonce)+1+len(st.Thread) && base[:len(st.Nonce)] == st.Nonce &&
 		base[len(st.Nonce)] == 0 && base[len(st.Nonce)+1:] == st.Thread
+}
+
+// cutDecimal cuts v, written in decimal as strconv writes it, off the end of s.
+func cutDecimal(s string, v int64) (string, bool) {
+	if v < 0 {
+		var buf [20]byte
+		return strings.CutSuffix(s, string(strconv.AppendInt(buf[:0], v, 10)))
+	}
+	for {
+		if s == "" || s[len(s)-1] != byte('0'+v%10) {
+			return s, false
+		}
+		if s, v = s[:len(s)-1], v/10; v == 0 {
+			return s, true
+		}
+	}
 }
 
 // appendNested appends to b what Nested returns, the id base and then the

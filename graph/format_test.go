@@ -59,6 +59,19 @@ func writeFixture(t *testing.T, st store.Store, thread, path string, want func(*
 	}
 }
 
+// eachFixture runs check as a subtest for every file of testdata matching
+// pattern, and fails if none does.
+func eachFixture(t *testing.T, pattern string, check func(t *testing.T, file string)) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("testdata", pattern))
+	if len(files) == 0 {
+		t.Fatalf("no golden fixtures testdata/%s", pattern)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) { check(t, file) })
+	}
+}
+
 // readFixture reads the fixture in file, and returns it with a store holding
 // its log as thread of graph graphName.
 func readFixture(t *testing.T, file, thread, graphName string) (fixture, store.Store) {
@@ -107,29 +120,23 @@ func TestGoldenFormatFixturesStayReadable(t *testing.T) {
 			fx.Want.Status, fx.Want.Values, fx.Want.Interrupts = snap.Status, snap.Values, snap.Interrupts
 		})
 	}
-	files, _ := filepath.Glob(filepath.Join("testdata", "format-v*.json"))
-	if len(files) == 0 {
-		t.Fatal("no golden format fixtures in testdata")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			fx, st := readFixture(t, file, "order-7", "refund")
-			app := refundGraph(t, st)
-			snap, err := app.State(ctx, "order-7")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := json.Marshal([]any{snap.Status, snap.Values, snap.Interrupts})
-			want, _ := json.Marshal([]any{fx.Want.Status, fx.Want.Values, fx.Want.Interrupts})
-			if string(got) != string(want) {
-				t.Fatalf("format %d reads as\n%s\nwant\n%s", fx.Format, got, want)
-			}
-			res, err := app.Invoke(ctx, "order-7", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
-			if err != nil || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
-				t.Fatalf("resuming a format %d thread: %v %+v", fx.Format, err, res)
-			}
-		})
-	}
+	eachFixture(t, "format-v*.json", func(t *testing.T, file string) {
+		fx, st := readFixture(t, file, "order-7", "refund")
+		app := refundGraph(t, st)
+		snap, err := app.State(ctx, "order-7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal([]any{snap.Status, snap.Values, snap.Interrupts})
+		want, _ := json.Marshal([]any{fx.Want.Status, fx.Want.Values, fx.Want.Interrupts})
+		if string(got) != string(want) {
+			t.Fatalf("format %d reads as\n%s\nwant\n%s", fx.Format, got, want)
+		}
+		res, err := app.Invoke(ctx, "order-7", graph.Resume(interlude.Resolve(map[string]any{"approved": true})))
+		if err != nil || res.Values.Outcome != "refunded" || res.Values.Attempts != 2 {
+			t.Fatalf("resuming a format %d thread: %v %+v", fx.Format, err, res)
+		}
+	})
 }
 
 func TestUnknownFormatVersionIsRefused(t *testing.T) {

@@ -63,40 +63,34 @@ func TestNestedFormatFixturesStayReadable(t *testing.T) {
 		app.Invoke(ctx, "t", graph.Resume(interlude.Resolve("yes")))
 		writeFixture(t, st, "t", filepath.Join("testdata", fmt.Sprintf("nested-v%d-paused.json", store.FormatVersion)), nil)
 	}
-	files, _ := filepath.Glob(filepath.Join("testdata", "nested-v*-paused.json"))
-	if len(files) == 0 {
-		t.Fatal("no golden nested fixtures in testdata")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			fx, st := readFixture(t, file, "t", "outer")
-			var c counts
-			app := outerGraph(t, st, &c, middleGraph(t, &c, twiceAsker(t, &c)))
-			snap, err := app.State(ctx, "t")
-			if err != nil {
-				t.Fatal(err)
+	eachFixture(t, "nested-v*-paused.json", func(t *testing.T, file string) {
+		fx, st := readFixture(t, file, "t", "outer")
+		var c counts
+		app := outerGraph(t, st, &c, middleGraph(t, &c, twiceAsker(t, &c)))
+		snap, err := app.State(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Interrupts) != 1 || snap.Interrupts[0].Message != "second?" || !slices.Equal(snap.Interrupts[0].Path, []string{"approval", "review", "ask"}) {
+			t.Fatalf("format %d's thread waits for %+v, want the second question at approval/review/ask", fx.Format, snap.Interrupts)
+		}
+		for _, ns := range [][]string{{"approval"}, {"approval", "review"}} {
+			s, ok := graph.SubgraphAt(snap, ns...)
+			want := []string{"approval", "review", "ask"}[len(ns):]
+			if !ok || len(s.Interrupts) != 1 || s.Interrupts[0].ID != snap.Interrupts[0].ID || s.Interrupts[0].Message != "second?" ||
+				s.Interrupts[0].CreatedAt != snap.Interrupts[0].CreatedAt || !slices.Equal(s.Interrupts[0].Path, want) {
+				t.Fatalf("format %d's subgraph at %v reads %+v (found %v), want the second question at %v", fx.Format, ns, s, ok, want)
 			}
-			if len(snap.Interrupts) != 1 || snap.Interrupts[0].Message != "second?" || !slices.Equal(snap.Interrupts[0].Path, []string{"approval", "review", "ask"}) {
-				t.Fatalf("format %d's thread waits for %+v, want the second question at approval/review/ask", fx.Format, snap.Interrupts)
-			}
-			for _, ns := range [][]string{{"approval"}, {"approval", "review"}} {
-				s, ok := graph.SubgraphAt(snap, ns...)
-				want := []string{"approval", "review", "ask"}[len(ns):]
-				if !ok || len(s.Interrupts) != 1 || s.Interrupts[0].ID != snap.Interrupts[0].ID || s.Interrupts[0].Message != "second?" ||
-					s.Interrupts[0].CreatedAt != snap.Interrupts[0].CreatedAt || !slices.Equal(s.Interrupts[0].Path, want) {
-					t.Fatalf("format %d's subgraph at %v reads %+v (found %v), want the second question at %v", fx.Format, ns, s, ok, want)
-				}
-			}
-			res, err := app.Invoke(ctx, "t", graph.Resume(interlude.Resolve("no")))
-			if err != nil || res.Status != interlude.RunCompleted {
-				t.Fatalf("resuming format %d's thread: %v %+v", fx.Format, err, res)
-			}
-			if want := []string{"start", "before", "prep", "first?yes", "second?no"}; !slices.Equal(res.Values.Log, want) {
-				t.Fatalf("format %d's thread ends with log %v, want %v", fx.Format, res.Values.Log, want)
-			}
-			if c.get("inner.prep") != 0 || c.get("middle.before") != 0 || c.get("outer.start") != 0 {
-				t.Errorf("finished work ran again on resuming format %d's thread: %v", fx.Format, c.n)
-			}
-		})
-	}
+		}
+		res, err := app.Invoke(ctx, "t", graph.Resume(interlude.Resolve("no")))
+		if err != nil || res.Status != interlude.RunCompleted {
+			t.Fatalf("resuming format %d's thread: %v %+v", fx.Format, err, res)
+		}
+		if want := []string{"start", "before", "prep", "first?yes", "second?no"}; !slices.Equal(res.Values.Log, want) {
+			t.Fatalf("format %d's thread ends with log %v, want %v", fx.Format, res.Values.Log, want)
+		}
+		if c.get("inner.prep") != 0 || c.get("middle.before") != 0 || c.get("outer.start") != 0 {
+			t.Errorf("finished work ran again on resuming format %d's thread: %v", fx.Format, c.n)
+		}
+	})
 }

@@ -105,20 +105,20 @@ func TestRowsTargetsAndTable(t *testing.T) {
 		full.Side(): samples("step_us", 100, 300, 200), // median 200
 	}
 	lg := map[Case][]Sample{
-		mem:    samples("step_us", 60, 40, 50, 1000), // median 55: ×27.5, met (≥20)
-		full:   samples("step_us", 900, 800, 1000),   // median 900: ×4.5, missed (≥5)
-		normal: samples("step_us", 1000, 1100, 1200), // median 1100: ×5.5, met
+		mem:    samples("step_us", 600, 400, 500, 10000), // median 550: ×275, met (≥100)
+		full:   samples("step_us", 900, 800, 1000),       // median 900: ×4.5, missed (≥5)
+		normal: samples("step_us", 1000, 1100, 1200),     // median 1100: ×5.5, missed (≥20)
 	}
 	rows := Rows([]Case{mem, full, normal}, il, lg)
 	r := find(t, rows, "memory", "step µs (mean)")
-	if r.Interlude != 2 || r.LangGraph != 55 || r.Ratio() != 27.5 || r.Verdict() != "met" || r.Target.Text != "≥ 20× faster" {
+	if r.Interlude != 2 || r.LangGraph != 550 || r.Ratio() != 275 || r.Verdict() != "met" || r.Target.Text != "≥ 100× faster" {
 		t.Errorf("memory row %+v verdict %s", r, r.Verdict())
 	}
 	r = find(t, rows, full.storeLabel(), "step µs (mean)")
 	if r.Ratio() != 4.5 || r.Verdict() != "**missed**" || r.Target.Text != "≥ 5× faster" {
 		t.Errorf("sqlite FULL row ratio %v verdict %s", r.Ratio(), r.Verdict())
 	}
-	if r := find(t, rows, normal.storeLabel(), "step µs (mean)"); r.Interlude != 200 || r.Verdict() != "met" {
+	if r := find(t, rows, normal.storeLabel(), "step µs (mean)"); r.Interlude != 200 || r.Verdict() != "**missed**" || r.Target.Text != "≥ 20× faster" {
 		t.Errorf("sqlite NORMAL row %+v verdict %s", r, r.Verdict())
 	}
 	if r := find(t, rows, "memory", "run µs (mean)"); r.Target != nil || r.Verdict() != "" || !math.IsNaN(r.Interlude) {
@@ -133,7 +133,7 @@ func TestRowsTargetsAndTable(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "| workload | store | metric | Interlude | peer |") {
 		t.Errorf("header %q", lines[0])
 	}
-	want := "| chain10 | memory | step µs (mean) | 2.00 | 55.00 | ×27.5 faster | ≥ 20× faster | met |"
+	want := "| chain10 | memory | step µs (mean) | 2.00 | 550.0 | ×275 faster | ≥ 100× faster | met |"
 	if !slices.Contains(lines, want) {
 		t.Errorf("table lacks %q:\n%s", want, tab)
 	}
@@ -211,5 +211,23 @@ func TestCasesAndArgs(t *testing.T) {
 	}
 	if _, err := parseTurns("200,x"); err == nil {
 		t.Error("bad turn count accepted")
+	}
+}
+
+func TestEachSpeedRowIsJudgedAgainstItsOwnBar(t *testing.T) {
+	for _, tc := range []struct {
+		c    Case
+		want string
+	}{
+		{Case{Workload: workloads.Chain10, Store: workloads.Memory}, "≥ 100× faster"},
+		{Case{Workload: workloads.HITLCycle, Store: workloads.Memory}, "≥ 100× faster"},
+		{Case{Workload: workloads.Chain10, Store: workloads.SQLite, PeerSync: SyncDefault}, "≥ 20× faster"},
+		{Case{Workload: workloads.HITLCycle, Store: workloads.SQLite, PeerSync: SyncDefault}, "≥ 8× faster"},
+		{Case{Workload: workloads.Chain10, Store: workloads.SQLite, PeerSync: SyncFull}, "≥ 5× faster"},
+		{Case{Workload: workloads.HITLCycle, Store: workloads.SQLite, PeerSync: SyncFull}, "≥ 5× faster"},
+	} {
+		if got := speedTarget(tc.c).Text; got != tc.want {
+			t.Errorf("%s on %s against %q: target %q, want %q", tc.c.Workload, tc.c.Store, tc.c.PeerSync, got, tc.want)
+		}
 	}
 }

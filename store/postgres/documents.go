@@ -42,7 +42,7 @@ func scanDocument(row pgx.Row) (store.Document, error) {
 	if err := row.Scan(&d.ThreadID, &d.Kind, &d.Key, &d.Data, &created, &updated); err != nil {
 		return d, err
 	}
-	d.CreatedAt, d.UpdatedAt = fromNanos(created), fromNanos(updated)
+	d.CreatedAt, d.UpdatedAt = storekit.FromUnixNano(created), storekit.FromUnixNano(updated)
 	return d, nil
 }
 

@@ -58,12 +58,12 @@ func scanNotices(rows pgx.Rows, err error) ([]store.Notice, error) {
 		if err := rows.Scan(&n.ID, &n.Seq, &n.ThreadID, &n.Graph, &n.Type, &n.InterruptID, &n.Data, &created, &state, &n.Attempts, &next, &n.LastError, &n.DeliveredTo, &settled); err != nil {
 			return nil, fmt.Errorf("postgres store: read the outbox: %w", err)
 		}
-		n.State, n.CreatedAt, n.NextAt = store.NoticeState(state), fromNanos(created), fromNanos(next)
+		n.State, n.CreatedAt, n.NextAt = store.NoticeState(state), storekit.FromUnixNano(created), storekit.FromUnixNano(next)
 		if n.DeliveredTo == nil {
 			n.DeliveredTo = []string{}
 		}
 		if settled != nil {
-			t := fromNanos(*settled)
+			t := storekit.FromUnixNano(*settled)
 			n.SettledAt = &t
 		}
 		out = append(out, n)

@@ -493,7 +493,7 @@ func (r *loadRow) loaded(threadID string) (*store.Loaded, error) {
 		return nil, nil
 	}
 	out := &store.Loaded{Meta: store.Meta{ThreadID: threadID, Graph: *r.graph, Status: interlude.ThreadStatus(*r.status), Version: *r.version,
-		CreatedAt: fromNanos(*r.created), UpdatedAt: fromNanos(*r.updated)}}
+		CreatedAt: storekit.FromUnixNano(*r.created), UpdatedAt: storekit.FromUnixNano(*r.updated)}}
 	var err error
 	if out.Meta.Interrupts, err = storekit.DecodeInterrupts("postgres", threadID, r.interrupts); err != nil {
 		return nil, err
@@ -511,7 +511,7 @@ func (r *loadRow) loaded(threadID string) (*store.Loaded, error) {
 		if err := storekit.CheckFormat(threadID, v, int(r.formats[i])); err != nil {
 			return nil, err
 		}
-		out.Records[i] = store.Record{Version: v, Format: int(r.formats[i]), Kind: r.kinds[i], Data: r.datas[i], CreatedAt: fromNanos(r.createdAt[i])}
+		out.Records[i] = store.Record{Version: v, Format: int(r.formats[i]), Kind: r.kinds[i], Data: r.datas[i], CreatedAt: storekit.FromUnixNano(r.createdAt[i])}
 	}
 	// The records are aggregated from a scan in version order, which
 	// Postgres follows without promising to: make sure.
@@ -554,7 +554,7 @@ func (s *Store) Records(ctx context.Context, threadID string, after, before int6
 		if err := rows.Scan(&r.Version, &format, &r.Kind, &r.Data, &created); err != nil {
 			return nil, s.wrap("read the records of", threadID, err)
 		}
-		r.Format, r.CreatedAt = int(format), fromNanos(created)
+		r.Format, r.CreatedAt = int(format), storekit.FromUnixNano(created)
 		if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 			return nil, err
 		}
@@ -604,7 +604,7 @@ func (s *Store) History(ctx context.Context, threadID string, before int64, limi
 			known = true
 			continue
 		}
-		r.Format, r.CreatedAt = int(format), fromNanos(created)
+		r.Format, r.CreatedAt = int(format), storekit.FromUnixNano(created)
 		if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 			return nil, err
 		}
@@ -817,29 +817,11 @@ func (s *Store) wrap(op, threadID string, err error) error {
 	return fmt.Errorf("postgres store: %s thread %q: %w", op, threadID, err)
 }
 
-// scanMeta scans a threads row. With threadID "" the row starts with the id.
-func scanMeta(row pgx.Row, threadID string) (*store.Meta, error) {
-	var (
-		m                = &store.Meta{ThreadID: threadID}
-		status           string
-		interrupts       []byte
-		created, updated int64
-		dest             = []any{&m.Graph, &status, &m.Version, &interrupts, &created, &updated}
-	)
-	if threadID == "" {
-		dest = append([]any{&m.ThreadID}, dest...)
-	}
-	if err := row.Scan(dest...); err != nil {
-		return nil, err
-	}
-	m.Status = interlude.ThreadStatus(status)
-	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
-	var err error
-	m.Interrupts, err = storekit.DecodeInterrupts("postgres", m.ThreadID, interrupts)
-	return m, err
+// scanMeta scans a threads row (storekit.ScanMeta). With threadID "" the row
+// starts with the id.
+func scanMeta(row storekit.Scanner, threadID string) (*store.Meta, error) {
+	return storekit.ScanMeta(row, "postgres", threadID)
 }
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 // nonNil turns nil into an empty slice: the data columns are NOT NULL.
 func nonNil(b []byte) []byte {

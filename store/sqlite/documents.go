@@ -60,13 +60,13 @@ func (s *Store) writeDocuments(ctx context.Context, a store.Append, now int64) e
 
 const documentColumns = `thread_id, kind, key, data, created_at, updated_at`
 
-func scanDocument(row scanner) (store.Document, error) {
+func scanDocument(row storekit.Scanner) (store.Document, error) {
 	var d store.Document
 	var created, updated int64
 	if err := row.Scan(&d.ThreadID, &d.Kind, &d.Key, &d.Data, &created, &updated); err != nil {
 		return d, err
 	}
-	d.CreatedAt, d.UpdatedAt = fromNanos(created), fromNanos(updated)
+	d.CreatedAt, d.UpdatedAt = storekit.FromUnixNano(created), storekit.FromUnixNano(updated)
 	return d, nil
 }
 

@@ -49,7 +49,7 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 		if err := rows.Scan(&n.ID, &n.Seq, &n.ThreadID, &n.Graph, &n.Type, &n.InterruptID, &data, &created, &state, &n.Attempts, &next, &n.LastError, &to, &settled); err != nil {
 			return nil, fmt.Errorf("sqlite store: read the outbox: %w", err)
 		}
-		n.Data, n.State, n.CreatedAt, n.NextAt = data, store.NoticeState(state), fromNanos(created), fromNanos(next)
+		n.Data, n.State, n.CreatedAt, n.NextAt = data, store.NoticeState(state), storekit.FromUnixNano(created), storekit.FromUnixNano(next)
 		if to == "[]" { // the common case, spared a decode
 			n.DeliveredTo = []string{}
 		} else if err := json.Unmarshal([]byte(to), &n.DeliveredTo); err != nil {
@@ -58,7 +58,7 @@ func scanNotices(rows *sql.Rows, err error) ([]store.Notice, error) {
 			n.DeliveredTo = []string{}
 		}
 		if settled.Valid {
-			t := fromNanos(settled.Int64)
+			t := storekit.FromUnixNano(settled.Int64)
 			n.SettledAt = &t
 		}
 		out = append(out, n)

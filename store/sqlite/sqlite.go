@@ -458,7 +458,7 @@ func scanLoad(threadID string, rows *sql.Rows) (*store.Loaded, error) {
 			return nil, err
 		}
 		if kind == 1 {
-			r := store.Record{Version: version, Format: int(snapFormat.Int64), Kind: text.String, Data: data, CreatedAt: fromNanos(created)}
+			r := store.Record{Version: version, Format: int(snapFormat.Int64), Kind: text.String, Data: data, CreatedAt: storekit.FromUnixNano(created)}
 			if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 				return nil, err
 			}
@@ -471,7 +471,7 @@ func scanLoad(threadID string, rows *sql.Rows) (*store.Loaded, error) {
 		out = &store.Loaded{}
 		m := &out.Meta
 		m.ThreadID, m.Graph, m.Status, m.Version = threadID, text.String, interlude.ThreadStatus(status.String), version
-		m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated.Int64)
+		m.CreatedAt, m.UpdatedAt = storekit.FromUnixNano(created), storekit.FromUnixNano(updated.Int64)
 		var err error
 		if m.Interrupts, err = storekit.DecodeInterrupts("sqlite", threadID, interrupts); err != nil {
 			return nil, err
@@ -876,28 +876,10 @@ func (s *Store) wrap(op, threadID string, err error) error {
 	return fmt.Errorf("sqlite store: %s thread %q: %w", op, threadID, err)
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-// scanMeta scans a threads row. With threadID "" the row starts with the id.
-func scanMeta(row scanner, threadID string) (*store.Meta, error) {
-	var (
-		m                = &store.Meta{ThreadID: threadID}
-		status           string
-		interrupts       []byte
-		created, updated int64
-		dest             = []any{&m.Graph, &status, &m.Version, &interrupts, &created, &updated}
-	)
-	if threadID == "" {
-		dest = append([]any{&m.ThreadID}, dest...)
-	}
-	if err := row.Scan(dest...); err != nil {
-		return nil, err
-	}
-	m.Status = interlude.ThreadStatus(status)
-	m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
-	var err error
-	m.Interrupts, err = storekit.DecodeInterrupts("sqlite", m.ThreadID, interrupts)
-	return m, err
+// scanMeta scans a threads row (storekit.ScanMeta). With threadID "" the row
+// starts with the id.
+func scanMeta(row storekit.Scanner, threadID string) (*store.Meta, error) {
+	return storekit.ScanMeta(row, "sqlite", threadID)
 }
 
 func scanRecords(threadID string, rows *sql.Rows) ([]store.Record, error) {
@@ -912,13 +894,11 @@ func scanRecords(threadID string, rows *sql.Rows) ([]store.Record, error) {
 		if err := storekit.CheckFormat(threadID, r.Version, r.Format); err != nil {
 			return nil, err
 		}
-		r.CreatedAt = fromNanos(created)
+		r.CreatedAt = storekit.FromUnixNano(created)
 		out = append(out, r)
 	}
 	return out, rows.Err()
 }
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 // nonNil turns nil into an empty slice: the data columns are NOT NULL.
 func nonNil(b []byte) []byte {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/store/storekit"
 )
 
 // threadRow is a threads row as stored.
@@ -97,7 +98,7 @@ func TestAStepWithinARunLeavesTheListingFactsAndUpdatedAt(t *testing.T) {
 		}
 		got, want := readThreadRow(t, lazy, "t"), readThreadRow(t, full, "t")
 		if got.updated != updated {
-			t.Errorf("after %s updated_at is %v, want %v", st.name, fromNanos(got.updated), fromNanos(updated))
+			t.Errorf("after %s updated_at is %v, want %v", st.name, storekit.FromUnixNano(got.updated), storekit.FromUnixNano(updated))
 		}
 		want.updated, want.created = got.updated, got.created
 		want.inboxRows, want.graphRows, want.recents = 1, 1, 1

@@ -8,6 +8,7 @@
 // record it returns with [CheckFormat], fails a lost compare-and-set with
 // [Conflict] and an unknown thread with [NotFound], pages its listing with
 // [PageLimit], [DecodeCursor], [Before] and [NewPage], and indexes expiries
-// with [EarliestExpiry] (or [ExpiryNanos] in SQL). The conformance suite,
+// with [EarliestExpiry] (or [ExpiryNanos] in SQL). A SQL store reads a
+// thread's row with [ScanMeta]. The conformance suite,
 // store/storetest, checks the result.
 package storekit

@@ -23,3 +23,6 @@ func UnixNano(t time.Time) int64 {
 	}
 	return t.UnixNano()
 }
+
+// FromUnixNano is the time that UnixNano made n from, in UTC.
+func FromUnixNano(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -1,0 +1,35 @@
+package storekit
+
+import (
+	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/store"
+)
+
+// Scanner is a row of a query's result: database/sql's *sql.Row and *sql.Rows
+// and pgx's rows alike.
+type Scanner interface{ Scan(dest ...any) error }
+
+// ScanMeta scans a thread's row as the SQL stores select it: graph, status,
+// version, pending interrupts (EncodeInterrupts), created and updated times in
+// Unix nanoseconds, all after the thread's id when threadID is "". storeName
+// names the store in the error of unreadable interrupts.
+func ScanMeta(row Scanner, storeName, threadID string) (*store.Meta, error) {
+	var (
+		m                = &store.Meta{ThreadID: threadID}
+		status           string
+		interrupts       []byte
+		created, updated int64
+		dest             = []any{&m.Graph, &status, &m.Version, &interrupts, &created, &updated}
+	)
+	if threadID == "" {
+		dest = append([]any{&m.ThreadID}, dest...)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	m.Status = interlude.ThreadStatus(status)
+	m.CreatedAt, m.UpdatedAt = FromUnixNano(created), FromUnixNano(updated)
+	var err error
+	m.Interrupts, err = DecodeInterrupts(storeName, m.ThreadID, interrupts)
+	return m, err
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/options"
 )
 
 // MailLinks makes and serves the one-click answer links of approval mails:
@@ -56,8 +57,7 @@ type MailLinksConfig struct {
 // NewMailLinks returns the links cfg describes; now is the clock links
 // expire by (nil for time.Now).
 func NewMailLinks(cfg MailLinksConfig, now func() time.Time) (*MailLinks, error) {
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := options.HTTPURL(cfg.URL); !ok {
 		return nil, fmt.Errorf("notify: mail links: URL %q is not an http(s) URL", cfg.URL)
 	}
 	if len(cfg.Secret) < 32 {
@@ -65,6 +65,7 @@ func NewMailLinks(cfg MailLinksConfig, now func() time.Time) (*MailLinks, error)
 	}
 	maxAge := 72 * time.Hour
 	if cfg.MaxAge != "" {
+		var err error
 		if maxAge, err = time.ParseDuration(cfg.MaxAge); err != nil || maxAge <= 0 {
 			return nil, fmt.Errorf("notify: mail links: max_age %q is not a positive duration such as \"24h\"", cfg.MaxAge)
 		}

@@ -251,8 +251,8 @@ func WithInboxURL(u string) Option {
 			c.inbox = ""
 			return
 		}
-		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") {
-			c.problems.Refuse("notify.WithInboxURL", "%q is not an http(s) URL", u)
+		if _, ok := options.HTTPURL(u); !ok {
+			c.problems.Refuse("notify.WithInboxURL", "%q is not an http(s) URL with a host, such as https://interlude.example.com/inbox/", u)
 			return
 		}
 		c.inbox = u
@@ -326,7 +326,7 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 		return nil, fmt.Errorf("notify: retry %+v: give at least 1 attempt and 0 < First <= Max", d.retry)
 	}
 	if d.inbox != "" {
-		if u, err := url.Parse(d.inbox); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		if _, ok := options.HTTPURL(d.inbox); !ok {
 			return nil, fmt.Errorf("notify: inbox URL %q is not an http(s) URL", d.inbox)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/store"
 	"github.com/slack-go/slack"
 )
@@ -187,8 +188,7 @@ func NewSlack(cfg SlackConfig, client *http.Client) (*Slack, error) {
 	}
 	opts := []slack.Option{}
 	if cfg.APIURL != "" {
-		u, err := url.Parse(cfg.APIURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		if _, ok := options.HTTPURL(cfg.APIURL); !ok {
 			return nil, fmt.Errorf("notify: slack api_url %q is not an http(s) URL", cfg.APIURL)
 		}
 		opts = append(opts, slack.OptionAPIURL(strings.TrimSuffix(cfg.APIURL, "/")+"/"))

@@ -16,6 +16,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/internal/jsonappend"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/internal/tracing"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -59,8 +60,8 @@ type WebhookConfig struct {
 // nil for a client that follows no redirects and carries the trace context of
 // the delivery (OpenTelemetry's global tracer provider and propagator).
 func NewWebhook(cfg WebhookConfig, client *http.Client) (*Webhook, error) {
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := options.HTTPURL(cfg.URL)
+	if !ok {
 		return nil, fmt.Errorf("notify: webhook URL %q is not an http(s) URL", cfg.URL)
 	}
 	if !strings.HasPrefix(cfg.Secret, "whsec_") {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/interludehq/interlude/internal/options"
 )
 
 // setCORS records the origins browsers may call the API from, which the
@@ -27,8 +29,8 @@ func (s *Server) setCORS(origins []string) error {
 
 // isOrigin reports whether o is scheme://host[:port] with scheme http or https.
 func isOrigin(o string) bool {
-	u, err := url.Parse(o)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && (u.Path == "" || u.Path == "/")
+	u, ok := options.HTTPURL(o)
+	return ok && (u.Path == "" || u.Path == "/")
 }
 
 // corsHeaders adds CORS headers for a request from a listed origin, and answers

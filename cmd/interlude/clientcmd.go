@@ -7,10 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/interludehq/interlude/client"
+	"github.com/interludehq/interlude/internal/options"
 )
 
 const defaultServer = "http://127.0.0.1:8000"
@@ -37,8 +37,7 @@ func remoteFlags(fs *flag.FlagSet, e *env) *remote {
 // client returns a client for --server, refusing a value that is not an http or
 // https URL as a usage error rather than letting it fail as unreachable.
 func (r *remote) client() (*client.Client, error) {
-	u, err := url.Parse(*r.server)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := options.HTTPURL(*r.server); !ok {
 		return nil, usagef("--server %q is not a server URL; give one such as %s", *r.server, defaultServer)
 	}
 	var opts []client.Option

@@ -7,6 +7,7 @@ package options
 
 import (
 	"fmt"
+	"net/url"
 
 	"github.com/interludehq/interlude"
 )
@@ -36,4 +37,16 @@ func Set[T any](p *Problems, dst *T, v T, ok bool, option, format string, args .
 		return
 	}
 	*dst = v
+}
+
+// HTTPURL parses s as an absolute http or https URL with a host, the one form
+// every option and flag naming a server accepts, and reports whether it is
+// one: "https:/inbox" or "http:///x" are refused here rather than making
+// links that lead nowhere.
+func HTTPURL(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, false
+	}
+	return u, true
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/host"
+	"github.com/interludehq/interlude/internal/options"
 	"github.com/interludehq/interlude/model/anthropic"
 	"github.com/interludehq/interlude/model/openai"
 	"github.com/interludehq/interlude/model/scripted"
@@ -224,5 +225,35 @@ func TestGoodOptionValuesAreTaken(t *testing.T) {
 	}
 	if _, err := anthropic.New(anthropic.WithMaxTokens(1), anthropic.WithMaxRetries(0)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHTTPURLTakesAbsoluteHTTPURLsWithAHostOnly(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{"https://interlude.example.com/inbox/", true},
+		{"http://localhost:11434/v1", true},
+		{"http://127.0.0.1:8080", true},
+		{"https:/inbox", false},
+		{"http:///inbox", false},
+		{"https:", false},
+		{"ftp://inbox.example.com/", false},
+		{"localhost:11434", false},
+		{"/inbox/", false},
+		{"", false},
+		{"http://[::1", false},
+	} {
+		if u, ok := options.HTTPURL(tc.in); ok != tc.ok || (ok && u.Host == "") {
+			t.Errorf("HTTPURL(%q) = %v, %v; want ok %v", tc.in, u, ok, tc.ok)
+		}
+	}
+}
+
+func TestAnInboxURLWithoutAHostIsRefused(t *testing.T) {
+	_, err := notify.New(memory.New(), nil, notify.WithInboxURL("https:/inbox"))
+	if !errors.Is(err, interlude.ErrInvalidRequest) || !strings.Contains(err.Error(), "notify.WithInboxURL: ") {
+		t.Fatalf("got %v, want the inbox URL refused", err)
 	}
 }

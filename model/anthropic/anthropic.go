@@ -41,8 +41,6 @@
 package anthropic
 
 import (
-	neturl "net/url"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,7 +87,7 @@ type config struct {
 // ANTHROPIC_BASE_URL environment variable.
 func WithBaseURL(url string) Option {
 	return func(c *config) {
-		if !isHTTPURL(url) {
+		if _, ok := options.HTTPURL(url); !ok {
 			c.Refuse("anthropic.WithBaseURL", "%q is not a base URL; give an http or https URL such as https://api.anthropic.com", url)
 			return
 		}
@@ -630,7 +628,3 @@ func typeError(typ, msg string) *model.Error {
 }
 
 // isHTTPURL reports whether u is an absolute http or https URL.
-func isHTTPURL(u string) bool {
-	p, err := neturl.Parse(u)
-	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
-}

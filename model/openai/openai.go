@@ -36,8 +36,6 @@
 package openai
 
 import (
-	neturl "net/url"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -85,7 +83,7 @@ type config struct {
 // variable.
 func WithBaseURL(url string) Option {
 	return func(c *config) {
-		if !isHTTPURL(url) {
+		if _, ok := options.HTTPURL(url); !ok {
 			c.Refuse("openai.WithBaseURL", "%q is not a base URL; give an http or https URL such as http://localhost:11434/v1", url)
 			return
 		}
@@ -561,7 +559,3 @@ func eventError(se *ssestream.StreamError) *model.Error {
 }
 
 // isHTTPURL reports whether u is an absolute http or https URL.
-func isHTTPURL(u string) bool {
-	p, err := neturl.Parse(u)
-	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
-}

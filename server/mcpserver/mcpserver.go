@@ -102,9 +102,9 @@ func WithSigningKey(key []byte) Option {
 // starting with "/". Without it the links are paths ("/inbox/#/q/...").
 func WithInboxURL(u string) Option {
 	return func(c *config) {
+		_, isURL := options.HTTPURL(u)
 		p, err := url.Parse(u)
-		if u == "" || err != nil || (p.Scheme == "" && !strings.HasPrefix(u, "/")) ||
-			(p.Scheme != "" && ((p.Scheme != "http" && p.Scheme != "https") || p.Host == "")) {
+		if !isURL && (err != nil || p.Scheme != "" || !strings.HasPrefix(u, "/")) {
 			c.Refuse("mcpserver.WithInboxURL", "%q is not an inbox address; give an http(s) URL such as https://interlude.example.com/inbox/, or a path such as /inbox/", u)
 			return
 		}

@@ -769,15 +769,7 @@ func scanMetas(rows pgx.Rows, err error) ([]store.Meta, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var threads []store.Meta
-	for rows.Next() {
-		m, err := scanMeta(rows, "")
-		if err != nil {
-			return nil, err
-		}
-		threads = append(threads, *m)
-	}
-	return threads, rows.Err()
+	return storekit.ScanMetas(rows, "postgres")
 }
 
 // Delete implements store.Store. It removes the thread's row first, in one

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -84,12 +83,7 @@ func (s *Store) ClaimNotices(ctx context.Context, c store.NoticeClaim) ([]store.
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: claim notices: %w", err)
 	}
-	slices.SortFunc(out, func(a, b store.Notice) int {
-		if c := a.NextAt.Compare(b.NextAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
+	slices.SortFunc(out, storekit.CompareDue)
 	return out, nil
 }
 

@@ -750,15 +750,7 @@ func scanMetas(rows *sql.Rows, err error) ([]store.Meta, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var threads []store.Meta
-	for rows.Next() {
-		m, err := scanMeta(rows, "")
-		if err != nil {
-			return nil, err
-		}
-		threads = append(threads, *m)
-	}
-	return threads, rows.Err()
+	return storekit.ScanMetas(rows, "sqlite")
 }
 
 // Delete implements store.Store. The deletion joins the group commit of the

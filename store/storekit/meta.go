@@ -33,3 +33,24 @@ func ScanMeta(row Scanner, storeName, threadID string) (*store.Meta, error) {
 	m.Interrupts, err = DecodeInterrupts(storeName, m.ThreadID, interrupts)
 	return m, err
 }
+
+// Rows is a query's result rows: database/sql's *sql.Rows and pgx's rows alike.
+type Rows interface {
+	Scanner
+	Next() bool
+	Err() error
+}
+
+// ScanMetas scans every row of a thread listing, each starting with the
+// thread's id (ScanMeta). The caller closes rows.
+func ScanMetas(rows Rows, storeName string) ([]store.Meta, error) {
+	var threads []store.Meta
+	for rows.Next() {
+		m, err := ScanMeta(rows, storeName, "")
+		if err != nil {
+			return nil, err
+		}
+		threads = append(threads, *m)
+	}
+	return threads, rows.Err()
+}

@@ -1,6 +1,7 @@
 package storekit
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -78,4 +79,13 @@ func DeliveredTo(names []string) string {
 	}
 	var buf [128]byte
 	return string(jsonappend.Strings(buf[:0], names))
+}
+
+// CompareDue orders notices as a claim hands them out: by when they fall due,
+// then in the order they were written.
+func CompareDue(a, b store.Notice) int {
+	if c := a.NextAt.Compare(b.NextAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Seq, b.Seq)
 }

@@ -19,7 +19,7 @@ var migrationFiles embed.FS
 
 // SchemaVersion is the newest schema version this build knows: the number of
 // the last embedded migration.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrate brings the schema of db up to date in one write transaction, so two
 // processes opening the same new file both come up; applying is idempotent.

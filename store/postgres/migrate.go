@@ -18,7 +18,7 @@ var migrationFiles embed.FS
 
 // SchemaVersion is the newest schema version this build knows: the number of
 // the last embedded migration.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // lockKey is the advisory lock that serialises migrations of one schema.
 func lockKey(schema string) int64 {

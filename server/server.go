@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -614,23 +612,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer (to flush).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// newID returns a new thread or run id: prefix, the Unix milliseconds in 12
-// hex digits, then 12 random ones. Ids made later sort after, so that the store
-// files a new thread's rows (its record, log, snapshots and documents, all keyed
-// by thread id first) at the end of each table, beside the other new threads',
-// rather than on a random page, as the LangGraph routes' uuid7 ids do.
-func newID(prefix string) string { return newIDAt(prefix, time.Now()) }
-
-// newIDAt is newID at the time t.
-func newIDAt(prefix string, t time.Time) string {
-	var b [12]byte
-	ms := uint64(t.UnixMilli())
-	for i := range 6 {
-		b[i] = byte(ms >> (40 - 8*i))
-	}
-	rand.Read(b[6:])
-	return prefix + hex.EncodeToString(b[:])
-}
+// newID returns a new thread or run id (host.NewID): ids made later sort after,
+// as the LangGraph routes' uuid7 ids do.
+func newID(prefix string) string { return host.NewID(prefix) }
 
 // pathID returns the thread id of a /v1/threads/{id} route.
 func pathID(r *http.Request) (string, error) {

@@ -277,7 +277,7 @@ func (s *Server) runGraph(name string) sdk.ToolHandler {
 			if len(input) == 0 {
 				input = json.RawMessage(`{}`)
 			}
-			res, err = s.host.Invoke(runContext(ctx, c), "mcp-"+randomID(), name, graph.Input(input))
+			res, err = s.host.Invoke(runContext(ctx, c), host.NewID("mcp-"), name, graph.Input(input))
 		}
 		return s.settle(ctx, req, c, name, res, err)
 	}
@@ -553,12 +553,6 @@ func (s *Server) openState(text string, c auth.Caller) (requestState, error) {
 		return st, fmt.Errorf("this requestState was issued to token %q, not %q", st.Caller, c.Name)
 	}
 	return st, nil
-}
-
-func randomID() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // pendingQuestions lists waiting questions.

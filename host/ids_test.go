@@ -1,4 +1,4 @@
-package server
+package host
 
 import (
 	"regexp"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestIDsTheServerMakesSortByTheTimeTheyWereMade(t *testing.T) {
+func TestNewIDsSortByTheTimeTheyWereMade(t *testing.T) {
 	at := time.Date(2026, 12, 3, 16, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 100 {

@@ -65,6 +65,7 @@ type Store struct {
 	r       *sql.DB   // read-only pool
 	ckpt    *checkpointer
 	commits *committer
+	stmts   []*sql.Stmt // every statement below, closed before the connections
 
 	beginTx, commitTx, rollbackTx                                 *sql.Stmt // on wc: a group's transaction
 	insThread, updThread, stepThread, curVersion, insRecord       *sql.Stmt // on wc
@@ -269,6 +270,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 			s.Close()
 			return nil, fmt.Errorf("sqlite store: prepare statements for %s: %w", path, err)
 		}
+		s.stmts = append(s.stmts, *p.stmt)
 	}
 	return s, nil
 }
@@ -847,6 +849,12 @@ func (s *Store) Close() error {
 		}
 		if s.ckpt != nil {
 			errs = append(errs, s.ckpt.close())
+		}
+		// A statement left open keeps its connection from closing for good,
+		// and the last connection to close is the one that copies the log
+		// into the database file and removes it.
+		for _, st := range s.stmts {
+			errs = append(errs, st.Close())
 		}
 		if s.r != nil {
 			errs = append(errs, s.r.Close())

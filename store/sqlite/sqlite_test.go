@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -385,5 +386,40 @@ func TestExpiredUsesIndex(t *testing.T) {
 	plan := explain(t, s, expiredSQL, int64(1), 100, `["refund"]`)
 	if !strings.Contains(plan, "USING INDEX threads_expiry") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("Expired does not walk threads_expiry in order:\n%s", plan)
+	}
+}
+
+// TestAClosedStoreIsOneFileHoldingEverything checks that Close copies the log
+// into the database file and removes it: a file copied on its own after the
+// store closed (a backup, a move) holds every commit.
+func TestAClosedStoreIsOneFileHoldingEverything(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "interlude.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Append(ctx, store.Append{ThreadID: "t", Meta: store.Meta{Graph: "g", Status: interlude.ThreadIdle},
+		Records: []store.Record{{Version: 1, Format: 1, Kind: "step", Data: []byte(`{"v":1}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, side := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + side); !os.IsNotExist(err) {
+			t.Errorf("%s is left beside the closed store (stat: %v)", filepath.Base(path+side), err)
+		}
+	}
+	moved := filepath.Join(t.TempDir(), "moved.db")
+	copyFile(t, path, moved)
+	again, err := Open(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if l, err := again.Load(ctx, "t"); err != nil || len(l.Records) != 1 {
+		t.Fatalf("the copied file lost the thread: %+v, %v", l, err)
 	}
 }

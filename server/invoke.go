@@ -56,7 +56,7 @@ func (s *Server) handleInvoke(stream bool) handler {
 			if req.kind != cmdInput {
 				return badRequest("config.thread_id", "config.thread_id is required to answer or continue a thread")
 			}
-			threadID = newID("thr_")
+			threadID = host.NewID("thr_")
 		}
 		if err := s.checkInput(req, req.graph, false); err != nil {
 			return err
@@ -199,7 +199,7 @@ func (s *Server) logRunFailed(ctx context.Context, ru *run, err error) {
 // the last, end, with invoke's answer; a refused command is an error answer.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Context, ru *run) error {
 	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-	runID := newID("run_")
+	runID := host.NewID("run_")
 	start := time.Now()
 	var ew *eventstream.Writer
 	var end *graph.Event

@@ -612,10 +612,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer (to flush).
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// newID returns a new thread or run id (host.NewID): ids made later sort after,
-// as the LangGraph routes' uuid7 ids do.
-func newID(prefix string) string { return host.NewID(prefix) }
-
 // pathID returns the thread id of a /v1/threads/{id} route.
 func pathID(r *http.Request) (string, error) {
 	id := r.PathValue("id")

@@ -102,9 +102,7 @@ func WithSigningKey(key []byte) Option {
 // starting with "/". Without it the links are paths ("/inbox/#/q/...").
 func WithInboxURL(u string) Option {
 	return func(c *config) {
-		_, isURL := options.HTTPURL(u)
-		p, err := url.Parse(u)
-		if !isURL && (err != nil || p.Scheme != "" || !strings.HasPrefix(u, "/")) {
+		if _, isURL := options.HTTPURL(u); !isURL && !isPath(u) {
 			c.Refuse("mcpserver.WithInboxURL", "%q is not an inbox address; give an http(s) URL such as https://interlude.example.com/inbox/, or a path such as /inbox/", u)
 			return
 		}
@@ -553,6 +551,12 @@ func (s *Server) openState(text string, c auth.Caller) (requestState, error) {
 		return st, fmt.Errorf("this requestState was issued to token %q, not %q", st.Caller, c.Name)
 	}
 	return st, nil
+}
+
+// isPath reports whether u is a URL path starting with "/", without a scheme.
+func isPath(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && p.Scheme == "" && strings.HasPrefix(u, "/")
 }
 
 // pendingQuestions lists waiting questions.

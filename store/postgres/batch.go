@@ -26,8 +26,13 @@ import (
 // Under load, a batch handed on with only a few calls waits briefly (wait,
 // default DefaultBatchWait) for more before it goes out, and the calls made
 // meanwhile join it: every call that joins saves the database a round trip and
-// a commit, which on a busy machine cost more than the wait. A call that finds
-// no batch out is still sent at once.
+// a commit, which on a busy machine cost more than the wait. With only a few
+// callers about (fewer than waitBelow calls in the batch, the queue and the
+// batch before it), it waits only until as many calls have joined as the
+// batch before it carried, whose callers are the ones likely to call next:
+// when a few runs step at once, that is a few microseconds, not the whole
+// wait, which would double their time per step. A call that finds no batch
+// out is still sent at once.
 //
 // A batch carries at most one call per thread, so its statements never touch
 // the same rows, and at most a few megabytes of data, so that large snapshots
@@ -40,11 +45,14 @@ type batcher struct {
 	maxBytes  int           // a batch's calls carry at most this many bytes of data, unless it has one call
 	wait      time.Duration // how long a batch handed on with fewer than waitBelow calls waits for more
 	waitBelow int
-	sleep     func(time.Duration) // time.Sleep, or a test's stand-in
+	pause     func(d time.Duration, enough <-chan struct{}) // waits for d or enough; a test may stand in
 
-	mu    sync.Mutex
-	busy  bool // a batch is out
-	queue []*call
+	mu     sync.Mutex
+	busy   bool // a batch is out
+	queue  []*call
+	sent   int           // the calls of the batch that came back last
+	want   int           // while a batch waits for more calls: how many queued calls end the wait
+	enough chan struct{} // closed once want calls are queued; nil unless a batch waits
 }
 
 // call is one statement of a batch and what came of it.
@@ -65,7 +73,17 @@ type call struct {
 // newBatcher returns a batcher on pool whose small batches wait for more
 // calls for wait under load (0: never).
 func newBatcher(pool *pgxpool.Pool, wait time.Duration) *batcher {
-	return &batcher{pool: pool, maxCalls: 64, maxBytes: 4 << 20, wait: wait, waitBelow: 16, sleep: time.Sleep}
+	return &batcher{pool: pool, maxCalls: 64, maxBytes: 4 << 20, wait: wait, waitBelow: 16, pause: pause}
+}
+
+// pause waits for d to pass or enough to be closed, whichever comes first.
+func pause(d time.Duration, enough <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-enough:
+	}
 }
 
 // queryRow runs query with args as pool.QueryRow(...).Scan(dest...) would, in a
@@ -94,6 +112,10 @@ func (b *batcher) submit(c *call) (lead bool) {
 	}
 	c.wake = make(chan []*call, 1)
 	b.queue = append(b.queue, c)
+	if b.enough != nil && len(b.queue) >= b.want {
+		close(b.enough)
+		b.enough = nil
+	}
 	return false
 }
 
@@ -120,14 +142,28 @@ func (b *batcher) await(c *call, lead bool) error {
 }
 
 // gather returns batch, which was handed on, with the calls queued while it
-// waited for them, if it is small enough to wait.
+// waited for them, if it is small enough to wait. It waits until wait has
+// passed or the batch would be full; when it, the queue and the batch before
+// it hold fewer than waitBelow calls in all, only until as many calls are
+// queued as the batch before it carried.
 func (b *batcher) gather(batch []*call) []*call {
 	if b.wait <= 0 || len(batch) >= b.waitBelow {
 		return batch
 	}
-	b.sleep(b.wait)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	want := b.maxCalls - len(batch) // under load: the whole wait, unless the batch fills
+	if len(batch)+len(b.queue)+b.sent < b.waitBelow {
+		want = min(b.sent, want) // a few callers: until those of the batch before call again
+	}
+	if len(b.queue) < want {
+		enough := make(chan struct{})
+		b.want, b.enough = want, enough
+		b.mu.Unlock()
+		b.pause(b.wait, enough)
+		b.mu.Lock()
+		b.enough = nil
+	}
 	return b.takeInto(batch)
 }
 
@@ -156,7 +192,7 @@ var errBatchFailed = errors.New("postgres store: sending this statement failed u
 func (b *batcher) handOn(batch []*call, own *call) {
 	b.mu.Lock()
 	next := b.take()
-	b.busy = next != nil
+	b.busy, b.sent = next != nil, len(batch)
 	b.mu.Unlock()
 	if next != nil {
 		next[0].wake <- next

@@ -170,7 +170,7 @@ func TestASmallBatchHandedOnWaitsForTheCallsMadeMeanwhile(t *testing.T) {
 	s := openTest(t)
 	b := newBatcher(s.fast, time.Hour) // the test's stand-in below decides when the wait ends
 	waiting, proceed := make(chan struct{}, 1), make(chan struct{})
-	b.sleep = func(d time.Duration) {
+	b.pause = func(d time.Duration, _ <-chan struct{}) {
 		if d != time.Hour {
 			t.Errorf("the batch waited %s, not the batcher's wait", d)
 		}
@@ -195,6 +195,25 @@ func TestASmallBatchHandedOnWaitsForTheCallsMadeMeanwhile(t *testing.T) {
 	}
 }
 
+// TestASmallBatchHandedOnGoesOutOnceTheCallersBeforeItHaveCalledAgain hands
+// a batch of one call on after a batch of one: with a wait of an hour, it
+// goes out as soon as one more call joins it, as happens when a few runs step
+// at once and each calls again a few microseconds after its call came back.
+func TestASmallBatchHandedOnGoesOutOnceTheCallersBeforeItHaveCalledAgain(t *testing.T) {
+	s := openTest(t)
+	b := newBatcher(s.fast, time.Hour)
+	unblock := blockBatches(t, s, b)
+	first := txids(t, b, true, "b")
+	unblock()
+	if !poll(func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.enough != nil }) {
+		t.Fatal("the batch handed on with one call never waited for more")
+	}
+	got, more := first, txids(t, b, false, "a")
+	if g, m := got(), more(); g["b"] != m["a"] {
+		t.Errorf("the waiting batch on b and the call on a ran in transactions %d and %d, want one", g["b"], m["a"])
+	}
+}
+
 func TestCallsThatNeedNotWaitGoOutAtOnce(t *testing.T) {
 	many := make([]string, newBatcher(nil, 0).waitBelow)
 	for i := range many {
@@ -211,7 +230,7 @@ func TestCallsThatNeedNotWaitGoOutAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openTest(t)
 			b := newBatcher(s.fast, time.Hour)
-			b.sleep = func(time.Duration) { t.Error("the batch waited") }
+			b.pause = func(time.Duration, <-chan struct{}) { t.Error("the batch waited") }
 			unblock := func() {}
 			if tc.busy {
 				unblock = blockBatches(t, s, b)

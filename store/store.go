@@ -87,8 +87,8 @@ type Meta struct {
 	// UpdatedAt is when its last record was appended. A store may leave it
 	// at its earlier value for an append marked NoSync that keeps the graph,
 	// the status and the earliest expiry of the thread's questions (a step in
-	// the middle of a run, which store/sqlite commits without rewriting its
-	// listing indexes): it is then when the thread took its current status,
+	// the middle of a run, which store/sqlite and store/postgres commit
+	// without rewriting their listing indexes): it is then when the thread took its current status,
 	// or had its last commit someone was told of, and listings order by it.
 	UpdatedAt time.Time `json:"updated_at"`
 }

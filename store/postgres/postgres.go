@@ -31,7 +31,11 @@
 // synchronous_commit off, so it is visible to every replica at once and
 // survives any crash of theirs, but a crash of the database server may lose it
 // until a later durable commit, whose flush of the write-ahead log (which is
-// written in order) makes it durable too.
+// written in order) makes it durable too. Such an append that keeps the
+// thread's graph, status and earliest expiry (a step in the middle of a run)
+// leaves its updated_at (see store.Meta.UpdatedAt), so that no indexed column
+// changes and Postgres updates the row without adding entries to its five
+// indexes.
 //
 // The schema is versioned by embedded migrations, applied by New (and Open) in
 // one transaction under a Postgres advisory lock, so any number of replicas may
@@ -179,8 +183,8 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // queries are the store's SQL statements, with the schema spliced in.
 type queries struct {
-	// appends[insert][snapshot][outbox]
-	appends                            [2][2][2][2]string
+	// appends[how][snapshot][outbox][documents]
+	appends                            [3][2][2][2]string
 	version, meta, head, load, records string
 	history                            string
 	delThread, delRecords, delSnap     string
@@ -202,11 +206,11 @@ const statusSQL = `CASE WHEN l.expires_at IS NULL THEN t.status WHEN l.expires_a
 
 func newQueries(schema string) queries {
 	var q queries
-	for _, insert := range []bool{false, true} {
+	for how := range q.appends {
 		for _, snap := range []bool{false, true} {
 			for _, outbox := range []bool{false, true} {
 				for _, docs := range []bool{false, true} {
-					q.appends[b2i(insert)][b2i(snap)][b2i(outbox)][b2i(docs)] = appendSQL(schema, insert, snap, outbox, docs)
+					q.appends[how][b2i(snap)][b2i(outbox)][b2i(docs)] = appendSQL(schema, appendHow(how), snap, outbox, docs)
 				}
 			}
 		}
@@ -289,21 +293,45 @@ UNION ALL
 SELECT 3, version, 0, '', NULL, 0 FROM ` + schema + `.threads WHERE id = $1`
 }
 
+// appendHow is how an append writes the thread's row.
+type appendHow int
+
+const (
+	// updateRow sets every column of the row.
+	updateRow appendHow = iota
+	// insertRow writes the row of a new thread.
+	insertRow
+	// stepRow, for an append marked NoSync (a step in the middle of a run),
+	// leaves updated_at as it was if the graph, the status and the earliest
+	// expiry stay the same. Then no column that an index holds changes, and
+	// Postgres can write the row's new version beside the old one without
+	// touching the five indexes (a heap-only update).
+	stepRow
+)
+
 // appendSQL is the single statement of an Append. The CTE t is the
 // compare-and-set on the thread's row; the records and the snapshot are written
 // only for the row t returns, so a refused append writes nothing. It returns how
 // many rows t touched: 1, or 0 for a conflict. The documents' puts and
 // deletes, like the records, are written only for the row t returns.
-func appendSQL(schema string, insert, snapshot, outbox, docs bool) string {
+func appendSQL(schema string, how appendHow, snapshot, outbox, docs bool) string {
 	var b strings.Builder
-	if insert {
+	switch how {
+	case insertRow:
 		b.WriteString(`WITH t AS (
 	INSERT INTO ` + schema + `.threads (id, graph, status, version, interrupts, created_at, updated_at, expires_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $13)
 	ON CONFLICT (id) DO NOTHING
 	RETURNING id
 )`)
-	} else {
+	case stepRow:
+		b.WriteString(`WITH t AS (
+	UPDATE ` + schema + `.threads SET graph = $2, status = $3, version = $4, interrupts = $5, expires_at = $13,
+		updated_at = CASE WHEN graph = $2 AND status = $3 AND expires_at IS NOT DISTINCT FROM $13 THEN updated_at ELSE $7 END
+	WHERE id = $1 AND version = $6
+	RETURNING id
+)`)
+	default:
 		b.WriteString(`WITH t AS (
 	UPDATE ` + schema + `.threads SET graph = $2, status = $3, version = $4, interrupts = $5, updated_at = $7, expires_at = $13
 	WHERE id = $1 AND version = $6
@@ -427,7 +455,14 @@ func (s *Store) Append(ctx context.Context, a store.Append) error {
 		args = append(args, docs.putKinds, docs.putKeys, docs.putDatas, docs.putCreated, docs.putUpdated,
 			docs.delKinds, docs.delKeys, docs.delDatas, docs.delIfUnchanged)
 	}
-	query := s.sql.appends[b2i(a.Expect == 0)][b2i(a.Snapshot != nil)][b2i(len(a.Outbox) > 0)][b2i(len(a.Documents) > 0)]
+	how := updateRow
+	switch {
+	case a.Expect == 0:
+		how = insertRow
+	case a.NoSync:
+		how = stepRow
+	}
+	query := s.sql.appends[how][b2i(a.Snapshot != nil)][b2i(len(a.Outbox) > 0)][b2i(len(a.Documents) > 0)]
 	var won int64
 	b := s.appends
 	if a.NoSync {

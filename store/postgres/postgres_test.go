@@ -91,6 +91,7 @@ func openTest(t testing.TB) *Store {
 func TestConformance(t *testing.T) {
 	testDSN(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) }, storetest.Options{
+		StepsKeepUpdatedAt: true,
 		SetRecordFormat: func(st store.Store, threadID string, version int64, format int) error {
 			s := st.(*Store)
 			_, err := s.pool.Exec(context.Background(), `UPDATE `+pgx.Identifier{s.schema}.Sanitize()+`.records SET format = $1 WHERE thread_id = $2 AND version = $3`, format, threadID, version)

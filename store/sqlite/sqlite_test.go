@@ -33,6 +33,7 @@ func openTemp(t testing.TB, opts ...Option) *Store {
 // formatHooks rewrite stored formats behind the store's back, as a newer build
 // would have written them.
 var formatHooks = storetest.Options{
+	StepsKeepUpdatedAt: true,
 	SetRecordFormat: func(st store.Store, threadID string, version int64, format int) error {
 		return writerExec(st.(*Store), `UPDATE records SET format = ? WHERE thread_id = ? AND version = ?`, format, threadID, version)
 	},

@@ -11,6 +11,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/store"
 	"github.com/interludehq/interlude/store/storekit"
+	"github.com/interludehq/interlude/store/storetest"
 )
 
 // threadRow is a threads row as stored.
@@ -57,53 +58,28 @@ func TestAStepWithinARunLeavesTheListingFactsAndUpdatedAt(t *testing.T) {
 	ctx := context.Background()
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
-	expiry := base.Add(time.Hour)
-	asked := []interlude.Interruption{{ID: "q1", Name: "approve", Node: "n", Path: []string{"n"}}}
-	expiring := []interlude.Interruption{{ID: "q2", Name: "approve", Node: "n", Path: []string{"n"}, ExpiresAt: &expiry}}
-	steps := []struct {
-		name       string
-		graph      string
-		status     interlude.ThreadStatus
-		interrupts []interlude.Interruption
-		durable    bool
-		moves      bool // updated_at moves to the step's time
-	}{
-		{"the run starts", "g", interlude.ThreadRunning, nil, false, true},
-		{"a step", "g", interlude.ThreadRunning, nil, false, false},
-		{"a step that asks", "g", interlude.ThreadRunning, asked, false, false},
-		{"a step that asks with an expiry", "g", interlude.ThreadRunning, expiring, false, true},
-		{"a step keeping the expiry", "g", interlude.ThreadRunning, expiring, false, false},
-		{"a step dropping the expiry", "g", interlude.ThreadRunning, asked, false, true},
-		{"a pause", "g", interlude.ThreadInterrupted, asked, false, true},
-		{"the answer", "g", interlude.ThreadRunning, nil, false, true},
-		{"a step of another graph", "g2", interlude.ThreadRunning, nil, false, true},
-		{"a durable step", "g2", interlude.ThreadRunning, nil, true, true},
-		{"a step after it", "g2", interlude.ThreadRunning, nil, false, false},
-		{"the end", "g2", interlude.ThreadIdle, nil, true, true},
-	}
+	steps := storetest.StepCases()
 	lazy, full := openTemp(t), openTemp(t)
 	var updated int64
 	for i, st := range steps {
-		v := int64(i)
 		for _, s := range []*Store{lazy, full} {
-			a := store.Append{ThreadID: "t", Expect: v, NoSync: !st.durable && s == lazy,
-				Meta:    store.Meta{Graph: st.graph, Status: st.status, Interrupts: st.interrupts, UpdatedAt: at(i)},
-				Records: []store.Record{{Version: v + 1, Format: 1, Kind: "step", Data: []byte(st.name)}}}
+			a := st.Append("t", i, at(i))
+			a.NoSync = a.NoSync && s == lazy
 			if err := s.Append(ctx, a); err != nil {
-				t.Fatalf("%s: %v", st.name, err)
+				t.Fatalf("%s: %v", st.Name, err)
 			}
 		}
-		if st.moves {
+		if st.Moves {
 			updated = at(i).UnixNano()
 		}
 		got, want := readThreadRow(t, lazy, "t"), readThreadRow(t, full, "t")
 		if got.updated != updated {
-			t.Errorf("after %s updated_at is %v, want %v", st.name, storekit.FromUnixNano(got.updated), storekit.FromUnixNano(updated))
+			t.Errorf("after %s updated_at is %v, want %v", st.Name, storekit.FromUnixNano(got.updated), storekit.FromUnixNano(updated))
 		}
 		want.updated, want.created = got.updated, got.created
 		want.inboxRows, want.graphRows, want.recents = 1, 1, 1
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("after %s the row is\n%+v, want\n%+v", st.name, got, want)
+			t.Errorf("after %s the row is\n%+v, want\n%+v", st.Name, got, want)
 		}
 	}
 	// A stale NoSync step is refused and changes nothing.

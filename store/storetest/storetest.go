@@ -54,6 +54,11 @@ type Options struct {
 	// Reopen closes s and opens the store again over the same data, as a
 	// restarted process would. Without it the restart subtests are skipped.
 	Reopen func(t *testing.T, s store.Store) store.Store
+	// StepsKeepUpdatedAt says the store leaves a thread's UpdatedAt as it was
+	// whenever store.Meta.UpdatedAt allows (a NoSync append that keeps the
+	// graph, the status and the earliest expiry); without it the suite checks
+	// only that it moves whenever it must.
+	StepsKeepUpdatedAt bool
 }
 
 // Run runs the conformance suite. open must return a fresh, empty store for each
@@ -83,6 +88,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Options) {
 		{"ManyRecordsInOneAppend", h.manyRecords},
 		{"CASConflict", h.casConflict},
 		{"NoSyncAppendsAreAppliedInOrderLikeOthers", h.noSyncAppends},
+		{"UpdatedAtMovesWhenAStepChangesTheListing", h.stepUpdatedAt},
 		{"ConcurrentAppendsToOneThread", h.concurrentOneThread},
 		{"ConcurrentAppendsToManyThreads", h.concurrentManyThreads},
 		{"HistoryOrder", h.historyOrder},
@@ -556,6 +562,86 @@ func (h *harness) casConflict(t *testing.T) {
 // in when it reaches the disk: it is seen at once, in order, by every read,
 // keeps its compare-and-set, and mixes with durable appends, also from
 // concurrent writers of other threads.
+// StepCase is one of the appends StepCases lists.
+type StepCase struct {
+	Name       string
+	Graph      string
+	Status     interlude.ThreadStatus
+	Interrupts []interlude.Interruption
+	Durable    bool // not marked NoSync
+	Moves      bool // the thread's UpdatedAt must move to the append's time
+}
+
+// StepCases lists the appends of two runs on one thread, in order: steps
+// marked NoSync that keep or change the thread's graph, status and earliest
+// expiry, a pause, an answer and durable steps, each saying whether
+// store.Meta.UpdatedAt must move.
+func StepCases() []StepCase {
+	later := base.Add(time.Hour)
+	asked := []interlude.Interruption{{ID: "q1", Name: "approve", Node: "n", Path: []string{"n"}}}
+	expiring := []interlude.Interruption{{ID: "q2", Name: "approve", Node: "n", Path: []string{"n"}, ExpiresAt: &later}}
+	return []StepCase{
+		{"the run starts", "g", interlude.ThreadRunning, nil, false, true},
+		{"a step", "g", interlude.ThreadRunning, nil, false, false},
+		{"a step that asks", "g", interlude.ThreadRunning, asked, false, false},
+		{"a step that asks with an expiry", "g", interlude.ThreadRunning, expiring, false, true},
+		{"a step keeping the expiry", "g", interlude.ThreadRunning, expiring, false, false},
+		{"a step dropping the expiry", "g", interlude.ThreadRunning, asked, false, true},
+		{"a pause", "g", interlude.ThreadInterrupted, asked, false, true},
+		{"the answer", "g", interlude.ThreadRunning, nil, false, true},
+		{"a step of another graph", "g2", interlude.ThreadRunning, nil, false, true},
+		{"a durable step", "g2", interlude.ThreadRunning, nil, true, true},
+		{"a step after it", "g2", interlude.ThreadRunning, nil, false, false},
+		{"the end", "g2", interlude.ThreadIdle, nil, true, true},
+	}
+}
+
+// Append is the case as the i-th append (from 0) to the thread, made at the
+// given time, with one record holding the case's name.
+func (c StepCase) Append(threadID string, i int, at time.Time) store.Append {
+	v := int64(i)
+	return store.Append{ThreadID: threadID, Expect: v, NoSync: !c.Durable,
+		Meta:    store.Meta{Graph: c.Graph, Status: c.Status, Interrupts: c.Interrupts, UpdatedAt: at},
+		Records: []store.Record{rec(v+1, c.Name)}}
+}
+
+// stepUpdatedAt appends StepCases to a thread and checks after each that
+// UpdatedAt moved to the step's time whenever it must, stayed otherwise if
+// the store keeps it (StepsKeepUpdatedAt), and that a listing shows the
+// thread as Meta does.
+func (h *harness) stepUpdatedAt(t *testing.T) {
+	s := h.open(t)
+	ctx := context.Background()
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
+	var updated time.Time
+	for i, st := range StepCases() {
+		appendOK(t, s, st.Append("t", i, at(i)))
+		m, err := s.Meta(ctx, "t")
+		if err != nil {
+			t.Fatalf("after %s: Meta: %v", st.Name, err)
+		}
+		switch got := m.UpdatedAt; {
+		case st.Moves || !h.opts.StepsKeepUpdatedAt:
+			if !got.Equal(at(i)) && (st.Moves || !got.Equal(updated)) {
+				t.Errorf("after %s UpdatedAt is %v, want %v", st.Name, got, at(i))
+			}
+		case !got.Equal(updated):
+			t.Errorf("after %s UpdatedAt is %v, want %v, as before it", st.Name, got, updated)
+		}
+		updated = m.UpdatedAt
+		if m.Graph != st.Graph || m.Status != st.Status || m.Version != int64(i+1) || len(m.Interrupts) != len(st.Interrupts) {
+			t.Errorf("after %s Meta is %+v, want graph %s, status %s, version %d, %d questions", st.Name, m, st.Graph, st.Status, i+1, len(st.Interrupts))
+		}
+		page, err := s.List(ctx, store.Query{Status: st.Status, Graph: st.Graph})
+		if err != nil {
+			t.Fatalf("after %s: List: %v", st.Name, err)
+		}
+		if len(page.Threads) != 1 || !page.Threads[0].UpdatedAt.Equal(m.UpdatedAt) {
+			t.Errorf("after %s the listing of %s threads of %s shows %+v, want the thread updated at %v", st.Name, st.Status, st.Graph, page.Threads, m.UpdatedAt)
+		}
+	}
+}
+
 func (h *harness) noSyncAppends(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()

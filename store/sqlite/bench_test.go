@@ -77,6 +77,68 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkDriverCommitFloor measures the cheapest commits the driver makes
+// with the writer's settings (WAL, synchronous=NORMAL, no fsync), on a file
+// without the store's schema: one row of one integer, and a transaction that
+// updates one row of a small table and inserts one 512-byte row into another,
+// the least a graph step can write. Compare it with BenchmarkAppend's
+// sync=FULL/nosync: the step's commit as the store makes it.
+func BenchmarkDriverCommitFloor(b *testing.B) {
+	open := func(b *testing.B, schema ...string) *sql.DB {
+		db, err := sql.Open("sqlite", b.TempDir()+"/floor.db?_journal_mode=WAL&_synchronous=NORMAL&_txlock=immediate&_pragma=wal_autocheckpoint(0)")
+		if err != nil {
+			b.Fatal(err)
+		}
+		db.SetMaxOpenConns(1)
+		b.Cleanup(func() { db.Close() })
+		for _, q := range schema {
+			if _, err := db.Exec(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return db
+	}
+	prepare := func(b *testing.B, db *sql.DB, q string) *sql.Stmt {
+		st, err := db.Prepare(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	}
+	b.Run("one-integer", func(b *testing.B) {
+		db := open(b, `CREATE TABLE kv (k INTEGER PRIMARY KEY, v INTEGER)`)
+		ins := prepare(b, db, `INSERT INTO kv (v) VALUES (?)`)
+		for i := 0; b.Loop(); i++ {
+			if _, err := ins.Exec(i); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("row-and-record", func(b *testing.B) {
+		db := open(b, `CREATE TABLE t (id TEXT PRIMARY KEY, version INTEGER NOT NULL)`,
+			`CREATE TABLE r (id TEXT NOT NULL, version INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (id, version))`,
+			`INSERT INTO t VALUES ('t', 0)`)
+		upd := prepare(b, db, `UPDATE t SET version = ? WHERE id = 't'`)
+		ins := prepare(b, db, `INSERT INTO r VALUES ('t', ?, ?)`)
+		data := make([]byte, 512)
+		for i := 1; b.Loop(); i++ {
+			tx, err := db.Begin()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tx.Stmt(upd).Exec(i); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tx.Stmt(ins).Exec(i, data); err != nil {
+				b.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkAppendConcurrent appends from 64 goroutines at once, each to
 // threads of its own, every append durable (the others' share its group and
 // its fsync), with a snapshot on every fourth, as concurrent runs pausing at

@@ -66,3 +66,65 @@ func TestPauseSurvivesProcessAndResumesInNewOne(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 }
+
+// TestACachedThreadWrittenByAnotherProcessIsReadAgain runs a thread through a
+// graph on one SQLite store (which keeps it cached), then through a graph on
+// a second store over the same file, as another process would, then through
+// the first again: its later runs start from the second's commit, both when
+// the thread is opened as a host opens it and when the graph is invoked
+// directly.
+func TestACachedThreadWrittenByAnotherProcessIsReadAgain(t *testing.T) {
+	type runs struct {
+		N int `json:"n" graph:"add"`
+	}
+	compile := func(t *testing.T, st store.Store) *graph.Graph[runs] {
+		t.Helper()
+		g, err := graph.New[runs]().
+			AddNode("count", func(ctx context.Context, r runs) (runs, error) { return runs{N: 1}, nil }).
+			AddEdge(graph.Start, "count").
+			Compile(graph.WithStore(st), graph.WithName("count"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		run  func(g *graph.Graph[runs]) (*graph.Result[runs], error)
+	}{
+		{"invoked", func(g *graph.Graph[runs]) (*graph.Result[runs], error) {
+			return g.Invoke(ctx, "t", graph.Input(runs{}))
+		}},
+		{"opened", func(g *graph.Graph[runs]) (*graph.Result[runs], error) {
+			th, err := g.Open(ctx, "t")
+			if err != nil {
+				return nil, err
+			}
+			defer th.Release(ctx)
+			return g.InvokeOn(ctx, th, graph.Input(runs{}))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "shared.db")
+			var gs [2]*graph.Graph[runs]
+			for i := range gs {
+				st, err := sqlite.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				gs[i] = compile(t, st)
+			}
+			for i, g := range []*graph.Graph[runs]{gs[0], gs[0], gs[1], gs[0], gs[0]} {
+				res, err := tc.run(g)
+				if err != nil {
+					t.Fatalf("run %d: %v", i+1, err)
+				}
+				if res.Values.N != i+1 {
+					t.Fatalf("run %d counted %d runs, want %d: it started from a stale copy", i+1, res.Values.N, i+1)
+				}
+			}
+		})
+	}
+}

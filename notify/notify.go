@@ -318,17 +318,9 @@ func New(st store.Store, dests []Destination, opts ...Option) (*Dispatcher, erro
 		}
 		names[dst.Name()] = true
 	}
-	if err := d.ext.check(); err != nil {
-		return nil, err
-	}
 	d.ext.counters(dests)
 	if d.retry.Attempts < 1 || d.retry.First <= 0 || d.retry.Max < d.retry.First {
 		return nil, fmt.Errorf("notify: retry %+v: give at least 1 attempt and 0 < First <= Max", d.retry)
-	}
-	if d.inbox != "" {
-		if _, ok := options.HTTPURL(d.inbox); !ok {
-			return nil, fmt.Errorf("notify: inbox URL %q is not an http(s) URL", d.inbox)
-		}
 	}
 	return d, nil
 }

@@ -626,5 +626,3 @@ func typeError(typ, msg string) *model.Error {
 	}
 	return e
 }
-
-// isHTTPURL reports whether u is an absolute http or https URL.

@@ -557,5 +557,3 @@ func eventError(se *ssestream.StreamError) *model.Error {
 	}
 	return e
 }
-
-// isHTTPURL reports whether u is an absolute http or https URL.

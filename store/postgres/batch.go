@@ -27,12 +27,8 @@ import (
 // default DefaultBatchWait) for more before it goes out, and the calls made
 // meanwhile join it: every call that joins saves the database a round trip and
 // a commit, which on a busy machine cost more than the wait. With only a few
-// callers about (fewer than waitBelow calls in the batch, the queue and the
-// batch before it), it waits only until as many calls have joined as the
-// batch before it carried, whose callers are the ones likely to call next:
-// when a few runs step at once, that is a few microseconds, not the whole
-// wait, which would double their time per step. A call that finds no batch
-// out is still sent at once.
+// callers about, it waits only until the callers of the batch before it have
+// called again (see gather). A call that finds no batch out is sent at once.
 //
 // A batch carries at most one call per thread, so its statements never touch
 // the same rows, and at most a few megabytes of data, so that large snapshots

@@ -301,11 +301,9 @@ const (
 	updateRow appendHow = iota
 	// insertRow writes the row of a new thread.
 	insertRow
-	// stepRow, for an append marked NoSync (a step in the middle of a run),
-	// leaves updated_at as it was if the graph, the status and the earliest
-	// expiry stay the same. Then no column that an index holds changes, and
-	// Postgres can write the row's new version beside the old one without
-	// touching the five indexes (a heap-only update).
+	// stepRow, for an append marked NoSync, leaves updated_at as it was if
+	// the graph, status and earliest expiry stay: no indexed column changes,
+	// so the update is heap-only.
 	stepRow
 )
 

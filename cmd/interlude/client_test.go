@@ -259,6 +259,10 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		if !strings.Contains(errOut, `'{"amount": 150}'; interlude graphs refund shows the input it takes`) || strings.Contains(errOut, "approved") {
 			t.Errorf("bad input JSON is not explained as input:\n%s", errOut)
 		}
+		_, _, errOut = s.cli(t, nil, "run", "refund", "{}")
+		if !strings.Contains(errOut, "\n  interlude graphs refund shows the input it takes") || strings.Contains(errOut, `\x0a`) {
+			t.Errorf("a refused input's hint is not on a line of its own:\n%s", errOut)
+		}
 	})
 	t.Run("several questions need --id", func(t *testing.T) {
 		out := s.expectCLI(t, nil, exitOK, []string{"run", "parallel", "{}", "--thread", "par-1", "--json"})

@@ -61,13 +61,20 @@ func (r *remote) fail(err error) error {
 	return err
 }
 
-// restated is a server refusal said again in the CLI's own terms.
+// restated is a server refusal said again in the CLI's own terms, with a hint
+// for its own line when there is one.
 type restated struct {
-	err *client.Error
-	say string
+	err  *client.Error
+	say  string
+	hint string
 }
 
-func (r *restated) Error() string { return r.say }
+func (r *restated) Error() string {
+	if r.hint == "" {
+		return r.say
+	}
+	return r.say + "\n  " + r.hint
+}
 func (r *restated) Unwrap() error { return r.err }
 
 // describeAPIError renders a server refusal with what helps to act on it.
@@ -76,6 +83,9 @@ func describeAPIError(err error, ce *client.Error) string {
 	var rs *restated
 	if errors.As(err, &rs) {
 		fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, ce.Code, line(rs.say))
+		if rs.hint != "" {
+			fmt.Fprintf(&b, "\n  %s", line(rs.hint))
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "refused by the server (%d %s): %s", ce.Status, line(ce.Code), line(ce.Message))

@@ -116,7 +116,7 @@ func (r *remote) runRefused(err error, req client.InvokeRequest) error {
 		}
 		return &restated{err: ce, say: say}
 	case strings.HasPrefix(p, "input."):
-		return &restated{err: ce, say: fmt.Sprintf("%s\n  %s graphs %s shows the input it takes", ce.Message, self, quote(req.Graph))}
+		return &restated{err: ce, say: ce.Message, hint: fmt.Sprintf("%s graphs %s shows the input it takes", self, quote(req.Graph))}
 	}
 	return err
 }

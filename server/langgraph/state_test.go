@@ -2,10 +2,12 @@ package langgraph_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/interludehq/interlude/store/sqlite"
@@ -239,4 +241,40 @@ func TestThreadMetadataAndRunsSurviveARestart(t *testing.T) {
 func sameJSONValue(a, b json.RawMessage) bool {
 	var x, y any
 	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func TestAThreadsMetadataIsBoundedAndARefusalChangesNothing(t *testing.T) {
+	big := strings.Repeat("x", 10000)
+	for _, c := range []struct {
+		name string
+		open func(t *testing.T) (*lgServer, func())
+	}{
+		{"memory", func(t *testing.T) (*lgServer, func()) { return newLGServer(t), func() {} }},
+		{"sqlite", func(t *testing.T) (*lgServer, func()) {
+			return sqliteServer(t, filepath.Join(t.TempDir(), "threads.db"))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, stop := c.open(t)
+			defer stop()
+			const id = "5b0f3a52-3c4e-4f5a-9d7e-0c1b2a3d4e5f"
+			r := s.must(413, "POST", "/threads", map[string]any{"thread_id": id, "metadata": map[string]any{"a": big, "b": big}}, nil)
+			if !strings.Contains(string(r.body), `"code":"too_large"`) || !strings.Contains(string(r.body), "keep large data in the thread's values") {
+				t.Fatalf("the refusal reads %s", r.body)
+			}
+			s.must(404, "GET", "/threads/"+id, nil, nil)
+
+			s.must(200, "POST", "/threads", map[string]any{"thread_id": id, "metadata": map[string]any{"a": big}}, nil)
+			r = s.must(413, "PATCH", "/threads/"+id, map[string]any{"metadata": map[string]any{"b": big}}, nil)
+			if !strings.Contains(string(r.body), `"code":"too_large"`) {
+				t.Fatalf("the refusal reads %s", r.body)
+			}
+			var th threadObj
+			s.must(200, "GET", "/threads/"+id, nil, &th)
+			if _, ok := th.Metadata["b"]; ok || th.Metadata["a"] != big {
+				t.Fatalf("after a refused update the metadata has keys %v", slices.Sorted(maps.Keys(th.Metadata)))
+			}
+			s.must(200, "PATCH", "/threads/"+id, map[string]any{"metadata": map[string]any{"a": "small", "b": big}}, nil)
+		})
+	}
 }

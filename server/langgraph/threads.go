@@ -128,6 +128,19 @@ func (b *threadBook) get(ctx context.Context, id string) (threadRecord, bool) {
 // maxBook bounds the threads whose metadata this process keeps in memory.
 const maxBook = 100000
 
+// maxMetadata bounds a thread's metadata, encoded, so that a search, which
+// reads the metadata of up to searchCap threads, has bounded work and memory.
+const maxMetadata = 16 << 10
+
+// checkMetadata refuses metadata whose encoding is over maxMetadata bytes.
+func checkMetadata(data []byte) error {
+	if len(data) <= maxMetadata {
+		return nil
+	}
+	return &apiError{status: http.StatusRequestEntityTooLarge, code: "too_large",
+		message: fmt.Sprintf("the thread's metadata would take %d bytes as JSON, over the %d a thread may hold; keep large data in the thread's values and refer to it from metadata", len(data), maxMetadata)}
+}
+
 // merge adds metadata to the thread's, creating its record.
 func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, now time.Time) error {
 	if b.docs != nil {
@@ -149,6 +162,9 @@ func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, no
 		if err != nil {
 			return badRequest("metadata cannot be encoded as JSON: %v", err)
 		}
+		if err := checkMetadata(data); err != nil {
+			return err
+		}
 		d.Data = data
 		return b.docs.PutDocument(ctx, d)
 	}
@@ -161,10 +177,20 @@ func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, no
 				message: fmt.Sprintf("this server keeps the metadata of at most %d threads; run or delete some of the threads created without a run", maxBook)}
 		}
 		r = &threadRecord{createdAt: now, metadata: map[string]any{}}
-		b.m[id] = r
 	}
-	r.updatedAt = now
-	maps.Copy(r.metadata, md)
+	merged := maps.Clone(r.metadata)
+	maps.Copy(merged, md)
+	if len(md) > 0 {
+		data, err := json.Marshal(merged)
+		if err != nil {
+			return badRequest("metadata cannot be encoded as JSON: %v", err)
+		}
+		if err := checkMetadata(data); err != nil {
+			return err
+		}
+	}
+	r.metadata, r.updatedAt = merged, now
+	b.m[id] = r
 	return nil
 }
 
@@ -184,6 +210,9 @@ func (b *threadBook) create(ctx context.Context, id string, md map[string]any, n
 		var err error
 		if data, err = json.Marshal(md); err != nil {
 			return threadRecord{}, badRequest("metadata cannot be encoded as JSON: %v", err)
+		}
+		if err := checkMetadata(data); err != nil {
+			return threadRecord{}, err
 		}
 	}
 	if err := b.docs.PutDocument(ctx, store.Document{ThreadID: id, Kind: threadDoc, Data: data, CreatedAt: now, UpdatedAt: now}); err != nil {

@@ -533,7 +533,7 @@ func (h *Hub) SubscribeAll(ctx context.Context) (*Subscription, error) {
 // Subscribe subscribes to the thread's events. With replay set it first
 // delivers the thread's events with an id above after: from the hub's log
 // (WithHubLog) whatever it still keeps, otherwise the events the hub keeps in
-// memory (none when after is 0). It fails with ErrHubClosed once the hub is
+// memory. It fails with ErrHubClosed once the hub is
 // closed, and with an error of code CodeUnavailable if the hub's log is not
 // reachable.
 func (h *Hub) Subscribe(ctx context.Context, threadID string, replay bool, after int64) (*Subscription, error) {
@@ -553,7 +553,7 @@ func (h *Hub) Subscribe(ctx context.Context, threadID string, replay bool, after
 	h.subscribers.Add(1)
 	s := &Subscription{hub: h, threadID: threadID, l: l}
 	if h.elog == nil {
-		if replay && after > 0 {
+		if replay {
 			s.backlog = h.kept.after(threadID, after)
 		}
 		// The thread's events are numbered under the shard's lock, which is held.

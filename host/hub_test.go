@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interludehq/interlude/graph"
 )
@@ -178,5 +179,33 @@ func TestALiveSubscriptionSkipsEventsAtOrBeforeWhereItStarted(t *testing.T) {
 	}
 	if ev.ID != 4 {
 		t.Fatalf("the first live event had id %d, want 4: the ones at or before the start were delivered", ev.ID)
+	}
+}
+
+func TestResumingFromZeroReplaysEveryKeptEventOfTheThread(t *testing.T) {
+	hub, err := NewHub()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	publish(hub, "t", 10)
+	publish(hub, "other", 10)
+	publish(hub, "t", 10)
+	want := kept(hub, "t")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // the events are there, or the test fails
+	defer cancel()
+	sub, err := hub.Subscribe(ctx, "t", true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for _, id := range want {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.ID != id {
+			t.Fatalf("resuming from 0 delivered event %d, want %d (the kept ones are %v)", ev.ID, id, want)
+		}
 	}
 }

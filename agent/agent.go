@@ -291,6 +291,10 @@ type loop struct {
 // goes back to 0.
 func (l *loop) checkInput(ctx context.Context, current State, input *State) (State, error) {
 	for i, m := range input.Messages {
+		if !l.cfg.imports && m.Role != "" && m.Role != model.RoleUser {
+			return State{}, invalidMessage(i, "role", `must be "user"`,
+				fmt.Sprintf("input message %d has role %q: input may carry user turns only, since the agent writes its own turns (a program importing a conversation gives the agent WithImportedHistory)", i, m.Role))
+		}
 		if err := m.Validate(); err != nil {
 			return State{}, &interlude.Error{Code: interlude.CodeInvalidRequest, Err: err,
 				Message: fmt.Sprintf("input message %d: %s", i, strings.TrimPrefix(err.Error(), "model: "))}
@@ -301,10 +305,6 @@ func (l *loop) checkInput(ctx context.Context, current State, input *State) (Sta
 		}
 		if l.cfg.imports {
 			continue
-		}
-		if m.Role != model.RoleUser {
-			return State{}, invalidMessage(i, "role", `must be "user"`,
-				fmt.Sprintf("input message %d has role %q: input may carry user turns only, since the agent writes its own turns (a program importing a conversation gives the agent WithImportedHistory)", i, m.Role))
 		}
 		for j, b := range m.Content {
 			if b.Type == model.BlockToolResult {

@@ -384,7 +384,9 @@ func TestBadInputIsRefusedBeforeAnythingIsCommitted(t *testing.T) {
 	}{
 		{"no messages", both[:1], json.RawMessage(`{"messages":[]}`), "no messages"},
 		{"empty state", both[:1], agent.State{}, "no messages"},
-		{"unknown role", both, json.RawMessage(`{"messages":[{"role":"wizard","content":[{"type":"text","text":"hi"}]}]}`), `input message 0: unknown message role "wizard"`},
+		{"unknown role", both, json.RawMessage(`{"messages":[{"role":"wizard","content":[{"type":"text","text":"hi"}]}]}`), `input message 0 has role "wizard": input may carry user turns only`},
+		{"tool role", both, json.RawMessage(`{"messages":[{"role":"tool","content":[{"type":"text","text":"hi"}]}]}`), `input message 0 has role "tool": input may carry user turns only`},
+		{"no role", both, json.RawMessage(`{"messages":[{"content":[{"type":"text","text":"hi"}]}]}`), `input message 0: message has no role`},
 		{"unknown block type", both, json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"user","content":[{"type":"spell"}]}]}`), `input message 1: user message, block 0: unknown block type "spell"`},
 		{"sets the turn count", both, json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"turns":-5}`), "sets turns"},
 		{"tool call from the user", both, agent.State{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Block{model.ToolUse("c1", "issue_refund", nil)}}}}, "tool_use blocks belong in assistant messages"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -198,7 +199,7 @@ func (s *Server) logRunFailed(ctx context.Context, ru *run, err error) {
 // stream runs the command and answers its events as NDJSON or SSE (docs/API.md),
 // the last, end, with invoke's answer; a refused command is an error answer.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Context, ru *run) error {
-	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	sse := prefersSSE(r.Header.Get("Accept"))
 	runID := host.NewID("run_")
 	start := time.Now()
 	var ew *eventstream.Writer
@@ -278,4 +279,29 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	ew.Send("end", data)
 	ew.Finish()
 	return nil
+}
+
+// prefersSSE reports whether an Accept header asks for SSE over NDJSON: it
+// names text/event-stream with a weight above 0 and at least that of
+// application/x-ndjson.
+func prefersSSE(accept string) bool {
+	sse, ndjson := 0.0, -1.0
+	for part := range strings.SplitSeq(accept, ",") {
+		typ, params, _ := strings.Cut(part, ";")
+		q := 1.0
+		for p := range strings.SplitSeq(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					q = f
+				}
+			}
+		}
+		switch strings.ToLower(strings.TrimSpace(typ)) {
+		case "text/event-stream":
+			sse = q
+		case "application/x-ndjson":
+			ndjson = q
+		}
+	}
+	return sse > 0 && sse >= ndjson
 }

@@ -50,7 +50,9 @@
 //	                                        "args_schema"}]}
 //	  answered approve                      {"type": "approve"}
 //	  answered edit (arguments validated    {"type": "edit", "edited_action":
-//	  against the tool's schema)            {"name", "args"}}
+//	  against the tool's schema; a name     {"name", "args"}}
+//	  other than the asked tool's is
+//	  refused with 422 invalid_response)
 //	  answered reject with a message        {"type": "reject", "message"}
 //	  answered respond in the tool's place  {"type": "respond", "message"}
 //	                                        resumed by {"decisions": [...]}, one per

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -269,15 +270,15 @@ func answerOne(q interlude.Interruption, v json.RawMessage) (interlude.Resolutio
 		return interlude.Cancel(), nil
 	}
 	if isApproval(q) {
-		return approvalAnswer(v)
+		return approvalAnswer(q, v)
 	}
 	return interlude.Resolve(json.RawMessage(v)), nil
 }
 
-// approvalAnswer reads the answer to one tool approval: a LangChain decision,
+// approvalAnswer reads the answer to tool approval q: a LangChain decision,
 // an agent-inbox response (alone or in a list of one), or else the agent's
 // own answer (agent.Decision), passed on as it is.
-func approvalAnswer(v json.RawMessage) (interlude.Resolution, error) {
+func approvalAnswer(q interlude.Interruption, v json.RawMessage) (interlude.Resolution, error) {
 	var list []json.RawMessage
 	if json.Unmarshal(v, &list) == nil && len(list) == 1 {
 		v = list[0]
@@ -289,14 +290,14 @@ func approvalAnswer(v json.RawMessage) (interlude.Resolution, error) {
 	if json.Unmarshal(v, &d) == nil {
 		switch d.Type {
 		case "approve", "reject", "respond":
-			return decision(v)
+			return decision(q, v)
 		case "edit":
 			if d.EditedAction != nil {
-				return decision(v)
+				return decision(q, v)
 			}
-			return humanResponse(v)
+			return humanResponse(q, v)
 		case "accept", "ignore", "response":
-			return humanResponse(v)
+			return humanResponse(q, v)
 		}
 	}
 	return interlude.Resolve(json.RawMessage(v)), nil
@@ -328,7 +329,7 @@ func answerGroup(g *lgInterrupt, v json.RawMessage, out map[string]interlude.Res
 			return badRequest("command.resume.decisions has %d decisions, but the interrupt asks about %d tool calls; give one decision per action request, in order", len(hitl.Decisions), len(g.members))
 		}
 		for i, d := range hitl.Decisions {
-			r, err := approvalAnswer(d)
+			r, err := approvalAnswer(g.members[i], d)
 			if err != nil {
 				return err
 			}
@@ -342,7 +343,7 @@ func answerGroup(g *lgInterrupt, v json.RawMessage, out map[string]interlude.Res
 			return badRequest("command.resume has %d responses, but the interrupt asks about %d tool calls; give one response per action request, in order", len(list), len(g.members))
 		}
 		for i, item := range list {
-			r, err := approvalAnswer(item)
+			r, err := approvalAnswer(g.members[i], item)
 			if err != nil {
 				return err
 			}
@@ -351,7 +352,7 @@ func answerGroup(g *lgInterrupt, v json.RawMessage, out map[string]interlude.Res
 		return nil
 	}
 	if len(g.members) == 1 {
-		r, err := approvalAnswer(v)
+		r, err := approvalAnswer(g.members[0], v)
 		out[g.members[0].ID] = r
 		return err
 	}
@@ -366,8 +367,23 @@ type agentDecision struct {
 	Message   *string         `json:"message,omitempty"`
 }
 
-// decision turns a LangChain v1 decision into the agent's answer.
-func decision(raw json.RawMessage) (interlude.Resolution, error) {
+// editedTool refuses an edit that names a tool other than the one approval q
+// asks about: an edit changes a call's arguments, never which tool runs. An
+// empty name is the asked tool's.
+func editedTool(q interlude.Interruption, name string) error {
+	if name == "" {
+		return nil
+	}
+	if tool := readApproval(q).Tool; name != tool {
+		return &apiError{status: http.StatusUnprocessableEntity, code: string(interlude.CodeInvalidResponse),
+			message: fmt.Sprintf("the edit names tool %q, but the question asks about a call of %q; an edit changes only the arguments: name %q or leave the name out", name, tool, tool)}
+	}
+	return nil
+}
+
+// decision turns a LangChain v1 decision answering approval q into the
+// agent's answer.
+func decision(q interlude.Interruption, raw json.RawMessage) (interlude.Resolution, error) {
 	var d struct {
 		Type         string  `json:"type"`
 		Message      *string `json:"message"`
@@ -386,6 +402,9 @@ func decision(raw json.RawMessage) (interlude.Resolution, error) {
 		if d.EditedAction == nil || len(d.EditedAction.Args) == 0 {
 			return interlude.Resolution{}, badRequest(`an edit decision needs edited_action with the new args: {"type": "edit", "edited_action": {"name": ..., "args": {...}}}`)
 		}
+		if err := editedTool(q, d.EditedAction.Name); err != nil {
+			return interlude.Resolution{}, err
+		}
 		return interlude.Resolve(agentDecision{Action: "edit", Arguments: d.EditedAction.Args}), nil
 	case "reject":
 		return interlude.Resolve(agentDecision{Action: "reject", Message: d.Message}), nil
@@ -398,8 +417,9 @@ func decision(raw json.RawMessage) (interlude.Resolution, error) {
 	return interlude.Resolution{}, badRequest("unknown decision type %q; use approve, edit, reject or respond", d.Type)
 }
 
-// humanResponse turns an agent-inbox HumanResponse into the agent's answer.
-func humanResponse(raw json.RawMessage) (interlude.Resolution, error) {
+// humanResponse turns an agent-inbox HumanResponse answering approval q into
+// the agent's answer.
+func humanResponse(q interlude.Interruption, raw json.RawMessage) (interlude.Resolution, error) {
 	var hr struct {
 		Type string          `json:"type"`
 		Args json.RawMessage `json:"args"`
@@ -420,10 +440,14 @@ func humanResponse(raw json.RawMessage) (interlude.Resolution, error) {
 		return interlude.Resolve(agentDecision{Action: "respond", Message: &text}), nil
 	case "edit":
 		var ea struct {
-			Args json.RawMessage `json:"args"`
+			Action string          `json:"action"`
+			Args   json.RawMessage `json:"args"`
 		}
 		if err := json.Unmarshal(hr.Args, &ea); err != nil || len(ea.Args) == 0 {
 			return interlude.Resolution{}, badRequest(`an edit response's args must be {"action": ..., "args": {...}}`)
+		}
+		if err := editedTool(q, ea.Action); err != nil {
+			return interlude.Resolution{}, err
 		}
 		return interlude.Resolve(agentDecision{Action: "edit", Arguments: ea.Args}), nil
 	}

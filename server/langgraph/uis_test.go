@@ -209,3 +209,44 @@ func TestAgentChatUIShowsAndAnswersAnApproval(t *testing.T) {
 		t.Fatalf("the resolved thread reads %s with %v", th.Status, th.Interrupts)
 	}
 }
+
+// TestAnEditNamingAnotherToolIsRefused checks that an edit changes a call's
+// arguments only: an edit naming another tool, in either answer format, is
+// refused and the thread waits on; one without a name is the asked tool's.
+func TestAnEditNamingAnotherToolIsRefused(t *testing.T) {
+	s := newLGServer(t)
+	id := s.newThread()
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"messages": []any{
+		map[string]any{"type": "human", "content": "Refund order A-1001 $40"}}}, "assistant_id": "support-agent"}, nil)
+	args := map[string]any{"order_id": "A-1001", "amount": 5}
+	for _, c := range []struct {
+		name   string
+		resume any
+	}{
+		{"a decision", map[string]any{"decisions": []any{map[string]any{"type": "edit", "edited_action": map[string]any{"name": "delete_everything", "args": args}}}}},
+		{"an agent-inbox response", []any{map[string]any{"type": "edit", "args": map[string]any{"action": "delete_everything", "args": args}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := s.state(id)
+			r := s.call("POST", "/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": c.resume}, "assistant_id": "support-agent"})
+			var e struct {
+				Detail string `json:"detail"`
+				Code   string `json:"code"`
+			}
+			r.json(t, &e)
+			if r.status != 422 || e.Code != "invalid_response" || !strings.Contains(e.Detail, "issue_refund") {
+				t.Fatalf("the edit naming another tool answered %d %s, want 422 invalid_response naming issue_refund", r.status, r.body)
+			}
+			after := s.state(id)
+			if *after.Checkpoint.CheckpointID != *before.Checkpoint.CheckpointID || string(after.Values) != string(before.Values) {
+				t.Fatal("the refused edit changed the thread")
+			}
+		})
+	}
+	var out map[string]any
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"decisions": []any{
+		map[string]any{"type": "edit", "edited_action": map[string]any{"args": args}}}}}, "assistant_id": "support-agent"}, &out)
+	if out["__interrupt__"] != nil || !strings.Contains(mustJSON(out["messages"]), "Refunded $5") {
+		t.Fatalf("the edit without a name ended with %v, want the refund of $5", out)
+	}
+}

@@ -156,25 +156,42 @@ func argsObject(raw json.RawMessage) any {
 
 var hexID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// earlierFunc finds an interrupt of the thread that is no longer pending by
+// its LangGraph or Interlude id, as it was grouped while it was pending; it
+// returns nil for an id the thread never had.
+type earlierFunc func(id string) (*lgInterrupt, error)
+
 // answers turns command.resume into Interlude resolutions of the pending
 // interrupts: a map from interrupt id to value answers those named, any other
 // value answers the single pending interrupt. Ids are LangGraph's or
-// Interlude's own.
-func (h *Handler) answers(graphName string, pending []interlude.Interruption, resume json.RawMessage) (map[string]interlude.Resolution, error) {
+// Interlude's own. An id no longer pending is looked up with earlier, and its
+// answer passed on under the Interlude ids it stands for: the graph then
+// takes the same answer again as a replay and refuses a different one.
+func (h *Handler) answers(graphName string, pending []interlude.Interruption, resume json.RawMessage, earlier earlierFunc) (map[string]interlude.Resolution, error) {
 	// The groups' ids and values are needed only to answer by id, or to
 	// refuse: the usual answer to the one pending interrupt goes without.
 	groups := h.groupMembers(graphName, pending)
-	if len(groups) == 0 {
-		return nil, &apiError{status: 409, code: string(interlude.CodeNotInterrupted),
-			message: "the thread is not interrupted, so there is nothing to resume; send input instead of command.resume"}
-	}
+	notInterrupted := &apiError{status: 409, code: string(interlude.CodeNotInterrupted),
+		message: "the thread is not interrupted, so there is nothing to resume; send input instead of command.resume"}
 	out := map[string]interlude.Resolution{}
 	var keyed map[string]json.RawMessage
 	if mayBeKeyed(resume) && json.Unmarshal(resume, &keyed) == nil && len(keyed) > 0 && looksLikeIDs(keyed) {
 		finishAll(groups)
 		for id, v := range keyed {
 			g, member, ok := findInterrupt(groups, id)
+			if !ok && earlier != nil {
+				prev, err := earlier(id)
+				if err != nil {
+					return nil, err
+				}
+				if prev != nil {
+					g, member, ok = findInterrupt([]lgInterrupt{*prev}, id)
+				}
+			}
 			if !ok {
+				if len(groups) == 0 {
+					return nil, notInterrupted
+				}
 				return nil, &apiError{status: 409, code: string(interlude.CodeUnknownInterrupt), interrupts: lgIDs(groups),
 					message: fmt.Sprintf("no pending interrupt has id %q (an answer to an earlier question, or a mistyped id); the pending ones are %s", id, strings.Join(lgIDs(groups), ", "))}
 			}
@@ -191,6 +208,9 @@ func (h *Handler) answers(graphName string, pending []interlude.Interruption, re
 			}
 		}
 		return out, nil
+	}
+	if len(groups) == 0 {
+		return nil, notInterrupted
 	}
 	if len(groups) > 1 {
 		finishAll(groups)

@@ -545,3 +545,54 @@ func TestResumingAThreadThatHasNotRunIsRefused(t *testing.T) {
 		s.must(200, "GET", "/threads/"+th.ThreadID, nil, nil)
 	}
 }
+
+// TestAnAnswerSentAgainByIDIsAReplay checks that the answer a resumed thread
+// took, sent again keyed by its interrupt id, gets the thread's output again
+// without running anything, and that a different answer for it is refused.
+func TestAnAnswerSentAgainByIDIsAReplay(t *testing.T) {
+	s := newLGServer(t)
+	id := s.newThread()
+	var first struct {
+		Interrupt []lgInterrupt `json:"__interrupt__"`
+	}
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"amount": 7}, "assistant_id": "refund"}, &first)
+	if len(first.Interrupt) != 1 {
+		t.Fatalf("the run paused with %v, want one interrupt", first.Interrupt)
+	}
+	var iv struct {
+		InterruptID string `json:"interrupt_id"`
+	}
+	json.Unmarshal(first.Interrupt[0].Value, &iv)
+	answer := map[string]any{"command": map[string]any{"resume": map[string]any{first.Interrupt[0].ID: map[string]any{"approved": true}}}, "assistant_id": "refund"}
+	var out map[string]any
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", answer, &out)
+	if out["outcome"] != "refunded" {
+		t.Fatalf("the answer ended with %v, want refunded", out)
+	}
+	done := s.state(id)
+	for _, key := range []string{first.Interrupt[0].ID, iv.InterruptID} {
+		again := map[string]any{"command": map[string]any{"resume": map[string]any{key: map[string]any{"approved": true}}}, "assistant_id": "refund"}
+		var replayed map[string]any
+		s.must(200, "POST", "/threads/"+id+"/runs/wait", again, &replayed)
+		if replayed["outcome"] != "refunded" || replayed["__interrupt__"] != nil {
+			t.Fatalf("the answer sent again by %s answered %v, want the refunded output", key, replayed)
+		}
+		r := s.must(200, "POST", "/threads/"+id+"/runs/stream", map[string]any{"command": again["command"], "stream_mode": []string{"values"}, "assistant_id": "refund"}, nil)
+		if vals := named(events(t, r.body), "values"); len(vals) == 0 || !strings.Contains(string(vals[len(vals)-1].data), `"outcome":"refunded"`) {
+			t.Fatalf("the answer sent again in a stream sent %s", r.body)
+		}
+	}
+	different := map[string]any{"command": map[string]any{"resume": map[string]any{first.Interrupt[0].ID: map[string]any{"approved": false}}}, "assistant_id": "refund"}
+	r := s.call("POST", "/threads/"+id+"/runs/wait", different)
+	var e struct {
+		Code string `json:"code"`
+	}
+	r.json(t, &e)
+	if r.status != 409 || e.Code != "unknown_interrupt" {
+		t.Fatalf("a different answer for the resolved interrupt answered %d %s, want 409 unknown_interrupt", r.status, r.body)
+	}
+	if after := s.state(id); *after.Checkpoint.CheckpointID != *done.Checkpoint.CheckpointID {
+		t.Fatal("a replay or a refused answer changed the thread")
+	}
+	s.must(409, "POST", "/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"0123456789abcdef0123456789abcdef": true}}, "assistant_id": "refund"}, nil)
+}

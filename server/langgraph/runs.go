@@ -1321,6 +1321,33 @@ func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (pl
 	return plan{kind: "fork", fork: v}, nil
 }
 
+// earlierInterrupts finds an interrupt no longer pending on the thread in its
+// history, newest first, grouped as it was while it was pending: what an
+// answer sent again for it is matched against.
+func (h *Handler) earlierInterrupts(ctx context.Context, g graph.Erased, threadID string) earlierFunc {
+	return func(id string) (*lgInterrupt, error) {
+		opt := graph.HistoryOptions{Limit: 100}
+		for {
+			cps, err := g.History(ctx, threadID, opt)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cps {
+				if len(c.Interrupts) == 0 {
+					continue
+				}
+				if li, _, ok := findInterrupt(h.group(g.Name(), c.Interrupts), id); ok {
+					return li, nil
+				}
+			}
+			if len(cps) < opt.Limit {
+				return nil, nil
+			}
+			opt.Before = cps[len(cps)-1].ID
+		}
+	}
+}
+
 // applyUpdate applies a run's command.update and command.goto to its held
 // thread, the way LangGraph applies them before the run goes on. A thread
 // waiting for answers refuses them, unchanged: an update or a goto would pass
@@ -1517,7 +1544,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			cmd = graph.Continue()
 			break
 		}
-		answers, err := h.answers(g.Name(), pending, p.resume)
+		answers, err := h.answers(g.Name(), pending, p.resume, h.earlierInterrupts(ctx, g, ru.ThreadID))
 		if err != nil {
 			refuse(err)
 			ru.setStatus("error")

@@ -68,8 +68,9 @@
 //	                                        the calls answers the first ones, and the
 //	                                        thread stays interrupted for the others
 //	a breakpoint (graph.InterruptBefore)    status interrupted, next names the node,
-//	                                        no interrupt; a run without input
-//	                                        continues it
+//	                                        no interrupt; a run with neither input
+//	                                        nor command continues it (command.resume
+//	                                        is refused with not_interrupted)
 //
 // Both answer formats are accepted for approvals whatever the assistant's
 // format. Interrupt ids are 32 lowercase hex digits, as LangGraph's, derived

@@ -503,10 +503,33 @@ func TestARunWithoutInputPassesABreakpoint(t *testing.T) {
 		t.Fatalf("at the breakpoint the thread reads %s %v, next %v", th.Status, th.Interrupts, st.Next)
 	}
 	for range 2 { // past draft, then before publish
-		s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"assistant_id": "gated"}, &out)
+		s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": nil, "assistant_id": "gated"}, &out)
 	}
 	if out["published"] != true {
 		t.Fatalf("after passing both breakpoints the output is %v", out)
+	}
+}
+
+// TestAResumeAtABreakpointSaysToContinueWithoutInput checks that a thread
+// paused at a breakpoint refuses command.resume, saying to continue it with a
+// run that has neither input nor command, and stays as it was.
+func TestAResumeAtABreakpointSaysToContinueWithoutInput(t *testing.T) {
+	s := newLGServer(t)
+	id := s.newThread()
+	s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": map[string]any{"topic": "tea"}, "assistant_id": "gated"}, nil)
+	before := s.state(id)
+	r := s.call("POST", "/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": true}, "assistant_id": "gated"})
+	var e struct {
+		Detail string `json:"detail"`
+		Code   string `json:"code"`
+	}
+	r.json(t, &e)
+	if r.status != 409 || e.Code != "not_interrupted" || !strings.Contains(e.Detail, "breakpoint") || !strings.Contains(e.Detail, "neither input nor command") ||
+		strings.Contains(e.Detail, "send input") {
+		t.Fatalf("a resume at the breakpoint answered %d %s, want 409 not_interrupted saying to continue with neither input nor command", r.status, r.body)
+	}
+	if after := s.state(id); *after.Checkpoint.CheckpointID != *before.Checkpoint.CheckpointID {
+		t.Fatal("the refused resume changed the thread")
 	}
 }
 

@@ -1321,6 +1321,13 @@ func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (pl
 	return plan{kind: "fork", fork: v}, nil
 }
 
+// resumeAtBreakpoint refuses command.resume on a thread paused at breakpoint
+// brk, which asks no question, saying how to continue it.
+func resumeAtBreakpoint(brk *graph.Breakpoint) error {
+	return &apiError{status: http.StatusConflict, code: string(interlude.CodeNotInterrupted),
+		message: fmt.Sprintf("the thread is paused at a breakpoint %s node %q and asks no question for command.resume to answer; continue it with a run that has neither input nor command (input null)", brk.When, brk.Node)}
+}
+
 // earlierInterrupts finds an interrupt no longer pending on the thread in its
 // history, newest first, grouped as it was while it was pending: what an
 // answer sent again for it is matched against.
@@ -1545,6 +1552,9 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 			break
 		}
 		answers, err := h.answers(g.Name(), pending, p.resume, h.earlierInterrupts(ctx, g, ru.ThreadID))
+		if ae, ok := err.(*apiError); ok && ae.code == string(interlude.CodeNotInterrupted) && brk != nil {
+			err = resumeAtBreakpoint(brk)
+		}
 		if err != nil {
 			refuse(err)
 			ru.setStatus("error")

@@ -138,6 +138,26 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, ae.status, errorBody{Error: ae.object()})
 }
 
+// langGraphErrorBody is the JSON of an error answer on the LangGraph routes,
+// in the shape of package langgraph's.
+type langGraphErrorBody struct {
+	Detail string `json:"detail"`
+	Code   string `json:"code"`
+}
+
+// writeLangGraphError answers err on a LangGraph route, as writeError does
+// with LangGraph's shape: {"detail", "code"}.
+func (s *Server) writeLangGraphError(w http.ResponseWriter, r *http.Request, err error) {
+	ae, unexpected := toAPIError(err)
+	if unexpected {
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if ae.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="interlude"`)
+	}
+	writeJSON(w, ae.status, langGraphErrorBody{Detail: ae.message, Code: ae.code})
+}
+
 // answer writes v as a 200 answer.
 func answer(w http.ResponseWriter, v any) error {
 	writeJSON(w, http.StatusOK, v)

@@ -42,5 +42,5 @@ func (s *Server) Mount(pattern string, h http.Handler) {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 		eps[m] = endpoint{fn: fn}
 	}
-	s.mux.Handle(pattern, s.wrap(pattern, false, eps))
+	s.mux.Handle(pattern, s.wrap(pattern, false, eps, s.writeError))
 }

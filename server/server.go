@@ -430,6 +430,7 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 	if s.mailLinks != nil {
 		rs = append(rs, route{"/mail/", true, map[string]endpoint{http.MethodGet: {fn: plain(s.mailLinks)}, http.MethodPost: {fn: plain(s.mailLinks)}}})
 	}
+	lgRoutes := map[string]bool{} // whose refusals take LangGraph's shape
 	if s.langgraph != nil {
 		// The LangGraph API checks each route's role itself, from the caller.
 		lg := func(w http.ResponseWriter, r *http.Request, rc *reqCtx) error {
@@ -442,6 +443,7 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		}
 		for _, p := range langgraph.Patterns() {
 			rs = append(rs, route{p, p == "/ok" || p == "/info", eps}) // health and version need no token
+			lgRoutes[p] = true
 		}
 	}
 	if withMetrics {
@@ -467,14 +469,18 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 		}
 	}
 	for _, r := range rs {
-		s.mux.Handle(r.pattern, s.wrap(r.pattern, r.public, r.eps))
+		refuse := s.writeError
+		if lgRoutes[r.pattern] {
+			refuse = s.writeLangGraphError
+		}
+		s.mux.Handle(r.pattern, s.wrap(r.pattern, r.public, r.eps, refuse))
 	}
 	return nil
 }
 
 // wrap adds to a route what every request gets: authentication, method and role
-// checks, a request log and metrics.
-func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http.Handler {
+// checks, a request log and metrics. refuse answers the errors.
+func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint, refuse func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	var allow []string
 	for m := range eps {
 		allow = append(allow, m)
@@ -492,35 +498,35 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint) http
 		defer s.done(sw, r, rc, start)
 		if s.keys.Open() {
 			if err := s.localOnly(r); err != nil {
-				s.writeError(sw, r, err)
+				refuse(sw, r, err)
 				return
 			}
 		}
 		if !public {
 			who, err := s.keys.Authenticate(r)
 			if err != nil {
-				s.writeError(sw, r, &apiError{status: http.StatusUnauthorized, code: codeUnauthenticated, message: err.Error()})
+				refuse(sw, r, &apiError{status: http.StatusUnauthorized, code: codeUnauthenticated, message: err.Error()})
 				return
 			}
 			rc.who = who
 		}
 		if eps == nil {
-			s.writeError(sw, r, notFound("no route %s %s; the API is under /v1/", r.Method, r.URL.Path))
+			refuse(sw, r, notFound("no route %s %s; the API is under /v1/", r.Method, r.URL.Path))
 			return
 		}
 		ep, ok := eps[r.Method]
 		if !ok {
 			sw.Header().Set("Allow", allowed)
-			s.writeError(sw, r, &apiError{status: http.StatusMethodNotAllowed, code: codeMethodNotAllowed,
+			refuse(sw, r, &apiError{status: http.StatusMethodNotAllowed, code: codeMethodNotAllowed,
 				message: fmt.Sprintf("%s does not take %s; use %s", r.URL.Path, r.Method, allowed)})
 			return
 		}
 		if err := rc.who.Need(ep.need, ep.doing); err != nil {
-			s.writeError(sw, r, err)
+			refuse(sw, r, err)
 			return
 		}
 		if err := ep.fn(sw, r, rc); err != nil {
-			s.writeError(sw, r, err)
+			refuse(sw, r, err)
 		}
 	})
 }

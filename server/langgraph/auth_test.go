@@ -66,3 +66,36 @@ func TestBrowsersReachTheAPIOnlyFromListedOrigins(t *testing.T) {
 		t.Fatalf("a server without origins answered a preflight with %v", r.header)
 	}
 }
+
+// TestAuthRefusalsTakeLangGraphsErrorShape checks that a missing token and
+// a cross-site request are refused on the LangGraph routes as their other
+// errors are, {"detail", "code"}, while /v1 keeps its own shape.
+func TestAuthRefusalsTakeLangGraphsErrorShape(t *testing.T) {
+	withTokens := newLGServer(t, server.WithTokens([]auth.Token{{Name: "runner", Secret: "run-secret", Roles: []auth.Role{auth.RoleRun}}}))
+	open := newLGServer(t)
+	for _, c := range []struct {
+		name   string
+		s      *lgServer
+		path   string
+		header []string
+		status int
+		code   string
+	}{
+		{"a wrong token", withTokens, "/threads/search", []string{"Authorization", "Bearer wrong"}, 401, "unauthenticated"},
+		{"a cross-site request", open, "/threads", []string{"Sec-Fetch-Site", "cross-site"}, 403, "forbidden"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.s.call("POST", c.path, map[string]any{}, c.header...)
+			var e map[string]any
+			r.json(t, &e)
+			if r.status != c.status || e["code"] != c.code || e["detail"] == "" || e["detail"] == nil || e["error"] != nil {
+				t.Fatalf("POST %s answered %d %s, want %d {\"detail\", \"code\": %q}", c.path, r.status, r.body, c.status, c.code)
+			}
+			r = c.s.call("POST", "/v1/graph/invoke", map[string]any{}, c.header...)
+			r.json(t, &e)
+			if r.status != c.status || e["error"] == nil {
+				t.Fatalf("/v1 answered %d %s, want its own error shape", r.status, r.body)
+			}
+		})
+	}
+}

@@ -95,6 +95,9 @@
 // busy thread (thread_busy), 422 for an answer that fails its schema
 // (invalid_response) and for what Interlude has no equivalent of
 // (not_supported). A refused run starts nothing and leaves the thread as it was.
+// The server's own refusals on these routes take the same shape: 401
+// unauthenticated for a missing or wrong token, 403 forbidden for a
+// cross-site request to a server without tokens.
 //
 // # State updates, goto and copies
 //

@@ -172,7 +172,8 @@
 //
 // The metadata clients set on threads (POST and PATCH /threads; at most 16 KiB
 // of JSON a thread, so that a search reading it stays bounded), threads
-// created empty, and every run's Run object and output are kept in the
+// created empty (whose record keeps the created_at POST /threads answered
+// once they have run), and every run's Run object and output are kept in the
 // store's documents (store.Documents, which the memory, SQLite and Postgres
 // stores have): they survive a restart and every replica sharing the store
 // reads them. A run is recorded when it starts and when it ends, before its

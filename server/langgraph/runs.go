@@ -476,11 +476,9 @@ const emptyBookData = "{}"
 
 // endDocuments returns what the commit that ends the run's graph run writes
 // with it (graph.Command.WithEndDocuments): the run's record as finish will
-// find it, unless the run is cancelled or fails otherwise, and, for a run
-// that stores its thread (fresh), the forgetting of the thread's record in
-// the book if it holds no metadata, as forgetEmpty does. The run's end then
+// find it, unless the run is cancelled or fails otherwise. The run's end then
 // costs no commit of its own.
-func (h *Handler) endDocuments(ru *run, fresh bool) func(*graph.Result[json.RawMessage]) []store.DocumentWrite {
+func (h *Handler) endDocuments(ru *run) func(*graph.Result[json.RawMessage]) []store.DocumentWrite {
 	return func(end *graph.Result[json.RawMessage]) []store.DocumentWrite {
 		status, output := h.endOutput(ru, end.Status, end.Values, end.Interrupts, end.Error)
 		if output == nil {
@@ -495,11 +493,7 @@ func (h *Handler) endDocuments(ru *run, fresh bool) func(*graph.Result[json.RawM
 		ru.mu.Lock()
 		ru.ending = &endRecord{checkpoint: end.Checkpoint, status: status, output: output, at: o.UpdatedAt, values: end.Values, pending: end.Interrupts}
 		ru.mu.Unlock()
-		ws := []store.DocumentWrite{{Document: d}}
-		if fresh {
-			ws = append(ws, store.DocumentWrite{Document: store.Document{Kind: threadDoc, Data: []byte(emptyBookData)}, Delete: true, IfUnchanged: true})
-		}
-		return ws
+		return []store.DocumentWrite{{Document: d}}
 	}
 }
 
@@ -1248,33 +1242,23 @@ func (h *Handler) startRun(r *http.Request, b *runCreate, ka *keepAlive) (*run, 
 
 // chores is the housekeeping a run's end leaves that no answer waits for.
 type chores struct {
-	forgetEmpty bool // forget the thread's record in the book if it holds no metadata
-	prune       bool // forget the thread's oldest runs
-	drop        bool // delete the thread of a temporary run
+	prune bool // forget the thread's oldest runs
+	drop  bool // delete the thread of a temporary run
 }
 
 // choresOf is the housekeeping the run, which has ended, leaves.
 func (h *Handler) choresOf(ru *run) chores {
 	ru.mu.Lock()
-	begun, storedThread, documented := ru.begun, ru.storedThread, ru.documented
+	begun, storedThread := ru.begun, ru.storedThread
 	ru.mu.Unlock()
 	return chores{
-		// A record of the thread without metadata, which POST /threads left,
-		// is of no more use now that the store keeps the thread, unless its
-		// forgetting went with the run's end.
-		forgetEmpty: storedThread && !ru.temporary && !documented,
-		prune:       begun && !ru.temporary && !storedThread && rand.N(pruneEvery) == 0,
-		drop:        ru.temporary,
+		prune: begun && !ru.temporary && !storedThread && rand.N(pruneEvery) == 0,
+		drop:  ru.temporary,
 	}
 }
 
 // doChores does the housekeeping c of the run.
 func (h *Handler) doChores(ru *run, c chores) {
-	if c.forgetEmpty {
-		if err := h.threads.forgetEmpty(context.Background(), ru.ThreadID); err != nil {
-			h.log.Warn("the thread's empty record could not be forgotten", "thread_id", ru.ThreadID, "err", err)
-		}
-	}
 	if c.prune {
 		if err := h.runs.prune(context.Background(), ru.ThreadID); err != nil {
 			h.log.Warn("the thread's oldest runs could not be forgotten", "thread_id", ru.ThreadID, "err", err)
@@ -1563,7 +1547,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 		cmd = graph.Respond(answers)
 	}
 	if h.runs.docs != nil && !ru.temporary {
-		cmd = cmd.WithEndDocuments(h.endDocuments(ru, held.Fresh))
+		cmd = cmd.WithEndDocuments(h.endDocuments(ru))
 	}
 	var events func(func(graph.Event, error) bool)
 	switch {

@@ -278,3 +278,33 @@ func TestAThreadsMetadataIsBoundedAndARefusalChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestAThreadKeepsTheCreatedAtPOSTThreadsGaveIt checks that a thread's
+// created_at stays what POST /threads answered once it has run, read alone
+// or in a search, whatever body created it.
+func TestAThreadKeepsTheCreatedAtPOSTThreadsGaveIt(t *testing.T) {
+	s := newLGServer(t)
+	for _, body := range []map[string]any{{"metadata": map[string]any{}}, {}, {"metadata": map[string]any{"team": "billing"}}} {
+		var made struct {
+			ThreadID  string `json:"thread_id"`
+			CreatedAt string `json:"created_at"`
+		}
+		s.must(200, "POST", "/threads", body, &made)
+		s.must(200, "POST", "/threads/"+made.ThreadID+"/runs/wait", map[string]any{"input": map[string]any{"amount": 3}, "assistant_id": "refund"}, nil)
+		var got struct {
+			CreatedAt string `json:"created_at"`
+			UpdatedAt string `json:"updated_at"`
+		}
+		s.must(200, "GET", "/threads/"+made.ThreadID, nil, &got)
+		if got.CreatedAt != made.CreatedAt {
+			t.Fatalf("a thread created with %v at %s reads created_at %s (updated_at %s) after its first run", body, made.CreatedAt, got.CreatedAt, got.UpdatedAt)
+		}
+		var found []struct {
+			CreatedAt string `json:"created_at"`
+		}
+		s.must(200, "POST", "/threads/search", map[string]any{"ids": []string{made.ThreadID}}, &found)
+		if len(found) != 1 || found[0].CreatedAt != made.CreatedAt {
+			t.Fatalf("the search finds the thread created with %v as %+v, want created_at %s", body, found, made.CreatedAt)
+		}
+	}
+}

@@ -174,7 +174,7 @@ func (b *threadBook) merge(ctx context.Context, id string, md map[string]any, no
 	if !ok {
 		if len(b.m) >= maxBook {
 			return &apiError{status: http.StatusServiceUnavailable, code: "unavailable",
-				message: fmt.Sprintf("this server keeps the metadata of at most %d threads; run or delete some of the threads created without a run", maxBook)}
+				message: fmt.Sprintf("this server keeps the metadata of at most %d threads; delete some threads created here", maxBook)}
 		}
 		r = &threadRecord{createdAt: now, metadata: map[string]any{}}
 	}
@@ -225,29 +225,6 @@ func (b *threadBook) create(ctx context.Context, id string, md map[string]any, n
 		json.Unmarshal(data, &rec.metadata)
 	}
 	return rec, nil
-}
-
-// forgetEmpty forgets the thread's record if it holds no metadata: once the
-// store keeps the thread, a record without metadata tells nothing more.
-func (b *threadBook) forgetEmpty(ctx context.Context, id string) error {
-	if b.docs == nil {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		if r, ok := b.m[id]; ok && len(r.metadata) == 0 {
-			delete(b.m, id)
-		}
-		return nil
-	}
-	held, err := b.locks.Hold(ctx, id) // a merge in between keeps its metadata
-	if err != nil {
-		return err
-	}
-	defer held.Unlock()
-	rec, ok := b.get(ctx, id)
-	if !ok || len(rec.metadata) > 0 {
-		return nil
-	}
-	return b.docs.DeleteDocument(ctx, id, threadDoc, "")
 }
 
 func (b *threadBook) forget(ctx context.Context, id string) {

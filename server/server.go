@@ -377,6 +377,10 @@ func plain(h http.Handler) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ *reqCtx) error { h.ServeHTTP(w, r); return nil }
 }
 
+// anyMethod keys the endpoint of a route that takes every method, and
+// answers those it does not serve itself.
+const anyMethod = "*"
+
 // endpoint is one method of a route.
 type endpoint struct {
 	need  auth.Role // beyond reading
@@ -437,10 +441,9 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 			s.langgraph.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), rc.who)))
 			return nil
 		}
-		eps := map[string]endpoint{}
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
-			eps[m] = endpoint{fn: lg}
-		}
+		// It answers every method, and a method a route does not take with
+		// the route's own Allow.
+		eps := map[string]endpoint{anyMethod: {fn: lg}}
 		for _, p := range langgraph.Patterns() {
 			rs = append(rs, route{p, p == "/ok" || p == "/info", eps}) // health and version need no token
 			lgRoutes[p] = true
@@ -483,7 +486,9 @@ func (s *Server) routes(withMetrics bool, reg prometheus.Registerer) error {
 func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint, refuse func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	var allow []string
 	for m := range eps {
-		allow = append(allow, m)
+		if m != anyMethod {
+			allow = append(allow, m)
+		}
 	}
 	slices.Sort(allow)
 	allowed := strings.Join(allow, ", ")
@@ -515,6 +520,9 @@ func (s *Server) wrap(pattern string, public bool, eps map[string]endpoint, refu
 			return
 		}
 		ep, ok := eps[r.Method]
+		if !ok {
+			ep, ok = eps[anyMethod]
+		}
 		if !ok {
 			sw.Header().Set("Allow", allowed)
 			refuse(sw, r, &apiError{status: http.StatusMethodNotAllowed, code: codeMethodNotAllowed,

@@ -87,8 +87,11 @@
 //
 // Errors are JSON {"detail": message, "code": Interlude's code, "interrupts",
 // "violations"}, the shape LangGraph's Python server answers and its SDKs
-// read, with statuses the SDKs do not retry: 400 for a malformed request, 404
-// for an unknown thread, run or assistant, 409 for input to an interrupted
+// read, with statuses the SDKs do not retry: 400 for a malformed request (an
+// if_exists, sort_by or sort_order other than LangGraph takes among them), 404
+// for an unknown thread, run or assistant, 405 for a method the route does not
+// take (with the route's Allow, which OPTIONS answers too; GET routes but a
+// run's live stream answer HEAD), 409 for input to an interrupted
 // thread (thread_interrupted), a resume of a thread that is not interrupted
 // (not_interrupted), a stale or unknown interrupt id (unknown_interrupt), a
 // bare resume while several interrupts are pending (ambiguous_resume) and a

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -165,42 +167,91 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 
 func (h *Handler) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
-	m.HandleFunc("GET /info", h.handleInfo)
-	m.HandleFunc("POST /assistants/search", h.handleAssistantSearch)
-	m.HandleFunc("POST /assistants/count", h.handleAssistantCount)
-	m.HandleFunc("GET /assistants/{id}", h.handleAssistant)
-	m.HandleFunc("GET /assistants/{id}/graph", h.handleAssistantGraph)
-	m.HandleFunc("GET /assistants/{id}/schemas", h.handleAssistantSchemas)
-	m.HandleFunc("POST /threads", h.handleThreadCreate)
-	m.HandleFunc("POST /threads/search", h.handleThreadSearch)
-	m.HandleFunc("POST /threads/count", h.handleThreadCount)
-	m.HandleFunc("GET /threads/{tid}", h.handleThreadGet)
-	m.HandleFunc("PATCH /threads/{tid}", h.handleThreadPatch)
-	m.HandleFunc("DELETE /threads/{tid}", h.handleThreadDelete)
-	m.HandleFunc("POST /threads/{tid}/copy", h.handleThreadCopy)
-	m.HandleFunc("GET /threads/{tid}/state", h.handleStateGet)
-	m.HandleFunc("GET /threads/{tid}/state/{cid}", h.handleStateGet)
-	m.HandleFunc("POST /threads/{tid}/state", h.handleStatePost)
-	m.HandleFunc("POST /threads/{tid}/state/checkpoint", h.handleStateCheckpoint)
-	m.HandleFunc("GET /threads/{tid}/history", h.handleHistory)
-	m.HandleFunc("POST /threads/{tid}/history", h.handleHistory)
-	m.HandleFunc("POST /threads/{tid}/runs", h.handleRunCreate(modeBackground))
-	m.HandleFunc("POST /threads/{tid}/runs/stream", h.handleRunCreate(modeStream))
-	m.HandleFunc("POST /threads/{tid}/runs/wait", h.handleRunCreate(modeWait))
-	m.HandleFunc("GET /threads/{tid}/runs", h.handleRunList)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}", h.handleRunGet)
-	m.HandleFunc("DELETE /threads/{tid}/runs/{rid}", h.handleRunDelete)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/join", h.handleRunJoin)
-	m.HandleFunc("GET /threads/{tid}/runs/{rid}/stream", h.handleRunJoinStream)
-	m.HandleFunc("POST /threads/{tid}/runs/{rid}/cancel", h.handleRunCancel)
-	m.HandleFunc("POST /runs", h.handleRunCreate(modeBackground))
-	m.HandleFunc("POST /runs/stream", h.handleRunCreate(modeStream))
-	m.HandleFunc("POST /runs/wait", h.handleRunCreate(modeWait))
+	routes := []struct {
+		method, path string
+		fn           http.HandlerFunc
+	}{
+		{"GET", "/ok", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) }},
+		{"GET", "/info", h.handleInfo},
+		{"POST", "/assistants/search", h.handleAssistantSearch},
+		{"POST", "/assistants/count", h.handleAssistantCount},
+		{"GET", "/assistants/{id}", h.handleAssistant},
+		{"GET", "/assistants/{id}/graph", h.handleAssistantGraph},
+		{"GET", "/assistants/{id}/schemas", h.handleAssistantSchemas},
+		{"POST", "/threads", h.handleThreadCreate},
+		{"POST", "/threads/search", h.handleThreadSearch},
+		{"POST", "/threads/count", h.handleThreadCount},
+		{"GET", "/threads/{tid}", h.handleThreadGet},
+		{"PATCH", "/threads/{tid}", h.handleThreadPatch},
+		{"DELETE", "/threads/{tid}", h.handleThreadDelete},
+		{"POST", "/threads/{tid}/copy", h.handleThreadCopy},
+		{"GET", "/threads/{tid}/state", h.handleStateGet},
+		{"GET", "/threads/{tid}/state/{cid}", h.handleStateGet},
+		{"POST", "/threads/{tid}/state", h.handleStatePost},
+		{"POST", "/threads/{tid}/state/checkpoint", h.handleStateCheckpoint},
+		{"GET", "/threads/{tid}/history", h.handleHistory},
+		{"POST", "/threads/{tid}/history", h.handleHistory},
+		{"POST", "/threads/{tid}/runs", h.handleRunCreate(modeBackground)},
+		{"POST", "/threads/{tid}/runs/stream", h.handleRunCreate(modeStream)},
+		{"POST", "/threads/{tid}/runs/wait", h.handleRunCreate(modeWait)},
+		{"GET", "/threads/{tid}/runs", h.handleRunList},
+		{"GET", "/threads/{tid}/runs/{rid}", h.handleRunGet},
+		{"DELETE", "/threads/{tid}/runs/{rid}", h.handleRunDelete},
+		{"GET", "/threads/{tid}/runs/{rid}/join", h.handleRunJoin},
+		{"GET", "/threads/{tid}/runs/{rid}/stream", h.handleRunJoinStream},
+		{"POST", "/threads/{tid}/runs/{rid}/cancel", h.handleRunCancel},
+		{"POST", "/runs", h.handleRunCreate(modeBackground)},
+		{"POST", "/runs/stream", h.handleRunCreate(modeStream)},
+		{"POST", "/runs/wait", h.handleRunCreate(modeWait)},
+	}
+	// A GET route answers HEAD too (net/http's patterns), except a run's
+	// live stream, which has no end to answer it with.
+	const liveStream = "/threads/{tid}/runs/{rid}/stream"
+	allow := map[string][]string{}
+	var paths []string
+	for _, rt := range routes {
+		m.HandleFunc(rt.method+" "+rt.path, rt.fn)
+		if _, ok := allow[rt.path]; !ok {
+			paths = append(paths, rt.path)
+		}
+		allow[rt.path] = append(allow[rt.path], rt.method)
+		if rt.method == http.MethodGet && rt.path != liveStream {
+			allow[rt.path] = append(allow[rt.path], http.MethodHead)
+		}
+	}
+	// A request of another method is matched against the paths alone, the
+	// most specific first (net/http's precedence), so that /threads/search
+	// is not taken for a thread id: OPTIONS answers the path's methods, any
+	// other method 405 with them.
+	byPath := http.NewServeMux()
+	for _, p := range paths {
+		methods := append(allow[p], http.MethodOptions)
+		slices.Sort(methods)
+		byPath.HandleFunc(p, methodsOf(strings.Join(methods, ", ")))
+	}
+	m.HandleFunc("HEAD "+liveStream, methodsOf(strings.Join(allow[liveStream], ", ")+", OPTIONS"))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, p := byPath.Handler(r); p != "" {
+			byPath.ServeHTTP(w, r)
+			return
+		}
 		writeError(w, notFound("no LangGraph route %s %s", r.Method, r.URL.Path))
 	})
 	h.mux = m
+}
+
+// methodsOf answers a request of a method its route does not take: OPTIONS
+// with the methods it does (allowed), any other with a 405 naming them.
+func methodsOf(allowed string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allowed)
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+			message: fmt.Sprintf("%s does not take %s; use %s", r.URL.Path, r.Method, allowed)})
+	}
 }
 
 // callerOf returns who sends the request, as the mounting server put it in

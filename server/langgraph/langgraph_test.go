@@ -619,3 +619,53 @@ func TestAnAnswerSentAgainByIDIsAReplay(t *testing.T) {
 	}
 	s.must(409, "POST", "/threads/"+id+"/runs/wait", map[string]any{"command": map[string]any{"resume": map[string]any{"0123456789abcdef0123456789abcdef": true}}, "assistant_id": "refund"}, nil)
 }
+
+// TestBadValuesAndMethodsAreRefusedNamingWhatIsAllowed checks that an
+// unknown if_exists, sort_by or sort_order is refused with 400 naming the
+// allowed values, that GET routes answer HEAD, and that OPTIONS and a method
+// a route does not take get that route's Allow.
+func TestBadValuesAndMethodsAreRefusedNamingWhatIsAllowed(t *testing.T) {
+	s := newLGServer(t)
+	id := s.newThread()
+	for _, c := range []struct {
+		path  string
+		body  map[string]any
+		names string
+	}{
+		{"/threads", map[string]any{"thread_id": id, "if_exists": "bogus"}, "do_nothing"},
+		{"/threads", map[string]any{"if_exists": "bogus"}, "do_nothing"},
+		{"/threads/search", map[string]any{"sort_by": "bogus"}, "updated_at"},
+		{"/threads/search", map[string]any{"sort_order": "bogus"}, "desc"},
+	} {
+		r := s.call("POST", c.path, c.body)
+		var e struct {
+			Detail string `json:"detail"`
+			Code   string `json:"code"`
+		}
+		r.json(t, &e)
+		if r.status != 400 || e.Code != "invalid_request" || !strings.Contains(e.Detail, c.names) {
+			t.Fatalf("POST %s %v answered %d %s, want 400 naming %s", c.path, c.body, r.status, r.body, c.names)
+		}
+	}
+	for _, path := range []string{"/threads/" + id, "/threads/" + id + "/state", "/info"} {
+		if r := s.call("HEAD", path, nil); r.status != 200 || len(r.body) != 0 {
+			t.Fatalf("HEAD %s answered %d %q, want 200 without a body", path, r.status, r.body)
+		}
+	}
+	for _, c := range []struct {
+		method, path, allow string
+		status              int
+	}{
+		{"OPTIONS", "/threads/search", "OPTIONS, POST", 204},
+		{"OPTIONS", "/threads/" + id, "DELETE, GET, HEAD, OPTIONS, PATCH", 204},
+		{"OPTIONS", "/threads/" + id + "/runs/stream", "OPTIONS, POST", 204},
+		{"PUT", "/threads/search", "OPTIONS, POST", 405},
+		{"DELETE", "/threads/" + id + "/state", "GET, HEAD, OPTIONS, POST", 405},
+	} {
+		r := s.call(c.method, c.path, nil)
+		if r.status != c.status || r.header.Get("Allow") != c.allow {
+			t.Fatalf("%s %s answered %d with Allow %q, want %d with %q", c.method, c.path, r.status, r.header.Get("Allow"), c.status, c.allow)
+		}
+	}
+	s.must(404, "OPTIONS", "/nowhere", nil, nil)
+}

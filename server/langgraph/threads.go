@@ -418,6 +418,10 @@ func (h *Handler) handleThreadCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if body.IfExists != "" && body.IfExists != "raise" && body.IfExists != "do_nothing" {
+		writeError(w, badRequest("if_exists %q is not one of raise, do_nothing", body.IfExists))
+		return
+	}
 	if body.ThreadID == "" {
 		// A new id names no thread yet: the book alone answers, with no
 		// store read.
@@ -820,6 +824,16 @@ func (h *Handler) handleThreadSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	if limit < 0 || limit > 1000 || b.Offset < 0 {
 		writeError(w, badRequest("limit must be 0 to 1000 and offset at least 0"))
+		return
+	}
+	switch b.SortBy {
+	case "", "thread_id", "status", "created_at", "updated_at":
+	default:
+		writeError(w, badRequest("sort_by %q is not one of thread_id, status, created_at, updated_at", b.SortBy))
+		return
+	}
+	if b.SortOrder != "" && b.SortOrder != "asc" && b.SortOrder != "desc" {
+		writeError(w, badRequest("sort_order %q is not one of asc, desc", b.SortOrder))
 		return
 	}
 	page, total, err := h.search(r.Context(), b, b.Offset, limit)

@@ -85,8 +85,8 @@
 //
 // # Refusals
 //
-// Errors are JSON {"detail": message, "code": Interlude's code, "interrupts",
-// "violations"}, the shape LangGraph's Python server answers and its SDKs
+// Errors are JSON {"detail": message, "code": Interlude's code, "interrupts"
+// (the 32-hex ids the thread shows), "violations"}, the shape LangGraph's Python server answers and its SDKs
 // read, with statuses the SDKs do not retry: 400 for a malformed request (an
 // if_exists, sort_by or sort_order other than LangGraph takes among them), 404
 // for an unknown thread, run or assistant, 405 for a method the route does not

@@ -669,3 +669,43 @@ func TestBadValuesAndMethodsAreRefusedNamingWhatIsAllowed(t *testing.T) {
 	}
 	s.must(404, "OPTIONS", "/nowhere", nil, nil)
 }
+
+// TestThreadInterruptedRefusalsNameLangGraphsInterruptIDs checks that a
+// refusal of input or of an update to a thread waiting for answers names the
+// interrupts by the ids the thread shows, not by Interlude's.
+func TestThreadInterruptedRefusalsNameLangGraphsInterruptIDs(t *testing.T) {
+	s := newLGServer(t)
+	for _, c := range []struct{ assistant, input string }{{"refund", `{"amount": 5}`}, {"support-agent", `{"messages": [{"type": "human", "content": "Refund order A-1001 $40"}]}`}} {
+		t.Run(c.assistant, func(t *testing.T) {
+			id := s.newThread()
+			s.must(200, "POST", "/threads/"+id+"/runs/wait", map[string]any{"input": json.RawMessage(c.input), "assistant_id": c.assistant}, nil)
+			var th threadObj
+			s.must(200, "GET", "/threads/"+id, nil, &th)
+			var want []string
+			for _, list := range th.Interrupts {
+				for _, in := range list {
+					want = append(want, in.ID)
+				}
+			}
+			if len(want) != 1 {
+				t.Fatalf("the thread shows interrupts %v, want one", th.Interrupts)
+			}
+			for _, req := range []struct{ path, body string }{
+				{"/runs/wait", `{"input": ` + c.input + `, "assistant_id": "` + c.assistant + `"}`},
+				{"/runs/wait", `{"command": {"update": {"x": 1}}, "assistant_id": "` + c.assistant + `"}`},
+				{"/state", `{"values": {"x": 1}}`},
+			} {
+				r := s.call("POST", "/threads/"+id+req.path, json.RawMessage(req.body))
+				var e struct {
+					Detail     string   `json:"detail"`
+					Code       string   `json:"code"`
+					Interrupts []string `json:"interrupts"`
+				}
+				r.json(t, &e)
+				if r.status != 409 || e.Code != "thread_interrupted" || len(e.Interrupts) != 1 || e.Interrupts[0] != want[0] || strings.Contains(e.Detail, "int_") {
+					t.Fatalf("POST %s %s answered %d %s, want 409 thread_interrupted naming %s", req.path, req.body, r.status, r.body, want[0])
+				}
+			}
+		})
+	}
+}

@@ -1305,6 +1305,41 @@ func (h *Handler) forkPlan(ctx context.Context, threadID, cp string, p plan) (pl
 	return plan{kind: "fork", fork: v}, nil
 }
 
+// withLangGraphIDs returns err, a refusal of a run or an update of the held
+// thread, with the Interlude interrupt ids it names replaced by the ids of the
+// LangGraph interrupts that stand for them, as everything else on these routes
+// names interrupts; an error naming none is returned as it is.
+func (h *Handler) withLangGraphIDs(ctx context.Context, held *host.Held, threadID string, err error) error {
+	var ie *interlude.Error
+	if !errors.As(err, &ie) || len(ie.Interrupts) == 0 {
+		return err
+	}
+	ae := toAPIError(err)
+	var groups []lgInterrupt
+	if pending, _, perr := held.Pending(ctx); perr == nil {
+		groups = h.group(held.Graph.Name(), pending)
+	}
+	earlier := h.earlierInterrupts(ctx, held.Graph, threadID)
+	ids := make([]string, 0, len(ie.Interrupts))
+	for _, id := range ie.Interrupts {
+		lg := interruptID(id)
+		if g, _, ok := findInterrupt(groups, id); ok {
+			lg = g.ID
+		} else if g, _ := earlier(id); g != nil {
+			lg = g.ID
+		}
+		ae.message = strings.ReplaceAll(ae.message, id, lg)
+		if !slices.Contains(ids, lg) {
+			ids = append(ids, lg)
+		}
+	}
+	ae.interrupts = ids
+	if ae.code == string(interlude.CodeThreadInterrupted) {
+		ae.message = fmt.Sprintf("the thread is waiting for answers to %s; answer them first (command.resume, a map {interrupt_id: value}), or end them (command.goto \"__end__\"), then send input", strings.Join(ids, ", "))
+	}
+	return ae
+}
+
 // resumeAtBreakpoint refuses command.resume on a thread paused at breakpoint
 // brk, which asks no question, saying how to continue it.
 func resumeAtBreakpoint(brk *graph.Breakpoint) error {
@@ -1349,10 +1384,7 @@ func (h *Handler) applyUpdate(ctx context.Context, held *host.Held, p plan) erro
 		return err
 	}
 	if len(pending) > 0 {
-		ids := make([]string, len(pending))
-		for i, q := range pending {
-			ids[i] = q.ID
-		}
+		ids := lgIDs(h.group(held.Graph.Name(), pending))
 		return &apiError{status: http.StatusConflict, code: string(interlude.CodeThreadInterrupted), interrupts: ids,
 			message: "the thread is waiting for answers, which command.update and command.goto would pass by: answer them first (command.resume), then update the thread"}
 	}
@@ -1566,7 +1598,7 @@ func (h *Handler) execute(ctx context.Context, ru *run, p plan) {
 	for e, err := range events {
 		if err != nil {
 			if !started {
-				refuse(err)
+				refuse(h.withLangGraphIDs(ctx, held, ru.ThreadID, err))
 				ru.setStatus("error")
 				return
 			}

@@ -1291,7 +1291,7 @@ func (h *Handler) updateState(r *http.Request, id string, values json.RawMessage
 	}
 	res, err := held.UpdateState(ctx, u)
 	if err != nil {
-		return 0, err
+		return 0, h.withLangGraphIDs(ctx, held, id, err)
 	}
 	return res.Checkpoint, nil
 }

@@ -77,7 +77,8 @@
 // from the Interlude ids they stand for; Interlude's own ids ("int_...") are
 // accepted as keys of a resume map too. command.resume is a map when every key
 // has the shape of an interrupt id; it must then name pending interrupts, or
-// interrupts already answered with the same value: such an answer sent again
+// interrupts already answered with the same value (among those of the
+// thread's newest 1,000 checkpoints): such an answer sent again
 // (a double click, a retried request) is a replay, which runs nothing and
 // answers the output the first answer led to, and a different value for an
 // answered interrupt is refused with 409 unknown_interrupt. Any other value

@@ -1347,13 +1347,18 @@ func resumeAtBreakpoint(brk *graph.Breakpoint) error {
 		message: fmt.Sprintf("the thread is paused at a breakpoint %s node %q and asks no question for command.resume to answer; continue it with a run that has neither input nor command (input null)", brk.When, brk.Node)}
 }
 
+// replayLookback bounds the checkpoints an answer to an interrupt no longer
+// pending is looked for in, so that a mistyped id costs bounded work: answers
+// sent again (a retry, a double click) are to recent questions.
+const replayLookback = 1000
+
 // earlierInterrupts finds an interrupt no longer pending on the thread in its
-// history, newest first, grouped as it was while it was pending: what an
-// answer sent again for it is matched against.
+// newest replayLookback checkpoints, newest first, grouped as it was while it
+// was pending: what an answer sent again for it is matched against.
 func (h *Handler) earlierInterrupts(ctx context.Context, g graph.Erased, threadID string) earlierFunc {
 	return func(id string) (*lgInterrupt, error) {
 		opt := graph.HistoryOptions{Limit: 100}
-		for {
+		for range replayLookback / opt.Limit {
 			cps, err := g.History(ctx, threadID, opt)
 			if err != nil {
 				return nil, err
@@ -1371,6 +1376,7 @@ func (h *Handler) earlierInterrupts(ctx context.Context, g graph.Erased, threadI
 			}
 			opt.Before = cps[len(cps)-1].ID
 		}
+		return nil, nil
 	}
 }
 

@@ -316,6 +316,30 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			t.Errorf("--json at the end of a listing: want next_cursor null, as the server sends it\n%s", last)
 		}
 	})
+	t.Run("hints repeat --server when it was given as a flag", func(t *testing.T) {
+		// $INTERLUDE_SERVER names no server: a hint that left --server out
+		// would talk to it.
+		elsewhere := []string{"INTERLUDE_SERVER=http://" + proctest.FreeAddr(t)}
+		srv := " --server " + s.url
+		out := s.expectCLI(t, elsewhere, exitOK, []string{"run", "two-step", "{}", "--thread", "srv-1", "--server", s.url},
+			"resume: interlude resume srv-1 --id int_", "--message REASON"+srv+"\n", "cancel: interlude cancel srv-1 --id int_")
+		_, hint, _ := strings.Cut(out, "resume: interlude ")
+		resume := strings.Fields(strings.SplitN(hint, "\n", 2)[0])
+		if !strings.HasSuffix(strings.Join(resume, " "), srv) {
+			t.Fatalf("the resume hint does not repeat --server:\n%s", out)
+		}
+		s.expectCLI(t, elsewhere, exitOK, resume, "Thread srv-1: interrupted", "Approve step 2?")
+		s.expectCLI(t, elsewhere, exitOK, []string{"show", "srv-1", "--server", s.url}, "true"+srv+"\n", "cancel: interlude cancel srv-1 --id int_")
+		s.expectCLI(t, elsewhere, exitOK, []string{"run", "gated", `{"topic": "tea"}`, "--thread", "srv-gate", "--server", s.url},
+			"Continue with: interlude run gated --thread srv-gate"+srv+"\n")
+		out = s.expectCLI(t, elsewhere, exitOK, []string{"threads", "--graph", "gated", "--limit", "1", "--server", s.url}, "srv-gate", srv+"\n")
+		_, more, _ := strings.Cut(out, "More: interlude ")
+		s.expectCLI(t, elsewhere, exitOK, strings.Fields(more), "gate-1")
+		// From the environment, the server is not repeated.
+		if out := s.expectCLI(t, nil, exitOK, []string{"show", "srv-1"}, "resume: interlude resume srv-1"); strings.Contains(out, "--server") {
+			t.Errorf("a hint repeats the server $INTERLUDE_SERVER chose:\n%s", out)
+		}
+	})
 	t.Run("a body over --body-limit is refused", func(t *testing.T) {
 		big := `{"topic": "` + strings.Repeat("x", 5000) + `"}`
 		s.expectCLI(t, nil, exitRefused, []string{"run", "gated", big}, "413 too_large")

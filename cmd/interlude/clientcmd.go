@@ -18,6 +18,7 @@ const defaultServer = "http://127.0.0.1:8000"
 // remote holds the flags every client command shares.
 type remote struct {
 	e      *env
+	fs     *flag.FlagSet
 	server *string
 	json   *bool
 }
@@ -29,9 +30,22 @@ func remoteFlags(fs *flag.FlagSet, e *env) *remote {
 	}
 	return &remote{
 		e:      e,
+		fs:     fs,
 		server: fs.String("server", def, "the server's base `URL` ($INTERLUDE_SERVER sets the default)"),
 		json:   fs.Bool("json", false, "print the server's answer as JSON"),
 	}
+}
+
+// serverArg is what the commands printed as hints end with so that they talk to
+// the same server: " --server URL" when --server was given as a flag, else ""
+// (the environment that chose the server still does when the hint is run).
+func (r *remote) serverArg() string {
+	given := false
+	r.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "server" })
+	if !given {
+		return ""
+	}
+	return " --server " + line(quote(*r.server))
 }
 
 // client returns a client for --server, refusing a value that is not an http or

@@ -45,7 +45,7 @@ INPUT_JSON for "interlude run", and the full input schema.`,
 				return writeJSON(e.stdout, map[string]any{"graphs": gs})
 			}
 			if len(args) == 1 {
-				printGraph(e.stdout, gs[0])
+				printGraph(e.stdout, gs[0], r.serverArg())
 				return nil
 			}
 			for _, g := range gs {
@@ -169,7 +169,7 @@ func exampleInput(fs []inputField) string {
 	return shellQuote("{" + strings.Join(parts, ", ") + "}")
 }
 
-func printGraph(w io.Writer, g wire.GraphInfo) {
+func printGraph(w io.Writer, g wire.GraphInfo, srv string) {
 	fields := readInput(g.InputSchema)
 	fmt.Fprintf(w, "Graph %s\n", line(g.Name))
 	if len(g.Nodes) > 0 {
@@ -191,9 +191,9 @@ func printGraph(w io.Writer, g wire.GraphInfo) {
 			fmt.Fprintln(w, row)
 		}
 		if slices.ContainsFunc(fields, func(f inputField) bool { return f.name == "messages" }) {
-			fmt.Fprintf(w, "  start one: %s run %s --message TEXT\n", self, line(quote(g.Name)))
+			fmt.Fprintf(w, "  start one: %s run %s --message TEXT%s\n", self, line(quote(g.Name)), srv)
 		} else {
-			fmt.Fprintf(w, "  start one: %s run %s %s\n", self, line(quote(g.Name)), line(exampleInput(fields)))
+			fmt.Fprintf(w, "  start one: %s run %s %s%s\n", self, line(quote(g.Name)), line(exampleInput(fields)), srv)
 		}
 	}
 	fmt.Fprintf(w, "  input schema: %s\n", compact(g.InputSchema))

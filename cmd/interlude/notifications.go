@@ -69,7 +69,7 @@ attempt failed). "retry ID" tries a failed one again now; it needs an admin toke
 				if *state != "" {
 					more += " --state " + quote(*state)
 				}
-				fmt.Fprintf(e.stdout, "More: %s --before %d\n", line(more), *page.NextBefore)
+				fmt.Fprintf(e.stdout, "More: %s --before %d%s\n", line(more), *page.NextBefore, r.serverArg())
 			}
 			return nil
 		}

@@ -19,8 +19,8 @@ import (
 
 // printRun prints the answer of a run (run, resume, reject, cancel) for people.
 // graph names the thread's graph, for the command that continues it past a
-// breakpoint.
-func printRun(w io.Writer, res *graph.Result[json.RawMessage], graph string) {
+// breakpoint; srv ends each command printed (see remote.serverArg).
+func printRun(w io.Writer, res *graph.Result[json.RawMessage], graph, srv string) {
 	for _, rp := range res.Replays {
 		who := "anonymous"
 		if rp.By != "" {
@@ -33,9 +33,9 @@ func printRun(w io.Writer, res *graph.Result[json.RawMessage], graph string) {
 		fmt.Fprintf(w, "Error: %s\n", oneLine(res.Error))
 	}
 	if res.Breakpoint != nil {
-		fmt.Fprintf(w, "Paused %s node %s. Continue with: %s run %s --thread %s\n", line(string(res.Breakpoint.When)), line(res.Breakpoint.Node), self, line(quote(graph)), line(quote(res.ThreadID)))
+		fmt.Fprintf(w, "Paused %s node %s. Continue with: %s run %s --thread %s%s\n", line(string(res.Breakpoint.When)), line(res.Breakpoint.Node), self, line(quote(graph)), line(quote(res.ThreadID)), srv)
 	}
-	printQuestions(w, graph, res.ThreadID, res.Interrupts)
+	printQuestions(w, graph, res.ThreadID, res.Interrupts, srv)
 	if msgs := decodeMessages(res.Messages); len(msgs) > 0 {
 		if last := msgs[len(msgs)-1]; last.Role == model.RoleAssistant && last.Text() != "" {
 			fmt.Fprintf(w, "Agent: %s\n", oneLine(last.Text()))
@@ -47,8 +47,9 @@ func printRun(w io.Writer, res *graph.Result[json.RawMessage], graph string) {
 	}
 }
 
-// printQuestions prints pending questions with the command that answers each.
-func printQuestions(w io.Writer, graph, thread string, qs []interlude.Interruption) {
+// printQuestions prints pending questions with the command that answers each,
+// ending with srv.
+func printQuestions(w io.Writer, graph, thread string, qs []interlude.Interruption, srv string) {
 	if len(qs) == 0 {
 		return
 	}
@@ -58,7 +59,7 @@ func printQuestions(w io.Writer, graph, thread string, qs []interlude.Interrupti
 		fmt.Fprintf(w, "Waiting for %d answers:\n", len(qs))
 	}
 	for _, q := range qs {
-		printQuestion(w, graph, thread, q)
+		printQuestion(w, graph, thread, q, srv)
 	}
 }
 
@@ -94,7 +95,7 @@ func breadcrumb(graph string, q interlude.Interruption) string {
 // printQuestion prints one pending question and the commands that answer it.
 // They name the interrupt even when it is the only one, so that running one
 // again after it succeeded replays the recorded answer instead of being refused.
-func printQuestion(w io.Writer, graph, thread string, q interlude.Interruption) {
+func printQuestion(w io.Writer, graph, thread string, q interlude.Interruption, srv string) {
 	where := "node " + line(q.Node)
 	if q.ToolCallID != "" {
 		where += ", tool call " + line(q.ToolCallID)
@@ -125,9 +126,9 @@ func printQuestion(w io.Writer, graph, thread string, q interlude.Interruption) 
 		fmt.Fprintf(w, "    open until: %s\n", stamp(*q.ExpiresAt))
 	}
 	id := " --id " + line(q.ID)
-	fmt.Fprintf(w, "    resume: %s resume %s%s %s\n", self, thread, id, exampleAnswer(q))
-	fmt.Fprintf(w, "    reject: %s reject %s%s --message REASON\n", self, thread, id)
-	fmt.Fprintf(w, "    cancel: %s cancel %s%s\n", self, thread, id)
+	fmt.Fprintf(w, "    resume: %s resume %s%s %s%s\n", self, thread, id, exampleAnswer(q), srv)
+	fmt.Fprintf(w, "    reject: %s reject %s%s --message REASON%s\n", self, thread, id, srv)
+	fmt.Fprintf(w, "    cancel: %s cancel %s%s%s\n", self, thread, id, srv)
 }
 
 // exampleAnswer suggests the shape of an answer, quoted for a shell.

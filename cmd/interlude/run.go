@@ -32,7 +32,7 @@ A run that pauses prints its questions and how to answer them.`,
 			case len(args) == 2 && *message != "":
 				return usageOf(fs, "give INPUT_JSON or --message, not both")
 			case len(args) == 2:
-				in, err := jsonArg("INPUT_JSON", args[1], fmt.Sprintf(`'{"amount": 150}'; %s graphs %s shows the input it takes`, self, quote(args[0])))
+				in, err := jsonArg("INPUT_JSON", args[1], fmt.Sprintf(`'{"amount": 150}'; %s graphs %s%s shows the input it takes`, self, quote(args[0]), r.serverArg()))
 				if err != nil {
 					return err
 				}
@@ -85,7 +85,7 @@ func (r *remote) result(res *graph.Result[json.RawMessage]) error {
 			return err
 		}
 	} else {
-		printRun(r.e.stdout, res, r.graphOf(res))
+		printRun(r.e.stdout, res, r.graphOf(res), r.serverArg())
 	}
 	if res.Status == interlude.RunFailed {
 		return &printed{&runFailed{"the run failed: " + res.Error}}
@@ -101,7 +101,7 @@ func (r *remote) runRefused(err error, req client.InvokeRequest) error {
 		return err
 	}
 	if ce.Code == "not_found" && req.Input == nil && req.Messages == nil && req.ThreadID != "" {
-		return &restated{err: ce, say: fmt.Sprintf("thread %s does not exist; start it with INPUT_JSON or --message (%s graphs %s shows the input it takes)", req.ThreadID, self, quote(req.Graph))}
+		return &restated{err: ce, say: fmt.Sprintf("thread %s does not exist; start it with INPUT_JSON or --message (%s graphs %s%s shows the input it takes)", req.ThreadID, self, quote(req.Graph), r.serverArg())}
 	}
 	if ce.Code != "invalid_request" {
 		return err
@@ -111,12 +111,12 @@ func (r *remote) runRefused(err error, req client.InvokeRequest) error {
 		say := fmt.Sprintf("thread %s was not started with graph %s", req.ThreadID, req.Graph)
 		if c, cerr := r.client(); cerr == nil {
 			if t, terr := c.Thread(r.e.ctx, req.ThreadID); terr == nil {
-				say = fmt.Sprintf("thread %s runs graph %s, not %s: continue it with %s run %s --thread %s", req.ThreadID, t.Graph, req.Graph, self, quote(t.Graph), quote(req.ThreadID))
+				say = fmt.Sprintf("thread %s runs graph %s, not %s: continue it with %s run %s --thread %s%s", req.ThreadID, t.Graph, req.Graph, self, quote(t.Graph), quote(req.ThreadID), r.serverArg())
 			}
 		}
 		return &restated{err: ce, say: say}
 	case strings.HasPrefix(p, "input."):
-		return &restated{err: ce, say: ce.Message, hint: fmt.Sprintf("%s graphs %s shows the input it takes", self, quote(req.Graph))}
+		return &restated{err: ce, say: ce.Message, hint: fmt.Sprintf("%s graphs %s%s shows the input it takes", self, quote(req.Graph), r.serverArg())}
 	}
 	return err
 }

@@ -43,7 +43,7 @@ var showCommand = &command{
 					History *wire.History `json:"history"`
 				}{t, h})
 			}
-			printThread(e.stdout, t, h)
+			printThread(e.stdout, t, h, r.serverArg())
 			return nil
 		}
 	},
@@ -96,7 +96,9 @@ func mergeExchanges(older, newer []interlude.Exchange) []interlude.Exchange {
 	return out
 }
 
-func printThread(w io.Writer, t *wire.Thread, h *wire.History) {
+// printThread prints a thread and its history for people; srv ends each command
+// printed (see remote.serverArg).
+func printThread(w io.Writer, t *wire.Thread, h *wire.History, srv string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Thread\t%s\n", line(t.ThreadID))
 	fmt.Fprintf(tw, "Graph\t%s\n", line(t.Graph))
@@ -120,7 +122,7 @@ func printThread(w io.Writer, t *wire.Thread, h *wire.History) {
 
 	if len(t.Interrupts) > 0 {
 		fmt.Fprintln(w)
-		printQuestions(w, t.Graph, t.ThreadID, t.Interrupts)
+		printQuestions(w, t.Graph, t.ThreadID, t.Interrupts, srv)
 	}
 	if len(msgs) > 0 {
 		fmt.Fprintf(w, "\nConversation:\n")

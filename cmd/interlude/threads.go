@@ -67,7 +67,7 @@ var threadsCommand = &command{
 				if *limit != 0 {
 					more += fmt.Sprintf(" --limit %d", *limit)
 				}
-				fmt.Fprintf(e.stdout, "More: %s --cursor %s\n", line(more), line(quote(page.NextCursor)))
+				fmt.Fprintf(e.stdout, "More: %s --cursor %s%s\n", line(more), line(quote(page.NextCursor)), r.serverArg())
 			}
 			return nil
 		}

@@ -73,6 +73,7 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{[]string{"--version"}, exitOK, "interlude ", ""},
 		{[]string{"serve", "--read-timeout", "-1s"}, exitUsage, "", "--read-timeout must not be negative"},
 		{[]string{"serve", "--event-buffer-bytes", "0"}, exitUsage, "", "--event-buffer-bytes must be positive"},
+		{[]string{"serve", "--langgraph-agent-inbox", "nosuch"}, exitUsage, "", `--langgraph-agent-inbox: the server hosts no graph "nosuch"; it hosts refund, two-step, `},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -199,6 +200,9 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			nf.slack.token, nf.slack.secret = e.getenv("INTERLUDE_SLACK_BOT_TOKEN"), e.getenv("INTERLUDE_SLACK_SIGNING_SECRET")
 			if cfg.notify, err = nf.config(*addr, tlsCfg != nil); err != nil {
 				return usageOf(fs, err.Error())
+			}
+			if err := checkHosted(lim.inboxFmt); err != nil {
+				return err
 			}
 			return serve(e, log, *addr, cfg, tokens, *bodyLimit, lim)
 		}
@@ -463,6 +467,25 @@ func builtins(opts []graph.Option) ([]graph.Erased, error) {
 		return nil, err
 	}
 	return []graph.Erased{refund.Erase(), twoStep.Erase(), parallel.Erase(), gated.Erase(), support.Erase(), nested.Erase(), team.Erase()}, nil
+}
+
+// checkHosted refuses --langgraph-agent-inbox graphs that serve does not host,
+// naming the ones it does.
+func checkHosted(names []string) error {
+	gs, err := builtins(nil)
+	if err != nil {
+		return err
+	}
+	hosted := make([]string, len(gs))
+	for i, g := range gs {
+		hosted[i] = g.Name()
+	}
+	for _, n := range names {
+		if !slices.Contains(hosted, n) {
+			return usagef("--langgraph-agent-inbox: the server hosts no graph %q; it hosts %s", n, strings.Join(hosted, ", "))
+		}
+	}
+	return nil
 }
 
 // inboxURL is the web inbox's address on a listener, with a host a browser on

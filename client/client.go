@@ -8,7 +8,8 @@
 // Errors the server answers are *Error values; they match package interlude's
 // error values by code (errors.Is(err, interlude.ErrThreadInterrupted)) as well as
 // this package's ErrUnauthenticated, ErrForbidden and ErrTooLarge. A server that
-// cannot be reached gives an error matching ErrUnreachable.
+// cannot be reached gives an error matching ErrUnreachable, and a thread id
+// that cannot name a thread ("", "." or "..") one matching ErrThreadID.
 package client
 
 import (
@@ -257,7 +258,22 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 	return nil
 }
 
-func threadPath(id string, rest string) string { return "/v1/threads/" + url.PathEscape(id) + rest }
+// ErrThreadID matches the error of a call given a thread id that cannot name a
+// thread: "", "." or "..", which in a URL path would name another route. The
+// call sends nothing.
+var ErrThreadID = errors.New("client: the thread id cannot name a thread")
+
+// threadPath is the path of a thread's route, or an error matching ErrThreadID
+// for an id no path can carry.
+func threadPath(id string, rest string) (string, error) {
+	switch id {
+	case "":
+		return "", fmt.Errorf("%w: it is empty; give a thread's id", ErrThreadID)
+	case ".", "..":
+		return "", fmt.Errorf("%w: %q is not a thread's id; give a thread's id", ErrThreadID, id)
+	}
+	return "/v1/threads/" + url.PathEscape(id) + rest, nil
+}
 
 // Invoke runs, answers or continues a thread (POST /v1/graph/invoke) and waits for
 // the run to end. A pause is not an error: Status is "interrupted".
@@ -432,8 +448,12 @@ func (c *Client) Threads(ctx context.Context, opt ListOptions) (*wire.ThreadPage
 
 // Thread returns a thread's current state (GET /v1/threads/{id}).
 func (c *Client) Thread(ctx context.Context, threadID string) (*wire.Thread, error) {
+	path, err := threadPath(threadID, "")
+	if err != nil {
+		return nil, err
+	}
 	var t wire.Thread
-	if err := c.call(ctx, http.MethodGet, threadPath(threadID, ""), nil, nil, &t); err != nil {
+	if err := c.call(ctx, http.MethodGet, path, nil, nil, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -443,8 +463,12 @@ func (c *Client) Thread(ctx context.Context, threadID string) (*wire.Thread, err
 // subgraph waiting in its step, by namespace (GET
 // /v1/threads/{id}?subgraphs=true).
 func (c *Client) ThreadWithSubgraphs(ctx context.Context, threadID string) (*wire.Thread, error) {
+	path, err := threadPath(threadID, "")
+	if err != nil {
+		return nil, err
+	}
 	var t wire.Thread
-	if err := c.call(ctx, http.MethodGet, threadPath(threadID, ""), url.Values{"subgraphs": {"true"}}, nil, &t); err != nil {
+	if err := c.call(ctx, http.MethodGet, path, url.Values{"subgraphs": {"true"}}, nil, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -454,6 +478,10 @@ func (c *Client) ThreadWithSubgraphs(ctx context.Context, threadID string) (*wir
 // interrupt histories of the tool calls on it (GET /v1/threads/{id}/history).
 // Pass the page's NextBefore as the next call's Before to read older ones.
 func (c *Client) History(ctx context.Context, threadID string, opt HistoryOptions) (*wire.History, error) {
+	path, err := threadPath(threadID, "/history")
+	if err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	if opt.Limit != 0 {
 		q.Set("limit", strconv.Itoa(opt.Limit))
@@ -465,7 +493,7 @@ func (c *Client) History(ctx context.Context, threadID string, opt HistoryOption
 		q.Set("subgraphs", "true")
 	}
 	var h wire.History
-	if err := c.call(ctx, http.MethodGet, threadPath(threadID, "/history"), q, nil, &h); err != nil {
+	if err := c.call(ctx, http.MethodGet, path, q, nil, &h); err != nil {
 		return nil, err
 	}
 	return &h, nil
@@ -483,8 +511,12 @@ func usable(rs []interlude.Resolution) error {
 }
 
 func (c *Client) answer(ctx context.Context, threadID, action string, body any) (*graph.Result[json.RawMessage], error) {
+	path, err := threadPath(threadID, "/"+action)
+	if err != nil {
+		return nil, err
+	}
 	var r graph.Result[json.RawMessage]
-	if err := c.call(ctx, http.MethodPost, threadPath(threadID, "/"+action), nil, body, &r); err != nil {
+	if err := c.call(ctx, http.MethodPost, path, nil, body, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -547,7 +579,11 @@ func (c *Client) Fork(ctx context.Context, threadID string, checkpoint int64, na
 
 // Delete forgets a thread (DELETE /v1/threads/{id}); it needs the admin role.
 func (c *Client) Delete(ctx context.Context, threadID string) error {
-	return c.call(ctx, http.MethodDelete, threadPath(threadID, ""), nil, nil, nil)
+	path, err := threadPath(threadID, "")
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, http.MethodDelete, path, nil, nil, nil)
 }
 
 // Health checks that the server is up (GET /healthz).
@@ -584,9 +620,13 @@ type Subscription struct {
 // first replays the events it kept after that one. Close the subscription when
 // done.
 func (c *Client) Subscribe(ctx context.Context, threadID, lastEventID string) (*Subscription, error) {
+	path, err := threadPath(threadID, "/events")
+	if err != nil {
+		return nil, err
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+threadPath(threadID, "/events"), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("client: %w", err)

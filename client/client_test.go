@@ -192,3 +192,36 @@ func TestTheClientCoversEveryRoute(t *testing.T) {
 		t.Fatalf("cancel after delete: %v", err)
 	}
 }
+
+func TestAThreadIDNoPathCanCarryIsRefusedWithoutARequest(t *testing.T) {
+	requests := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests++
+		http.NotFound(w, r)
+	}))
+	defer hs.Close()
+	c, err := client.New(hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, id := range []string{"", ".", ".."} {
+		calls := map[string]error{}
+		_, calls["Thread"] = c.Thread(ctx, id)
+		_, calls["ThreadWithSubgraphs"] = c.ThreadWithSubgraphs(ctx, id)
+		_, calls["History"] = c.History(ctx, id, client.HistoryOptions{})
+		_, calls["Resume"] = c.Resume(ctx, id, "", true)
+		_, calls["Reject"] = c.Reject(ctx, id, "", nil)
+		_, calls["Cancel"] = c.Cancel(ctx, id, "")
+		calls["Delete"] = c.Delete(ctx, id)
+		_, calls["Subscribe"] = c.Subscribe(ctx, id, "")
+		for name, err := range calls {
+			if !errors.Is(err, client.ErrThreadID) {
+				t.Errorf("%s(%q): %v, want ErrThreadID", name, id, err)
+			}
+		}
+	}
+	if requests != 0 {
+		t.Fatalf("%d requests reached the server", requests)
+	}
+}

@@ -340,6 +340,11 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			t.Errorf("a hint repeats the server $INTERLUDE_SERVER chose:\n%s", out)
 		}
 	})
+	t.Run("a thread id no path can carry is a usage error", func(t *testing.T) {
+		for _, args := range [][]string{{"resume", "", "true"}, {"show", ".."}, {"show", ""}, {"cancel", "."}, {"reject", ".."}} {
+			s.expectCLI(t, nil, exitUsage, args, "the thread id cannot name a thread", "give a thread's id (interlude threads lists them)")
+		}
+	})
 	t.Run("a body over --body-limit is refused", func(t *testing.T) {
 		big := `{"topic": "` + strings.Repeat("x", 5000) + `"}`
 		s.expectCLI(t, nil, exitRefused, []string{"run", "gated", big}, "413 too_large")

@@ -199,6 +199,9 @@ func exitCode(e *env, err error) int {
 	case errors.As(err, &ue):
 		say("%s (see interlude help)", ue.msg)
 		return exitUsage
+	case errors.Is(err, client.ErrThreadID):
+		say("%s (%s threads lists them)", strings.TrimPrefix(err.Error(), "client: "), self)
+		return exitUsage
 	case errors.Is(err, client.ErrUnreachable):
 		say("%v", err)
 		return exitUnreachable

@@ -32,9 +32,14 @@ A run that pauses prints its questions and how to answer them.`,
 			case len(args) == 2 && *message != "":
 				return usageOf(fs, "give INPUT_JSON or --message, not both")
 			case len(args) == 2:
-				in, err := jsonArg("INPUT_JSON", args[1], fmt.Sprintf(`'{"amount": 150}'; %s graphs %s%s shows the input it takes`, self, quote(args[0]), r.serverArg()))
+				example := fmt.Sprintf(`'{"amount": 150}'; %s graphs %s%s shows the input it takes`, self, quote(args[0]), r.serverArg())
+				in, err := jsonArg("INPUT_JSON", args[1], example)
 				if err != nil {
 					return err
+				}
+				if in[0] != '{' {
+					// null too: the server would read it as no input at all.
+					return usagef("INPUT_JSON must be a JSON object of the graph's state fields, not %s (e.g. %s)", in, example)
 				}
 				req.Input = in
 			case *message != "":

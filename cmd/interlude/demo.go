@@ -49,12 +49,14 @@ runs on, unless --model openai (OPENAI_API_KEY) or --model anthropic
 		provider := fs.String("model", "scripted", "the `model`: scripted, openai or anthropic")
 		modelName := fs.String("model-name", "", "the provider's model `name` (its default when empty)")
 		return func([]string) error {
+			msgSet, err := messageGiven(fs, *message)
+			if err != nil {
+				return err
+			}
 			m, err := demoModel(e, *provider, *modelName)
 			if err != nil {
 				return err
 			}
-			msgSet := false
-			fs.Visit(func(f *flag.Flag) { msgSet = msgSet || f.Name == "message" })
 			d := &demo{e: e, db: *db, thread: *thread, message: *message, messageSet: msgSet}
 			return d.run(m)
 		}

@@ -27,9 +27,13 @@ A run that pauses prints its questions and how to answer them.`,
 		thread := fs.String("thread", "", "the thread `id` (the server makes one for new input without it)")
 		message := fs.String("message", "", "send `TEXT` as a user message (agent graphs)")
 		return func(args []string) error {
+			msgSet, err := messageGiven(fs, *message)
+			if err != nil {
+				return err
+			}
 			req := client.InvokeRequest{Graph: args[0], ThreadID: *thread}
 			switch {
-			case len(args) == 2 && *message != "":
+			case len(args) == 2 && msgSet:
 				return usageOf(fs, "give INPUT_JSON or --message, not both")
 			case len(args) == 2:
 				example := fmt.Sprintf(`'{"amount": 150}'; %s graphs %s%s shows the input it takes`, self, quote(args[0]), r.serverArg())
@@ -42,7 +46,7 @@ A run that pauses prints its questions and how to answer them.`,
 					return usagef("INPUT_JSON must be a JSON object of the graph's state fields, not %s (e.g. %s)", in, example)
 				}
 				req.Input = in
-			case *message != "":
+			case msgSet:
 				req.Messages = []model.Message{model.UserText(*message)}
 			case *thread == "":
 				return usageOf(fs, "give INPUT_JSON or --message to start a thread (or --thread to continue one)")
@@ -58,6 +62,17 @@ A run that pauses prints its questions and how to answer them.`,
 			return r.result(res)
 		}
 	},
+}
+
+// messageGiven reports whether --message was given, refusing an empty one:
+// there is nothing to send.
+func messageGiven(fs *flag.FlagSet, msg string) (bool, error) {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "message" })
+	if set && strings.TrimSpace(msg) == "" {
+		return true, usagef("--message is empty: give the TEXT to send, such as --message 'Where is my order?'")
+	}
+	return set, nil
 }
 
 // graphOf names the graph of the run's thread when the run stopped at a

@@ -31,7 +31,7 @@ func migrate(ctx context.Context, db *sql.DB, file string, busyTimeout time.Dura
 	}
 	tx, err := beginWhenFree(ctx, db, busyTimeout)
 	if err != nil {
-		return fmt.Errorf("sqlite store: open %s (does its directory exist, and may this process write there?): %w", file, err)
+		return openError(file, err)
 	}
 	defer func() {
 		if err != nil {
@@ -67,6 +67,24 @@ func migrate(ctx context.Context, db *sql.DB, file string, busyTimeout time.Dura
 		return fmt.Errorf("sqlite store: migrate %s: %w", file, err)
 	}
 	return nil
+}
+
+// openError words a failure to open file for what it is: a file that is not a
+// SQLite database (ErrUnknownFormat), one the process cannot open or create
+// there, or another fault.
+func openError(file string, err error) error {
+	var se *msqlite.Error
+	if !errors.As(err, &se) {
+		return fmt.Errorf("sqlite store: open %s: %w", file, err)
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_NOTADB:
+		return &interlude.Error{Code: interlude.CodeUnknownFormat, Err: err, Message: fmt.Sprintf(
+			"sqlite store: %s is not an Interlude SQLite database (it is a file of another kind); choose another path", file)}
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY:
+		return fmt.Errorf("sqlite store: open %s (does its directory exist, and may this process write there?): %w", file, err)
+	}
+	return fmt.Errorf("sqlite store: open %s: %w", file, err)
 }
 
 // beginWhenFree begins the migration's write transaction (BEGIN IMMEDIATE:

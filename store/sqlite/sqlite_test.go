@@ -130,6 +130,33 @@ func TestOpenRefusesBadArguments(t *testing.T) {
 	}
 }
 
+func TestOpenSaysWhyAFileCannotBeOpened(t *testing.T) {
+	dir := t.TempDir()
+	notADB := filepath.Join(dir, "notadb.db")
+	if err := os.WriteFile(notADB, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const dirHint = "does its directory exist"
+	for _, c := range []struct {
+		name, path, want, not string
+		unknownFormat         bool
+	}{
+		{"a file that is not a database", notADB, "is not an Interlude SQLite database (it is a file of another kind); choose another path", dirHint, true},
+		{"a missing directory", filepath.Join(dir, "no-such-dir", "d.db"), dirHint, "not an Interlude SQLite database", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Open(c.path)
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open(%q) succeeded", c.path)
+			}
+			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), c.not) || errors.Is(err, interlude.ErrUnknownFormat) != c.unknownFormat {
+				t.Fatalf("Open(%q): %v", c.path, err)
+			}
+		})
+	}
+}
+
 func TestMigrationsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	for range 3 {

@@ -288,12 +288,17 @@ func (c *command) newFlags(e *env) *flag.FlagSet {
 // ones, checking there are between min and max of them (max < 0: no limit).
 func parseArgs(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
 	var pos []string
+	// A bad flag is said in one line, not followed by the command's help.
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
 	for {
 		if err := fs.Parse(args); err != nil {
+			fs.SetOutput(out)
 			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
 				return nil, err
 			}
-			return nil, &printed{usagef("%v", err)}
+			return nil, usagef("%s: %v", fs.Name(), err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -306,6 +311,7 @@ func parseArgs(fs *flag.FlagSet, args []string, min, max int) ([]string, error) 
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+	fs.SetOutput(out)
 	switch {
 	case len(pos) < min:
 		return nil, usageOf(fs, "missing arguments")

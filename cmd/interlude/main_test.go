@@ -91,6 +91,36 @@ func TestHelpAndUsageErrors(t *testing.T) {
 	}
 }
 
+func TestServeFlagMistakesAreOneLineWithAPointerToHelp(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--durability", "bogus"}, exitUsage, `--durability "bogus" is not known`},
+		{[]string{"--webhook", "http://127.0.0.1:9/hook"}, exitUsage, "--webhook needs --webhook-secret"},
+		{[]string{"--slack-user", "foo"}, exitUsage, `"foo" is not U...=NAME`},
+		{[]string{"--log-format", "xml"}, exitUsage, `unknown log format "xml": use text or json`},
+		{[]string{"--nope"}, exitUsage, "flag provided but not defined: -nope"},
+		// A file that cannot be read is not a mistake in the command line.
+		{[]string{"--notify", filepath.Join(dir, "nofile.json")}, exitFailed, "notify: read the notification config"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, _, errOut := inProcess(append([]string{"serve", "--db", db}, c.args...)...)
+			lines := strings.Split(strings.TrimSpace(errOut), "\n")
+			if code != c.code || len(lines) != 1 || !strings.Contains(errOut, c.want) || c.code == exitUsage && !strings.HasSuffix(lines[0], "(see interlude help)") {
+				t.Fatalf("exit %d (want %d), want one line with %q\n%s", code, c.code, c.want, errOut)
+			}
+		})
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused command line created the database: %v", err)
+	}
+}
+
 func TestTheServerFlagsHelpShowsItsOwnDefault(t *testing.T) {
 	_, _, errOut := inProcess("resume", "-h")
 	// The default printed after the --server text must read as the server's,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -17,15 +16,16 @@ type notifyFlags struct {
 }
 
 // config returns the notification configuration the flags give, or nil for
-// none.
+// none. A mistake in the flags is a usage error; one in reading the --notify
+// file, or in what it says, is not.
 func (f notifyFlags) config(addr string, tls bool) (*notify.Config, error) {
 	var c *notify.Config
 	switch {
 	case f.webhook != "" && f.file != "":
-		return nil, errors.New("give --webhook or --notify, not both")
+		return nil, usagef("give --webhook or --notify, not both")
 	case f.webhook != "":
 		if f.secret == "" {
-			return nil, errors.New("--webhook needs --webhook-secret (or $INTERLUDE_WEBHOOK_SECRET): whsec_ and the key in base64")
+			return nil, usagef("--webhook needs --webhook-secret (or $INTERLUDE_WEBHOOK_SECRET): whsec_ and the key in base64")
 		}
 		c = &notify.Config{Webhooks: []notify.WebhookConfig{{URL: f.webhook, Secret: f.secret}}}
 	case f.file != "":
@@ -34,11 +34,14 @@ func (f notifyFlags) config(addr string, tls bool) (*notify.Config, error) {
 			return nil, err
 		}
 	case f.secret != "":
-		return nil, errors.New("--webhook-secret needs --webhook")
+		return nil, usagef("--webhook-secret needs --webhook")
 	}
 	c, err := f.slack.apply(c)
-	if err != nil || c == nil {
-		return nil, err
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	if c == nil {
+		return nil, nil
 	}
 	switch {
 	case f.inbox != "":
@@ -49,6 +52,9 @@ func (f notifyFlags) config(addr string, tls bool) (*notify.Config, error) {
 		}
 	}
 	if _, err := c.Destinations(); err != nil {
+		if f.file == "" {
+			return nil, &usageError{err.Error()}
+		}
 		return nil, err
 	}
 	return c, nil

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -134,10 +133,10 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		return func([]string) error {
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-				return usageOf(fs, fmt.Sprintf("unknown log level %q: use debug, info, warn or error", *logLevel))
+				return usagef("unknown log level %q: use debug, info, warn or error", *logLevel)
 			}
 			if *memLimit < 0 {
-				return usageOf(fs, "--memory-limit must not be negative")
+				return usagef("--memory-limit must not be negative")
 			}
 			lim.memory = *memLimit
 			hopts := &slog.HandlerOptions{Level: level}
@@ -148,32 +147,32 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			case "json":
 				h = slog.NewJSONHandler(e.stderr, hopts)
 			default:
-				return usageOf(fs, fmt.Sprintf("unknown log format %q", *logFormat))
+				return usagef("unknown log format %q: use text or json", *logFormat)
 			}
 			if *bodyLimit < 0 {
-				return usageOf(fs, "--body-limit must not be negative")
+				return usagef("--body-limit must not be negative")
 			}
-			if err := lim.check(fs); err != nil {
+			if err := lim.check(); err != nil {
 				return err
 			}
 			if *leaseTTL < 100*time.Millisecond {
-				return usageOf(fs, "--lease-ttl must be at least 100ms")
+				return usagef("--lease-ttl must be at least 100ms")
 			}
 			set := map[string]bool{}
 			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 			dur, err := graph.ParseDurability(*durability)
 			if err != nil {
-				return usageOf(fs, "--"+err.Error())
+				return usagef("--%v", err)
 			}
 			cfg := storeConfig{sqlite: *db, postgres: *pgDSN, schema: *pgSchema, leaseTTL: *leaseTTL, durability: dur}
 			if cfg.postgres == "" {
 				cfg.postgres = e.getenv("INTERLUDE_POSTGRES")
 			}
 			if cfg.postgres != "" && set["db"] {
-				return usageOf(fs, "give --db or --postgres, not both")
+				return usagef("give --db or --postgres, not both")
 			}
 			if cfg.postgres == "" && set["postgres-schema"] {
-				return usageOf(fs, "--postgres-schema needs --postgres")
+				return usagef("--postgres-schema needs --postgres")
 			}
 			log := slog.New(h)
 			var tokens []auth.Token
@@ -199,7 +198,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			}
 			nf.slack.token, nf.slack.secret = e.getenv("INTERLUDE_SLACK_BOT_TOKEN"), e.getenv("INTERLUDE_SLACK_SIGNING_SECRET")
 			if cfg.notify, err = nf.config(*addr, tlsCfg != nil); err != nil {
-				return usageOf(fs, err.Error())
+				return err
 			}
 			if err := checkHosted(lim.inboxFmt); err != nil {
 				return err
@@ -238,7 +237,7 @@ func (o *originList) Set(v string) error { *o = append(*o, v); return nil }
 
 // check refuses negative limits and turns the timeouts given as 0 (no limit)
 // into the server's way of saying so.
-func (l *limits) check(fs *flag.FlagSet) error {
+func (l *limits) check() error {
 	t := &l.timeouts
 	for _, d := range []struct {
 		name string
@@ -246,16 +245,16 @@ func (l *limits) check(fs *flag.FlagSet) error {
 	}{{"read-header-timeout", &t.ReadHeader}, {"read-timeout", &t.Read}, {"write-timeout", &t.Write}, {"idle-timeout", &t.Idle}, {"shutdown-timeout", &t.Shutdown}} {
 		switch {
 		case *d.d < 0:
-			return usageOf(fs, "--"+d.name+" must not be negative")
+			return usagef("--%s must not be negative", d.name)
 		case *d.d == 0:
 			*d.d = -1
 		}
 	}
 	if l.cacheBytes < 0 {
-		return usageOf(fs, "--cache-bytes must not be negative")
+		return usagef("--cache-bytes must not be negative")
 	}
 	if l.eventBytes <= 0 {
-		return usageOf(fs, "--event-buffer-bytes must be positive")
+		return usagef("--event-buffer-bytes must be positive")
 	}
 	return nil
 }

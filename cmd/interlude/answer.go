@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 
 	"github.com/interludehq/interlude"
+	"github.com/interludehq/interlude/client"
 )
 
 var resumeCommand = &command{
@@ -32,7 +35,7 @@ interlude resume THREAD --id ID -- -1.`,
 			}
 			res, err := c.Resume(e.ctx, args[0], *id, v)
 			if err != nil {
-				return r.fail(err)
+				return r.fail(r.answerRefused(err, args[0]))
 			}
 			return r.result(res)
 		}
@@ -62,7 +65,7 @@ call's error; a plain node gets the rejection as an error it may handle.`,
 			}
 			res, err := c.Reject(e.ctx, args[0], *id, rej)
 			if err != nil {
-				return r.fail(err)
+				return r.fail(r.answerRefused(err, args[0]))
 			}
 			return r.result(res)
 		}
@@ -84,9 +87,30 @@ var cancelCommand = &command{
 			}
 			res, err := c.Cancel(e.ctx, args[0], *id)
 			if err != nil {
-				return r.fail(err)
+				return r.fail(r.answerRefused(err, args[0]))
 			}
 			return r.result(res)
 		}
 	},
+}
+
+// answerRefused restates the refusal of an answer to a thread paused at a
+// breakpoint, which takes none, naming the command that continues it; other
+// errors are returned as they are.
+func (r *remote) answerRefused(err error, thread string) error {
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != string(interlude.CodeNotInterrupted) {
+		return err
+	}
+	c, cerr := r.client()
+	if cerr != nil {
+		return err
+	}
+	t, terr := c.Thread(r.e.ctx, thread)
+	if terr != nil || t.Breakpoint == nil {
+		return err
+	}
+	return &restated{err: ce,
+		say:  fmt.Sprintf("thread %s is paused at a breakpoint %s node %s, which takes no answer", thread, t.Breakpoint.When, t.Breakpoint.Node),
+		hint: fmt.Sprintf("continue it with %s run %s --thread %s%s", self, quote(t.Graph), quote(thread), r.serverArg())}
 }

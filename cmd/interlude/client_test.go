@@ -277,6 +277,12 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 	t.Run("breakpoints are passed with run --thread", func(t *testing.T) {
 		s.expectCLI(t, nil, exitOK, []string{"run", "gated", `{"topic": "tea"}`, "--thread", "gate-1"},
 			"Paused after node draft. Continue with: interlude run gated --thread gate-1")
+		for _, args := range [][]string{{"cancel", "gate-1"}, {"reject", "gate-1"}, {"resume", "gate-1", "true"}} {
+			s.expectCLI(t, nil, exitRefused, args, "thread gate-1 is paused at a breakpoint after node draft, which takes no answer",
+				"\n  continue it with interlude run gated --thread gate-1\n")
+		}
+		s.expectCLI(t, nil, exitOK, []string{"threads", "--status", "interrupted", "--graph", "gated"},
+			"paused at a breakpoint (continue: interlude run gated --thread gate-1)")
 		s.expectCLI(t, nil, exitOK, []string{"run", "gated", "--thread", "gate-1"}, "Paused before node publish")
 		s.expectCLI(t, nil, exitOK, []string{"run", "gated", "--thread", "gate-1"}, "Thread gate-1: completed", `"published":true`)
 	})

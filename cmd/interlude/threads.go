@@ -47,6 +47,10 @@ var threadsCommand = &command{
 			fmt.Fprintln(tw, "THREAD\tGRAPH\tSTATUS\tUPDATED\tQUESTION")
 			for _, t := range page.Threads {
 				q := ""
+				if t.Status == interlude.ThreadInterrupted && len(t.Interrupts) == 0 {
+					// Interrupted with no question: paused at a breakpoint.
+					q = fmt.Sprintf("paused at a breakpoint (continue: %s run %s --thread %s%s)", self, line(quote(t.Graph)), line(quote(t.ThreadID)), r.serverArg())
+				}
 				if len(t.Interrupts) > 0 {
 					q = oneLine(t.Interrupts[0].Message)
 					if n := len(t.Interrupts); n > 1 {

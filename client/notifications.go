@@ -26,6 +26,10 @@ type NotificationPage struct {
 	Notifications []store.Notice `json:"notifications"`
 	// NextBefore continues the listing, or is nil at its end.
 	NextBefore *int64 `json:"next_before"`
+	// Enabled says whether the server delivers notifications (it has webhooks,
+	// Slack or email configured); when false it queues none. It is nil from a
+	// server too old to say.
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // Notifications returns a page of the server's delivery log (GET

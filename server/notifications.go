@@ -19,6 +19,9 @@ type notificationPage struct {
 	Notifications []store.Notice `json:"notifications"`
 	// NextBefore continues the listing (?before=), or null at its end.
 	NextBefore *int64 `json:"next_before"`
+	// Enabled says whether this server delivers notifications (it has a
+	// notifier: webhooks, Slack or email); when false none are queued.
+	Enabled bool `json:"enabled"`
 }
 
 // handleNotifications serves GET /v1/notifications, the delivery log.
@@ -45,7 +48,7 @@ func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request, _ *
 	if err != nil {
 		return err
 	}
-	out := notificationPage{Notifications: ns}
+	out := notificationPage{Notifications: ns, Enabled: s.host.Notifier() != nil}
 	if n := len(ns); n > 0 && n == cmp.Or(nq.Limit, 50) {
 		next := ns[n-1].Seq
 		out.NextBefore = &next

@@ -351,6 +351,12 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 			s.expectCLI(t, nil, exitUsage, args, "the thread id cannot name a thread", "give a thread's id (interlude threads lists them)")
 		}
 	})
+	t.Run("notifications says they are off on a server without a notifier", func(t *testing.T) {
+		out := s.expectCLI(t, nil, exitOK, []string{"notifications"}, "Notifications are off on this server: it was started without --webhook, --notify or --slack-channel")
+		if strings.Contains(out, "No notifications.") {
+			t.Errorf("the listing reads as if notifications were on:\n%s", out)
+		}
+	})
 	t.Run("a body over --body-limit is refused", func(t *testing.T) {
 		big := `{"topic": "` + strings.Repeat("x", 5000) + `"}`
 		s.expectCLI(t, nil, exitRefused, []string{"run", "gated", big}, "413 too_large")

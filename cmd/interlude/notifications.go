@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/client"
 	"github.com/interludehq/interlude/store"
 )
@@ -41,6 +43,10 @@ attempt failed). "retry ID" tries a failed one again now; it needs an admin toke
 			}
 			if len(args) == 2 {
 				if err := c.RetryNotification(e.ctx, args[1]); err != nil {
+					var ce *client.Error
+					if errors.As(err, &ce) && ce.Code == string(interlude.CodeNotFound) {
+						err = &restated{err: ce, say: fmt.Sprintf("no notification has id %s; %s notifications%s lists them", quote(args[1]), self, r.serverArg())}
+					}
 					return r.fail(err)
 				}
 				fmt.Fprintf(e.stdout, "Notification %s will be delivered again now.\n", line(args[1]))
@@ -53,8 +59,13 @@ attempt failed). "retry ID" tries a failed one again now; it needs an admin toke
 			if *r.json {
 				return writeJSON(e.stdout, page)
 			}
+			if page.Enabled != nil && !*page.Enabled {
+				fmt.Fprintln(e.stdout, "Notifications are off on this server: it was started without --webhook, --notify or --slack-channel, so it queues none.")
+			}
 			if len(page.Notifications) == 0 {
-				fmt.Fprintln(e.stdout, "No notifications.")
+				if page.Enabled == nil || *page.Enabled {
+					fmt.Fprintln(e.stdout, "No notifications.")
+				}
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

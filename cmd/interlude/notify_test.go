@@ -168,12 +168,15 @@ func TestFailedNotificationsAreListedAndRetriedFromTheCommandLine(t *testing.T) 
 	}
 	id := failed[0].ID
 	s.expectCLI(t, nil, exitOK, []string{"notifications", "--failed"}, id, "interrupt.raised", "order-2", "failed", "503")
-	s.expectCLI(t, nil, exitOK, []string{"notifications"}, id)
+	if out := s.expectCLI(t, nil, exitOK, []string{"notifications"}, id); strings.Contains(out, "off") {
+		t.Errorf("a server with a webhook says its notifications are off:\n%s", out)
+	}
 	s.expectCLI(t, nil, exitRefused, []string{"notifications", "retry", id}, "admin")
 	hooks.mu.Lock()
 	hooks.down = false
 	hooks.mu.Unlock()
 	s.expectCLI(t, []string{"INTERLUDE_TOKEN=root-token"}, exitOK, []string{"notifications", "retry", id}, id)
 	hooks.await(t, store.NoticeRaised)
-	s.expectCLI(t, []string{"INTERLUDE_TOKEN=root-token"}, exitRefused, []string{"notifications", "retry", "evt_missing"}, "evt_missing")
+	s.expectCLI(t, []string{"INTERLUDE_TOKEN=root-token"}, exitRefused, []string{"notifications", "retry", "evt_missing"},
+		"no notification has id evt_missing; interlude notifications lists them")
 }

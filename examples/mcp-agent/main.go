@@ -7,7 +7,7 @@
 //
 //	go run ./examples/mcp-agent [-message TEXT]
 //
-// Answer the approval with y to approve, anything else to reject.
+// Answer the approval with y, yes or approve to approve, anything else to reject.
 package main
 
 import (
@@ -18,12 +18,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/agent"
 	"github.com/interludehq/interlude/examples/graphs"
 	"github.com/interludehq/interlude/graph"
+	"github.com/interludehq/interlude/internal/termform"
 	"github.com/interludehq/interlude/mcp"
 	"github.com/interludehq/interlude/model"
 	"github.com/interludehq/interlude/store/memory"
@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 		answers := map[string]interlude.Resolution{}
 		for _, q := range res.Interrupts {
 			fmt.Fprintf(out, "? %s [y/N] ", q.Message)
-			yes := lines.Scan() && strings.HasPrefix(strings.ToLower(strings.TrimSpace(lines.Text())), "y")
+			yes := lines.Scan() && termform.Approves(lines.Text())
 			fmt.Fprintln(out)
 			answers[q.ID] = agent.Approve()
 			if !yes {

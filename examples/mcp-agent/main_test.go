@@ -29,7 +29,13 @@ func chat(t *testing.T, input string) string {
 }
 
 func TestTheApprovedRefundRunsOnTheMCPServer(t *testing.T) {
-	out := chat(t, "y\n")
+	for _, answer := range []string{"y", "yes", "approve", "Approve"} {
+		t.Run(answer, func(t *testing.T) { refundApproved(t, answer) })
+	}
+}
+
+func refundApproved(t *testing.T, answer string) {
+	out := chat(t, answer+"\n")
 	for _, want := range []string{
 		"MCP tool lookup_order: Look up an order by its number.",
 		"? Allow issue_refund to run with",
@@ -43,8 +49,10 @@ func TestTheApprovedRefundRunsOnTheMCPServer(t *testing.T) {
 }
 
 func TestARejectedRefundNeverReachesTheMCPServer(t *testing.T) {
-	out := chat(t, "n\n")
-	if strings.Contains(out, "Refunded") || !strings.Contains(out, "The refund was not approved.") {
-		t.Fatal(out)
+	for _, answer := range []string{"n", "", "reject", "1"} {
+		out := chat(t, answer+"\n")
+		if strings.Contains(out, "Refunded") || !strings.Contains(out, "The refund was not approved.") {
+			t.Fatalf("%q: %s", answer, out)
+		}
 	}
 }

@@ -105,6 +105,17 @@ func (a *Asker) approval(q interlude.Interruption, ap *approvalQuestion) (interl
 	}
 }
 
+// Approves reports whether text, typed at a yes/no prompt about a tool call,
+// approves it, taking the words the approval form takes for approve: y, yes,
+// approve or a prefix of it, in any case. Anything else declines.
+func Approves(text string) bool {
+	if _, err := strconv.Atoi(strings.TrimSpace(text)); err == nil {
+		return false // a number picks from the form's menu, which a prompt has not shown
+	}
+	action, _ := pickAction([]string{string(agent.ActionApprove), string(agent.ActionReject)}, text)
+	return action == string(agent.ActionApprove)
+}
+
 // pickAction maps what was typed to an option: its number, its name, a prefix
 // naming one option only, or yes/no for approve/reject.
 func pickAction(options []string, text string) (string, string) {

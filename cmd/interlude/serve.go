@@ -115,7 +115,7 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 		var nf notifyFlags
 		fs.StringVar(&nf.webhook, "webhook", "", "send every notification (a question raised, answered, rejected, cancelled or expired; a thread failed) to the Standard Webhooks endpoint at `URL`")
 		fs.StringVar(&nf.secret, "webhook-secret", "", "the endpoint's signing `secret` (whsec_ and base64; default $INTERLUDE_WEBHOOK_SECRET)")
-		fs.StringVar(&nf.file, "notify", "", "route notifications to the webhooks and the Slack channel listed in the JSON `FILE` (by graph, reason and type)")
+		fs.StringVar(&nf.file, "notify", "", "route notifications to the webhooks, the Slack channel and the email recipients listed in the JSON `FILE` (by graph, reason and type)")
 		nf.slack.define(fs)
 		fs.StringVar(&nf.inbox, "public-url", "", "the `URL` people reach the server at, for links to the inbox in notifications (default: the listen address)")
 		memLimit := fs.Int64("memory-limit", 512<<20, "a soft limit on the process's memory in `bytes`, past which the garbage collector works harder and returns memory to the system (0: none; $GOMEMLIMIT wins when set)")

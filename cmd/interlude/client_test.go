@@ -190,6 +190,7 @@ func TestClientCommandsAgainstALiveServer(t *testing.T) {
 		if strings.Contains(out, "asked int_") {
 			t.Errorf("--history 1 shows the question asked before the newest entry:\n%s", out)
 		}
+		s.expectCLI(t, nil, exitOK, []string{"show", "order-1", "--history", "2"}, "(1 earlier entry not shown; --history 0 shows them all)")
 		out = s.expectCLI(t, nil, exitOK, []string{"show", "order-1", "--history", "0"}, "asked int_", `answered {"approved":true} (by alice,`)
 		if strings.Contains(out, "not shown") {
 			t.Errorf("--history 0 leaves entries out:\n%s", out)

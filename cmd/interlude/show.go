@@ -133,8 +133,11 @@ func printThread(w io.Writer, t *wire.Thread, h *wire.History, srv string) {
 		return
 	}
 	fmt.Fprintf(w, "\nHistory (oldest first):\n")
-	if h.NextBefore > 0 {
-		fmt.Fprintf(w, "  (%d earlier entries not shown; --history 0 shows them all)\n", h.NextBefore-1)
+	switch n := h.NextBefore - 1; {
+	case n == 1:
+		fmt.Fprintf(w, "  (1 earlier entry not shown; --history 0 shows them all)\n")
+	case n > 1:
+		fmt.Fprintf(w, "  (%d earlier entries not shown; --history 0 shows them all)\n", n)
 	}
 	cps := slices.Clone(h.Checkpoints)
 	slices.Reverse(cps)

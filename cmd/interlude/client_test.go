@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -397,6 +398,25 @@ func TestServeRefusesANonLoopbackAddressWithoutTokens(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), "refusing to listen on 0.0.0.0:0 without API tokens: give --tokens FILE") {
 		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+func TestServeOnAnAddressInUseSaysSoAndCreatesNoDatabase(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	db := filepath.Join(t.TempDir(), "x.db")
+	cmd := exec.Command(bin, "serve", "--addr", ln.Addr().String(), "--db", db)
+	cmd.Env = baseEnv()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), ln.Addr().String()+" is in use by another program") || !strings.Contains(string(out), "choose another address with --addr") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the server that could not listen left %s behind (%v)", db, err)
 	}
 }
 

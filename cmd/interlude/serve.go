@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -280,6 +281,19 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 		// memory to the system before the process outgrows it.
 		debug.SetMemoryLimit(lim.memory)
 	}
+	// Listening first, a server that cannot have its address opens no store
+	// (and creates no database file).
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s is in use by another program (another interlude serve?); stop it or choose another address with --addr", addr)
+		}
+		return err
+	}
+	defer ln.Close()
+	if sc.tls != nil {
+		ln = tls.NewListener(ln, sc.tls)
+	}
 	var (
 		st    store.Store
 		hub   *host.Hub
@@ -373,13 +387,6 @@ func serve(e *env, log *slog.Logger, addr string, sc storeConfig, tokens []auth.
 	}
 	defer srv.Close()
 
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	if sc.tls != nil {
-		ln = tls.NewListener(ln, sc.tls)
-	}
 	mcpOpts := []mcpserver.Option{mcpserver.WithInboxURL(inboxURL(ln.Addr(), sc.tls != nil))}
 	if key := mcpKey(tokens); key != nil {
 		mcpOpts = append(mcpOpts, mcpserver.WithSigningKey(key))

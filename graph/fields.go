@@ -353,7 +353,11 @@ func (fs *fields) writesOfJSON(data []byte, who string) ([]write, error) {
 		}
 		delete(obj, f.name)
 		if err := checkDecodes(raw, f); err != nil {
-			return nil, &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
+			e := &interlude.Error{Code: interlude.CodeInvalidRequest, Message: who + ": " + jsonerr.Field(f.name, err), Err: err}
+			if problem := jsonerr.Explain(err); !strings.HasPrefix(problem, "field ") { // the field's own value, not one inside it
+				e.Violations = []interlude.Violation{{Path: "/" + f.name, Message: problem}}
+			}
+			return nil, e
 		}
 		compact, err := compactRaw(raw) // as a write made here is encoded
 		if err != nil {

@@ -49,7 +49,7 @@ func TestMalformedRequestsAre400WithTheFieldsPathAndChangeNothing(t *testing.T) 
 		{"a new thread without a required input field", "/v1/graph/invoke", `{"graph":"refund","input":{},"config":{"thread_id":"new"}}`, "input.amount"},
 		{"a new thread, its graph named by nothing but the input", "/v1/graph/invoke", `{"graph":"gated","input":{"draft":"x"}}`, "input.topic"},
 		{"unknown input field", "/v1/graph/invoke", `{"graph":"refund","input":{"amount":1,"amout":2},"config":{"thread_id":"new"}}`, "input.amout"},
-		{"input field of the wrong type", "/v1/graph/invoke", `{"graph":"refund","input":{"amount":"lots"},"config":{"thread_id":"new"}}`, "input"},
+		{"input field of the wrong type", "/v1/graph/invoke", `{"graph":"refund","input":{"amount":"lots"},"config":{"thread_id":"new"}}`, "input.amount"},
 		{"messages to a graph without messages", "/v1/graph/invoke", `{"graph":"refund","messages":[],"config":{"thread_id":"new"}}`, "messages"},
 		{"bad granularity", "/v1/graph/invoke", `{"resume":true,"config":{"thread_id":"r"},"response_granularity":"most"}`, "response_granularity"},
 		{"graph other than the thread's", "/v1/graph/invoke", `{"graph":"two-step","resume":true,"config":{"thread_id":"r"}}`, "graph"},

@@ -134,6 +134,9 @@ func inputRefusal(inputPath string, err error) error {
 			base = ""
 		}
 		path := jsonbody.FieldPath(base, jsontext.Pointer(v.Path))
+		if strings.HasSuffix(ie.Message, v.Message) { // the message says the violation already
+			return badRequest(path, "%s %s", path, v.Message)
+		}
 		return badRequest(path, "%s %s: %s", path, v.Message, ie.Message)
 	}
 	return badRequest(inputPath, "%s", ie.Message)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/server/internal/httpstatus"
+	"github.com/interludehq/interlude/server/langgraph"
 )
 
 // Error codes besides those of package interlude.
@@ -124,6 +125,20 @@ func (s *Server) logBusy(r *http.Request, err error) {
 
 // writeError answers err.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.refusal(w, r, err)
+	writeJSON(w, ae.status, errorBody{Error: ae.object()})
+}
+
+// writeLangGraphError answers err on a LangGraph route, as writeError does,
+// in that API's shape.
+func (s *Server) writeLangGraphError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.refusal(w, r, err)
+	langgraph.WriteError(w, ae.status, ae.code, ae.message)
+}
+
+// refusal is what the client is told of err, with the headers it calls for
+// set, and err logged when it is unexpected.
+func (s *Server) refusal(w http.ResponseWriter, r *http.Request, err error) *apiError {
 	ae, unexpected := toAPIError(err)
 	if unexpected {
 		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -135,27 +150,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 		s.logBusy(r, err)
 	}
-	writeJSON(w, ae.status, errorBody{Error: ae.object()})
-}
-
-// langGraphErrorBody is the JSON of an error answer on the LangGraph routes,
-// in the shape of package langgraph's.
-type langGraphErrorBody struct {
-	Detail string `json:"detail"`
-	Code   string `json:"code"`
-}
-
-// writeLangGraphError answers err on a LangGraph route, as writeError does
-// with LangGraph's shape: {"detail", "code"}.
-func (s *Server) writeLangGraphError(w http.ResponseWriter, r *http.Request, err error) {
-	ae, unexpected := toAPIError(err)
-	if unexpected {
-		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	if ae.status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="interlude"`)
-	}
-	writeJSON(w, ae.status, langGraphErrorBody{Detail: ae.message, Code: ae.code})
+	return ae
 }
 
 // answer writes v as a 200 answer.

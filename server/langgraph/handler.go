@@ -325,6 +325,12 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, e.status, e.body())
 }
 
+// WriteError answers a refusal in this API's shape, {"detail", "code"}, for a
+// server mounting the routes that refuses a request before they see it.
+func WriteError(w http.ResponseWriter, status int, code, detail string) {
+	writeJSON(w, status, errorBody{Detail: detail, Code: code})
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {

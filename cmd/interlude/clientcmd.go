@@ -40,9 +40,7 @@ func remoteFlags(fs *flag.FlagSet, e *env) *remote {
 // the same server: " --server URL" when --server was given as a flag, else ""
 // (the environment that chose the server still does when the hint is run).
 func (r *remote) serverArg() string {
-	given := false
-	r.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "server" })
-	if !given {
+	if !flagGiven(r.fs, "server") {
 		return ""
 	}
 	return " --server " + line(quote(*r.server))

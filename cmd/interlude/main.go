@@ -284,6 +284,14 @@ func (c *command) newFlags(e *env) *flag.FlagSet {
 	return fs
 }
 
+// flagGiven reports whether the flag was given on the command line, even
+// with its default value.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 // parseArgs parses flags anywhere among the arguments and returns the positional
 // ones, checking there are between min and max of them (max < 0: no limit).
 func parseArgs(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {

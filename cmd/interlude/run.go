@@ -67,8 +67,7 @@ A run that pauses prints its questions and how to answer them.`,
 // messageGiven reports whether --message was given, refusing an empty one:
 // there is nothing to send.
 func messageGiven(fs *flag.FlagSet, msg string) (bool, error) {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "message" })
+	set := flagGiven(fs, "message")
 	if set && strings.TrimSpace(msg) == "" {
 		return true, usagef("--message is empty: give the TEXT to send, such as --message 'Where is my order?'")
 	}

@@ -159,8 +159,6 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			if *leaseTTL < 100*time.Millisecond {
 				return usagef("--lease-ttl must be at least 100ms")
 			}
-			set := map[string]bool{}
-			fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 			dur, err := graph.ParseDurability(*durability)
 			if err != nil {
 				return usagef("--%v", err)
@@ -169,10 +167,10 @@ default (as GOGC=400 would): its live heap is small, and this saves CPU.`,
 			if cfg.postgres == "" {
 				cfg.postgres = e.getenv("INTERLUDE_POSTGRES")
 			}
-			if cfg.postgres != "" && set["db"] {
+			if cfg.postgres != "" && flagGiven(fs, "db") {
 				return usagef("give --db or --postgres, not both")
 			}
-			if cfg.postgres == "" && set["postgres-schema"] {
+			if cfg.postgres == "" && flagGiven(fs, "postgres-schema") {
 				return usagef("--postgres-schema needs --postgres")
 			}
 			log := slog.New(h)

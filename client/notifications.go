@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/wire"
 )
 
 // NotificationOptions select a page of the delivery log.
@@ -21,16 +22,7 @@ type NotificationOptions struct {
 }
 
 // NotificationPage is a page of the delivery log, newest first.
-type NotificationPage struct {
-	// Notifications are the page's entries.
-	Notifications []store.Notice `json:"notifications"`
-	// NextBefore continues the listing, or is nil at its end.
-	NextBefore *int64 `json:"next_before"`
-	// Enabled says whether the server delivers notifications (it has webhooks,
-	// Slack or email configured); when false it queues none. It is nil from a
-	// server too old to say.
-	Enabled *bool `json:"enabled,omitempty"`
-}
+type NotificationPage = wire.NotificationPage
 
 // Notifications returns a page of the server's delivery log (GET
 // /v1/notifications).

@@ -6,23 +6,13 @@ import (
 
 	"github.com/interludehq/interlude/notify"
 	"github.com/interludehq/interlude/store"
+	"github.com/interludehq/interlude/wire"
 )
 
 // WithNotifier runs d, the dispatcher of the store's outbox, in the host the
 // server builds (host.WithNotifier); with WithHost, give it to the host
 // instead. Compile the graphs with graph.WithOutbox.
 func WithNotifier(d *notify.Dispatcher) Option { return func(c *config) { c.notifier = d } }
-
-// notificationPage answers GET /v1/notifications.
-type notificationPage struct {
-	// Notifications are the page's notices, newest first.
-	Notifications []store.Notice `json:"notifications"`
-	// NextBefore continues the listing (?before=), or null at its end.
-	NextBefore *int64 `json:"next_before"`
-	// Enabled says whether this server delivers notifications (it has a
-	// notifier: webhooks, Slack or email); when false none are queued.
-	Enabled bool `json:"enabled"`
-}
 
 // handleNotifications serves GET /v1/notifications, the delivery log.
 func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request, _ *reqCtx) error {
@@ -48,7 +38,8 @@ func (s *Server) handleNotifications(w http.ResponseWriter, r *http.Request, _ *
 	if err != nil {
 		return err
 	}
-	out := notificationPage{Notifications: ns, Enabled: s.host.Notifier() != nil}
+	enabled := s.host.Notifier() != nil
+	out := wire.NotificationPage{Notifications: ns, Enabled: &enabled}
 	if n := len(ns); n > 0 && n == cmp.Or(nq.Limit, 50) {
 		next := ns[n-1].Seq
 		out.NextBefore = &next

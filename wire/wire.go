@@ -11,6 +11,7 @@ import (
 	"github.com/interludehq/interlude"
 	"github.com/interludehq/interlude/graph"
 	"github.com/interludehq/interlude/model"
+	"github.com/interludehq/interlude/store"
 )
 
 // Thread is a thread's current state: the body of GET /v1/threads/{id}.
@@ -172,4 +173,17 @@ type GraphInfo struct {
 type GraphList struct {
 	// Graphs are the hosted graphs.
 	Graphs []GraphInfo `json:"graphs"`
+}
+
+// NotificationPage is a page of the delivery log, newest first: the body of GET
+// /v1/notifications.
+type NotificationPage struct {
+	// Notifications are the page's entries.
+	Notifications []store.Notice `json:"notifications"`
+	// NextBefore continues the listing (?before=), or is nil at its end.
+	NextBefore *int64 `json:"next_before"`
+	// Enabled says whether the server delivers notifications (it has webhooks,
+	// Slack or email configured); when false it queues none. It is nil from a
+	// server too old to say.
+	Enabled *bool `json:"enabled,omitempty"`
 }

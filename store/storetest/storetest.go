@@ -558,18 +558,14 @@ func (h *harness) casConflict(t *testing.T) {
 	step(t, s, "cas", 2, 1, false, meta)
 }
 
-// noSyncAppends checks that an append marked NoSync differs from others only
-// in when it reaches the disk: it is seen at once, in order, by every read,
-// keeps its compare-and-set, and mixes with durable appends, also from
-// concurrent writers of other threads.
 // StepCase is one of the appends StepCases lists.
 type StepCase struct {
-	Name       string
-	Graph      string
-	Status     interlude.ThreadStatus
-	Interrupts []interlude.Interruption
-	Durable    bool // not marked NoSync
-	Moves      bool // the thread's UpdatedAt must move to the append's time
+	Name       string                   // what the append is, for messages
+	Graph      string                   // the thread's graph after it
+	Status     interlude.ThreadStatus   // the thread's status after it
+	Interrupts []interlude.Interruption // the thread's pending questions after it
+	Durable    bool                     // not marked NoSync
+	Moves      bool                     // the thread's UpdatedAt must move to the append's time
 }
 
 // StepCases lists the appends of two runs on one thread, in order: steps
@@ -642,6 +638,10 @@ func (h *harness) stepUpdatedAt(t *testing.T) {
 	}
 }
 
+// noSyncAppends checks that an append marked NoSync differs from others only
+// in when it reaches the disk: it is seen at once, in order, by every read,
+// keeps its compare-and-set, and mixes with durable appends, also from
+// concurrent writers of other threads.
 func (h *harness) noSyncAppends(t *testing.T) {
 	s := h.open(t)
 	ctx := context.Background()
@@ -1072,7 +1072,7 @@ func (h *harness) historyEdges(t *testing.T) {
 	}
 }
 
-// seedList creates threads with the given graph, status and UpdatedAt.
+// listThread is a thread seedList creates.
 type listThread struct {
 	id     string
 	graph  string
@@ -1080,6 +1080,7 @@ type listThread struct {
 	at     time.Time
 }
 
+// seedList creates threads with the given graph, status and UpdatedAt.
 func seedList(t *testing.T, s store.Store, threads []listThread) {
 	t.Helper()
 	var wg sync.WaitGroup
